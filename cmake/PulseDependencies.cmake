@@ -1,0 +1,34 @@
+# Finds every third-party library and gives each one a namespaced target.
+# The recipe (package names, targets, pitfalls) is ../shared/design/DEPENDENCIES.md.
+find_package(Threads REQUIRED)
+find_package(absl 20220623 REQUIRED CONFIG)
+find_package(fmt 9 REQUIRED CONFIG)
+find_package(RapidJSON REQUIRED CONFIG)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+
+# RapidJSON ships no target; this one is installed with the core so consumers get it too.
+add_library(pulse_rapidjson INTERFACE)
+target_include_directories(pulse_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
+target_compile_definitions(pulse_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
+set_target_properties(pulse_rapidjson PROPERTIES EXPORT_NAME rapidjson)
+add_library(pulse::rapidjson ALIAS pulse_rapidjson)
+
+# libsodium ships only a pkg-config file; PulseCoreConfig.cmake recreates PkgConfig::SODIUM.
+add_library(pulse_sodium INTERFACE)
+target_link_libraries(pulse_sodium INTERFACE PkgConfig::SODIUM)
+set_target_properties(pulse_sodium PROPERTIES EXPORT_NAME sodium)
+add_library(pulse::sodium ALIAS pulse_sodium)
+
+# Adapter and app libraries: not needed by an embedder of the core.
+find_package(SQLiteCpp 3 REQUIRED CONFIG)  # target `SQLiteCpp` (no namespace)
+find_package(CLI11 2 REQUIRED CONFIG)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+add_library(pulse_httplib INTERFACE)
+target_link_libraries(pulse_httplib INTERFACE PkgConfig::HTTPLIB Threads::Threads)
+add_library(pulse::httplib ALIAS pulse_httplib)
+
+if(PULSE_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED CONFIG)
+  include(Catch)
+endif()

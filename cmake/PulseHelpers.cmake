@@ -1,0 +1,55 @@
+# pulse_add_library(NAME pulse_x ALIAS pulse::x SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]
+#                   [INCLUDE_DIR dir])
+# The one way a library target is declared (explicit source lists, no GLOB).
+function(pulse_add_library)
+  cmake_parse_arguments(ARG "" "NAME;ALIAS;INCLUDE_DIR" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${ARG_NAME} ${ARG_SOURCES})
+  if(ARG_ALIAS)
+    add_library(${ARG_ALIAS} ALIAS ${ARG_NAME})
+  endif()
+  if(ARG_INCLUDE_DIR)
+    target_include_directories(${ARG_NAME} PUBLIC
+      $<BUILD_INTERFACE:${ARG_INCLUDE_DIR}>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  endif()
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(${ARG_NAME} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  pulse_apply_warnings(${ARG_NAME})
+endfunction()
+
+# pulse_add_executable(NAME x SOURCES ... [DEPS ...])
+function(pulse_add_executable)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  pulse_apply_warnings(${ARG_NAME})
+endfunction()
+
+# pulse_add_test(NAME x SOURCES ... [DEPS ...] [LABELS ...])
+# A Catch2 v2 executable whose TEST_CASEs become ctest tests. --warn NoTests makes a filter
+# that matches nothing fail instead of passing silently.
+function(pulse_add_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} Catch2::Catch2WithMain)
+  pulse_apply_warnings(${ARG_NAME})
+  catch_discover_tests(${ARG_NAME} EXTRA_ARGS --warn NoTests
+    PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()
+
+function(pulse_apply_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+    -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough
+    -Werror=unused-result -Werror=return-type)
+  if(PULSE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(PULSE_SANITIZE)
+  string(REPLACE "," ";" _pulse_sanitizers "${PULSE_SANITIZE}")
+  list(JOIN _pulse_sanitizers "," _pulse_san_flag)
+  add_compile_options(-fsanitize=${_pulse_san_flag} -fno-omit-frame-pointer
+    -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_pulse_san_flag})
+endif()

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, testing and running Pulse Core needs.
+# Idempotent: when everything is already installed it changes nothing and exits quickly.
+# Run as root (or through sudo) on Debian 12 (bookworm).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential g++ clang lld cmake ninja-build pkg-config git curl ca-certificates
+  # libraries (see ../shared/design/DEPENDENCIES.md for the recipe)
+  libabsl-dev rapidjson-dev libfmt-dev libcpp-httplib-dev libsodium-dev
+  libsqlitecpp-dev libsqlite3-dev catch2 libcli11-dev libssl-dev zlib1g-dev libbrotli-dev
+  # benchmarks and sanitizer runtimes
+  libbenchmark-dev libclang-rt-14-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo "$0" "$@"
+  fi
+  echo "install-deps: missing packages (${missing[*]}) and not running as root" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command: install missing packages, configure (warnings are errors), build everything, run every ctest.
+# Environment knobs (all optional):
+#   PULSE_BUILD_DIR   build directory            (default: build/test, or build/test-<sanitizers>)
+#   PULSE_SANITIZE    e.g. address,undefined     (default: none)
+#   CXX               compiler                   (default: the system c++)
+#   PULSE_CTEST_ARGS  extra ctest arguments, e.g. "-L core"
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=${PULSE_SANITIZE:-}
+default_dir=$root/build/test
+if [ -n "$sanitize" ]; then
+  default_dir=$root/build/test-${sanitize//,/-}
+fi
+build_dir=${PULSE_BUILD_DIR:-$default_dir}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Idempotent: a no-op when every package is already installed.
+"$root/cmake/install-deps.sh"
+
+cmake -S "$root" -B "$build_dir" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPULSE_WERROR=ON -DPULSE_BUILD_TESTS=ON \
+  -DPULSE_SANITIZE="$sanitize"
+cmake --build "$build_dir" -j "$jobs"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" ${PULSE_CTEST_ARGS:-}

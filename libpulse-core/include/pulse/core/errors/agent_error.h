@@ -1,0 +1,107 @@
+// The agent error envelope: the one failure payload of every agent-surface route
+// (HTTP, CLI --json, MCP structuredContent): {"error":"<code>","message":"...","details"?:{}}.
+// Codes form a closed snake_case vocabulary declared here and nowhere else; clients branch on
+// the code, never on the message. Plain values; no shared state.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace pulse::core {
+
+// The closed vocabulary. Wire strings are listed in agent_error.cc's single table.
+enum class AgentErrorCode {
+  // generic request handling
+  kInvalidRequest,
+  kMissingScope,
+  kResourceNotFound,
+  // operator state
+  kOperatorStateNotSet,
+  kOperatorStateInvalid,
+  // findings (set F)
+  kInvalidFindingRequest,
+  kFindingNotFound,
+  kFindingActionNotAllowed,
+  kPatrolUnavailable,
+  // plan (set P)
+  kInvalidActionRequest,
+  kMockModeEnabled,
+  kActionActorUnavailable,
+  kCapabilityNotFound,
+  kActionExecutionUnavailable,
+  kActionRefreshNotAllowed,
+  // decide (set D) and execute (set E)
+  kMissingId,
+  kInvalidId,
+  kInvalidActionDecision,
+  kActionNotFound,
+  kActionNotPending,
+  kActionPlanExpired,
+  kActionPlanIdentityMismatch,
+  kActionApprovalForbidden,
+  kActionStepUpUnavailable,
+  kActionDecisionConflict,
+  kActionSeparationRequired,
+  kActionReplanRequired,
+  kActionPlanDrift,
+  kActionEmergencyStop,
+  kActionDryRunOnly,
+  kResourceRemediationLocked,
+  kActionExecutorUnavailable,
+  kActionExecutionAvailabilityFailed,
+  kInvalidActionExecution,
+  kActionNotApproved,
+  kActionAlreadyExecuting,
+  kActionExecutionFinal,
+  kActionExecutionForbidden,
+  kActionNotExecuting,
+  // action listing (internal failures and bad list parameters)
+  kInvalidActionListLimit,
+  kInvalidActionListView,
+  kActionListFailed,
+  kActionDetailFailed,
+};
+
+// Every code, in declaration order.
+const std::vector<AgentErrorCode>& AllAgentErrorCodes();
+
+// Wire string, e.g. "resource_not_found".
+std::string_view ToString(AgentErrorCode code);
+// Exact-match parse; unknown strings are nullopt.
+std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
+// The HTTP status a route answers with for this code (400, 401, 403, 404, 409, 410, 422,
+// 423, 500, 503).
+int HttpStatusFor(AgentErrorCode code);
+
+// Sets of codes a capability declares (wire surface §1.3), in advertised order.
+const std::vector<AgentErrorCode>& FindingErrorCodes();  // set F
+const std::vector<AgentErrorCode>& PlanErrorCodes();     // set P
+const std::vector<AgentErrorCode>& DecideErrorCodes();   // set D
+const std::vector<AgentErrorCode>& ExecuteErrorCodes();  // set E
+
+struct AgentError {
+  AgentErrorCode code = AgentErrorCode::kInvalidRequest;
+  std::string message;
+  // String-to-string details; omitted from the JSON when empty. Ordered for stable output.
+  std::map<std::string, std::string> details;
+
+  // The envelope as compact JSON. missing_scope also carries a top-level "requiredScope"
+  // (taken from details["requiredScope"]) for wire compatibility with the Pulse surface.
+  std::string ToJson() const;
+};
+
+// Convenience constructors.
+AgentError MakeAgentError(AgentErrorCode code, std::string message);
+AgentError MissingScopeError(std::string_view required_scope);
+
+// Decodes an envelope. Fails with InvalidArgument unless the body is a JSON object whose
+// "error" is a known code and whose "message" is a non-empty string; "details", when
+// present, must be an object of strings.
+absl::StatusOr<AgentError> ParseAgentError(std::string_view json);
+
+}  // namespace pulse::core
