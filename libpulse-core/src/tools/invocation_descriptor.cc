@@ -73,8 +73,8 @@ absl::StatusOr<std::set<std::string>> ReadDiscriminatorEnum(const std::string& n
   const rapidjson::Value* properties = FindMember(schema, "properties");
   const rapidjson::Value* property = properties ? FindMember(*properties, name) : nullptr;
   if (property == nullptr || !property->IsObject()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("discriminator \"", name, "\" is not a declared property of the input schema"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "discriminator \"", name, "\" is not a declared property of the input schema"));
   }
   const rapidjson::Value* values = FindMember(*property, "enum");
   if (values == nullptr || !values->IsArray() || values->Empty()) {
@@ -84,8 +84,8 @@ absl::StatusOr<std::set<std::string>> ReadDiscriminatorEnum(const std::string& n
   std::set<std::string> out;
   for (const auto& v : values->GetArray()) {
     if (!v.IsString() || NormalizeDiscriminatorValue(AsView(v)).empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "discriminator \"", name, "\" enum must hold only non-empty strings"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("discriminator \"", name, "\" enum must hold only non-empty strings"));
     }
     out.insert(NormalizeDiscriminatorValue(AsView(v)));
   }

@@ -23,16 +23,11 @@ inline constexpr std::string_view kToolPatrolProposeAction = "patrol_propose_act
 
 // Every built-in name, in catalog order.
 inline constexpr std::array<std::string_view, 11> kBuiltinToolNames = {
-    kToolPulseQuery,
-    kToolPulseRead,
-    kToolPulseMetrics,
-    kToolPulseControl,
-    kToolPulseQuestion,
-    kToolPatrolGetFindings,
-    kToolPatrolReportFinding,
-    kToolPatrolAssessFinding,
-    kToolPatrolResolveFinding,
-    kToolPatrolActionCapabilities,
+    kToolPulseQuery,           kToolPulseRead,
+    kToolPulseMetrics,         kToolPulseControl,
+    kToolPulseQuestion,        kToolPatrolGetFindings,
+    kToolPatrolReportFinding,  kToolPatrolAssessFinding,
+    kToolPatrolResolveFinding, kToolPatrolActionCapabilities,
     kToolPatrolProposeAction,
 };
 
@@ -40,16 +35,15 @@ inline constexpr std::array<std::string_view, 11> kBuiltinToolNames = {
 // extension) may register under them, so a model that still emits one reaches only the
 // fail-closed classification and a NotFound dispatch. ---
 inline constexpr std::array<std::string_view, 16> kRetiredToolNames = {
-    "pulse_run_command",  "run_command",       "pulse_file_edit",   "pulse_control_guest",
-    "pulse_control_docker", "set_resource_url", "fetch_url",         "pulse_discovery",
-    "pulse_storage",      "pulse_docker",      "pulse_kubernetes",  "pulse_alerts",
-    "pulse_knowledge",    "pulse_pmg",         "pulse_summarize",   "patrol_propose_observer",
+    "pulse_run_command",    "run_command",      "pulse_file_edit",  "pulse_control_guest",
+    "pulse_control_docker", "set_resource_url", "fetch_url",        "pulse_discovery",
+    "pulse_storage",        "pulse_docker",     "pulse_kubernetes", "pulse_alerts",
+    "pulse_knowledge",      "pulse_pmg",        "pulse_summarize",  "patrol_propose_observer",
 };
 
 // Name prefixes reserved for built-in tools; extensions must choose other names so that a
 // model can never confuse an extension with a governed built-in.
-inline constexpr std::array<std::string_view, 2> kReservedToolNamePrefixes = {"pulse_",
-                                                                               "patrol_"};
+inline constexpr std::array<std::string_view, 2> kReservedToolNamePrefixes = {"pulse_", "patrol_"};
 
 // --- Argument names used by the built-in schemas ---
 inline constexpr std::string_view kArgAction = "action";
@@ -102,10 +96,9 @@ inline constexpr std::array<std::string_view, 4> kReadActions = {
     kReadActionStatus, kReadActionLogs, kReadActionConfig, kReadActionExec};
 
 // pulse_metrics.metric and pulse_metrics.range
-inline constexpr std::array<std::string_view, 5> kMetricNames = {"cpu", "memory", "disk",
-                                                                 "network", "usage"};
-inline constexpr std::array<std::string_view, 5> kMetricRanges = {"1h", "6h", "24h", "7d",
-                                                                  "30d"};
+inline constexpr std::array<std::string_view, 5> kMetricNames = {"cpu", "memory", "disk", "network",
+                                                                 "usage"};
+inline constexpr std::array<std::string_view, 5> kMetricRanges = {"1h", "6h", "24h", "7d", "30d"};
 
 // pulse_control.type: the only model-originated mutation is a typed resource capability.
 inline constexpr std::string_view kControlTypeResource = "resource";
