@@ -46,10 +46,16 @@ function(pulse_apply_warnings target)
   endif()
 endfunction()
 
+set(PULSE_SANITIZE_FLAGS "")
 if(PULSE_SANITIZE)
   string(REPLACE "," ";" _pulse_sanitizers "${PULSE_SANITIZE}")
   list(JOIN _pulse_sanitizers "," _pulse_san_flag)
-  add_compile_options(-fsanitize=${_pulse_san_flag} -fno-omit-frame-pointer
+  set(PULSE_SANITIZE_FLAGS -fsanitize=${_pulse_san_flag} -fno-omit-frame-pointer
     -fno-sanitize-recover=all)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    list(APPEND PULSE_SANITIZE_FLAGS
+      -fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/cmake/sanitizer-ignorelist.txt)
+  endif()
+  add_compile_options(${PULSE_SANITIZE_FLAGS})
   add_link_options(-fsanitize=${_pulse_san_flag})
 endif()

@@ -11,7 +11,7 @@ PACKAGES=(
   libabsl-dev rapidjson-dev libfmt-dev libcpp-httplib-dev libsodium-dev
   libsqlitecpp-dev libsqlite3-dev catch2 libcli11-dev libssl-dev zlib1g-dev libbrotli-dev
   # benchmarks and sanitizer runtimes
-  libbenchmark-dev libclang-rt-14-dev
+  libbenchmark-dev libclang-rt-14-dev llvm-14
 )
 
 missing=()

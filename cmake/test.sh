@@ -24,6 +24,9 @@ cmake -S "$root" -B "$build_dir" -G Ninja \
   -DPULSE_SANITIZE="$sanitize"
 cmake --build "$build_dir" -j "$jobs"
 
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # shellcheck disable=SC2086

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: run-embed-test.sh BUILD_DIR CONSUMER_SRC WORK_DIR CXX [SANITIZERS]
+# Usage: run-embed-test.sh BUILD_DIR CONSUMER_SRC WORK_DIR CXX [SANITIZER_FLAGS (;-separated)]
 # Installs the built project into WORK_DIR/prefix, builds the consumer against it with
 # find_package(PulseCore), and runs it. Any failure fails the test.
 set -euo pipefail
@@ -9,10 +9,7 @@ mkdir -p "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
 test -f "$work/prefix/lib/cmake/PulseCore/PulseCoreConfig.cmake" ||
   { echo "PulseCoreConfig.cmake was not installed" >&2; exit 1; }
-flags=""
-if [ -n "$sanitize" ]; then
-  flags="-fsanitize=$sanitize -fno-omit-frame-pointer"
-fi
+flags=${sanitize//;/ }
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$consumer_src" -B "$work/build" "${generator[@]}" \
