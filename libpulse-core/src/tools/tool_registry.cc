@@ -97,6 +97,44 @@ void ReadRootShape(const rapidjson::Value& schema, std::vector<std::string>& dec
   }
 }
 
+// Refuses a schema that declares a reserved argument name under any "properties", at any
+// level (walked iteratively; the schema's depth is already bounded by ValidateToolSchema).
+absl::Status CheckNoReservedProperties(const rapidjson::Value& schema) {
+  std::vector<const rapidjson::Value*> stack = {&schema};
+  while (!stack.empty()) {
+    const rapidjson::Value* node = stack.back();
+    stack.pop_back();
+    if (node->IsArray()) {
+      for (const auto& element : node->GetArray()) {
+        stack.push_back(&element);
+      }
+      continue;
+    }
+    if (!node->IsObject()) {
+      continue;
+    }
+    for (const auto& member : node->GetObject()) {
+      const std::string_view keyword = AsView(member.name);
+      if (keyword == "properties" && member.value.IsObject()) {
+        for (const auto& property : member.value.GetObject()) {
+          if (IsReservedArgumentName(AsView(property.name))) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("input schema declares the reserved argument name \"",
+                             QuoteForMessage(AsView(property.name)),
+                             "\" (reserved for server-attached approval metadata)"));
+          }
+          stack.push_back(&property.value);
+        }
+      } else if (keyword == "items" || keyword == "additionalProperties" ||
+                 keyword == "additionalItems" || keyword == "anyOf" || keyword == "oneOf" ||
+                 keyword == "allOf" || keyword == "not") {
+        stack.push_back(&member.value);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string PointerText(const rapidjson::Pointer& pointer) {
   rapidjson::StringBuffer buffer;
   pointer.Stringify(buffer);
@@ -123,6 +161,21 @@ std::string ConstraintText(const rapidjson::Document& schema, const rapidjson::P
 }
 
 }  // namespace
+
+bool IsReservedArgumentName(std::string_view name) {
+  if (!name.empty() && name.front() == '_') {
+    return true;
+  }
+  for (std::string_view reserved : kReservedArgumentNames) {
+    if (reserved.size() == name.size() &&
+        std::equal(reserved.begin(), reserved.end(), name.begin(), [](char a, char b) {
+          return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
+        })) {
+      return true;
+    }
+  }
+  return false;
+}
 
 ToolRegistry::ToolRegistry() = default;
 ToolRegistry::~ToolRegistry() = default;
@@ -178,6 +231,9 @@ absl::Status ToolRegistry::Register(ToolSpec spec) {
   }
   entry->schema = std::move(parsed).value();
   if (absl::Status s = ValidateToolSchema(entry->schema); !s.ok()) {
+    return WithTool(spec.name, s);
+  }
+  if (absl::Status s = CheckNoReservedProperties(entry->schema); !s.ok()) {
     return WithTool(spec.name, s);
   }
   if (absl::Status s = ValidateDescriptor(spec.descriptor, entry->schema); !s.ok()) {

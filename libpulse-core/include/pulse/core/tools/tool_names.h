@@ -32,8 +32,8 @@ inline constexpr std::array<std::string_view, 11> kBuiltinToolNames = {
 };
 
 // --- Retired names: mutation paths and aliases that no longer exist. No tool (built-in or
-// extension) may register under them, so a model that still emits one reaches only the
-// fail-closed classification and a NotFound dispatch. ---
+// extension) may register under them; a model that still emits one classifies fail-closed
+// and the executor refuses it with POLICY_BLOCKED (rule retired_tool) before any lookup. ---
 inline constexpr std::array<std::string_view, 16> kRetiredToolNames = {
     "pulse_run_command",    "run_command",      "pulse_file_edit",  "pulse_control_guest",
     "pulse_control_docker", "set_resource_url", "fetch_url",        "pulse_discovery",

@@ -5,6 +5,7 @@
 // while constructing, then share it const; all const methods are safe to call concurrently.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -25,6 +26,19 @@ namespace pulse::core {
 // Longest tool name any provider accepts.
 inline constexpr std::size_t kMaxToolNameLength = 64;
 
+// Argument names reserved for approval metadata the server attaches itself. A model can
+// never send them (enforcement refuses a call carrying one at any depth) and no tool schema
+// may declare them (registration refuses it), so forged approval state never reaches a
+// handler. Reserved: every name starting with '_', and these names in any ASCII casing.
+inline constexpr std::array<std::string_view, 8> kReservedArgumentNames = {
+    "approval",        "approval_id", "approval_token", "approval_decision",
+    "approval_status", "approved",    "approved_by",    "plan_hash",
+};
+
+// True when `name` starts with '_' or equals a kReservedArgumentNames entry ignoring ASCII
+// case.
+bool IsReservedArgumentName(std::string_view name);
+
 class ToolRegistry {
  public:
   ToolRegistry();
@@ -40,13 +54,15 @@ class ToolRegistry {
 
   // Registers a built-in tool. InvalidArgument when `spec.name` is not a built-in, its
   // descriptor or placement hints differ from the catalog's (no overrides), or its schema or
-  // descriptor is invalid; AlreadyExists when the name is already registered.
+  // descriptor is invalid (including a schema that declares a reserved argument name at any
+  // level); AlreadyExists when the name is already registered.
   [[nodiscard]] absl::Status RegisterBuiltin(const ToolSpec& spec);
 
   // Registers an extension tool. InvalidArgument when the name is malformed (must match
   // [A-Za-z0-9_-]{1,64}), built-in, retired, or uses a reserved prefix ("pulse_",
-  // "patrol_"), the description is empty, the schema is malformed or not closed, or the
-  // descriptor is invalid for the schema; AlreadyExists when the name is taken.
+  // "patrol_"), the description is empty, the schema is malformed or not closed or declares
+  // a reserved argument name at any level, or the descriptor is invalid for the schema;
+  // AlreadyExists when the name is taken.
   [[nodiscard]] absl::Status RegisterExtension(ToolSpec spec);
 
   // A deep copy of the tool registered exactly as `name`, or nullopt. Mutating the copy

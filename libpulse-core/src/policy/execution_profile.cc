@@ -1,0 +1,66 @@
+#include "pulse/core/policy/execution_profile.h"
+
+#include <array>
+
+#include "pulse/core/tools/tool_names.h"
+
+namespace pulse::core {
+namespace {
+
+struct ProfileName {
+  ExecutionProfile profile;
+  std::string_view name;
+};
+
+constexpr std::array<ProfileName, 3> kProfileNames = {{
+    {ExecutionProfile::kInteractive, "interactive"},
+    {ExecutionProfile::kPatrolDetection, "patrol_detection"},
+    {ExecutionProfile::kPatrolInvestigation, "patrol_investigation"},
+}};
+
+// Detection records what it found and closes what it verified; nothing else it runs may
+// touch Pulse state (no alert dismissal, no knowledge writes, no extension writes).
+constexpr std::array<std::string_view, 3> kDetectionAllowlist = {
+    kToolPatrolReportFinding, kToolPatrolAssessFinding, kToolPatrolResolveFinding};
+
+}  // namespace
+
+std::string_view ToString(ExecutionProfile profile) {
+  for (const ProfileName& entry : kProfileNames) {
+    if (entry.profile == profile) {
+      return entry.name;
+    }
+  }
+  return "unknown";
+}
+
+ExecutionProfile ParseExecutionProfile(std::string_view text) {
+  for (const ProfileName& entry : kProfileNames) {
+    if (entry.name == text) {
+      return entry.profile;
+    }
+  }
+  return ExecutionProfile::kUnknown;
+}
+
+ExecutionProfile NormalizeExecutionProfile(ExecutionProfile profile) {
+  switch (profile) {
+    case ExecutionProfile::kInteractive:
+    case ExecutionProfile::kPatrolDetection:
+    case ExecutionProfile::kPatrolInvestigation:
+    case ExecutionProfile::kUnknown:
+      return profile;
+  }
+  return ExecutionProfile::kUnknown;
+}
+
+bool IsInteractive(ExecutionProfile profile) { return profile == ExecutionProfile::kInteractive; }
+
+std::span<const std::string_view> PulseStateAllowlist(ExecutionProfile profile) {
+  if (profile == ExecutionProfile::kPatrolDetection) {
+    return kDetectionAllowlist;
+  }
+  return {};
+}
+
+}  // namespace pulse::core
