@@ -1,0 +1,72 @@
+// FindingStore: durable storage of findings and suppression rules. A finding is written whole
+// together with its lifecycle log, under optimistic concurrency: every stored finding carries
+// a version, and Put succeeds only when the caller's expected version is still current, so two
+// writers can never lose each other's updates (the loser re-reads and re-applies).
+// Thread-safety: implementations must be safe to call from any thread; Put is atomic.
+// Codes: NotFound (unknown finding or rule id), Aborted (version clash), InvalidArgument
+// (malformed argument), Unavailable or Internal (the backing store failed; nothing written).
+// Real implementation: adapters/storage (SqliteFindingStore); tests use
+// pulse::testing::InMemoryFindingStore. Every implementation must pass
+// tests/contracts/finding_store_contract.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "pulse/core/findings/finding.h"
+#include "pulse/core/findings/suppression_rule.h"
+
+namespace pulse::core {
+
+// A finding as stored, with the version the next Put must name. Versions start at 1 and
+// grow by one per successful Put; 0 means "no such finding".
+struct StoredFinding {
+  Finding finding;
+  std::int64_t version = 0;
+};
+
+// Which findings List returns; unset members do not filter. Results are ordered by id.
+struct FindingFilter {
+  std::optional<std::string> resource_id;
+  std::optional<Category> category;
+  // When set, only findings active at this instant (IsActive): not resolved, not suppressed,
+  // not dismissed and not snoozed past it. When unset, every finding, inactive ones included.
+  std::optional<absl::Time> active_at;
+};
+
+class FindingStore {
+ public:
+  virtual ~FindingStore() = default;
+
+  // The finding with this id. NotFound when there is none.
+  [[nodiscard]] virtual absl::StatusOr<StoredFinding> Get(std::string_view id) const = 0;
+
+  // Findings matching `filter`, ordered by id ascending.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> List(
+      const FindingFilter& filter) const = 0;
+
+  // Writes `finding` (keyed by finding.id) if the stored version equals `expected_version`
+  // (0 = the finding must not exist yet) and returns the new version (expected_version + 1).
+  // Aborted when the stored version differs, including a create of an existing id; nothing
+  // is written then. InvalidArgument for an empty id or a negative expected_version.
+  [[nodiscard]] virtual absl::StatusOr<std::int64_t> Put(const Finding& finding,
+                                                         std::int64_t expected_version) = 0;
+
+  // Every suppression rule, ordered by id ascending.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<SuppressionRule>> ListSuppressionRules()
+      const = 0;
+
+  // Inserts or replaces the rule with rule.id. InvalidArgument for an empty id.
+  [[nodiscard]] virtual absl::Status PutSuppressionRule(const SuppressionRule& rule) = 0;
+
+  // Removes the rule. NotFound when there is none.
+  [[nodiscard]] virtual absl::Status DeleteSuppressionRule(std::string_view id) = 0;
+};
+
+}  // namespace pulse::core

@@ -1,0 +1,33 @@
+// OperatorStateStore: durable per-resource operator declarations (remediation lock,
+// maintenance window, monitoring mode), keyed by canonical resource id.
+// Thread-safety: implementations must be safe to call concurrently; each call is atomic.
+// Codes: NotFound (Get: no state set — the API answers operator_state_not_set),
+// InvalidArgument (Set: the state fails ValidateOperatorState — operator_state_invalid; nothing
+// is stored), Unavailable (the store cannot be read or written; callers that gate a dispatch
+// on the lock must treat this as "lock state unknown").
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/actions/operator_state.h"
+
+namespace pulse::core {
+
+class OperatorStateStore {
+ public:
+  virtual ~OperatorStateStore() = default;
+
+  // The state of one resource, exactly as last Set. NotFound when none is set.
+  [[nodiscard]] virtual absl::StatusOr<OperatorState> Get(std::string_view resource_id) = 0;
+
+  // Replaces the resource's whole state (the declaration is one document, not a record with
+  // history). Implementations must call ValidateOperatorState first.
+  [[nodiscard]] virtual absl::Status Set(const OperatorState& state) = 0;
+
+  // Removes the resource's state. OK when none was set (idempotent).
+  [[nodiscard]] virtual absl::Status Clear(std::string_view resource_id) = 0;
+};
+
+}  // namespace pulse::core

@@ -1,0 +1,37 @@
+// Private helpers shared by the ActionService translation units (action_service.cc and
+// action_execute.cc). Not part of the public API.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "json_reader.h"
+#include "pulse/core/actions/action_types.h"
+
+namespace pulse::core::action_internal {
+
+// How often a caller re-reads and re-evaluates after losing a CAS before giving up (Aborted).
+inline constexpr int kMaxCasAttempts = 16;
+
+// "human:alice", for messages.
+inline std::string ActorLabel(const ActionActor& actor) {
+  return absl::StrCat(Sv(ToString(actor.kind)), ":", actor.id);
+}
+
+// A transition event of `record` into `state`; `actor` may be null (the engine itself).
+inline ActionLifecycleEvent MakeEvent(const ActionRecord& record, absl::Time at, ActionState state,
+                                      const ActionActor* actor, std::string message) {
+  ActionLifecycleEvent e;
+  e.action_id = record.id();
+  e.at = at;
+  e.state = state;
+  e.kind = LifecycleEventKind::kTransition;
+  if (actor != nullptr) {
+    e.actor = *actor;
+  }
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace pulse::core::action_internal

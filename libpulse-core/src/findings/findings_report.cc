@@ -1,0 +1,380 @@
+// FindingsService::Report: validation, same-id re-detection, suppression-rule blocking,
+// equivalent-sibling merge and creation (wire §4.5).
+#include <utility>
+
+#include "findings_service_internal.h"
+#include "fmt/format.h"
+#include "json_codec.h"
+#include "pulse/core/findings/finding_errors.h"
+#include "pulse/core/findings/finding_identity.h"
+#include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/status_macros.h"
+
+namespace pulse::core {
+namespace {
+
+namespace w = finding_wire;
+using findings_internal::CheckField;
+using findings_internal::FormatTimestamp;
+using findings_internal::Transition;
+using findings_internal::Trimmed;
+
+// Validates and normalizes a report into the finding it describes (id, key, text; no times).
+absl::StatusOr<Finding> IncomingFinding(const FindingReport& report) {
+  Finding f;
+  f.resource_id = Trimmed(report.resource_id);
+  f.resource_name = Trimmed(report.resource_name);
+  f.resource_type = Trimmed(report.resource_type);
+  f.node = Trimmed(report.node);
+  f.title = Trimmed(report.title);
+  f.description = Trimmed(report.description);
+  f.impact = Trimmed(report.impact);
+  f.recommendation = Trimmed(report.recommendation);
+  f.evidence = Trimmed(report.evidence);
+  f.source = Trimmed(report.source);
+  const std::string raw_key = Trimmed(report.key);
+  PULSE_RETURN_IF_ERROR(CheckField(w::kResourceId, f.resource_id, kMaxReportIdentifierBytes, true));
+  PULSE_RETURN_IF_ERROR(
+      CheckField(w::kResourceName, f.resource_name, kMaxReportIdentifierBytes, false));
+  PULSE_RETURN_IF_ERROR(
+      CheckField(w::kResourceType, f.resource_type, kMaxReportIdentifierBytes, false));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kNode, f.node, kMaxReportIdentifierBytes, false));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kKey, raw_key, kMaxReportKeyBytes, false));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kTitle, f.title, kMaxReportTitleBytes, true));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kDescription, f.description, kMaxReportTextBytes, true));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kImpact, f.impact, kMaxReportTextBytes, false));
+  PULSE_RETURN_IF_ERROR(
+      CheckField(w::kRecommendation, f.recommendation, kMaxReportTextBytes, true));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kEvidence, f.evidence, kMaxReportTextBytes, true));
+  PULSE_RETURN_IF_ERROR(CheckField(w::kSource, f.source, kMaxReportIdentifierBytes, false));
+  if (ToString(report.category) == "unknown") {
+    return InvalidFindingRequest("category is not a known category",
+                                 {{std::string(w::kCategory), "unknown category"}});
+  }
+  if (ToString(report.severity) == "unknown") {
+    return InvalidFindingRequest("severity is not a known severity",
+                                 {{std::string(w::kSeverity), "unknown severity"}});
+  }
+  if (f.source.empty()) {
+    f.source = kDefaultFindingSource;
+  }
+  f.category = report.category;
+  f.severity = report.severity;
+  f.key = FindingKeyFor(raw_key, f.title);
+  f.id = FindingIdFor(f.resource_id, f.category, f.key);
+  return f;
+}
+
+// The proposed fix of the investigation record, kept when a resolved finding regresses
+// (B-FND-11). Empty when the record has none.
+std::string ProposedFixSummary(const std::string& record_json) {
+  if (record_json.empty()) {
+    return {};
+  }
+  absl::StatusOr<rapidjson::Document> doc =
+      ParseJson(record_json, JsonLimits{kMaxFindingTextBytes * 4, 16});
+  if (!doc.ok()) {
+    return {};
+  }
+  const rapidjson::Value* fix = GetMember(*doc, "proposed_fix");
+  if (fix == nullptr) {
+    return {};
+  }
+  std::optional<std::string_view> description = GetString(*fix, "description");
+  return description.has_value()
+             ? findings_internal::TruncateUtf8(*description, kMaxReportTextBytes)
+             : std::string();
+}
+
+void OverwriteText(Finding& f, const Finding& incoming) {
+  f.title = incoming.title;
+  f.description = incoming.description;
+  f.impact = incoming.impact;  // overwritten with description (B-FND-9), even when empty
+  f.recommendation = incoming.recommendation;
+  f.evidence = incoming.evidence;
+  f.severity = incoming.severity;
+  if (!incoming.resource_name.empty()) {
+    f.resource_name = incoming.resource_name;
+  }
+  if (!incoming.resource_type.empty()) {
+    f.resource_type = incoming.resource_type;
+  }
+  if (!incoming.node.empty()) {
+    f.node = incoming.node;
+  }
+}
+
+void ClearInvestigation(Finding& f) {
+  f.investigation_session_id.clear();
+  f.investigation_status.reset();
+  f.investigation_outcome.reset();
+  f.last_investigated_at.reset();
+  f.investigation_attempts = 0;
+  f.investigation_record_json.clear();
+}
+
+bool HasMergedDuplicate(const Finding& f, const std::string& duplicate_id) {
+  for (const LifecycleEvent& e : f.lifecycle) {
+    if (e.type == LifecycleEventType::kDuplicateMerged) {
+      auto it = e.metadata.find(std::string(w::kMetaDuplicateId));
+      if (it != e.metadata.end() && it->second == duplicate_id) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// A dismissed or suppressed finding seen again (wire §4.5 rule 1): wakes it when the severity
+// escalated or a will-fix-later reminder is due; otherwise records the sighting. Returns
+// whether it woke.
+bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
+  Finding& f = tx.finding;
+  const bool escalated = SeverityRank(incoming.severity) > SeverityRank(f.severity);
+  const bool reminder_due = f.dismissed_reason == DismissReason::kWillFixLater &&
+                            !f.suppressed && f.remind_at.has_value() && tx.now >= *f.remind_at;
+  if (!escalated && !reminder_due) {
+    f.last_seen_at = tx.now;
+    ++f.times_raised;
+    // Consecutive sightings collapse into one event so they cannot push the dismissal itself
+    // out of the bounded log.
+    if (f.lifecycle.empty() ||
+        f.lifecycle.back().type != LifecycleEventType::kSeenWhileSuppressed) {
+      tx.Event(LifecycleEventType::kSeenWhileSuppressed);
+    }
+    return false;
+  }
+  if (escalated) {
+    tx.Event(LifecycleEventType::kUndismissed, "Severity escalated",
+             {{std::string(w::kMetaCause), "severity_escalated"},
+              {std::string(w::kMetaPreviousSeverity), std::string(ToString(f.severity))},
+              {std::string(w::kMetaSeverity), std::string(ToString(incoming.severity))}});
+    f.user_note.clear();
+  } else {
+    ++f.remind_count;
+    tx.Event(LifecycleEventType::kReminded, "Re-detected after the will-fix-later reminder",
+             {{std::string(w::kMetaRemindCount), std::to_string(f.remind_count)}});
+  }
+  f.dismissed_reason.reset();
+  f.suppressed = false;
+  f.remind_at.reset();
+  f.acknowledged_at.reset();
+  f.snoozed_until.reset();
+  return true;
+}
+
+// A resolved finding seen again is a new occurrence (C-FND-6, B-FND-11).
+void Regress(Transition& tx) {
+  Finding& f = tx.finding;
+  std::map<std::string, std::string> metadata = {
+      {std::string(w::kMetaPreviousResolvedAt), FormatTimestamp(*f.resolved_at)},
+      {std::string(w::kMetaPreviousAcknowledged),
+       f.acknowledged_at.has_value() ? "true" : "false"}};
+  if (!f.resolve_reason.empty()) {
+    metadata.emplace(w::kMetaPreviousResolveReason, f.resolve_reason);
+  }
+  const std::string fix = ProposedFixSummary(f.investigation_record_json);
+  if (!fix.empty()) {
+    f.previous_resolved_fix_summary = fix;
+  }
+  f.resolved_at.reset();
+  f.auto_resolved = false;
+  f.resolve_reason.clear();
+  f.acknowledged_at.reset();
+  f.snoozed_until.reset();
+  ClearInvestigation(f);
+  ++f.regression_count;
+  f.last_regression_at = tx.now;
+  tx.Event(LifecycleEventType::kRegressed, "Re-detected after it was resolved",
+           std::move(metadata));
+}
+
+// Same-id re-detection (wire §4.5 rule 1, B-FND-6, C-FND-2): the latest report owns the text;
+// events only for a wake, a content replacement or a regression.
+ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming) {
+  Finding& f = tx.finding;
+  ReportDisposition disposition = ReportDisposition::kHeartbeat;
+  tx.dirty = true;
+  if (f.dismissed_reason.has_value() || f.suppressed) {
+    if (!WakeOrRecordSighting(tx, incoming)) {
+      return ReportDisposition::kSeenWhileSuppressed;
+    }
+    disposition = ReportDisposition::kReactivated;
+  }
+  if (f.title != incoming.title &&
+      KeywordOverlap(f.title, incoming.title) <= kContentReplacedMaxTitleOverlap) {
+    tx.Event(LifecycleEventType::kContentReplaced, "Finding content replaced",
+             {{std::string(w::kMetaPreviousTitle), f.title},
+              {std::string(w::kMetaNewTitle), incoming.title}});
+    if (disposition == ReportDisposition::kHeartbeat) {
+      disposition = ReportDisposition::kContentReplaced;
+    }
+  }
+  if (f.resolved_at.has_value()) {
+    Regress(tx);
+    disposition = ReportDisposition::kRegressed;
+  }
+  OverwriteText(f, incoming);
+  ++f.times_raised;
+  f.last_seen_at = tx.now;
+  return disposition;
+}
+
+}  // namespace
+
+absl::StatusOr<ReportOutcome> FindingsService::Report(const FindingReport& report) {
+  PULSE_ASSIGN_OR_RETURN(Finding incoming, IncomingFinding(report));
+  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+    PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> outcome, ReportOnce(incoming));
+    if (outcome.has_value()) {
+      return std::move(*outcome);
+    }
+  }
+  return MakeFindingError(
+      absl::StatusCode::kAborted, AgentErrorCode::kFindingActionNotAllowed,
+      fmt::format("finding {} kept changing concurrently; gave up after {} attempts",
+                  incoming.id, kMaxCasAttempts),
+      {{"finding_id", incoming.id}});
+}
+
+// One attempt; nullopt when a concurrent writer got in the way and the caller should retry.
+absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const Finding& incoming) {
+  absl::StatusOr<StoredFinding> existing = store_.Get(incoming.id);
+  if (existing.ok()) {
+    PULSE_ASSIGN_OR_RETURN(ReportOutcome outcome, ReportExisting(incoming));
+    return std::optional<ReportOutcome>(std::move(outcome));
+  }
+  if (!absl::IsNotFound(existing.status())) {
+    return existing.status();
+  }
+  PULSE_ASSIGN_OR_RETURN(bool blocked, BlockedByRule(incoming));
+  if (blocked) {
+    ReportOutcome outcome;
+    outcome.finding_id = incoming.id;
+    outcome.reported_id = incoming.id;
+    outcome.disposition = ReportDisposition::kBlockedBySuppressionRule;
+    return std::optional<ReportOutcome>(std::move(outcome));
+  }
+  const absl::Time now = clock_.Now();
+  PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> merged, MergeIntoSibling(incoming, now));
+  if (merged.has_value()) {
+    return merged;
+  }
+  Finding created = incoming;
+  created.detected_at = now;
+  created.last_seen_at = now;
+  created.times_raised = 1;
+  created.loop_state = DeriveLoopState(created, now);
+  LifecycleEvent detected;
+  detected.at = now;
+  detected.type = LifecycleEventType::kDetected;
+  detected.to = created.loop_state;
+  AppendLifecycleEvent(created, std::move(detected));
+  absl::StatusOr<std::int64_t> put = store_.Put(created, 0);
+  if (!put.ok()) {
+    if (absl::IsAborted(put.status())) {
+      return std::optional<ReportOutcome>();  // created concurrently: retry as a re-detection
+    }
+    return put.status();
+  }
+  ReportOutcome outcome;
+  outcome.finding_id = created.id;
+  outcome.reported_id = created.id;
+  outcome.is_new = true;
+  outcome.disposition = ReportDisposition::kCreated;
+  outcome.events = {LifecycleEventType::kDetected};
+  return std::optional<ReportOutcome>(std::move(outcome));
+}
+
+absl::StatusOr<ReportOutcome> FindingsService::ReportExisting(const Finding& incoming) {
+  ReportDisposition disposition = ReportDisposition::kHeartbeat;
+  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(incoming.id, [&](Transition& tx) {
+    disposition = ApplyRedetection(tx, incoming);
+    return absl::OkStatus();
+  }));
+  ReportOutcome outcome;
+  outcome.finding_id = m.finding.id;
+  outcome.reported_id = incoming.id;
+  outcome.disposition = disposition;
+  outcome.events = std::move(m.events);
+  return outcome;
+}
+
+absl::StatusOr<bool> FindingsService::BlockedByRule(const Finding& incoming) const {
+  PULSE_ASSIGN_OR_RETURN(std::vector<SuppressionRule> rules, store_.ListSuppressionRules());
+  for (const SuppressionRule& rule : rules) {
+    if (RuleMatches(rule, incoming.resource_id, incoming.category)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// nullopt when no equivalent active sibling exists (or it stopped being one meanwhile).
+absl::StatusOr<std::optional<ReportOutcome>> FindingsService::MergeIntoSibling(
+    const Finding& incoming, absl::Time now) {
+  FindingFilter active;
+  active.active_at = now;
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> candidates, store_.List(active));
+  const Finding* best = nullptr;
+  double best_score = -1;
+  for (const StoredFinding& c : candidates) {
+    std::optional<double> score = SiblingEquivalence(c.finding, incoming);
+    // Candidates come ordered by id, so a strict '>' keeps the smallest id on ties.
+    if (score.has_value() && *score > best_score) {
+      best = &c.finding;
+      best_score = *score;
+    }
+  }
+  if (best == nullptr) {
+    return std::optional<ReportOutcome>();
+  }
+  bool still_equivalent = true;
+  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(best->id, [&](Transition& tx) {
+    Finding& f = tx.finding;
+    still_equivalent = IsActive(f, tx.now) && SiblingEquivalence(f, incoming).has_value();
+    if (!still_equivalent) {
+      return absl::OkStatus();
+    }
+    tx.dirty = true;
+    f.last_seen_at = tx.now;
+    ++f.times_raised;
+    if (SeverityRank(incoming.severity) >= SeverityRank(f.severity)) {
+      f.severity = incoming.severity;
+      for (auto [field, value] : {std::pair{&f.title, &incoming.title},
+                                  std::pair{&f.description, &incoming.description},
+                                  std::pair{&f.impact, &incoming.impact},
+                                  std::pair{&f.recommendation, &incoming.recommendation},
+                                  std::pair{&f.evidence, &incoming.evidence}}) {
+        if (!value->empty()) {
+          *field = *value;
+        }
+      }
+    }
+    if (f.node.empty()) {
+      f.node = incoming.node;
+    }
+    if (!HasMergedDuplicate(f, incoming.id)) {
+      tx.Event(LifecycleEventType::kDuplicateMerged,
+               fmt::format("Merged an equivalent report ({})", incoming.title),
+               {{std::string(w::kMetaDuplicateId), incoming.id},
+                {std::string(w::kMetaDuplicateKey), incoming.key},
+                {std::string(w::kMetaDuplicateSeverity),
+                 std::string(ToString(incoming.severity))}});
+    }
+    return absl::OkStatus();
+  }));
+  if (!still_equivalent) {
+    return std::optional<ReportOutcome>();
+  }
+  ReportOutcome outcome;
+  outcome.finding_id = m.finding.id;
+  outcome.reported_id = incoming.id;
+  outcome.disposition = ReportDisposition::kMerged;
+  outcome.events = std::move(m.events);
+  return std::optional<ReportOutcome>(std::move(outcome));
+}
+
+}  // namespace pulse::core

@@ -1,0 +1,399 @@
+// The FindingStore contract: what every implementation of the port must do, written once so
+// the in-memory fake and the SQLite adapter run the identical suite. Usage, in a test file:
+//
+//   std::unique_ptr<pulse::core::FindingStore> MakeStore() { return ...; }
+//   PULSE_FINDING_STORE_CONTRACT("sqlite", MakeStore)
+//
+// NAME is a string literal prefixed to every test name; FACTORY is a callable (a function
+// name; a lambda with commas must be wrapped in parentheses) returning a
+// std::unique_ptr<FindingStore> to a new, empty store on each call.
+#pragma once
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "pulse/core/findings/finding.h"
+#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/ports/finding_store.h"
+
+namespace pulse::testing::contracts {
+
+inline const absl::Time kContractT0 = absl::FromUnixSeconds(1'800'000'000);
+
+// A finding with every field set (so a store that drops one fails the round trip).
+inline core::Finding FullFinding(const std::string& id) {
+  core::Finding f;
+  f.id = id;
+  f.key = "disk-high";
+  f.severity = core::Severity::kCritical;
+  f.category = core::Category::kCapacity;
+  f.resource_id = "storage:pve1:local-zfs";
+  f.resource_name = "local-zfs";
+  f.resource_type = "storage";
+  f.resource_criticality = "high";
+  f.node = "pve1";
+  f.title = "Pool local-zfs at 91% — filling";
+  f.description = "Usage grew from 80% to 91% in two days.";
+  f.impact = "Guests on the pool stop when it is full.";
+  f.previous_resolved_fix_summary = "Pruned old snapshots";
+  f.recommendation = "Prune snapshots or extend the pool.";
+  f.evidence = "zpool list: 91% CAP";
+  f.source = "ai-analysis";
+  f.failure_cause = "none";
+  f.detected_at = kContractT0;
+  f.last_seen_at = kContractT0 + absl::Minutes(15) + absl::Nanoseconds(250);
+  f.resolved_at = kContractT0 + absl::Hours(1);
+  f.auto_resolved = true;
+  f.resolve_reason = "No longer detected by patrol";
+  f.acknowledged_at = kContractT0 + absl::Minutes(5);
+  f.snoozed_until = kContractT0 + absl::Hours(2);
+  f.alert_identifier = "alert-7";
+  f.dismissed_reason = core::DismissReason::kWillFixLater;
+  f.user_note = "ticket OPS-12 \xE2\x9C\x93";
+  f.times_raised = 7;
+  f.suppressed = false;
+  f.remind_at = kContractT0 + absl::Hours(24 * 7);
+  f.remind_count = 2;
+  f.investigation_session_id = "inv-1";
+  f.investigation_status = core::InvestigationStatus::kCompleted;
+  f.investigation_outcome = core::InvestigationOutcome::kFixQueued;
+  f.last_investigated_at = kContractT0 + absl::Minutes(30);
+  f.investigation_attempts = 1;
+  f.investigation_record_json = R"({"proposed_fix":{"description":"prune"},"steps":[1,2]})";
+  f.objective_context_json = R"({"objective_id":"obj-1"})";
+  f.loop_state = core::LoopState::kResolved;
+  for (int i = 0; i < static_cast<int>(core::kMaxLifecycleEvents); ++i) {
+    core::LifecycleEvent e;
+    e.at = kContractT0 + absl::Seconds(i);
+    e.type = core::AllLifecycleEventTypes()[static_cast<std::size_t>(i) %
+                                            core::AllLifecycleEventTypes().size()];
+    e.message = "event " + std::to_string(i);
+    if (i % 3 == 0) {
+      e.from = core::LoopState::kDetected;
+      e.to = core::LoopState::kSnoozed;
+    }
+    if (i % 2 == 0) {
+      e.metadata = {{"reason", "will_fix_later"}, {"until", "2027-01-01T00:00:00Z"}};
+    }
+    f.lifecycle.push_back(e);
+  }
+  f.regression_count = 3;
+  f.last_regression_at = kContractT0 + absl::Minutes(45);
+  core::CapacityForecast forecast;
+  forecast.metric = "usage";
+  forecast.reading = core::ForecastReading::kFilling;
+  forecast.sample_count = 48;
+  forecast.current_pct = 91.25;
+  forecast.daily_change = 5.5;
+  forecast.days_to_full = 2;
+  f.capacity_forecast = forecast;
+  return f;
+}
+
+// A plain active finding.
+inline core::Finding SimpleFinding(const std::string& id, const std::string& resource,
+                                   core::Category category) {
+  core::Finding f;
+  f.id = id;
+  f.key = "k-" + id;
+  f.category = category;
+  f.resource_id = resource;
+  f.title = "finding " + id;
+  f.detected_at = kContractT0;
+  f.last_seen_at = kContractT0;
+  f.times_raised = 1;
+  return f;
+}
+
+inline core::SuppressionRule Rule(const std::string& resource,
+                                  std::optional<core::Category> category) {
+  core::SuppressionRule r;
+  r.id = core::SuppressionRuleIdFor(resource, category);
+  r.resource_id = resource;
+  r.resource_name = resource + "-name";
+  r.category = category;
+  r.description = "muted";
+  r.created_at = kContractT0;
+  r.created_from = core::SuppressionOrigin::kManual;
+  return r;
+}
+
+inline std::vector<std::string> Ids(const std::vector<core::StoredFinding>& stored) {
+  std::vector<std::string> ids;
+  for (const auto& s : stored) {
+    ids.push_back(s.finding.id);
+  }
+  return ids;
+}
+
+template <class Store>
+void GetUnknownIsNotFound(Store& store) {
+  auto got = store.Get("nope");
+  REQUIRE_FALSE(got.ok());
+  CHECK(absl::IsNotFound(got.status()));
+}
+
+template <class Store>
+void CreateThenGetRoundTripsEveryField(Store& store) {
+  const core::Finding f = FullFinding("f1");
+  auto version = store.Put(f, 0);
+  REQUIRE(version.ok());
+  CHECK(*version == 1);
+  auto got = store.Get("f1");
+  REQUIRE(got.ok());
+  CHECK(got->version == 1);
+  CHECK(got->finding == f);
+}
+
+template <class Store>
+void CreateOfExistingIdIsAbortedAndKeepsTheRecord(Store& store) {
+  REQUIRE(store.Put(SimpleFinding("f1", "vm:1", core::Category::kGeneral), 0).ok());
+  core::Finding other = SimpleFinding("f1", "vm:2", core::Category::kSecurity);
+  auto clash = store.Put(other, 0);
+  REQUIRE_FALSE(clash.ok());
+  CHECK(absl::IsAborted(clash.status()));
+  auto got = store.Get("f1");
+  REQUIRE(got.ok());
+  CHECK(got->finding.resource_id == "vm:1");
+  CHECK(got->version == 1);
+}
+
+template <class Store>
+void UpdateNeedsTheCurrentVersion(Store& store) {
+  core::Finding f = SimpleFinding("f1", "vm:1", core::Category::kGeneral);
+  REQUIRE(store.Put(f, 0).ok());
+  f.times_raised = 2;
+  auto v2 = store.Put(f, 1);
+  REQUIRE(v2.ok());
+  CHECK(*v2 == 2);
+  f.times_raised = 99;
+  auto stale = store.Put(f, 1);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(absl::IsAborted(stale.status()));
+  auto ahead = store.Put(f, 5);
+  CHECK(absl::IsAborted(ahead.status()));
+  auto got = store.Get("f1");
+  REQUIRE(got.ok());
+  CHECK(got->version == 2);
+  CHECK(got->finding.times_raised == 2);
+}
+
+template <class Store>
+void UpdateOfAMissingFindingIsAborted(Store& store) {
+  auto put = store.Put(SimpleFinding("ghost", "vm:1", core::Category::kGeneral), 3);
+  REQUIRE_FALSE(put.ok());
+  CHECK(absl::IsAborted(put.status()));
+  CHECK(absl::IsNotFound(store.Get("ghost").status()));
+}
+
+template <class Store>
+void MalformedPutsAreInvalidArgument(Store& store) {
+  CHECK(absl::IsInvalidArgument(
+      store.Put(SimpleFinding("", "vm:1", core::Category::kGeneral), 0).status()));
+  CHECK(absl::IsInvalidArgument(
+      store.Put(SimpleFinding("f1", "vm:1", core::Category::kGeneral), -1).status()));
+  CHECK(absl::IsNotFound(store.Get("f1").status()));
+}
+
+template <class Store>
+void ListOrdersByIdAndFilters(Store& store) {
+  const absl::Time now = kContractT0 + absl::Hours(10);
+  core::Finding active = SimpleFinding("c-active", "vm:1", core::Category::kPerformance);
+  core::Finding resolved = SimpleFinding("a-resolved", "vm:1", core::Category::kPerformance);
+  resolved.resolved_at = now - absl::Hours(1);
+  core::Finding dismissed = SimpleFinding("e-dismissed", "vm:2", core::Category::kBackup);
+  dismissed.dismissed_reason = core::DismissReason::kExpectedBehavior;
+  core::Finding suppressed = SimpleFinding("d-suppressed", "vm:2", core::Category::kBackup);
+  suppressed.suppressed = true;
+  core::Finding snoozed = SimpleFinding("b-snoozed", "vm:1", core::Category::kBackup);
+  snoozed.snoozed_until = now + absl::Seconds(1);
+  core::Finding lapsed = SimpleFinding("f-lapsed", "vm:2", core::Category::kPerformance);
+  lapsed.snoozed_until = now;  // a snooze ending exactly now has lapsed
+  for (const core::Finding* f : {&active, &resolved, &dismissed, &suppressed, &snoozed, &lapsed}) {
+    REQUIRE(store.Put(*f, 0).ok());
+  }
+  auto all = store.List({});
+  REQUIRE(all.ok());
+  CHECK(Ids(*all) == std::vector<std::string>{"a-resolved", "b-snoozed", "c-active",
+                                              "d-suppressed", "e-dismissed", "f-lapsed"});
+  core::FindingFilter active_only;
+  active_only.active_at = now;
+  auto act = store.List(active_only);
+  REQUIRE(act.ok());
+  CHECK(Ids(*act) == std::vector<std::string>{"c-active", "f-lapsed"});
+  core::FindingFilter by_resource;
+  by_resource.resource_id = "vm:1";
+  auto res = store.List(by_resource);
+  REQUIRE(res.ok());
+  CHECK(Ids(*res) == std::vector<std::string>{"a-resolved", "b-snoozed", "c-active"});
+  core::FindingFilter combined;
+  combined.resource_id = "vm:2";
+  combined.category = core::Category::kPerformance;
+  combined.active_at = now;
+  auto comb = store.List(combined);
+  REQUIRE(comb.ok());
+  CHECK(Ids(*comb) == std::vector<std::string>{"f-lapsed"});
+  for (const auto& s : *all) {
+    CHECK(s.version == 1);
+  }
+}
+
+template <class Store>
+void SuppressionRulesUpsertListAndDelete(Store& store) {
+  auto empty = store.ListSuppressionRules();
+  REQUIRE(empty.ok());
+  CHECK(empty->empty());
+  core::SuppressionRule a = Rule("vm:1", core::Category::kBackup);
+  core::SuppressionRule b = Rule("", std::nullopt);
+  REQUIRE(store.PutSuppressionRule(a).ok());
+  REQUIRE(store.PutSuppressionRule(b).ok());
+  a.description = "changed";
+  REQUIRE(store.PutSuppressionRule(a).ok());  // same id: replaces
+  auto rules = store.ListSuppressionRules();
+  REQUIRE(rules.ok());
+  REQUIRE(rules->size() == 2);
+  CHECK((*rules)[0].id < (*rules)[1].id);
+  const core::SuppressionRule& stored_a = (*rules)[0].id == a.id ? (*rules)[0] : (*rules)[1];
+  const core::SuppressionRule& stored_b = (*rules)[0].id == a.id ? (*rules)[1] : (*rules)[0];
+  CHECK(stored_a == a);
+  CHECK(stored_b == b);
+  REQUIRE(store.DeleteSuppressionRule(a.id).ok());
+  CHECK(absl::IsNotFound(store.DeleteSuppressionRule(a.id)));
+  CHECK(absl::IsNotFound(store.DeleteSuppressionRule("sr-unknown")));
+  core::SuppressionRule no_id = b;
+  no_id.id.clear();
+  CHECK(absl::IsInvalidArgument(store.PutSuppressionRule(no_id)));
+  auto left = store.ListSuppressionRules();
+  REQUIRE(left.ok());
+  REQUIRE(left->size() == 1);
+  CHECK(left->front().id == b.id);
+}
+
+// Two threads race a Put at the same expected version, round after round: exactly one wins
+// each round and the version advances by exactly one per round.
+template <class Store>
+void ConcurrentPutsAtOneVersionHaveExactlyOneWinner(Store& store) {
+  core::Finding f = SimpleFinding("race", "vm:1", core::Category::kGeneral);
+  REQUIRE(store.Put(f, 0).ok());
+  constexpr int kRounds = 200;
+  int single_winner_rounds = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::int64_t expected = round + 1;
+    std::atomic<int> go{0};
+    std::atomic<int> wins{0};
+    std::atomic<int> aborted{0};
+    auto writer = [&](int who) {
+      core::Finding mine = f;
+      mine.title = "writer " + std::to_string(who);
+      go.fetch_add(1);
+      while (go.load() < 2) {
+      }
+      auto put = store.Put(mine, expected);
+      if (put.ok()) {
+        wins.fetch_add(1);
+      } else if (absl::IsAborted(put.status())) {
+        aborted.fetch_add(1);
+      }
+    };
+    std::thread a(writer, 1);
+    std::thread b(writer, 2);
+    a.join();
+    b.join();
+    if (wins.load() == 1 && aborted.load() == 1) {
+      ++single_winner_rounds;
+    }
+  }
+  CHECK(single_winner_rounds == kRounds);
+  auto got = store.Get("race");
+  REQUIRE(got.ok());
+  CHECK(got->version == kRounds + 1);
+}
+
+// Read-modify-write with retry from several threads loses no update.
+template <class Store>
+void RetriedReadModifyWriteLosesNoUpdate(Store& store) {
+  REQUIRE(store.Put(SimpleFinding("counter", "vm:1", core::Category::kGeneral), 0).ok());
+  constexpr int kThreads = 4;
+  constexpr int kIncrements = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIncrements; ++i) {
+        for (;;) {
+          auto got = store.Get("counter");
+          if (!got.ok()) {
+            failures.fetch_add(1);
+            return;
+          }
+          core::Finding next = got->finding;
+          ++next.times_raised;
+          auto put = store.Put(next, got->version);
+          if (put.ok()) {
+            break;
+          }
+          if (!absl::IsAborted(put.status())) {
+            failures.fetch_add(1);
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  CHECK(failures.load() == 0);
+  auto got = store.Get("counter");
+  REQUIRE(got.ok());
+  CHECK(got->finding.times_raised == 1 + kThreads * kIncrements);
+  CHECK(got->version == 1 + kThreads * kIncrements);
+}
+
+}  // namespace pulse::testing::contracts
+
+#define PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, WHAT, FN)                  \
+  TEST_CASE(NAME " finding store: " WHAT, "[contract][finding_store]") {            \
+    auto pulse_contract_store = (FACTORY)();                                         \
+    REQUIRE(pulse_contract_store != nullptr);                                        \
+    ::pulse::testing::contracts::FN(*pulse_contract_store);                          \
+  }
+
+#define PULSE_FINDING_STORE_CONTRACT(NAME, FACTORY)                                            \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "get of an unknown id is NotFound",       \
+                                     GetUnknownIsNotFound)                                    \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "a created finding reads back whole at version 1",      \
+                                     CreateThenGetRoundTripsEveryField)                       \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "creating an existing id is Aborted and changes nothing", \
+                                     CreateOfExistingIdIsAbortedAndKeepsTheRecord)            \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "an update needs the current version",                  \
+                                     UpdateNeedsTheCurrentVersion)                            \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "updating a missing finding is Aborted",                \
+                                     UpdateOfAMissingFindingIsAborted)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "an empty id or negative version is InvalidArgument",   \
+                                     MalformedPutsAreInvalidArgument)                         \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "list is ordered by id and filters by resource, "       \
+                                     "category and activity",                                \
+                                     ListOrdersByIdAndFilters)                                \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "suppression rules upsert, list by id and delete",      \
+                                     SuppressionRulesUpsertListAndDelete)                     \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "two concurrent puts at one version have one winner",   \
+                                     ConcurrentPutsAtOneVersionHaveExactlyOneWinner)          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "retried read-modify-write from threads loses no update", \
+                                     RetriedReadModifyWriteLosesNoUpdate)

@@ -1,0 +1,113 @@
+// The OperatorStateStore contract, as one reusable Catch2 suite for every adapter:
+//
+//   TEST_CASE("SqliteOperatorStateStore honours the contract", "[adapters][sqlite]") {
+//     pulse::testing::RunOperatorStateStoreContract([] { return MakeSqliteStore(); });
+//   }
+//
+// `make` returns a fresh, empty store as a pointer-like owner; each SECTION gets its own.
+// Times carry millisecond parts: adapters must round-trip absl::Time exactly.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "pulse/core/ports/operator_state_store.h"
+
+namespace pulse::testing {
+namespace operator_state_contract {
+
+inline core::OperatorState LockedState(std::string resource_id) {
+  core::OperatorState s;
+  s.resource_id = std::move(resource_id);
+  s.never_auto_remediate = true;
+  s.intentionally_offline = false;
+  s.monitoring_mode = core::MonitoringMode::kMuted;
+  s.lifecycle = core::ResourceLifecycle::kActive;
+  s.maintenance_start_at = absl::FromUnixMillis(1'800'000'000'250);
+  s.maintenance_end_at = absl::FromUnixMillis(1'800'003'600'750);
+  s.maintenance_reason = "kernel upgrade — Wartung";
+  s.criticality = core::Criticality::kHigh;
+  s.note = "do not touch\nwithout asking ops";
+  s.set_at = absl::FromUnixMillis(1'799'999'999'001);
+  s.set_by = "alice@example.com";
+  return s;
+}
+
+}  // namespace operator_state_contract
+
+template <class MakeStore>
+void RunOperatorStateStoreContract(MakeStore make) {
+  using operator_state_contract::LockedState;
+  auto store = make();
+
+  SECTION("a resource without state is NotFound") {
+    CHECK(absl::IsNotFound(store->Get("vm:101").status()));
+  }
+
+  SECTION("Set then Get returns exactly the state that was set") {
+    const core::OperatorState s = LockedState("vm:101");
+    REQUIRE(store->Set(s).ok());
+    absl::StatusOr<core::OperatorState> got = store->Get("vm:101");
+    REQUIRE(got.ok());
+    CHECK(*got == s);
+  }
+
+  SECTION("Set replaces the whole declaration") {
+    REQUIRE(store->Set(LockedState("vm:101")).ok());
+    core::OperatorState plain;
+    plain.resource_id = "vm:101";
+    plain.set_at = absl::FromUnixMillis(1'800'000'100'000);
+    plain.set_by = "bob";
+    REQUIRE(store->Set(plain).ok());
+    absl::StatusOr<core::OperatorState> got = store->Get("vm:101");
+    REQUIRE(got.ok());
+    CHECK(*got == plain);
+    CHECK_FALSE(got->never_auto_remediate);
+    CHECK_FALSE(got->maintenance_start_at.has_value());
+  }
+
+  SECTION("an invalid state is refused and the stored one is kept") {
+    const core::OperatorState good = LockedState("vm:101");
+    REQUIRE(store->Set(good).ok());
+    core::OperatorState half_window = good;
+    half_window.maintenance_end_at.reset();
+    core::OperatorState backwards = good;
+    backwards.maintenance_end_at = *good.maintenance_start_at - absl::Seconds(1);
+    core::OperatorState bad_id = good;
+    bad_id.resource_id = "VM 101";
+    core::OperatorState contradictory = good;
+    contradictory.intentionally_offline = true;  // but monitoring mode is muted
+    core::OperatorState anonymous = good;
+    anonymous.set_by.clear();
+    for (const core::OperatorState& bad :
+         {half_window, backwards, bad_id, contradictory, anonymous}) {
+      CHECK(absl::IsInvalidArgument(store->Set(bad)));
+    }
+    absl::StatusOr<core::OperatorState> got = store->Get("vm:101");
+    REQUIRE(got.ok());
+    CHECK(*got == good);
+    CHECK(absl::IsNotFound(store->Get("VM 101").status()));
+  }
+
+  SECTION("Clear removes the state and is idempotent") {
+    REQUIRE(store->Set(LockedState("vm:101")).ok());
+    REQUIRE(store->Clear("vm:101").ok());
+    CHECK(absl::IsNotFound(store->Get("vm:101").status()));
+    CHECK(store->Clear("vm:101").ok());
+    CHECK(store->Clear("vm:999").ok());
+  }
+
+  SECTION("states of different resources are independent") {
+    REQUIRE(store->Set(LockedState("vm:101")).ok());
+    REQUIRE(store->Set(LockedState("service:pve1/nginx")).ok());
+    REQUIRE(store->Clear("vm:101").ok());
+    absl::StatusOr<core::OperatorState> other = store->Get("service:pve1/nginx");
+    REQUIRE(other.ok());
+    CHECK(other->resource_id == "service:pve1/nginx");
+    CHECK(absl::IsNotFound(store->Get("vm:101").status()));
+  }
+}
+
+}  // namespace pulse::testing

@@ -1,0 +1,226 @@
+// InMemoryFindingStore: a FindingStore held in memory, faithful to the port's contract
+// (tests/contracts/finding_store_contract.h). By default every record is stored as its JSON
+// encoding and decoded on read, like a real store, so a field the codec loses is caught by
+// every service test. Thread-safe (one std::mutex, which ThreadSanitizer understands; the
+// distribution's uninstrumented absl::Mutex produces false race reports). Test hooks:
+// FailNext injects one error into any or one named method; SetBeforePut runs a callback before
+// the next Put commits (to simulate a concurrent writer).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/findings/finding_json.h"
+#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/ports/finding_store.h"
+
+namespace pulse::testing {
+
+class InMemoryFindingStore final : public core::FindingStore {
+ public:
+  struct Options {
+    // Store the JSON encoding and decode it on every read (a persistence round trip).
+    bool round_trip_json = true;
+  };
+
+  InMemoryFindingStore() = default;
+  explicit InMemoryFindingStore(Options options) : options_(options) {}
+
+  absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("Get"); !injected.ok()) {
+      return injected;
+    }
+    auto it = findings_.find(std::string(id));
+    if (it == findings_.end()) {
+      return absl::NotFoundError("no finding " + std::string(id));
+    }
+    return Load(it->second);
+  }
+
+  absl::StatusOr<std::vector<core::StoredFinding>> List(
+      const core::FindingFilter& filter) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("List"); !injected.ok()) {
+      return injected;
+    }
+    std::vector<core::StoredFinding> out;
+    for (const auto& [id, record] : findings_) {
+      absl::StatusOr<core::StoredFinding> stored = Load(record);
+      if (!stored.ok()) {
+        return stored.status();
+      }
+      const core::Finding& f = stored->finding;
+      if (filter.resource_id.has_value() && f.resource_id != *filter.resource_id) {
+        continue;
+      }
+      if (filter.category.has_value() && f.category != *filter.category) {
+        continue;
+      }
+      if (filter.active_at.has_value() && !core::IsActive(f, *filter.active_at)) {
+        continue;
+      }
+      out.push_back(std::move(*stored));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
+                                   std::int64_t expected_version) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hook = std::exchange(before_put_, nullptr);
+    }
+    if (hook) {
+      hook();  // outside the lock: it may write through this store
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("Put"); !injected.ok()) {
+      return injected;
+    }
+    if (finding.id.empty()) {
+      return absl::InvalidArgumentError("finding id is empty");
+    }
+    if (expected_version < 0) {
+      return absl::InvalidArgumentError("expected_version is negative");
+    }
+    auto it = findings_.find(finding.id);
+    const std::int64_t current = it == findings_.end() ? 0 : it->second.version;
+    if (current != expected_version) {
+      return absl::AbortedError("finding " + finding.id + " is at version " +
+                                std::to_string(current) + ", not " +
+                                std::to_string(expected_version));
+    }
+    Record record;
+    record.version = current + 1;
+    if (options_.round_trip_json) {
+      record.json = core::FindingToJson(finding);
+    } else {
+      record.finding = finding;
+    }
+    findings_[finding.id] = std::move(record);
+    ++put_count_;
+    return current + 1;
+  }
+
+  absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("ListSuppressionRules"); !injected.ok()) {
+      return injected;
+    }
+    std::vector<core::SuppressionRule> out;
+    for (const auto& [id, json] : rules_) {
+      absl::StatusOr<core::SuppressionRule> rule = core::SuppressionRuleFromJson(json);
+      if (!rule.ok()) {
+        return absl::InternalError("stored rule does not decode: " +
+                                   std::string(rule.status().message()));
+      }
+      out.push_back(*std::move(rule));
+    }
+    return out;
+  }
+
+  absl::Status PutSuppressionRule(const core::SuppressionRule& rule) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("PutSuppressionRule"); !injected.ok()) {
+      return injected;
+    }
+    if (rule.id.empty()) {
+      return absl::InvalidArgumentError("rule id is empty");
+    }
+    rules_[rule.id] = core::SuppressionRuleToJson(rule);
+    return absl::OkStatus();
+  }
+
+  absl::Status DeleteSuppressionRule(std::string_view id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status injected = TakeInjected("DeleteSuppressionRule"); !injected.ok()) {
+      return injected;
+    }
+    if (rules_.erase(std::string(id)) == 0) {
+      return absl::NotFoundError("no suppression rule " + std::string(id));
+    }
+    return absl::OkStatus();
+  }
+
+  // --- Test hooks ---
+
+  // The next call of `method` ("Get", "List", "Put", "ListSuppressionRules",
+  // "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method) returns `status`
+  // instead of doing its work.
+  void FailNext(absl::Status status, std::string method = "") {
+    std::lock_guard<std::mutex> lock(mu_);
+    injected_ = std::move(status);
+    injected_method_ = std::move(method);
+  }
+
+  // Runs `hook` (once) at the start of the next Put, before its version check.
+  void SetBeforePut(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    before_put_ = std::move(hook);
+  }
+
+  // Successful Puts so far.
+  std::int64_t put_count() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return put_count_;
+  }
+
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return findings_.size();
+  }
+
+ private:
+  struct Record {
+    std::int64_t version = 0;
+    std::string json;       // when round-tripping
+    core::Finding finding;  // otherwise
+  };
+
+  absl::StatusOr<core::StoredFinding> Load(const Record& record) const {
+    core::StoredFinding stored;
+    stored.version = record.version;
+    if (!options_.round_trip_json) {
+      stored.finding = record.finding;
+      return stored;
+    }
+    absl::StatusOr<core::Finding> decoded = core::FindingFromJson(record.json);
+    if (!decoded.ok()) {
+      return absl::InternalError("stored finding does not decode: " +
+                                 std::string(decoded.status().message()));
+    }
+    stored.finding = *std::move(decoded);
+    return stored;
+  }
+
+  absl::Status TakeInjected(std::string_view method) const {
+    if (!injected_.has_value() || (!injected_method_.empty() && injected_method_ != method)) {
+      return absl::OkStatus();
+    }
+    absl::Status status = std::move(*injected_);
+    injected_.reset();
+    return status;
+  }
+
+  const Options options_{};
+  mutable std::mutex mu_;
+  std::map<std::string, Record> findings_;
+  std::map<std::string, std::string> rules_;
+  mutable std::optional<absl::Status> injected_;
+  std::string injected_method_;
+  std::function<void()> before_put_;
+  std::int64_t put_count_ = 0;
+};
+
+}  // namespace pulse::testing
