@@ -9,8 +9,11 @@
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
+#include "fsm_test_support.h"
 
 namespace {
+
+using namespace pulse::testing::fsm;  // NOLINT(google-build-using-namespace): shared fixtures
 
 using pulse::core::BatchCall;
 using pulse::core::BatchGate;
@@ -24,11 +27,6 @@ using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
 
-constexpr InvocationClass kResolveCall{ToolKind::kResolve, MutationTarget::kNone};
-constexpr InvocationClass kReadCall{ToolKind::kRead, MutationTarget::kNone};
-constexpr InvocationClass kInfraWrite{ToolKind::kWrite, MutationTarget::kInfrastructure};
-constexpr InvocationClass kFindingWrite{ToolKind::kWrite, MutationTarget::kPulseState};
-constexpr InvocationClass kQuestion{ToolKind::kUserInput, MutationTarget::kNone};
 
 BatchCall Query() { return {"pulse_query", kResolveCall}; }
 BatchCall Read() { return {"pulse_read", kReadCall}; }
@@ -37,17 +35,6 @@ BatchCall FileEdit() { return {"pulse_file_edit", kInfraWrite}; }
 BatchCall Report() { return {"patrol_report_finding", kFindingWrite}; }
 BatchCall Ask() { return {"pulse_question", kQuestion}; }
 
-SessionFsm Reading(const FakeClock& clock) {
-  SessionFsm fsm(clock);
-  fsm.OnToolSuccess(ToolKind::kResolve, "pulse_query");
-  return fsm;
-}
-
-SessionFsm Verifying(const FakeClock& clock) {
-  SessionFsm fsm = Reading(clock);
-  fsm.OnToolSuccess(ToolKind::kWrite, "pulse_control");
-  return fsm;
-}
 
 std::vector<bool> AllowedPattern(const BatchGate& gate) {
   std::vector<bool> allowed;

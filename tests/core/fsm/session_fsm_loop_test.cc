@@ -10,8 +10,11 @@
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
+#include "fsm_test_support.h"
 
 namespace {
+
+using namespace pulse::testing::fsm;  // NOLINT(google-build-using-namespace): shared fixtures
 
 using pulse::core::EffectOf;
 using pulse::core::FsmBlockedError;
@@ -26,35 +29,8 @@ using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
 
-constexpr InvocationClass kResolveCall{ToolKind::kResolve, MutationTarget::kNone};
-constexpr InvocationClass kReadCall{ToolKind::kRead, MutationTarget::kNone};
-constexpr InvocationClass kInfraWrite{ToolKind::kWrite, MutationTarget::kInfrastructure};
-constexpr InvocationClass kFindingWrite{ToolKind::kWrite, MutationTarget::kPulseState};
-constexpr InvocationClass kQuestion{ToolKind::kUserInput, MutationTarget::kNone};
 
-// The exact reference texts (semantics §1.3), spelled out independently of the header.
-constexpr std::string_view kR1 =
-    "POLICY_BLOCKED: state-changing tools require a validated target/resource context. "
-    "Establish the target from current context or available tools, then retry only if the "
-    "requested action still fits.";
-constexpr std::string_view kR2 =
-    "POLICY_BLOCKED: the previous state-changing tool call still needs current verification "
-    "evidence. Gather evidence for the changed target, then retry only if another action is "
-    "still needed.";
 
-// A session with an established target.
-SessionFsm Reading(const FakeClock& clock) {
-  SessionFsm fsm(clock);
-  fsm.OnToolSuccess(ToolKind::kResolve, "pulse_query");
-  return fsm;
-}
-
-// A session whose last write has not been verified.
-SessionFsm Verifying(const FakeClock& clock) {
-  SessionFsm fsm = Reading(clock);
-  fsm.OnToolSuccess(ToolKind::kWrite, "pulse_control");
-  return fsm;
-}
 
 TEST_CASE("EffectOf maps every invocation class, failing closed on incoherent ones",
           "[core][fsm]") {

@@ -16,8 +16,11 @@
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
+#include "fsm_test_support.h"
 
 namespace {
+
+using namespace pulse::testing::fsm;  // NOLINT(google-build-using-namespace): shared fixtures
 
 using pulse::core::BatchCall;
 using pulse::core::BatchGate;
@@ -31,14 +34,6 @@ using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
 
-constexpr std::string_view kR1 =
-    "POLICY_BLOCKED: state-changing tools require a validated target/resource context. "
-    "Establish the target from current context or available tools, then retry only if the "
-    "requested action still fits.";
-constexpr std::string_view kR2 =
-    "POLICY_BLOCKED: the previous state-changing tool call still needs current verification "
-    "evidence. Gather evidence for the changed target, then retry only if another action is "
-    "still needed.";
 
 enum class Role { kRead, kWrite, kIgnored };
 

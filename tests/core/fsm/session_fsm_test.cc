@@ -11,9 +11,12 @@
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
+#include "fsm_test_support.h"
 #include "rapidjson/document.h"
 
 namespace {
+
+using namespace pulse::testing::fsm;  // NOLINT(google-build-using-namespace): shared fixtures
 
 using pulse::core::FsmBlockedError;
 using pulse::core::kFsmReasonAnswerUnverified;
@@ -31,32 +34,7 @@ using pulse::testing::FakeClock;
 constexpr ToolKind kAllKinds[] = {ToolKind::kResolve, ToolKind::kRead, ToolKind::kWrite,
                                   ToolKind::kUserInput};
 
-// The exact reference texts (semantics §1.3, §1.4), spelled out independently of the header.
-constexpr std::string_view kR1 =
-    "POLICY_BLOCKED: state-changing tools require a validated target/resource context. "
-    "Establish the target from current context or available tools, then retry only if the "
-    "requested action still fits.";
-constexpr std::string_view kR2 =
-    "POLICY_BLOCKED: the previous state-changing tool call still needs current verification "
-    "evidence. Gather evidence for the changed target, then retry only if another action is "
-    "still needed.";
-constexpr std::string_view kR3 =
-    "POLICY_BLOCKED: the previous state-changing tool call needs current verification evidence "
-    "before responding about the result.";
 
-// A session with an established target.
-SessionFsm Reading(const FakeClock& clock) {
-  SessionFsm fsm(clock);
-  fsm.OnToolSuccess(ToolKind::kResolve, "pulse_query");
-  return fsm;
-}
-
-// A session whose last write has not been verified.
-SessionFsm Verifying(const FakeClock& clock) {
-  SessionFsm fsm = Reading(clock);
-  fsm.OnToolSuccess(ToolKind::kWrite, "pulse_control");
-  return fsm;
-}
 
 rapidjson::Document ParseJson(const std::string& text) {
   rapidjson::Document doc;
