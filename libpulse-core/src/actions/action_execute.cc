@@ -3,8 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
 #include "pulse/core/actions/action_service.h"
+#include "pulse/core/json/json_time.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
 #include "service_internal.h"
 
@@ -12,11 +13,10 @@ namespace pulse::core {
 namespace {
 
 using action_internal::ActorLabel;
-using action_internal::BoundedText;
-using action_internal::FormatWireTime;
 using action_internal::IsToken;
 using action_internal::kMaxCasAttempts;
 using action_internal::MakeEvent;
+using action_internal::SameRevisionTransition;
 using action_internal::Sv;
 
 constexpr std::size_t kMaxSummaryBytes = 2048;
@@ -53,7 +53,7 @@ VerificationAxis Verify(const absl::StatusOr<PostconditionObservation>& seen,
     v.status = VerificationStatus::kInconclusive;
     v.evidence_class = EvidenceClass::kNone;
     v.reason_code = "observation_failed";
-    v.summary = BoundedText(std::string(seen.status().message()), kMaxSummaryBytes);
+    v.summary = BoundedCleanText(std::string(seen.status().message()), kMaxSummaryBytes);
     return v;
   }
   v.status = seen->status == VerificationStatus::kNotAttempted ? VerificationStatus::kInconclusive
@@ -63,8 +63,8 @@ VerificationAxis Verify(const absl::StatusOr<PostconditionObservation>& seen,
                          ? EvidenceClass::kIndependent
                          : EvidenceClass::kAgentAttested;
   v.reason_code = ReasonCode(seen->reason_code);
-  v.summary = BoundedText(seen->summary, kMaxSummaryBytes);
-  v.observer_id = BoundedText(seen->observer_id, 128);
+  v.summary = BoundedCleanText(seen->summary, kMaxSummaryBytes);
+  v.observer_id = BoundedCleanText(seen->observer_id, 128);
   v.observed_at = seen->observed_at;
   return v;
 }
@@ -88,17 +88,13 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
     return *bad;
   }
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-    PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> loaded, Load(request.action_id));
+    // Gates 2-5: identity and the states that can never start an execution.
+    PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> loaded,
+                           LoadPresented(request.action_id, request.plan_hash, request.actor));
     if (loaded.refused()) {
       return loaded.refusal();
     }
     const ActionRecord record = loaded.value();
-    // Gates 2-5: identity and the states that can never start an execution.
-    if (request.plan_hash.has_value() && *request.plan_hash != record.plan.plan_hash) {
-      return RefuseAndAudit(record, AgentErrorCode::kActionPlanIdentityMismatch,
-                            "the presented plan hash does not match the action's plan",
-                            request.actor);
-    }
     switch (record.state) {
       case ActionState::kCompleted:
       case ActionState::kFailed:
@@ -129,14 +125,8 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
     }
     // Gate 12: admission. `executing` is committed before anything is dispatched.
     const absl::Time now = clock_.Now();
-    ActionTransition start;
-    start.action_id = record.id();
-    start.expected_states = {record.state};
-    start.expected_plan_hash = record.plan.plan_hash;
-    start.expected_decision_revision = record.decision_revision;
-    start.new_state = ActionState::kExecuting;
-    start.new_decision_revision = record.decision_revision;
-    start.updated_at = now;
+    ActionTransition start =
+        SameRevisionTransition(record, record.state, ActionState::kExecuting, now);
     std::string message = absl::StrCat("Execution started by ", ActorLabel(request.actor));
     absl::StrAppend(&message, request.reason.empty() ? "." : ": ", request.reason);
     start.events = {MakeEvent(record, now, ActionState::kExecuting, &request.actor, message)};
@@ -178,7 +168,7 @@ absl::StatusOr<ActionService::Gate> ActionService::LifecycleGates(const ActionRe
     return Gate{
         Gate::Verdict::kRefuse,
         RefuseAndAudit(current, AgentErrorCode::kActionPlanExpired,
-                       absl::StrCat("the plan expired at ", FormatWireTime(current.plan.expires_at),
+                       absl::StrCat("the plan expired at ", FormatRfc3339(current.plan.expires_at),
                                     "; re-plan to act"),
                        actor)};
   }
@@ -231,7 +221,7 @@ absl::StatusOr<ActionService::Gate> ActionService::DriftAndLockGates(
     return PersistRefusal(
         record, AgentErrorCode::kResourceRemediationLocked,
         absl::StrCat(Sv(kRemediationLockedPrefix), " operator state of ", record.plan.resource_id,
-                     " (set by ", lock->set_by, " at ", FormatWireTime(lock->set_at),
+                     " (set by ", lock->set_by, " at ", FormatRfc3339(lock->set_at),
                      ") forbids remediation; clear it to act"),
         actor);
   }
@@ -269,8 +259,8 @@ ActionExecutionResult ActionService::RunDispatch(const ActionRecord& record,
   if (receipt.ok()) {
     result.execution.status = receipt->status;
     result.execution.reason_code = ReasonCode(receipt->reason_code);
-    result.execution.summary = BoundedText(receipt->summary, kMaxSummaryBytes);
-    result.executor_id = BoundedText(receipt->executor_id, 128);
+    result.execution.summary = BoundedCleanText(receipt->summary, kMaxSummaryBytes);
+    result.executor_id = BoundedCleanText(receipt->executor_id, 128);
     executor_domain = receipt->executor_trust_domain;
     observe = receipt->status != ExecutionStatus::kNotRun;
   } else {
@@ -279,7 +269,7 @@ ActionExecutionResult ActionService::RunDispatch(const ActionRecord& record,
         not_started ? ExecutionStatus::kNotRun : ExecutionStatus::kInconclusive;
     result.execution.reason_code = not_started ? "executor_refused" : "executor_outcome_unknown";
     result.execution.summary =
-        BoundedText(std::string(receipt.status().message()), kMaxSummaryBytes);
+        BoundedCleanText(std::string(receipt.status().message()), kMaxSummaryBytes);
     observe = !not_started;
   }
   if (observe) {
@@ -304,15 +294,10 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::RecordResult(
     const ActionRecord& record, const ActionExecutionResult& result,
     const ExecuteRequest& request) {
   const bool succeeded = result.execution.status == ExecutionStatus::kSucceeded;
-  ActionTransition finish;
-  finish.action_id = record.id();
-  finish.expected_states = {ActionState::kExecuting};
-  finish.expected_plan_hash = record.plan.plan_hash;
-  finish.expected_decision_revision = record.decision_revision;
-  finish.new_state = succeeded ? ActionState::kCompleted : ActionState::kFailed;
-  finish.new_decision_revision = record.decision_revision;
+  ActionTransition finish = SameRevisionTransition(
+      record, ActionState::kExecuting, succeeded ? ActionState::kCompleted : ActionState::kFailed,
+      result.finished_at);
   finish.result = result;
-  finish.updated_at = result.finished_at;
   finish.events = {MakeEvent(record, result.finished_at, finish.new_state, &request.actor,
                              OutcomeSentence(result))};
   absl::StatusOr<ActionRecord> finished = store_.Transition(finish);

@@ -4,190 +4,207 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_reader.h"
+#include "pulse/core/json/json_writer.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
+
+namespace action_internal {
 namespace {
 
-using action_internal::IsCleanText;
-using action_internal::JsonWriter;
-using action_internal::ObjectReader;
-using action_internal::StringOf;
-using action_internal::WriteKey;
-using action_internal::WriteRawJson;
-using action_internal::WriteString;
-using action_internal::WriteStringArray;
-using action_internal::WriteTime;
+// A member name fit for an error message: at most 64 bytes of printable ASCII.
+std::string PrintableName(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7F ? c : '?');
+  }
+  return out;
+}
+
+absl::Status MemberError(const JsonReadError& e, std::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(e.path, ".", e.member, " ", Sv(problem)));
+}
+
+}  // namespace
+
+absl::Status RenderActionJsonError(const JsonReadError& e) {
+  switch (e.problem) {
+    case JsonReadProblem::kUnknownMember:
+      return absl::InvalidArgumentError(
+          absl::StrCat(e.path, ": unknown member '", PrintableName(e.member), "'"));
+    case JsonReadProblem::kDuplicateMember:
+      return absl::InvalidArgumentError(
+          absl::StrCat(e.path, ": member '", PrintableName(e.member), "' appears more than once"));
+    case JsonReadProblem::kBadText:
+      return MemberError(e, "must be valid UTF-8 without control characters");
+    case JsonReadProblem::kNotTimeString:
+      return MemberError(e, "must be an RFC 3339 time string");
+    case JsonReadProblem::kBadTime:
+      return MemberError(e, "must be an RFC 3339 time between 1970 and 9999");
+    default:
+      return RenderJsonReadError(e);
+  }
+}
+
+}  // namespace action_internal
+
+namespace {
+
+using action_internal::kActionReader;
 
 constexpr std::size_t kText = kMaxActionTextBytes;  // free-text members
 constexpr std::size_t kId = kMaxActionIdBytes;
 constexpr std::size_t kLongText = 4096;  // messages and summaries
 constexpr std::size_t kMaxListItems = 256;
 constexpr std::string_view kActorChars = "._:@/+=-";
+constexpr JsonPresence kRequired = JsonPresence::kRequired;
 
 // ---- writers ------------------------------------------------------------------------------
 
-void Member(JsonWriter& w, std::string_view key, std::string_view value) {
-  WriteKey(w, key);
-  WriteString(w, value);
-}
-
-void OptionalMember(JsonWriter& w, std::string_view key, std::string_view value) {
-  if (!value.empty()) {
-    Member(w, key, value);
+// `json` (already valid JSON text) as a nested value. Falls back to {} if it does not parse,
+// which cannot happen for canonical params produced by ValidateParams.
+void WriteParams(JsonWriter& w, std::string_view json) {
+  absl::StatusOr<rapidjson::Document> doc = ParseJson(json);
+  if (!doc.ok()) {
+    w.StartObject();
+    w.EndObject();
+    return;
   }
-}
-
-void BoolMember(JsonWriter& w, std::string_view key, bool value) {
-  WriteKey(w, key);
-  w.Bool(value);
-}
-
-void TimeMember(JsonWriter& w, std::string_view key, absl::Time t) {
-  WriteKey(w, key);
-  WriteTime(w, t);
+  w.Value(*doc);
 }
 
 void WriteActor(JsonWriter& w, const ActionActor& actor) {
   w.StartObject();
-  Member(w, "kind", ToString(actor.kind));
-  Member(w, "id", actor.id);
+  w.Member("kind", ToString(actor.kind));
+  w.Member("id", actor.id);
   w.EndObject();
 }
 
 void WriteRequest(JsonWriter& w, const ActionRequest& r) {
   w.StartObject();
-  Member(w, "requestId", r.request_id);
-  Member(w, "resourceId", r.resource_id);
-  Member(w, "capabilityName", r.capability_name);
-  WriteKey(w, "params");
-  WriteRawJson(w, r.params_json);
-  Member(w, "reason", r.reason);
-  Member(w, "requestedBy", r.actor.id);
-  WriteKey(w, "actor");
+  w.Member("requestId", r.request_id);
+  w.Member("resourceId", r.resource_id);
+  w.Member("capabilityName", r.capability_name);
+  w.Key("params");
+  WriteParams(w, r.params_json);
+  w.Member("reason", r.reason);
+  w.Member("requestedBy", r.actor.id);
+  w.Key("actor");
   WriteActor(w, r.actor);
   w.EndObject();
 }
 
 void WritePlan(JsonWriter& w, const ActionPlan& p) {
   w.StartObject();
-  Member(w, "actionId", p.action_id);
-  Member(w, "requestId", p.request_id);
-  Member(w, "resourceId", p.resource_id);
-  Member(w, "capabilityName", p.capability_name);
-  WriteKey(w, "params");
-  WriteRawJson(w, p.params_json);
-  BoolMember(w, "allowed", p.allowed);
-  BoolMember(w, "requiresApproval", p.requires_approval);
-  Member(w, "approvalPolicy", ToString(p.approval_policy));
-  WriteKey(w, "approvalRequirement");
+  w.Member("actionId", p.action_id);
+  w.Member("requestId", p.request_id);
+  w.Member("resourceId", p.resource_id);
+  w.Member("capabilityName", p.capability_name);
+  w.Key("params");
+  WriteParams(w, p.params_json);
+  w.Member("allowed", p.allowed);
+  w.Member("requiresApproval", p.requires_approval);
+  w.Member("approvalPolicy", ToString(p.approval_policy));
+  w.Key("approvalRequirement");
   w.StartObject();
-  WriteKey(w, "version");
-  w.Int(1);
-  Member(w, "floor", ToString(p.approval_requirement.floor));
-  WriteKey(w, "quorum");
-  w.Int(p.approval_requirement.quorum);
-  BoolMember(w, "disallowRequester", p.approval_requirement.disallow_requester);
+  w.Member("version", 1);
+  w.Member("floor", ToString(p.approval_requirement.floor));
+  w.Member("quorum", p.approval_requirement.quorum);
+  w.Member("disallowRequester", p.approval_requirement.disallow_requester);
   w.EndObject();
-  Member(w, "autoAuthorization", ToString(p.auto_authorization));
-  Member(w, "risk", ToString(p.risk));
-  WriteKey(w, "predictedBlastRadius");
-  WriteStringArray(w, p.predicted_blast_radius);
-  BoolMember(w, "rollbackAvailable", p.rollback_available);
-  Member(w, "message", p.message);
-  TimeMember(w, "plannedAt", p.planned_at);
-  TimeMember(w, "expiresAt", p.expires_at);
-  Member(w, "resourceVersion", p.resource_version);
-  Member(w, "policyVersion", p.policy_version);
-  Member(w, "planHash", p.plan_hash);
-  WriteKey(w, "preflight");
+  w.Member("autoAuthorization", ToString(p.auto_authorization));
+  w.Member("risk", ToString(p.risk));
+  w.Key("predictedBlastRadius");
+  w.StringArray(p.predicted_blast_radius);
+  w.Member("rollbackAvailable", p.rollback_available);
+  w.Member("message", p.message);
+  w.TimeMember("plannedAt", p.planned_at);
+  w.TimeMember("expiresAt", p.expires_at);
+  w.Member("resourceVersion", p.resource_version);
+  w.Member("policyVersion", p.policy_version);
+  w.Member("planHash", p.plan_hash);
+  w.Key("preflight");
   w.StartObject();
-  Member(w, "target", p.preflight.target);
-  Member(w, "currentState", p.preflight.current_state);
-  Member(w, "intendedChange", p.preflight.intended_change);
-  BoolMember(w, "dryRunAvailable", p.preflight.dry_run_available);
-  Member(w, "dryRunSummary", p.preflight.dry_run_summary);
-  WriteKey(w, "safetyChecks");
-  WriteStringArray(w, p.preflight.safety_checks);
-  WriteKey(w, "verificationSteps");
-  WriteStringArray(w, p.preflight.verification_steps);
+  w.Member("target", p.preflight.target);
+  w.Member("currentState", p.preflight.current_state);
+  w.Member("intendedChange", p.preflight.intended_change);
+  w.Member("dryRunAvailable", p.preflight.dry_run_available);
+  w.Member("dryRunSummary", p.preflight.dry_run_summary);
+  w.Key("safetyChecks");
+  w.StringArray(p.preflight.safety_checks);
+  w.Key("verificationSteps");
+  w.StringArray(p.preflight.verification_steps);
   w.EndObject();
   w.EndObject();
 }
 
 void WriteApproval(JsonWriter& w, const ApprovalRecord& a) {
   w.StartObject();
-  WriteKey(w, "actor");
+  w.Key("actor");
   WriteActor(w, a.actor);
-  Member(w, "outcome", ToString(a.outcome));
-  OptionalMember(w, "reason", a.reason);
-  TimeMember(w, "timestamp", a.at);
-  Member(w, "planHash", a.plan_hash);
+  w.Member("outcome", ToString(a.outcome));
+  w.MemberIfNotEmpty("reason", a.reason);
+  w.TimeMember("timestamp", a.at);
+  w.Member("planHash", a.plan_hash);
   w.EndObject();
 }
 
 void WriteResult(JsonWriter& w, const ActionExecutionResult& r) {
   w.StartObject();
-  WriteKey(w, "version");
-  w.Int(2);
-  WriteKey(w, "execution");
+  w.Member("version", 2);
+  w.Key("execution");
   w.StartObject();
-  Member(w, "status", ToString(r.execution.status));
-  OptionalMember(w, "reasonCode", r.execution.reason_code);
-  OptionalMember(w, "summary", r.execution.summary);
+  w.Member("status", ToString(r.execution.status));
+  w.MemberIfNotEmpty("reasonCode", r.execution.reason_code);
+  w.MemberIfNotEmpty("summary", r.execution.summary);
   w.EndObject();
-  WriteKey(w, "verification");
+  w.Key("verification");
   w.StartObject();
-  Member(w, "status", ToString(r.verification.status));
-  Member(w, "evidenceClass", ToString(r.verification.evidence_class));
-  OptionalMember(w, "reasonCode", r.verification.reason_code);
-  OptionalMember(w, "summary", r.verification.summary);
-  OptionalMember(w, "observerId", r.verification.observer_id);
-  if (r.verification.observed_at.has_value()) {
-    TimeMember(w, "observedAt", *r.verification.observed_at);
-  }
+  w.Member("status", ToString(r.verification.status));
+  w.Member("evidenceClass", ToString(r.verification.evidence_class));
+  w.MemberIfNotEmpty("reasonCode", r.verification.reason_code);
+  w.MemberIfNotEmpty("summary", r.verification.summary);
+  w.MemberIfNotEmpty("observerId", r.verification.observer_id);
+  w.TimeMemberIfSet("observedAt", r.verification.observed_at);
   w.EndObject();
-  OptionalMember(w, "errorMessage", r.error_message);
-  BoolMember(w, "dispatched", r.dispatched);
-  OptionalMember(w, "executorId", r.executor_id);
-  if (r.started_at.has_value()) {
-    TimeMember(w, "startedAt", *r.started_at);
-  }
-  TimeMember(w, "finishedAt", r.finished_at);
+  w.MemberIfNotEmpty("errorMessage", r.error_message);
+  w.Member("dispatched", r.dispatched);
+  w.MemberIfNotEmpty("executorId", r.executor_id);
+  w.TimeMemberIfSet("startedAt", r.started_at);
+  w.TimeMember("finishedAt", r.finished_at);
   w.EndObject();
 }
 
 void WriteEvent(JsonWriter& w, const ActionLifecycleEvent& e) {
   w.StartObject();
-  Member(w, "actionId", e.action_id);
-  WriteKey(w, "sequence");
-  w.Int64(e.sequence);
-  TimeMember(w, "timestamp", e.at);
-  Member(w, "state", ToString(e.state));
-  Member(w, "kind", ToString(e.kind));
+  w.Member("actionId", e.action_id);
+  w.Member("sequence", e.sequence);
+  w.TimeMember("timestamp", e.at);
+  w.Member("state", ToString(e.state));
+  w.Member("kind", ToString(e.kind));
   if (e.decision_revision.has_value()) {
-    WriteKey(w, "decisionRevision");
-    w.Uint(*e.decision_revision);
+    w.Member("decisionRevision", *e.decision_revision);
   }
   if (e.decision.has_value()) {
-    Member(w, "decision", ToString(*e.decision));
+    w.Member("decision", ToString(*e.decision));
   }
   if (e.actor.has_value()) {
-    WriteKey(w, "actor");
+    w.Key("actor");
     WriteActor(w, *e.actor);
   }
-  OptionalMember(w, "message", e.message);
+  w.MemberIfNotEmpty("message", e.message);
   w.EndObject();
 }
 
 template <class F>
 std::string Render(F&& write) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   write(w);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return w.Take();
 }
 
 // ---- readers ------------------------------------------------------------------------------
@@ -214,34 +231,38 @@ absl::StatusOr<std::string> ParamsText(const rapidjson::Value* v, std::string_vi
   return CanonicalJson(*v);
 }
 
-template <class E, class Parse>
-E ReadEnum(ObjectReader& r, std::string_view key, Parse parse, E fallback) {
-  return r.Enum<E>(key, parse, fallback);
+// A required id or token (see IsToken).
+std::string Token(JsonObjectReader& r, std::string_view key, std::size_t max_bytes,
+                  std::string_view extra) {
+  std::string s = r.String(key, {max_bytes, kRequired}).value_or("");
+  if (!s.empty() && !action_internal::IsToken(s, max_bytes, extra)) {
+    r.Fail(key, "contains characters outside its allowed set");
+  }
+  return s;
 }
 
 absl::StatusOr<ActionActor> ReadActor(const rapidjson::Value* v, std::string what) {
   if (v == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is required"));
   }
-  ObjectReader r(*v, what);
+  JsonObjectReader r(*v, what, kActionReader);
   ActionActor actor;
-  actor.kind = ReadEnum<ActorKind>(
-      r, "kind", [](std::string_view t) { return ParseActorKind(t); }, ActorKind::kHuman);
-  actor.id = r.Token("id", kId, kActorChars);
+  actor.kind = r.Enum("kind", ParseActorKind, kRequired).value_or(ActorKind::kHuman);
+  actor.id = Token(r, "id", kId, kActorChars);
   PULSE_RETURN_IF_ERROR(r.Finish());
   return actor;
 }
 
 absl::StatusOr<ActionRequest> ReadRequest(const rapidjson::Value& v) {
-  ObjectReader r(v, "request");
+  JsonObjectReader r(v, "request", kActionReader);
   ActionRequest req;
-  req.request_id = r.String("requestId", kId);
-  req.resource_id = r.String("resourceId", 256);
-  req.capability_name = r.String("capabilityName", 64);
-  const rapidjson::Value* params = r.Member("params", true);
-  req.reason = r.String("reason", kText);
-  const std::string requested_by = r.String("requestedBy", kId);
-  const rapidjson::Value* actor = r.Member("actor", true);
+  req.request_id = r.String("requestId", {kId, kRequired}).value_or("");
+  req.resource_id = r.String("resourceId", {256, kRequired}).value_or("");
+  req.capability_name = r.String("capabilityName", {64, kRequired}).value_or("");
+  const rapidjson::Value* params = r.Member("params", kRequired);
+  req.reason = r.String("reason", {kText, kRequired}).value_or("");
+  const std::string requested_by = r.String("requestedBy", {kId, kRequired}).value_or("");
+  const rapidjson::Value* actor = r.Member("actor", kRequired);
   PULSE_RETURN_IF_ERROR(r.Finish());
   PULSE_ASSIGN_OR_RETURN(req.params_json, ParamsText(params, "request"));
   PULSE_ASSIGN_OR_RETURN(req.actor, ReadActor(actor, "request.actor"));
@@ -252,52 +273,51 @@ absl::StatusOr<ActionRequest> ReadRequest(const rapidjson::Value& v) {
 }
 
 absl::StatusOr<ActionPlan> ReadPlan(const rapidjson::Value& v) {
-  ObjectReader r(v, "plan");
+  JsonObjectReader r(v, "plan", kActionReader);
   ActionPlan p;
-  p.action_id = r.Token("actionId", kId, "_-");
-  p.request_id = r.String("requestId", kId);
-  p.resource_id = r.String("resourceId", 256);
-  p.capability_name = r.String("capabilityName", 64);
-  const rapidjson::Value* params = r.Member("params", true);
-  p.allowed = r.Bool("allowed");
-  p.requires_approval = r.Bool("requiresApproval");
-  p.approval_policy = ReadEnum<ApprovalLevel>(
-      r, "approvalPolicy", [](std::string_view t) { return ParseApprovalLevel(t); },
-      ApprovalLevel::kAdmin);
-  const rapidjson::Value* requirement = r.Member("approvalRequirement", true);
-  p.auto_authorization = ReadEnum<AutoAuthorization>(
-      r, "autoAuthorization", [](std::string_view t) { return ParseAutoAuthorization(t); },
-      AutoAuthorization::kNever);
-  p.risk = ReadEnum<ActionRisk>(
-      r, "risk", [](std::string_view t) { return ParseActionRisk(t); }, ActionRisk::kMedium);
-  p.predicted_blast_radius = r.StringArray("predictedBlastRadius", kMaxListItems, 256, true);
-  p.rollback_available = r.Bool("rollbackAvailable");
-  p.message = r.OptionalString("message", kLongText).value_or("");
-  p.planned_at = r.Time("plannedAt");
-  p.expires_at = r.Time("expiresAt");
-  p.resource_version = r.String("resourceVersion", 128);
-  p.policy_version = r.String("policyVersion", 128);
-  p.plan_hash = r.String("planHash", 128);
-  const rapidjson::Value* preflight = r.Member("preflight", true);
+  p.action_id = Token(r, "actionId", kId, "_-");
+  p.request_id = r.String("requestId", {kId, kRequired}).value_or("");
+  p.resource_id = r.String("resourceId", {256, kRequired}).value_or("");
+  p.capability_name = r.String("capabilityName", {64, kRequired}).value_or("");
+  const rapidjson::Value* params = r.Member("params", kRequired);
+  p.allowed = r.Bool("allowed", kRequired).value_or(false);
+  p.requires_approval = r.Bool("requiresApproval", kRequired).value_or(false);
+  p.approval_policy =
+      r.Enum("approvalPolicy", ParseApprovalLevel, kRequired).value_or(ApprovalLevel::kAdmin);
+  const rapidjson::Value* requirement = r.Member("approvalRequirement", kRequired);
+  p.auto_authorization = r.Enum("autoAuthorization", ParseAutoAuthorization, kRequired)
+                             .value_or(AutoAuthorization::kNever);
+  p.risk = r.Enum("risk", ParseActionRisk, kRequired).value_or(ActionRisk::kMedium);
+  p.predicted_blast_radius =
+      r.StringArray("predictedBlastRadius", kMaxListItems, 256, kRequired);
+  p.rollback_available = r.Bool("rollbackAvailable", kRequired).value_or(false);
+  p.message = r.String("message", {kLongText}).value_or("");
+  p.planned_at = r.Time("plannedAt", kRequired).value_or(absl::UnixEpoch());
+  p.expires_at = r.Time("expiresAt", kRequired).value_or(absl::UnixEpoch());
+  p.resource_version = r.String("resourceVersion", {128, kRequired}).value_or("");
+  p.policy_version = r.String("policyVersion", {128, kRequired}).value_or("");
+  p.plan_hash = r.String("planHash", {128, kRequired}).value_or("");
+  const rapidjson::Value* preflight = r.Member("preflight", kRequired);
   PULSE_RETURN_IF_ERROR(r.Finish());
   PULSE_ASSIGN_OR_RETURN(p.params_json, ParamsText(params, "plan"));
 
-  ObjectReader q(*requirement, "plan.approvalRequirement");
-  q.Int("version", 1, 1);
-  p.approval_requirement.floor = ReadEnum<ApprovalLevel>(
-      q, "floor", [](std::string_view t) { return ParseApprovalLevel(t); }, ApprovalLevel::kAdmin);
-  p.approval_requirement.quorum = static_cast<int>(q.Int("quorum", 1, 16));
-  p.approval_requirement.disallow_requester = q.Bool("disallowRequester");
+  JsonObjectReader q(*requirement, "plan.approvalRequirement", kActionReader);
+  q.Int("version", 1, 1, kRequired);
+  p.approval_requirement.floor =
+      q.Enum("floor", ParseApprovalLevel, kRequired).value_or(ApprovalLevel::kAdmin);
+  p.approval_requirement.quorum = static_cast<int>(q.Int("quorum", 1, 16, kRequired).value_or(1));
+  p.approval_requirement.disallow_requester =
+      q.Bool("disallowRequester", kRequired).value_or(false);
   PULSE_RETURN_IF_ERROR(q.Finish());
 
-  ObjectReader f(*preflight, "plan.preflight");
-  p.preflight.target = f.OptionalString("target", 256).value_or("");
-  p.preflight.current_state = f.OptionalString("currentState", kText).value_or("");
-  p.preflight.intended_change = f.OptionalString("intendedChange", kLongText).value_or("");
-  p.preflight.dry_run_available = f.Bool("dryRunAvailable");
-  p.preflight.dry_run_summary = f.OptionalString("dryRunSummary", kLongText).value_or("");
-  p.preflight.safety_checks = f.StringArray("safetyChecks", kMaxListItems, kText, false);
-  p.preflight.verification_steps = f.StringArray("verificationSteps", kMaxListItems, kText, false);
+  JsonObjectReader f(*preflight, "plan.preflight", kActionReader);
+  p.preflight.target = f.String("target", {256}).value_or("");
+  p.preflight.current_state = f.String("currentState", {kText}).value_or("");
+  p.preflight.intended_change = f.String("intendedChange", {kLongText}).value_or("");
+  p.preflight.dry_run_available = f.Bool("dryRunAvailable", kRequired).value_or(false);
+  p.preflight.dry_run_summary = f.String("dryRunSummary", {kLongText}).value_or("");
+  p.preflight.safety_checks = f.StringArray("safetyChecks", kMaxListItems, kText);
+  p.preflight.verification_steps = f.StringArray("verificationSteps", kMaxListItems, kText);
   PULSE_RETURN_IF_ERROR(f.Finish());
   if (p.planned_at > p.expires_at) {
     return absl::InvalidArgumentError("plan.expiresAt precedes plan.plannedAt");
@@ -306,75 +326,68 @@ absl::StatusOr<ActionPlan> ReadPlan(const rapidjson::Value& v) {
 }
 
 absl::StatusOr<ApprovalRecord> ReadApproval(const rapidjson::Value& v) {
-  ObjectReader r(v, "approval");
+  JsonObjectReader r(v, "approval", kActionReader);
   ApprovalRecord a;
-  const rapidjson::Value* actor = r.Member("actor", true);
-  a.outcome = ReadEnum<DecisionOutcome>(
-      r, "outcome", [](std::string_view t) { return ParseDecisionOutcome(t); },
-      DecisionOutcome::kRejected);
-  a.reason = r.OptionalString("reason", kText).value_or("");
-  a.at = r.Time("timestamp");
-  a.plan_hash = r.String("planHash", 128);
+  const rapidjson::Value* actor = r.Member("actor", kRequired);
+  a.outcome =
+      r.Enum("outcome", ParseDecisionOutcome, kRequired).value_or(DecisionOutcome::kRejected);
+  a.reason = r.String("reason", {kText}).value_or("");
+  a.at = r.Time("timestamp", kRequired).value_or(absl::UnixEpoch());
+  a.plan_hash = r.String("planHash", {128, kRequired}).value_or("");
   PULSE_RETURN_IF_ERROR(r.Finish());
   PULSE_ASSIGN_OR_RETURN(a.actor, ReadActor(actor, "approval.actor"));
   return a;
 }
 
 absl::StatusOr<ActionExecutionResult> ReadResult(const rapidjson::Value& v) {
-  ObjectReader r(v, "result");
+  JsonObjectReader r(v, "result", kActionReader);
   ActionExecutionResult res;
-  r.Int("version", 2, 2);
-  const rapidjson::Value* execution = r.Member("execution", true);
-  const rapidjson::Value* verification = r.Member("verification", true);
-  res.error_message = r.OptionalString("errorMessage", kLongText).value_or("");
-  res.dispatched = r.Bool("dispatched");
-  res.executor_id = r.OptionalString("executorId", kId).value_or("");
-  res.started_at = r.OptionalTime("startedAt");
-  res.finished_at = r.Time("finishedAt");
+  r.Int("version", 2, 2, kRequired);
+  const rapidjson::Value* execution = r.Member("execution", kRequired);
+  const rapidjson::Value* verification = r.Member("verification", kRequired);
+  res.error_message = r.String("errorMessage", {kLongText}).value_or("");
+  res.dispatched = r.Bool("dispatched", kRequired).value_or(false);
+  res.executor_id = r.String("executorId", {kId}).value_or("");
+  res.started_at = r.Time("startedAt");
+  res.finished_at = r.Time("finishedAt", kRequired).value_or(absl::UnixEpoch());
   PULSE_RETURN_IF_ERROR(r.Finish());
 
-  ObjectReader e(*execution, "result.execution");
-  res.execution.status = ReadEnum<ExecutionStatus>(
-      e, "status", [](std::string_view t) { return ParseExecutionStatus(t); },
-      ExecutionStatus::kNotRun);
-  res.execution.reason_code = e.OptionalString("reasonCode", 128).value_or("");
-  res.execution.summary = e.OptionalString("summary", kLongText).value_or("");
+  JsonObjectReader e(*execution, "result.execution", kActionReader);
+  res.execution.status =
+      e.Enum("status", ParseExecutionStatus, kRequired).value_or(ExecutionStatus::kNotRun);
+  res.execution.reason_code = e.String("reasonCode", {128}).value_or("");
+  res.execution.summary = e.String("summary", {kLongText}).value_or("");
   PULSE_RETURN_IF_ERROR(e.Finish());
 
-  ObjectReader o(*verification, "result.verification");
-  res.verification.status = ReadEnum<VerificationStatus>(
-      o, "status", [](std::string_view t) { return ParseVerificationStatus(t); },
-      VerificationStatus::kNotAttempted);
-  res.verification.evidence_class = ReadEnum<EvidenceClass>(
-      o, "evidenceClass", [](std::string_view t) { return ParseEvidenceClass(t); },
-      EvidenceClass::kNone);
-  res.verification.reason_code = o.OptionalString("reasonCode", 128).value_or("");
-  res.verification.summary = o.OptionalString("summary", kLongText).value_or("");
-  res.verification.observer_id = o.OptionalString("observerId", kId).value_or("");
-  res.verification.observed_at = o.OptionalTime("observedAt");
+  JsonObjectReader o(*verification, "result.verification", kActionReader);
+  res.verification.status = o.Enum("status", ParseVerificationStatus, kRequired)
+                                .value_or(VerificationStatus::kNotAttempted);
+  res.verification.evidence_class =
+      o.Enum("evidenceClass", ParseEvidenceClass, kRequired).value_or(EvidenceClass::kNone);
+  res.verification.reason_code = o.String("reasonCode", {128}).value_or("");
+  res.verification.summary = o.String("summary", {kLongText}).value_or("");
+  res.verification.observer_id = o.String("observerId", {kId}).value_or("");
+  res.verification.observed_at = o.Time("observedAt");
   PULSE_RETURN_IF_ERROR(o.Finish());
   return res;
 }
 
 absl::StatusOr<ActionLifecycleEvent> ReadEvent(const rapidjson::Value& v) {
-  ObjectReader r(v, "event");
+  JsonObjectReader r(v, "event", kActionReader);
   ActionLifecycleEvent e;
-  e.action_id = r.Token("actionId", kId, "_-");
-  e.sequence = r.Int("sequence", 0, INT64_MAX);
-  e.at = r.Time("timestamp");
-  e.state = ReadEnum<ActionState>(
-      r, "state", [](std::string_view t) { return ParseActionState(t); }, ActionState::kPlanned);
-  e.kind = ReadEnum<LifecycleEventKind>(
-      r, "kind", [](std::string_view t) { return ParseLifecycleEventKind(t); },
-      LifecycleEventKind::kTransition);
-  std::optional<std::int64_t> revision = r.OptionalInt("decisionRevision", 0, UINT32_MAX);
+  e.action_id = Token(r, "actionId", kId, "_-");
+  e.sequence = r.Int("sequence", 0, INT64_MAX, kRequired).value_or(0);
+  e.at = r.Time("timestamp", kRequired).value_or(absl::UnixEpoch());
+  e.state = r.Enum("state", ParseActionState, kRequired).value_or(ActionState::kPlanned);
+  e.kind = r.Enum("kind", ParseLifecycleEventKind, kRequired)
+               .value_or(LifecycleEventKind::kTransition);
+  std::optional<std::int64_t> revision = r.Int("decisionRevision", 0, UINT32_MAX);
   if (revision.has_value()) {
     e.decision_revision = static_cast<std::uint32_t>(*revision);
   }
-  e.decision = r.OptionalEnum<DecisionOutcome>(
-      "decision", [](std::string_view t) { return ParseDecisionOutcome(t); });
-  const rapidjson::Value* actor = r.Member("actor", false);
-  e.message = r.OptionalString("message", kLongText).value_or("");
+  e.decision = r.Enum("decision", ParseDecisionOutcome);
+  const rapidjson::Value* actor = r.Member("actor");
+  e.message = r.String("message", {kLongText}).value_or("");
   PULSE_RETURN_IF_ERROR(r.Finish());
   if (actor != nullptr) {
     PULSE_ASSIGN_OR_RETURN(e.actor, ReadActor(actor, "event.actor"));
@@ -383,22 +396,17 @@ absl::StatusOr<ActionLifecycleEvent> ReadEvent(const rapidjson::Value& v) {
 }
 
 absl::StatusOr<Capability> ReadCapability(const rapidjson::Value& v) {
-  ObjectReader r(v, "capability");
+  JsonObjectReader r(v, "capability", kActionReader);
   Capability c;
-  c.name = r.String("name", 64);
-  c.description = r.OptionalString("description", kMaxCapabilityTextBytes).value_or("");
-  c.minimum_approval = ReadEnum<ApprovalLevel>(
-      r, "minimumApprovalLevel", [](std::string_view t) { return ParseApprovalLevel(t); },
-      ApprovalLevel::kAdmin);
+  c.name = r.String("name", {64, kRequired}).value_or("");
+  c.description = r.String("description", {kMaxCapabilityTextBytes}).value_or("");
+  c.minimum_approval = r.Enum("minimumApprovalLevel", ParseApprovalLevel, kRequired)
+                           .value_or(ApprovalLevel::kAdmin);
   c.auto_authorization =
-      r.OptionalEnum<AutoAuthorization>("autoAuthorization", [](std::string_view t) {
-         return ParseAutoAuthorization(t);
-       }).value_or(AutoAuthorization::kNever);
-  c.risk = r.OptionalEnum<ActionRisk>("risk", [](std::string_view t) {
-              return ParseActionRisk(t);
-            }).value_or(ActionRisk::kMedium);
-  c.supports_rollback = r.OptionalBool("supportsRollback").value_or(false);
-  const rapidjson::Value* params = r.Member("params", false);
+      r.Enum("autoAuthorization", ParseAutoAuthorization).value_or(AutoAuthorization::kNever);
+  c.risk = r.Enum("risk", ParseActionRisk).value_or(ActionRisk::kMedium);
+  c.supports_rollback = r.Bool("supportsRollback").value_or(false);
+  const rapidjson::Value* params = r.Member("params");
   PULSE_RETURN_IF_ERROR(r.Finish());
   if (params != nullptr) {
     if (!params->IsArray() || params->Size() > kMaxCapabilityParams) {
@@ -406,16 +414,15 @@ absl::StatusOr<Capability> ReadCapability(const rapidjson::Value& v) {
           "capability.params must be an array of at most ", kMaxCapabilityParams, " params"));
     }
     for (const auto& item : params->GetArray()) {
-      ObjectReader p(item, "capability.params[]");
+      JsonObjectReader p(item, "capability.params[]", kActionReader);
       CapabilityParam param;
-      param.name = p.String("name", 64);
-      param.type = ReadEnum<ParamType>(
-          p, "type", [](std::string_view t) { return ParseParamType(t); }, ParamType::kString);
-      param.required = p.OptionalBool("required").value_or(false);
-      param.enum_values = p.StringArray("enum", kMaxParamEnumValues, kMaxParamStringBytes, false);
-      param.pattern = p.OptionalString("pattern", kMaxParamPatternBytes).value_or("");
-      param.sensitive = p.OptionalBool("isSensitive").value_or(false);
-      param.description = p.OptionalString("description", kMaxCapabilityTextBytes).value_or("");
+      param.name = p.String("name", {64, kRequired}).value_or("");
+      param.type = p.Enum("type", ParseParamType, kRequired).value_or(ParamType::kString);
+      param.required = p.Bool("required").value_or(false);
+      param.enum_values = p.StringArray("enum", kMaxParamEnumValues, kMaxParamStringBytes);
+      param.pattern = p.String("pattern", {kMaxParamPatternBytes}).value_or("");
+      param.sensitive = p.Bool("isSensitive").value_or(false);
+      param.description = p.String("description", {kMaxCapabilityTextBytes}).value_or("");
       PULSE_RETURN_IF_ERROR(p.Finish());
       c.params.push_back(std::move(param));
     }
@@ -429,14 +436,14 @@ absl::StatusOr<Capability> ReadCapability(const rapidjson::Value& v) {
 absl::StatusOr<ActionRequest> ParsePlanActionBody(std::string_view json, const ActionActor& actor) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc,
                          ParseBody(json, kMaxActionBodyBytes, kMaxParamsDepth + 1));
-  ObjectReader r(doc, "body");
+  JsonObjectReader r(doc, "body", kActionReader);
   ActionRequest req;
-  req.request_id = r.String("requestId", kId);
-  req.resource_id = r.String("resourceId", 256);
-  req.capability_name = r.String("capabilityName", 64);
-  const rapidjson::Value* params = r.Member("params", false);
-  req.reason = r.String("reason", kText);
-  r.OptionalString("requestedBy", kId);  // ignored: the requester is the authenticated actor
+  req.request_id = r.String("requestId", {kId, kRequired}).value_or("");
+  req.resource_id = r.String("resourceId", {256, kRequired}).value_or("");
+  req.capability_name = r.String("capabilityName", {64, kRequired}).value_or("");
+  const rapidjson::Value* params = r.Member("params");
+  req.reason = r.String("reason", {kText, kRequired}).value_or("");
+  r.String("requestedBy", {kId});  // ignored: the requester is the authenticated actor
   PULSE_RETURN_IF_ERROR(r.Finish());
   if (params != nullptr && !params->IsObject()) {
     return absl::InvalidArgumentError("body.params must be a JSON object");
@@ -448,13 +455,12 @@ absl::StatusOr<ActionRequest> ParsePlanActionBody(std::string_view json, const A
 
 absl::StatusOr<DecisionBody> ParseDecisionBody(std::string_view json) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(json, kMaxActionBodyBytes, 2));
-  ObjectReader r(doc, "body");
+  JsonObjectReader r(doc, "body", kActionReader);
   DecisionBody body;
-  body.outcome = ReadEnum<DecisionOutcome>(
-      r, "outcome", [](std::string_view t) { return ParseDecisionOutcome(t); },
-      DecisionOutcome::kRejected);
-  body.reason = r.OptionalString("reason", kText).value_or("");
-  body.plan_hash = r.OptionalString("planHash", 128);
+  body.outcome =
+      r.Enum("outcome", ParseDecisionOutcome, kRequired).value_or(DecisionOutcome::kRejected);
+  body.reason = r.String("reason", {kText}).value_or("");
+  body.plan_hash = r.String("planHash", {128});
   PULSE_RETURN_IF_ERROR(r.Finish());
   return body;
 }
@@ -464,10 +470,10 @@ absl::StatusOr<ExecuteBody> ParseExecuteBody(std::string_view json) {
     return ExecuteBody{};
   }
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(json, kMaxActionBodyBytes, 2));
-  ObjectReader r(doc, "body");
+  JsonObjectReader r(doc, "body", kActionReader);
   ExecuteBody body;
-  body.reason = r.OptionalString("reason", kText).value_or("");
-  body.plan_hash = r.OptionalString("planHash", 128);
+  body.reason = r.String("reason", {kText}).value_or("");
+  body.plan_hash = r.String("planHash", {128});
   PULSE_RETURN_IF_ERROR(r.Finish());
   return body;
 }
@@ -479,29 +485,28 @@ std::string ActionPlanToJson(const ActionPlan& plan) {
 std::string ActionRecordToJson(const ActionRecord& record) {
   return Render([&](JsonWriter& w) {
     w.StartObject();
-    Member(w, "id", record.id());
-    TimeMember(w, "createdAt", record.created_at);
-    TimeMember(w, "updatedAt", record.updated_at);
-    Member(w, "state", ToString(record.state));
-    WriteKey(w, "decisionRevision");
-    w.Uint(record.decision_revision);
-    WriteKey(w, "request");
+    w.Member("id", record.id());
+    w.TimeMember("createdAt", record.created_at);
+    w.TimeMember("updatedAt", record.updated_at);
+    w.Member("state", ToString(record.state));
+    w.Member("decisionRevision", record.decision_revision);
+    w.Key("request");
     WriteRequest(w, record.request);
-    WriteKey(w, "plan");
+    w.Key("plan");
     WritePlan(w, record.plan);
-    WriteKey(w, "approvals");
+    w.Key("approvals");
     w.StartArray();
     for (const ApprovalRecord& a : record.approvals) {
       WriteApproval(w, a);
     }
     w.EndArray();
     if (record.result.has_value()) {
-      WriteKey(w, "result");
+      w.Key("result");
       WriteResult(w, *record.result);
     }
-    WriteKey(w, "verificationOutcome");
+    w.Key("verificationOutcome");
     w.StartObject();
-    Member(w, "status", LegacyVerificationOutcome(record.result));
+    w.Member("status", LegacyVerificationOutcome(record.result));
     w.EndObject();
     w.EndObject();
   });
@@ -510,19 +515,19 @@ std::string ActionRecordToJson(const ActionRecord& record) {
 absl::StatusOr<ActionRecord> ParseActionRecordJson(std::string_view json) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc,
                          ParseBody(json, kMaxActionRecordBytes, kMaxParamsDepth + 3));
-  ObjectReader r(doc, "record");
+  JsonObjectReader r(doc, "record", kActionReader);
   ActionRecord record;
-  const std::string id = r.Token("id", kId, "_-");
-  record.created_at = r.Time("createdAt");
-  record.updated_at = r.Time("updatedAt");
-  record.state = ReadEnum<ActionState>(
-      r, "state", [](std::string_view t) { return ParseActionState(t); }, ActionState::kPlanned);
-  record.decision_revision = static_cast<std::uint32_t>(r.Int("decisionRevision", 0, 64));
-  const rapidjson::Value* request = r.Member("request", true);
-  const rapidjson::Value* plan = r.Member("plan", true);
-  const rapidjson::Value* approvals = r.Member("approvals", true);
-  const rapidjson::Value* result = r.Member("result", false);
-  const rapidjson::Value* outcome = r.Member("verificationOutcome", true);
+  const std::string id = Token(r, "id", kId, "_-");
+  record.created_at = r.Time("createdAt", kRequired).value_or(absl::UnixEpoch());
+  record.updated_at = r.Time("updatedAt", kRequired).value_or(absl::UnixEpoch());
+  record.state = r.Enum("state", ParseActionState, kRequired).value_or(ActionState::kPlanned);
+  record.decision_revision =
+      static_cast<std::uint32_t>(r.Int("decisionRevision", 0, 64, kRequired).value_or(0));
+  const rapidjson::Value* request = r.Member("request", kRequired);
+  const rapidjson::Value* plan = r.Member("plan", kRequired);
+  const rapidjson::Value* approvals = r.Member("approvals", kRequired);
+  const rapidjson::Value* result = r.Member("result");
+  const rapidjson::Value* outcome = r.Member("verificationOutcome", kRequired);
   PULSE_RETURN_IF_ERROR(r.Finish());
   PULSE_ASSIGN_OR_RETURN(record.request, ReadRequest(*request));
   PULSE_ASSIGN_OR_RETURN(record.plan, ReadPlan(*plan));
@@ -536,8 +541,8 @@ absl::StatusOr<ActionRecord> ParseActionRecordJson(std::string_view json) {
   if (result != nullptr) {
     PULSE_ASSIGN_OR_RETURN(record.result, ReadResult(*result));
   }
-  ObjectReader o(*outcome, "record.verificationOutcome");
-  const std::string legacy = o.String("status", 32);
+  JsonObjectReader o(*outcome, "record.verificationOutcome", kActionReader);
+  const std::string legacy = o.String("status", {32, kRequired}).value_or("");
   PULSE_RETURN_IF_ERROR(o.Finish());
 
   if (id != record.plan.action_id) {
@@ -570,26 +575,26 @@ absl::StatusOr<ActionLifecycleEvent> ParseLifecycleEventJson(std::string_view js
 std::string CapabilityToJson(const Capability& c) {
   return Render([&](JsonWriter& w) {
     w.StartObject();
-    Member(w, "name", c.name);
-    Member(w, "description", c.description);
-    Member(w, "minimumApprovalLevel", ToString(c.minimum_approval));
-    Member(w, "autoAuthorization", ToString(c.auto_authorization));
-    Member(w, "risk", ToString(c.risk));
-    BoolMember(w, "supportsRollback", c.supports_rollback);
-    WriteKey(w, "params");
+    w.Member("name", c.name);
+    w.Member("description", c.description);
+    w.Member("minimumApprovalLevel", ToString(c.minimum_approval));
+    w.Member("autoAuthorization", ToString(c.auto_authorization));
+    w.Member("risk", ToString(c.risk));
+    w.Member("supportsRollback", c.supports_rollback);
+    w.Key("params");
     w.StartArray();
     for (const CapabilityParam& p : c.params) {
       w.StartObject();
-      Member(w, "name", p.name);
-      Member(w, "type", ToString(p.type));
-      BoolMember(w, "required", p.required);
+      w.Member("name", p.name);
+      w.Member("type", ToString(p.type));
+      w.Member("required", p.required);
       if (!p.enum_values.empty()) {
-        WriteKey(w, "enum");
-        WriteStringArray(w, p.enum_values);
+        w.Key("enum");
+        w.StringArray(p.enum_values);
       }
-      OptionalMember(w, "pattern", p.pattern);
-      BoolMember(w, "isSensitive", p.sensitive);
-      OptionalMember(w, "description", p.description);
+      w.MemberIfNotEmpty("pattern", p.pattern);
+      w.Member("isSensitive", p.sensitive);
+      w.MemberIfNotEmpty("description", p.description);
       w.EndObject();
     }
     w.EndArray();

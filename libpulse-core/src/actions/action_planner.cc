@@ -5,14 +5,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
 #include "pulse/core/actions/action_identity.h"
 #include "pulse/core/actions/resource_id.h"
+#include "pulse/core/json/utf8.h"
 
 namespace pulse::core {
 namespace {
 
-using action_internal::IsCleanText;
 using action_internal::IsToken;
 using action_internal::Sv;
 

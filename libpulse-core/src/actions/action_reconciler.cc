@@ -3,9 +3,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/status_macros.h"
+#include "service_internal.h"
 
 namespace pulse::core {
 
@@ -33,22 +34,10 @@ absl::StatusOr<ReconcileReport> ReconcileInterruptedExecutions(ActionStore& stor
     result.started_at = record.updated_at;
     result.finished_at = now;
 
-    ActionTransition t;
-    t.action_id = record.id();
-    t.expected_states = {ActionState::kExecuting};
-    t.expected_plan_hash = record.plan.plan_hash;
-    t.expected_decision_revision = record.decision_revision;
-    t.new_state = ActionState::kFailed;
-    t.new_decision_revision = record.decision_revision;
+    ActionTransition t = action_internal::SameRevisionTransition(record, ActionState::kExecuting,
+                                                                 ActionState::kFailed, now);
     t.result = result;
-    t.updated_at = now;
-    ActionLifecycleEvent event;
-    event.action_id = record.id();
-    event.at = now;
-    event.state = ActionState::kFailed;
-    event.kind = LifecycleEventKind::kTransition;
-    event.message = message;
-    t.events = {event};
+    t.events = {action_internal::MakeEvent(record, now, ActionState::kFailed, nullptr, message)};
     absl::StatusOr<ActionRecord> settled = store.Transition(t);
     if (!settled.ok()) {
       if (GetActionCasConflict(settled.status()).has_value()) {

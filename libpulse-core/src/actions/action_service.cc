@@ -5,7 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "pulse/core/json/json_time.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
 #include "service_internal.h"
 
@@ -13,11 +14,10 @@ namespace pulse::core {
 namespace {
 
 using action_internal::ActorLabel;
-using action_internal::FormatWireTime;
-using action_internal::IsCleanText;
 using action_internal::IsToken;
 using action_internal::kMaxCasAttempts;
 using action_internal::MakeEvent;
+using action_internal::SameRevisionTransition;
 using action_internal::Sv;
 
 // The CAS that appends one decision: the revision advances by one; a decision that settles the
@@ -137,6 +137,17 @@ absl::StatusOr<Refusable<ActionRecord>> ActionService::Load(std::string_view act
   return std::move(*record);
 }
 
+absl::StatusOr<Refusable<ActionRecord>> ActionService::LoadPresented(
+    std::string_view action_id, const std::optional<std::string>& plan_hash,
+    const ActionActor& actor) {
+  PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> loaded, Load(action_id));
+  if (loaded.refused() || !plan_hash.has_value() || *plan_hash == loaded.value().plan.plan_hash) {
+    return loaded;
+  }
+  return RefuseAndAudit(loaded.value(), AgentErrorCode::kActionPlanIdentityMismatch,
+                        "the presented plan hash does not match the action's plan", actor);
+}
+
 absl::StatusOr<ActionRecord> ActionService::MaterializeExpiry(const ActionRecord& record) {
   ActionRecord current = record;
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
@@ -154,7 +165,7 @@ absl::StatusOr<ActionRecord> ActionService::MaterializeExpiry(const ActionRecord
     t.updated_at = now;
     t.events = {MakeEvent(
         current, now, ActionState::kExpired, nullptr,
-        absl::StrCat("Action plan expired at ", FormatWireTime(current.plan.expires_at), "."))};
+        absl::StrCat("Action plan expired at ", FormatRfc3339(current.plan.expires_at), "."))};
     absl::StatusOr<ActionRecord> expired = store_.Transition(t);
     if (expired.ok()) {
       Audit("expired", current.id(), current.plan.resource_id, nullptr, "",
@@ -191,15 +202,8 @@ absl::StatusOr<ActionService::Gate> ActionService::PersistRefusal(const ActionRe
   result.dispatched = false;
   result.finished_at = now;
 
-  ActionTransition t;
-  t.action_id = record.id();
-  t.expected_states = {record.state};
-  t.expected_plan_hash = record.plan.plan_hash;
-  t.expected_decision_revision = record.decision_revision;
-  t.new_state = ActionState::kFailed;
-  t.new_decision_revision = record.decision_revision;
+  ActionTransition t = SameRevisionTransition(record, record.state, ActionState::kFailed, now);
   t.result = result;
-  t.updated_at = now;
   t.events = {MakeEvent(record, now, ActionState::kFailed, &actor, message)};
   absl::StatusOr<ActionRecord> failed = store_.Transition(t);
   if (!failed.ok()) {
@@ -326,16 +330,12 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
     return *bad;
   }
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-    PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> loaded, Load(request.action_id));
+    PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> loaded,
+                           LoadPresented(request.action_id, request.plan_hash, request.actor));
     if (loaded.refused()) {
       return loaded.refusal();
     }
     const ActionRecord record = loaded.value();
-    if (request.plan_hash.has_value() && *request.plan_hash != record.plan.plan_hash) {
-      return RefuseAndAudit(record, AgentErrorCode::kActionPlanIdentityMismatch,
-                            "the presented plan hash does not match the action's plan",
-                            request.actor);
-    }
     for (const ApprovalRecord& prior : record.approvals) {
       if (prior.actor == request.actor) {
         if (prior.outcome == request.outcome && prior.reason == request.reason) {
@@ -356,7 +356,7 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
       }
       return RefuseAndAudit(
           current, AgentErrorCode::kActionPlanExpired,
-          absl::StrCat("the plan expired at ", FormatWireTime(current.plan.expires_at),
+          absl::StrCat("the plan expired at ", FormatRfc3339(current.plan.expires_at),
                        "; re-plan to act"),
           request.actor);
     }

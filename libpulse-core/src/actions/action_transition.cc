@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "json_reader.h"
+#include "action_internal.h"
 
 namespace pulse::core {
 namespace {

@@ -2,17 +2,14 @@
 
 #include <array>
 
-#include "json_reader.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace {
 
-using action_internal::EnumName;
-using action_internal::NameOf;
-using action_internal::ValueOf;
 using S = ActionState;
 
-constexpr std::array<EnumName<ActionState>, 8> kStates = {{
+constexpr std::array<WireName<ActionState>, 8> kStates = {{
     {S::kPlanned, "planned"},
     {S::kPendingApproval, "pending_approval"},
     {S::kApproved, "approved"},
@@ -23,38 +20,38 @@ constexpr std::array<EnumName<ActionState>, 8> kStates = {{
     {S::kFailed, "failed"},
 }};
 
-constexpr std::array<EnumName<ActorKind>, 3> kActorKinds = {{
+constexpr std::array<WireName<ActorKind>, 3> kActorKinds = {{
     {ActorKind::kHuman, "human"},
     {ActorKind::kAgent, "agent"},
     {ActorKind::kPolicy, "policy"},
 }};
 
-constexpr std::array<EnumName<DecisionOutcome>, 2> kOutcomes = {{
+constexpr std::array<WireName<DecisionOutcome>, 2> kOutcomes = {{
     {DecisionOutcome::kApproved, "approved"},
     {DecisionOutcome::kRejected, "rejected"},
 }};
 
-constexpr std::array<EnumName<ExecutionStatus>, 4> kExecutionStatuses = {{
+constexpr std::array<WireName<ExecutionStatus>, 4> kExecutionStatuses = {{
     {ExecutionStatus::kNotRun, "not_run"},
     {ExecutionStatus::kSucceeded, "succeeded"},
     {ExecutionStatus::kFailed, "failed"},
     {ExecutionStatus::kInconclusive, "inconclusive"},
 }};
 
-constexpr std::array<EnumName<VerificationStatus>, 4> kVerificationStatuses = {{
+constexpr std::array<WireName<VerificationStatus>, 4> kVerificationStatuses = {{
     {VerificationStatus::kNotAttempted, "not_attempted"},
     {VerificationStatus::kConfirmed, "confirmed"},
     {VerificationStatus::kContradicted, "contradicted"},
     {VerificationStatus::kInconclusive, "inconclusive"},
 }};
 
-constexpr std::array<EnumName<EvidenceClass>, 3> kEvidenceClasses = {{
+constexpr std::array<WireName<EvidenceClass>, 3> kEvidenceClasses = {{
     {EvidenceClass::kNone, "none"},
     {EvidenceClass::kAgentAttested, "agent_attested"},
     {EvidenceClass::kIndependent, "independent"},
 }};
 
-constexpr std::array<EnumName<LifecycleEventKind>, 2> kEventKinds = {{
+constexpr std::array<WireName<LifecycleEventKind>, 2> kEventKinds = {{
     {LifecycleEventKind::kTransition, "transition"},
     {LifecycleEventKind::kDecision, "decision"},
 }};
@@ -81,9 +78,9 @@ constexpr std::array<Edge, 12> kEdges = {{
 
 }  // namespace
 
-std::string_view ToString(ActionState state) { return NameOf(kStates, state); }
+std::string_view ToString(ActionState state) { return WireNameOf(kStates, state); }
 std::optional<ActionState> ParseActionState(std::string_view text) {
-  return ValueOf(kStates, text);
+  return WireValueOf(kStates, text);
 }
 
 const std::vector<ActionState>& AllActionStates() {
@@ -115,31 +112,31 @@ bool IsLegalActionTransition(ActionState from, ActionState to) {
   return false;
 }
 
-std::string_view ToString(ActorKind kind) { return NameOf(kActorKinds, kind); }
+std::string_view ToString(ActorKind kind) { return WireNameOf(kActorKinds, kind); }
 std::optional<ActorKind> ParseActorKind(std::string_view text) {
-  return ValueOf(kActorKinds, text);
+  return WireValueOf(kActorKinds, text);
 }
-std::string_view ToString(DecisionOutcome outcome) { return NameOf(kOutcomes, outcome); }
+std::string_view ToString(DecisionOutcome outcome) { return WireNameOf(kOutcomes, outcome); }
 std::optional<DecisionOutcome> ParseDecisionOutcome(std::string_view text) {
-  return ValueOf(kOutcomes, text);
+  return WireValueOf(kOutcomes, text);
 }
-std::string_view ToString(ExecutionStatus status) { return NameOf(kExecutionStatuses, status); }
+std::string_view ToString(ExecutionStatus status) { return WireNameOf(kExecutionStatuses, status); }
 std::optional<ExecutionStatus> ParseExecutionStatus(std::string_view text) {
-  return ValueOf(kExecutionStatuses, text);
+  return WireValueOf(kExecutionStatuses, text);
 }
 std::string_view ToString(VerificationStatus status) {
-  return NameOf(kVerificationStatuses, status);
+  return WireNameOf(kVerificationStatuses, status);
 }
 std::optional<VerificationStatus> ParseVerificationStatus(std::string_view text) {
-  return ValueOf(kVerificationStatuses, text);
+  return WireValueOf(kVerificationStatuses, text);
 }
-std::string_view ToString(EvidenceClass value) { return NameOf(kEvidenceClasses, value); }
+std::string_view ToString(EvidenceClass value) { return WireNameOf(kEvidenceClasses, value); }
 std::optional<EvidenceClass> ParseEvidenceClass(std::string_view text) {
-  return ValueOf(kEvidenceClasses, text);
+  return WireValueOf(kEvidenceClasses, text);
 }
-std::string_view ToString(LifecycleEventKind kind) { return NameOf(kEventKinds, kind); }
+std::string_view ToString(LifecycleEventKind kind) { return WireNameOf(kEventKinds, kind); }
 std::optional<LifecycleEventKind> ParseLifecycleEventKind(std::string_view text) {
-  return ValueOf(kEventKinds, text);
+  return WireValueOf(kEventKinds, text);
 }
 
 bool IsVerifiedFix(const ActionExecutionResult& result) {

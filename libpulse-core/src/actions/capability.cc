@@ -6,42 +6,38 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/utf8.h"
+#include "pulse/core/json/wire_enum.h"
 #include "rapidjson/internal/regex.h"
 
 namespace pulse::core {
 namespace {
 
-using action_internal::EnumName;
-using action_internal::IsCleanText;
-using action_internal::IsValidUtf8;
-using action_internal::NameOf;
-using action_internal::StringOf;
 using action_internal::Sv;
-using action_internal::ValueOf;
 
-constexpr std::array<EnumName<ApprovalLevel>, 4> kApprovalLevels = {{
+constexpr std::array<WireName<ApprovalLevel>, 4> kApprovalLevels = {{
     {ApprovalLevel::kNone, "none"},
     {ApprovalLevel::kAdmin, "admin"},
     {ApprovalLevel::kMfa, "mfa"},
     {ApprovalLevel::kDryRunOnly, "dry_run_only"},
 }};
 
-constexpr std::array<EnumName<AutoAuthorization>, 3> kAutoAuthorizations = {{
+constexpr std::array<WireName<AutoAuthorization>, 3> kAutoAuthorizations = {{
     {AutoAuthorization::kNever, "never"},
     {AutoAuthorization::kLowRisk, "low_risk"},
     {AutoAuthorization::kElevated, "elevated"},
 }};
 
-constexpr std::array<EnumName<ActionRisk>, 3> kRisks = {{
+constexpr std::array<WireName<ActionRisk>, 3> kRisks = {{
     {ActionRisk::kLow, "low"},
     {ActionRisk::kMedium, "medium"},
     {ActionRisk::kHigh, "high"},
 }};
 
-// Canonical spellings first: NameOf returns the first match.
-constexpr std::array<EnumName<ParamType>, 12> kParamTypes = {{
+// Canonical spellings first: WireNameOf returns the first match.
+constexpr std::array<WireName<ParamType>, 12> kParamTypes = {{
     {ParamType::kString, "string"},
     {ParamType::kBoolean, "boolean"},
     {ParamType::kInteger, "integer"},
@@ -213,12 +209,12 @@ bool AllStringsClean(const rapidjson::Value& root) {
   while (!stack.empty()) {
     const rapidjson::Value* v = stack.back();
     stack.pop_back();
-    if (v->IsString() && !clean(StringOf(*v))) {
+    if (v->IsString() && !clean(StringViewOf(*v))) {
       return false;
     }
     if (v->IsObject()) {
       for (const auto& m : v->GetObject()) {
-        if (!clean(StringOf(m.name))) {
+        if (!clean(StringViewOf(m.name))) {
           return false;
         }
         stack.push_back(&m.value);
@@ -260,19 +256,23 @@ std::string ErrorKey(std::string_view name) {
 
 }  // namespace
 
-std::string_view ToString(ApprovalLevel level) { return NameOf(kApprovalLevels, level); }
+std::string_view ToString(ApprovalLevel level) { return WireNameOf(kApprovalLevels, level); }
 std::optional<ApprovalLevel> ParseApprovalLevel(std::string_view text) {
-  return ValueOf(kApprovalLevels, text);
+  return WireValueOf(kApprovalLevels, text);
 }
-std::string_view ToString(AutoAuthorization value) { return NameOf(kAutoAuthorizations, value); }
+std::string_view ToString(AutoAuthorization value) {
+  return WireNameOf(kAutoAuthorizations, value);
+}
 std::optional<AutoAuthorization> ParseAutoAuthorization(std::string_view text) {
-  return ValueOf(kAutoAuthorizations, text);
+  return WireValueOf(kAutoAuthorizations, text);
 }
-std::string_view ToString(ActionRisk risk) { return NameOf(kRisks, risk); }
-std::optional<ActionRisk> ParseActionRisk(std::string_view text) { return ValueOf(kRisks, text); }
-std::string_view ToString(ParamType type) { return NameOf(kParamTypes, type); }
+std::string_view ToString(ActionRisk risk) { return WireNameOf(kRisks, risk); }
+std::optional<ActionRisk> ParseActionRisk(std::string_view text) {
+  return WireValueOf(kRisks, text);
+}
+std::string_view ToString(ParamType type) { return WireNameOf(kParamTypes, type); }
 std::optional<ParamType> ParseParamType(std::string_view text) {
-  return ValueOf(kParamTypes, text);
+  return WireValueOf(kParamTypes, text);
 }
 
 absl::Status ValidateCapability(const Capability& capability) {
@@ -359,7 +359,7 @@ ParamValidation ValidateParams(const Capability& capability, std::string_view pa
   std::set<std::string_view> seen;
   const rapidjson::Value& root = *doc;  // const iteration: no ambiguous C++20 comparisons
   for (const auto& m : root.GetObject()) {
-    const std::string_view name = StringOf(m.name);
+    const std::string_view name = StringViewOf(m.name);
     if (!seen.insert(name).second) {
       out.errors[ErrorKey(name)] = "appears more than once";
       continue;
@@ -386,7 +386,7 @@ ParamValidation ValidateParams(const Capability& capability, std::string_view pa
     if (!v.IsString()) {
       continue;
     }
-    const std::string_view s = StringOf(v);
+    const std::string_view s = StringViewOf(v);
     if (!decl->enum_values.empty()) {
       bool found = false;
       for (const std::string& allowed : decl->enum_values) {

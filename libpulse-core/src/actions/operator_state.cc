@@ -3,36 +3,31 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
 #include "pulse/core/actions/resource_id.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_reader.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/utf8.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace {
 
-using action_internal::EnumName;
-using action_internal::IsCleanText;
 using action_internal::IsToken;
-using action_internal::JsonWriter;
-using action_internal::NameOf;
-using action_internal::ObjectReader;
-using action_internal::ValueOf;
-using action_internal::WriteKey;
-using action_internal::WriteString;
-using action_internal::WriteTime;
 
-constexpr std::array<EnumName<MonitoringMode>, 3> kModes = {{
+constexpr std::array<WireName<MonitoringMode>, 3> kModes = {{
     {MonitoringMode::kNormal, "normal"},
     {MonitoringMode::kExpectedOffline, "expected_offline"},
     {MonitoringMode::kMuted, "muted"},
 }};
 
-constexpr std::array<EnumName<ResourceLifecycle>, 2> kLifecycles = {{
+constexpr std::array<WireName<ResourceLifecycle>, 2> kLifecycles = {{
     {ResourceLifecycle::kActive, "active"},
     {ResourceLifecycle::kRetired, "retired"},
 }};
 
-constexpr std::array<EnumName<Criticality>, 4> kCriticalities = {{
+constexpr std::array<WireName<Criticality>, 4> kCriticalities = {{
     {Criticality::kUnset, ""},
     {Criticality::kHigh, "high"},
     {Criticality::kMedium, "medium"},
@@ -43,17 +38,21 @@ constexpr std::size_t kMaxOperatorBodyBytes = 16 * 1024;
 
 }  // namespace
 
-std::string_view ToString(MonitoringMode mode) { return NameOf(kModes, mode); }
+std::string_view ToString(MonitoringMode mode) { return WireNameOf(kModes, mode); }
 std::optional<MonitoringMode> ParseMonitoringMode(std::string_view text) {
-  return ValueOf(kModes, text);
+  return WireValueOf(kModes, text);
 }
-std::string_view ToString(ResourceLifecycle lifecycle) { return NameOf(kLifecycles, lifecycle); }
+std::string_view ToString(ResourceLifecycle lifecycle) {
+  return WireNameOf(kLifecycles, lifecycle);
+}
 std::optional<ResourceLifecycle> ParseResourceLifecycle(std::string_view text) {
-  return ValueOf(kLifecycles, text);
+  return WireValueOf(kLifecycles, text);
 }
-std::string_view ToString(Criticality criticality) { return NameOf(kCriticalities, criticality); }
+std::string_view ToString(Criticality criticality) {
+  return WireNameOf(kCriticalities, criticality);
+}
 std::optional<Criticality> ParseCriticality(std::string_view text) {
-  return ValueOf(kCriticalities, text);
+  return WireValueOf(kCriticalities, text);
 }
 
 absl::Status ValidateOperatorState(const OperatorState& state) {
@@ -105,24 +104,20 @@ absl::StatusOr<OperatorState> ParseOperatorStateInput(std::string_view json,
   if (!doc.ok()) {
     return doc.status();
   }
-  ObjectReader r(*doc, "operator state");
+  JsonObjectReader r(*doc, "operator state", action_internal::kActionReader);
+  constexpr JsonPresence kRequired = JsonPresence::kRequired;
   OperatorState state;
-  state.resource_id = r.String("resourceId", 256);
-  state.intentionally_offline = r.Bool("intentionallyOffline");
-  state.never_auto_remediate = r.Bool("neverAutoRemediate");
-  std::optional<MonitoringMode> mode = r.OptionalEnum<MonitoringMode>(
-      "monitoringMode", [](std::string_view t) { return ParseMonitoringMode(t); });
-  state.lifecycle = r.OptionalEnum<ResourceLifecycle>("lifecycleState", [](std::string_view t) {
-                       return ParseResourceLifecycle(t);
-                     }).value_or(ResourceLifecycle::kActive);
-  state.maintenance_start_at = r.OptionalTime("maintenanceStartAt");
-  state.maintenance_end_at = r.OptionalTime("maintenanceEndAt");
-  state.maintenance_reason =
-      r.OptionalString("maintenanceReason", kMaxOperatorNoteBytes).value_or("");
-  state.criticality = r.OptionalEnum<Criticality>("criticality", [](std::string_view t) {
-                         return ParseCriticality(t);
-                       }).value_or(Criticality::kUnset);
-  state.note = r.OptionalString("note", kMaxOperatorNoteBytes).value_or("");
+  state.resource_id = r.String("resourceId", {256, kRequired}).value_or("");
+  state.intentionally_offline = r.Bool("intentionallyOffline", kRequired).value_or(false);
+  state.never_auto_remediate = r.Bool("neverAutoRemediate", kRequired).value_or(false);
+  std::optional<MonitoringMode> mode = r.Enum("monitoringMode", ParseMonitoringMode);
+  state.lifecycle =
+      r.Enum("lifecycleState", ParseResourceLifecycle).value_or(ResourceLifecycle::kActive);
+  state.maintenance_start_at = r.Time("maintenanceStartAt");
+  state.maintenance_end_at = r.Time("maintenanceEndAt");
+  state.maintenance_reason = r.String("maintenanceReason", {kMaxOperatorNoteBytes}).value_or("");
+  state.criticality = r.Enum("criticality", ParseCriticality).value_or(Criticality::kUnset);
+  state.note = r.String("note", {kMaxOperatorNoteBytes}).value_or("");
   if (absl::Status s = r.Finish(); !s.ok()) {
     return s;
   }
@@ -145,45 +140,27 @@ absl::StatusOr<OperatorState> ParseOperatorStateInput(std::string_view json,
 }
 
 std::string OperatorStateToJson(const OperatorState& state, absl::Time now) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   w.StartObject();
-  WriteKey(w, "canonicalId");
-  WriteString(w, state.resource_id);
-  WriteKey(w, "intentionallyOffline");
-  w.Bool(state.intentionally_offline);
-  WriteKey(w, "neverAutoRemediate");
-  w.Bool(state.never_auto_remediate);
-  WriteKey(w, "monitoringMode");
-  WriteString(w, ToString(state.monitoring_mode));
-  WriteKey(w, "lifecycleState");
-  WriteString(w, ToString(state.lifecycle));
+  w.Member("canonicalId", state.resource_id);
+  w.Member("intentionallyOffline", state.intentionally_offline);
+  w.Member("neverAutoRemediate", state.never_auto_remediate);
+  w.Member("monitoringMode", ToString(state.monitoring_mode));
+  w.Member("lifecycleState", ToString(state.lifecycle));
   if (state.maintenance_start_at.has_value() && state.maintenance_end_at.has_value()) {
-    WriteKey(w, "maintenanceStartAt");
-    WriteTime(w, *state.maintenance_start_at);
-    WriteKey(w, "maintenanceEndAt");
-    WriteTime(w, *state.maintenance_end_at);
+    w.TimeMember("maintenanceStartAt", *state.maintenance_start_at);
+    w.TimeMember("maintenanceEndAt", *state.maintenance_end_at);
   }
-  if (!state.maintenance_reason.empty()) {
-    WriteKey(w, "maintenanceReason");
-    WriteString(w, state.maintenance_reason);
-  }
+  w.MemberIfNotEmpty("maintenanceReason", state.maintenance_reason);
   if (state.criticality != Criticality::kUnset) {
-    WriteKey(w, "criticality");
-    WriteString(w, ToString(state.criticality));
+    w.Member("criticality", ToString(state.criticality));
   }
-  if (!state.note.empty()) {
-    WriteKey(w, "note");
-    WriteString(w, state.note);
-  }
-  WriteKey(w, "setAt");
-  WriteTime(w, state.set_at);
-  WriteKey(w, "setBy");
-  WriteString(w, state.set_by);
-  WriteKey(w, "maintenanceWindowActive");
-  w.Bool(MaintenanceWindowActive(state, now));
+  w.MemberIfNotEmpty("note", state.note);
+  w.TimeMember("setAt", state.set_at);
+  w.Member("setBy", state.set_by);
+  w.Member("maintenanceWindowActive", MaintenanceWindowActive(state, now));
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return w.Take();
 }
 
 }  // namespace pulse::core

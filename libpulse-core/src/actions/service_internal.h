@@ -1,12 +1,13 @@
-// Private helpers shared by the ActionService translation units (action_service.cc and
-// action_execute.cc). Not part of the public API.
+// Private helpers shared by the ActionService translation units (action_service.cc,
+// action_execute.cc) and the reconciler. Not part of the public API.
 #pragma once
 
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "json_reader.h"
+#include "action_internal.h"
+#include "pulse/core/actions/action_transition.h"
 #include "pulse/core/actions/action_types.h"
 
 namespace pulse::core::action_internal {
@@ -32,6 +33,21 @@ inline ActionLifecycleEvent MakeEvent(const ActionRecord& record, absl::Time at,
   }
   e.message = std::move(message);
   return e;
+}
+
+// A transition of `record` from `from` into `to`, stamped `at`, that keeps its plan and its
+// decision revision (the CAS checks both). The caller adds the result and the events.
+inline ActionTransition SameRevisionTransition(const ActionRecord& record, ActionState from,
+                                               ActionState to, absl::Time at) {
+  ActionTransition t;
+  t.action_id = record.id();
+  t.expected_states = {from};
+  t.expected_plan_hash = record.plan.plan_hash;
+  t.expected_decision_revision = record.decision_revision;
+  t.new_state = to;
+  t.new_decision_revision = record.decision_revision;
+  t.updated_at = at;
+  return t;
 }
 
 }  // namespace pulse::core::action_internal

@@ -6,11 +6,12 @@
 #include <utility>
 
 #include "fmt/format.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace {
 
-constexpr std::array<std::pair<ForecastReading, std::string_view>, 6> kReadings = {{
+constexpr std::array<WireName<ForecastReading>, 6> kReadings = {{
     {ForecastReading::kNoHistory, "no_history"},
     {ForecastReading::kFilling, "filling"},
     {ForecastReading::kAtCapacity, "at_capacity"},
@@ -27,22 +28,10 @@ std::string MetricPrefix(const CapacityForecast& f) {
 
 }  // namespace
 
-std::string_view ToString(ForecastReading reading) {
-  for (const auto& [value, name] : kReadings) {
-    if (value == reading) {
-      return name;
-    }
-  }
-  return "unknown";
-}
+std::string_view ToString(ForecastReading reading) { return WireNameOf(kReadings, reading); }
 
 std::optional<ForecastReading> ParseForecastReading(std::string_view text) {
-  for (const auto& [value, name] : kReadings) {
-    if (name == text) {
-      return value;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kReadings, text);
 }
 
 void TrendAccumulator::Add(absl::Time at, double value) {

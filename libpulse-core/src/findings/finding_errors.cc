@@ -4,21 +4,21 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
-#include "json_codec.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_writer.h"
 
 namespace pulse::core {
 namespace {
 
 std::string PayloadJson(AgentErrorCode agent_code, const std::map<std::string, std::string>& details) {
-  findings_internal::JsonOut out;
+  JsonWriter out;
   out.StartObject();
-  out.Field("code", ToString(agent_code));
+  out.Member("code", ToString(agent_code));
   if (!details.empty()) {
     out.Key("details");
     out.StartObject();
     for (const auto& [key, value] : details) {
-      out.Field(key, value);
+      out.Member(key, value);
     }
     out.EndObject();
   }
@@ -72,8 +72,7 @@ bool ReadPayload(const absl::Status& status, AgentError& out) {
       details != nullptr && details->IsObject()) {
     for (const auto& m : details->GetObject()) {
       if (m.value.IsString()) {
-        out.details.emplace(std::string(m.name.GetString(), m.name.GetStringLength()),
-                            std::string(m.value.GetString(), m.value.GetStringLength()));
+        out.details.emplace(std::string(StringViewOf(m.name)), std::string(StringViewOf(m.value)));
       }
     }
   }

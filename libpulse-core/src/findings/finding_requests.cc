@@ -1,15 +1,16 @@
 #include "pulse/core/findings/finding_requests.h"
 
-#include <initializer_list>
-#include <utility>
-#include <vector>
+#include <optional>
+#include <string>
+#include <type_traits>
 
 #include "findings_service_internal.h"
 #include "fmt/format.h"
-#include "json_codec.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_wire.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_reader.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -17,95 +18,58 @@ namespace {
 
 namespace w = finding_wire;
 
+constexpr JsonPresence kRequired = JsonPresence::kRequired;
+constexpr JsonPresence kOptional = JsonPresence::kOptional;
+
 absl::Status Bad(std::string_view member, std::string_view problem) {
   return InvalidFindingRequest(fmt::format("{} {}", member, problem),
                                {{std::string(member), std::string(problem)}});
 }
 
-// A request object: strict member set, typed getters with invalid_finding_request details.
-class Request {
- public:
-  explicit Request(const rapidjson::Value& value) : value_(value) {}
-
-  absl::Status Check(std::initializer_list<std::string_view> allowed) const {
-    if (!value_.IsObject()) {
+// Request bodies word their errors for the caller: invalid_finding_request, details
+// {member: problem}. Text is trimmed, so an all-space required member reads as missing.
+absl::Status RenderRequestError(const JsonReadError& e) {
+  using P = JsonReadProblem;
+  switch (e.problem) {
+    case P::kNotObject:
       return InvalidFindingRequest("the request body must be a JSON object");
-    }
-    // RapidJSON keeps duplicate names; a body that names a member twice is ambiguous.
-    std::vector<bool> seen(allowed.size(), false);
-    for (const auto& m : value_.GetObject()) {
-      const std::string_view name(m.name.GetString(), m.name.GetStringLength());
-      std::size_t index = 0;
-      for (std::string_view a : allowed) {
-        if (a == name) {
-          break;
-        }
-        ++index;
-      }
-      if (index == allowed.size()) {
-        return Bad(findings_internal::SanitizeUtf8(findings_internal::TruncateUtf8(name, 64)),
-                   "is not a known field");
-      }
-      if (seen[index]) {
-        return Bad(name, "appears more than once");
-      }
-      seen[index] = true;
-    }
-    return absl::OkStatus();
+    case P::kUnknownMember:
+      return Bad(SanitizeUtf8(TruncateUtf8(e.member, 64)), "is not a known field");
+    case P::kDuplicateMember:
+      return Bad(e.member, "appears more than once");
+    case P::kMissing:
+    case P::kEmpty:
+      return Bad(e.member, "required");
+    case P::kTooLong:
+      return Bad(e.member, fmt::format("must be at most {} bytes", e.high));
+    case P::kBadText:
+      return Bad(e.member, "must be valid UTF-8");
+    default:
+      return Bad(e.member, JsonMemberProblemText(e));
   }
+}
 
-  absl::Status Text(std::string_view member, std::size_t max_bytes, bool required,
-                    std::string& out) const {
-    const rapidjson::Value* v = GetMember(value_, member);
-    if (v == nullptr || v->IsNull()) {
-      return required ? Bad(member, "required") : absl::OkStatus();
-    }
-    if (!v->IsString()) {
-      return Bad(member, "must be a string");
-    }
-    const std::string_view text(v->GetString(), v->GetStringLength());
-    if (text.size() > max_bytes) {
-      return Bad(member, fmt::format("must be at most {} bytes", max_bytes));
-    }
-    if (!findings_internal::IsValidUtf8(text)) {
-      return Bad(member, "must be valid UTF-8");
-    }
-    out = findings_internal::Trimmed(text);
-    if (required && out.empty()) {
-      return Bad(member, "required");
-    }
-    return absl::OkStatus();
+constexpr JsonReaderOptions kRequestReader{.render = &RenderRequestError};
+
+JsonStringRule Text(std::size_t max_bytes, JsonPresence presence) {
+  return JsonStringRule{max_bytes, presence, /*trim=*/true};
+}
+
+// A trimmed vocabulary string; `hint` words an unknown value.
+template <typename Parse>
+auto EnumMember(JsonObjectReader& in, std::string_view member, Parse parse,
+                JsonPresence presence, std::string_view hint)
+    -> std::invoke_result_t<Parse, std::string_view> {
+  std::optional<std::string> text = in.String(member, Text(64, presence));
+  if (!text.has_value() || text->empty()) {
+    return std::nullopt;
   }
-
-  template <typename E, typename ParseFn>
-  absl::Status Enum(std::string_view member, ParseFn parse, bool required, std::string_view hint,
-                    std::optional<E>& out) const {
-    std::string text;
-    PULSE_RETURN_IF_ERROR(Text(member, 64, required, text));
-    if (text.empty()) {
-      return absl::OkStatus();
-    }
-    out = parse(text);
-    return out.has_value() ? absl::OkStatus() : Bad(member, hint);
+  auto value = parse(*text);
+  if (!value.has_value()) {
+    in.Fail(member, hint);
   }
-
-  absl::Status Flag(std::string_view member, bool& out) const {
-    const rapidjson::Value* v = GetMember(value_, member);
-    if (v == nullptr || v->IsNull()) {
-      return absl::OkStatus();
-    }
-    if (!v->IsBool()) {
-      return Bad(member, "must be a boolean");
-    }
-    out = v->GetBool();
-    return absl::OkStatus();
-  }
-
-  const rapidjson::Value* Find(std::string_view member) const { return GetMember(value_, member); }
-
- private:
-  const rapidjson::Value& value_;
-};
+  return value;
+}
 
 absl::StatusOr<rapidjson::Document> ParseBody(std::string_view body) {
   absl::StatusOr<rapidjson::Document> doc = ParseJson(body, JsonLimits{kMaxFindingRequestBytes, 4});
@@ -121,21 +85,23 @@ constexpr std::size_t kIdBytes = 256;
 
 absl::StatusOr<FindingIdRequest> ParseFindingIdRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId}));
   FindingIdRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<SnoozeRequest> ParseSnoozeRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kDurationHours}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kDurationHours}));
   SnoozeRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  const rapidjson::Value* hours = in.Find(w::kDurationHours);
-  if (hours == nullptr || hours->IsNull()) {
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
+  const rapidjson::Value* hours = in.Member(w::kDurationHours);
+  if (hours == nullptr) {
     return Bad(w::kDurationHours, "required");
   }
   if (!hours->IsInt64()) {
@@ -153,113 +119,116 @@ absl::StatusOr<SnoozeRequest> ParseSnoozeRequest(std::string_view body) {
 
 absl::StatusOr<DismissRequest> ParseDismissRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kReason, w::kNote}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kReason, w::kNote}));
   DismissRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  std::optional<DismissReason> reason;
-  PULSE_RETURN_IF_ERROR(in.Enum(w::kReason, ParseOperatorDismissReason, true,
-                                "must be not_an_issue, expected_behavior or will_fix_later",
-                                reason));
-  out.reason = *reason;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kNote, kMaxNoteBytes, false, out.note));
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  out.reason = EnumMember(in, w::kReason, ParseOperatorDismissReason, kRequired,
+                          "must be not_an_issue, expected_behavior or will_fix_later")
+                   .value_or(out.reason);
+  out.note = in.String(w::kNote, Text(kMaxNoteBytes, kOptional)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<ResolveRequest> ParseResolveRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kResolutionNote}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kResolutionNote}));
   ResolveRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResolutionNote, kMaxNoteBytes, false, out.resolution_note));
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  out.resolution_note =
+      in.String(w::kResolutionNote, Text(kMaxNoteBytes, kOptional)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<NoteRequest> ParseNoteRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kNote}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kNote}));
   NoteRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  if (in.Find(w::kNote) == nullptr) {
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
+  // The note must be present; an empty string (or null) clears it.
+  if (GetMember(doc, w::kNote) == nullptr) {
     return Bad(w::kNote, "required");
   }
-  PULSE_RETURN_IF_ERROR(in.Text(w::kNote, kMaxNoteBytes, false, out.note));
+  out.note = in.String(w::kNote, Text(kMaxNoteBytes, kOptional)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<SuppressionRuleRequest> ParseSuppressionRuleRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
-  Request in(doc);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kResourceId, w::kResourceName, w::kCategory,
-                                  w::kRuleDescription, w::kAllowBroadScope}));
+  JsonObjectReader in(doc, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kResourceId, w::kResourceName, w::kCategory,
+                                          w::kRuleDescription, w::kAllowBroadScope}));
   SuppressionRuleRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResourceId, kMaxReportIdentifierBytes, false,
-                                out.resource_id));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResourceName, kMaxReportIdentifierBytes, false,
-                                out.resource_name));
-  PULSE_RETURN_IF_ERROR(in.Enum(w::kCategory, ParseCategory, false, "is not a known category",
-                                out.category));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kRuleDescription, kMaxNoteBytes, true, out.description));
-  PULSE_RETURN_IF_ERROR(in.Flag(w::kAllowBroadScope, out.allow_broad_scope));
+  out.resource_id =
+      in.String(w::kResourceId, Text(kMaxReportIdentifierBytes, kOptional)).value_or("");
+  out.resource_name =
+      in.String(w::kResourceName, Text(kMaxReportIdentifierBytes, kOptional)).value_or("");
+  out.category =
+      EnumMember(in, w::kCategory, ParseCategory, kOptional, "is not a known category");
+  out.description = in.String(w::kRuleDescription, Text(kMaxNoteBytes, kRequired)).value_or("");
+  out.allow_broad_scope = in.Bool(w::kAllowBroadScope).value_or(out.allow_broad_scope);
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<FindingReport> ParseReportFindingArgs(const rapidjson::Value& args) {
-  Request in(args);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kResourceId, w::kResourceName, w::kResourceType,
-                                  w::kCategory, w::kSeverity, w::kTitle, w::kDescription,
-                                  w::kImpact, w::kEvidence, w::kRecommendation, w::kKey,
-                                  w::kNode}));
+  JsonObjectReader in(args, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kResourceId, w::kResourceName, w::kResourceType,
+                                          w::kCategory, w::kSeverity, w::kTitle, w::kDescription,
+                                          w::kImpact, w::kEvidence, w::kRecommendation, w::kKey,
+                                          w::kNode}));
   FindingReport out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResourceId, kMaxReportIdentifierBytes, true,
-                                out.resource_id));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResourceName, kMaxReportIdentifierBytes, false,
-                                out.resource_name));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kResourceType, kMaxReportIdentifierBytes, false,
-                                out.resource_type));
-  std::optional<Category> category;
-  PULSE_RETURN_IF_ERROR(
-      in.Enum(w::kCategory, ParseCategory, true, "is not a known category", category));
-  out.category = *category;
-  std::optional<Severity> severity;
-  PULSE_RETURN_IF_ERROR(
-      in.Enum(w::kSeverity, ParseSeverity, true, "is not a known severity", severity));
-  out.severity = *severity;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kTitle, kMaxReportTitleBytes, true, out.title));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kDescription, kMaxReportTextBytes, true, out.description));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kImpact, kMaxReportTextBytes, false, out.impact));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kEvidence, kMaxReportTextBytes, true, out.evidence));
-  PULSE_RETURN_IF_ERROR(
-      in.Text(w::kRecommendation, kMaxReportTextBytes, true, out.recommendation));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kKey, kMaxReportKeyBytes, false, out.key));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kNode, kMaxReportIdentifierBytes, false, out.node));
+  const JsonStringRule identifier = Text(kMaxReportIdentifierBytes, kOptional);
+  const JsonStringRule text = Text(kMaxReportTextBytes, kRequired);
+  out.resource_id =
+      in.String(w::kResourceId, Text(kMaxReportIdentifierBytes, kRequired)).value_or("");
+  out.resource_name = in.String(w::kResourceName, identifier).value_or("");
+  out.resource_type = in.String(w::kResourceType, identifier).value_or("");
+  out.category = EnumMember(in, w::kCategory, ParseCategory, kRequired, "is not a known category")
+                     .value_or(out.category);
+  out.severity = EnumMember(in, w::kSeverity, ParseSeverity, kRequired, "is not a known severity")
+                     .value_or(out.severity);
+  out.title = in.String(w::kTitle, Text(kMaxReportTitleBytes, kRequired)).value_or("");
+  out.description = in.String(w::kDescription, text).value_or("");
+  out.impact = in.String(w::kImpact, Text(kMaxReportTextBytes, kOptional)).value_or("");
+  out.evidence = in.String(w::kEvidence, text).value_or("");
+  out.recommendation = in.String(w::kRecommendation, text).value_or("");
+  out.key = in.String(w::kKey, Text(kMaxReportKeyBytes, kOptional)).value_or("");
+  out.node = in.String(w::kNode, identifier).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<AssessRequest> ParseAssessFindingArgs(const rapidjson::Value& args) {
-  Request in(args);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kVerdict, w::kEvidence, w::kReason}));
+  JsonObjectReader in(args, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(
+      in.ExpectMembers({w::kFindingId, w::kVerdict, w::kEvidence, w::kReason}));
   AssessRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  std::optional<AssessVerdict> verdict;
-  PULSE_RETURN_IF_ERROR(in.Enum(w::kVerdict, ParseAssessVerdict, true,
-                                "must be present, resolved or uncertain", verdict));
-  out.verdict = *verdict;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kEvidence, kMaxReportTextBytes, true, out.evidence));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kReason, kMaxNoteBytes, false, out.reason));
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  out.verdict = EnumMember(in, w::kVerdict, ParseAssessVerdict, kRequired,
+                           "must be present, resolved or uncertain")
+                    .value_or(out.verdict);
+  out.evidence = in.String(w::kEvidence, Text(kMaxReportTextBytes, kRequired)).value_or("");
+  out.reason = in.String(w::kReason, Text(kMaxNoteBytes, kOptional)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 
 absl::StatusOr<PatrolResolveRequest> ParseResolveFindingArgs(const rapidjson::Value& args) {
-  Request in(args);
-  PULSE_RETURN_IF_ERROR(in.Check({w::kFindingId, w::kResolutionNote, w::kEvidence}));
+  JsonObjectReader in(args, "request", kRequestReader);
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kResolutionNote, w::kEvidence}));
   PatrolResolveRequest out;
-  PULSE_RETURN_IF_ERROR(in.Text(w::kFindingId, kIdBytes, true, out.finding_id));
-  PULSE_RETURN_IF_ERROR(
-      in.Text(w::kResolutionNote, kMaxNoteBytes, true, out.resolution_note));
-  PULSE_RETURN_IF_ERROR(in.Text(w::kEvidence, kMaxReportTextBytes, true, out.evidence));
+  out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  out.resolution_note =
+      in.String(w::kResolutionNote, Text(kMaxNoteBytes, kRequired)).value_or("");
+  out.evidence = in.String(w::kEvidence, Text(kMaxReportTextBytes, kRequired)).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
 

@@ -1,29 +1,22 @@
 #include "pulse/core/findings/finding_types.h"
 
-#include "pulse/core/ports/finding_verifier.h"
-
 #include <array>
-#include <cstddef>
-#include <utility>
+
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/ports/finding_verifier.h"
 
 namespace pulse::core {
 namespace {
 
-template <typename E>
-struct Entry {
-  E value;
-  std::string_view name;
-};
-
 // One table per vocabulary: the single place its wire strings are spelled.
-constexpr std::array<Entry<Severity>, 4> kSeverities = {{
+constexpr std::array<WireName<Severity>, 4> kSeverities = {{
     {Severity::kInfo, "info"},
     {Severity::kWatch, "watch"},
     {Severity::kWarning, "warning"},
     {Severity::kCritical, "critical"},
 }};
 
-constexpr std::array<Entry<Category>, 6> kCategories = {{
+constexpr std::array<WireName<Category>, 6> kCategories = {{
     {Category::kPerformance, "performance"},
     {Category::kCapacity, "capacity"},
     {Category::kReliability, "reliability"},
@@ -32,7 +25,7 @@ constexpr std::array<Entry<Category>, 6> kCategories = {{
     {Category::kGeneral, "general"},
 }};
 
-constexpr std::array<Entry<LoopState>, 11> kLoopStates = {{
+constexpr std::array<WireName<LoopState>, 11> kLoopStates = {{
     {LoopState::kDetected, "detected"},
     {LoopState::kInvestigating, "investigating"},
     {LoopState::kRemediationPlanned, "remediation_planned"},
@@ -46,14 +39,14 @@ constexpr std::array<Entry<LoopState>, 11> kLoopStates = {{
     {LoopState::kSuppressed, "suppressed"},
 }};
 
-constexpr std::array<Entry<DismissReason>, 4> kDismissReasons = {{
+constexpr std::array<WireName<DismissReason>, 4> kDismissReasons = {{
     {DismissReason::kNotAnIssue, "not_an_issue"},
     {DismissReason::kExpectedBehavior, "expected_behavior"},
     {DismissReason::kWillFixLater, "will_fix_later"},
     {DismissReason::kSuppressed, "suppressed"},
 }};
 
-constexpr std::array<Entry<InvestigationStatus>, 5> kInvestigationStatuses = {{
+constexpr std::array<WireName<InvestigationStatus>, 5> kInvestigationStatuses = {{
     {InvestigationStatus::kPending, "pending"},
     {InvestigationStatus::kRunning, "running"},
     {InvestigationStatus::kCompleted, "completed"},
@@ -61,7 +54,7 @@ constexpr std::array<Entry<InvestigationStatus>, 5> kInvestigationStatuses = {{
     {InvestigationStatus::kNeedsAttention, "needs_attention"},
 }};
 
-constexpr std::array<Entry<InvestigationOutcome>, 11> kInvestigationOutcomes = {{
+constexpr std::array<WireName<InvestigationOutcome>, 11> kInvestigationOutcomes = {{
     {InvestigationOutcome::kResolved, "resolved"},
     {InvestigationOutcome::kFixQueued, "fix_queued"},
     {InvestigationOutcome::kFixExecuted, "fix_executed"},
@@ -75,7 +68,7 @@ constexpr std::array<Entry<InvestigationOutcome>, 11> kInvestigationOutcomes = {
     {InvestigationOutcome::kTimedOut, "timed_out"},
 }};
 
-constexpr std::array<Entry<LifecycleEventType>, 18> kEventTypes = {{
+constexpr std::array<WireName<LifecycleEventType>, 18> kEventTypes = {{
     {LifecycleEventType::kDetected, "detected"},
     {LifecycleEventType::kRegressed, "regressed"},
     {LifecycleEventType::kReminded, "reminded"},
@@ -96,109 +89,83 @@ constexpr std::array<Entry<LifecycleEventType>, 18> kEventTypes = {{
     {LifecycleEventType::kLoopTransitionViolation, "loop_transition_violation"},
 }};
 
-constexpr std::array<Entry<VerifierVerdict>, 3> kVerifierVerdicts = {{
+constexpr std::array<WireName<VerifierVerdict>, 3> kVerifierVerdicts = {{
     {VerifierVerdict::kSignalGone, "signal_gone"},
     {VerifierVerdict::kSignalPresent, "signal_present"},
     {VerifierVerdict::kInconclusive, "inconclusive"},
 }};
 
-constexpr std::array<Entry<AssessVerdict>, 3> kVerdicts = {{
+constexpr std::array<WireName<AssessVerdict>, 3> kVerdicts = {{
     {AssessVerdict::kPresent, "present"},
     {AssessVerdict::kResolved, "resolved"},
     {AssessVerdict::kUncertain, "uncertain"},
 }};
 
-template <typename E, std::size_t N>
-std::string_view NameOf(const std::array<Entry<E>, N>& table, E value) {
-  for (const auto& entry : table) {
-    if (entry.value == value) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
-
-template <typename E, std::size_t N>
-std::optional<E> Parse(const std::array<Entry<E>, N>& table, std::string_view text) {
-  for (const auto& entry : table) {
-    if (entry.name == text) {
-      return entry.value;
-    }
-  }
-  return std::nullopt;
-}
-
-template <typename E, std::size_t N>
-std::vector<E> ValuesOf(const std::array<Entry<E>, N>& table) {
-  std::vector<E> out;
-  out.reserve(N);
-  for (const auto& entry : table) {
-    out.push_back(entry.value);
-  }
-  return out;
-}
-
 }  // namespace
 
-std::string_view ToString(Severity value) { return NameOf(kSeverities, value); }
-std::string_view ToString(Category value) { return NameOf(kCategories, value); }
-std::string_view ToString(LoopState value) { return NameOf(kLoopStates, value); }
-std::string_view ToString(DismissReason value) { return NameOf(kDismissReasons, value); }
+std::string_view ToString(Severity value) { return WireNameOf(kSeverities, value); }
+std::string_view ToString(Category value) { return WireNameOf(kCategories, value); }
+std::string_view ToString(LoopState value) { return WireNameOf(kLoopStates, value); }
+std::string_view ToString(DismissReason value) { return WireNameOf(kDismissReasons, value); }
 std::string_view ToString(InvestigationStatus value) {
-  return NameOf(kInvestigationStatuses, value);
+  return WireNameOf(kInvestigationStatuses, value);
 }
 std::string_view ToString(InvestigationOutcome value) {
-  return NameOf(kInvestigationOutcomes, value);
+  return WireNameOf(kInvestigationOutcomes, value);
 }
-std::string_view ToString(LifecycleEventType value) { return NameOf(kEventTypes, value); }
-std::string_view ToString(AssessVerdict value) { return NameOf(kVerdicts, value); }
-std::string_view ToString(VerifierVerdict value) { return NameOf(kVerifierVerdicts, value); }
+std::string_view ToString(LifecycleEventType value) { return WireNameOf(kEventTypes, value); }
+std::string_view ToString(AssessVerdict value) { return WireNameOf(kVerdicts, value); }
+std::string_view ToString(VerifierVerdict value) { return WireNameOf(kVerifierVerdicts, value); }
 
-std::optional<Severity> ParseSeverity(std::string_view text) { return Parse(kSeverities, text); }
-std::optional<Category> ParseCategory(std::string_view text) { return Parse(kCategories, text); }
+std::optional<Severity> ParseSeverity(std::string_view text) {
+  return WireValueOf(kSeverities, text);
+}
+std::optional<Category> ParseCategory(std::string_view text) {
+  return WireValueOf(kCategories, text);
+}
 std::optional<LoopState> ParseLoopState(std::string_view text) {
-  return Parse(kLoopStates, text);
+  return WireValueOf(kLoopStates, text);
 }
 std::optional<DismissReason> ParseDismissReason(std::string_view text) {
-  return Parse(kDismissReasons, text);
+  return WireValueOf(kDismissReasons, text);
 }
 std::optional<DismissReason> ParseOperatorDismissReason(std::string_view text) {
-  std::optional<DismissReason> reason = Parse(kDismissReasons, text);
+  std::optional<DismissReason> reason = WireValueOf(kDismissReasons, text);
   if (reason == DismissReason::kSuppressed) {
     return std::nullopt;
   }
   return reason;
 }
 std::optional<InvestigationStatus> ParseInvestigationStatus(std::string_view text) {
-  return Parse(kInvestigationStatuses, text);
+  return WireValueOf(kInvestigationStatuses, text);
 }
 std::optional<InvestigationOutcome> ParseInvestigationOutcome(std::string_view text) {
-  return Parse(kInvestigationOutcomes, text);
+  return WireValueOf(kInvestigationOutcomes, text);
 }
 std::optional<LifecycleEventType> ParseLifecycleEventType(std::string_view text) {
-  return Parse(kEventTypes, text);
+  return WireValueOf(kEventTypes, text);
 }
 std::optional<AssessVerdict> ParseAssessVerdict(std::string_view text) {
-  return Parse(kVerdicts, text);
+  return WireValueOf(kVerdicts, text);
 }
 std::optional<VerifierVerdict> ParseVerifierVerdict(std::string_view text) {
-  return Parse(kVerifierVerdicts, text);
+  return WireValueOf(kVerifierVerdicts, text);
 }
 
 const std::vector<Severity>& AllSeverities() {
-  static const std::vector<Severity> values = ValuesOf(kSeverities);
+  static const std::vector<Severity> values = WireValues(kSeverities);
   return values;
 }
 const std::vector<Category>& AllCategories() {
-  static const std::vector<Category> values = ValuesOf(kCategories);
+  static const std::vector<Category> values = WireValues(kCategories);
   return values;
 }
 const std::vector<LoopState>& AllLoopStates() {
-  static const std::vector<LoopState> values = ValuesOf(kLoopStates);
+  static const std::vector<LoopState> values = WireValues(kLoopStates);
   return values;
 }
 const std::vector<LifecycleEventType>& AllLifecycleEventTypes() {
-  static const std::vector<LifecycleEventType> values = ValuesOf(kEventTypes);
+  static const std::vector<LifecycleEventType> values = WireValues(kEventTypes);
   return values;
 }
 

@@ -4,12 +4,13 @@
 
 #include "findings_service_internal.h"
 #include "fmt/format.h"
-#include "json_codec.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_wire.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_time.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -17,7 +18,6 @@ namespace {
 
 namespace w = finding_wire;
 using findings_internal::CheckField;
-using findings_internal::FormatTimestamp;
 using findings_internal::Transition;
 using findings_internal::Trimmed;
 
@@ -84,7 +84,7 @@ std::string ProposedFixSummary(const std::string& record_json) {
   }
   std::optional<std::string_view> description = GetString(*fix, "description");
   return description.has_value()
-             ? findings_internal::TruncateUtf8(*description, kMaxReportTextBytes)
+             ? TruncateUtf8(*description, kMaxReportTextBytes)
              : std::string();
 }
 
@@ -169,7 +169,7 @@ bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
 void Regress(Transition& tx) {
   Finding& f = tx.finding;
   std::map<std::string, std::string> metadata = {
-      {std::string(w::kMetaPreviousResolvedAt), FormatTimestamp(*f.resolved_at)},
+      {std::string(w::kMetaPreviousResolvedAt), FormatRfc3339(*f.resolved_at)},
       {std::string(w::kMetaPreviousAcknowledged),
        f.acknowledged_at.has_value() ? "true" : "false"}};
   if (!f.resolve_reason.empty()) {

@@ -8,9 +8,11 @@
 
 #include "findings_service_internal.h"
 #include "fmt/format.h"
-#include "json_codec.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/json/json_time.h"
+#include "pulse/core/json/utf8.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -18,7 +20,7 @@ namespace {
 
 namespace w = finding_wire;
 
-constexpr std::array<std::pair<ReportDisposition, std::string_view>, 8> kDispositions = {{
+constexpr std::array<WireName<ReportDisposition>, 8> kDispositions = {{
     {ReportDisposition::kCreated, "created"},
     {ReportDisposition::kHeartbeat, "heartbeat"},
     {ReportDisposition::kContentReplaced, "content_replaced"},
@@ -29,7 +31,7 @@ constexpr std::array<std::pair<ReportDisposition, std::string_view>, 8> kDisposi
     {ReportDisposition::kBlockedBySuppressionRule, "blocked_by_suppression_rule"},
 }};
 
-constexpr std::array<std::pair<ResolveRefusal, std::string_view>, 4> kRefusals = {{
+constexpr std::array<WireName<ResolveRefusal>, 4> kRefusals = {{
     {ResolveRefusal::kNoVerifier, "no_deterministic_verifier"},
     {ResolveRefusal::kSignalStillPresent, "verifier_still_detects"},
     {ResolveRefusal::kVerifierInconclusive, "verifier_inconclusive"},
@@ -81,25 +83,12 @@ absl::Status CheckField(std::string_view field, std::string_view value, std::siz
 }  // namespace findings_internal
 
 using findings_internal::CheckField;
-using findings_internal::TruncateUtf8;
 
 std::string_view ToString(ReportDisposition disposition) {
-  for (const auto& [value, name] : kDispositions) {
-    if (value == disposition) {
-      return name;
-    }
-  }
-  return "unknown";
+  return WireNameOf(kDispositions, disposition);
 }
 
-std::string_view ToString(ResolveRefusal refusal) {
-  for (const auto& [value, name] : kRefusals) {
-    if (value == refusal) {
-      return name;
-    }
-  }
-  return "unknown";
-}
+std::string_view ToString(ResolveRefusal refusal) { return WireNameOf(kRefusals, refusal); }
 
 void findings_internal::Transition::Event(LifecycleEventType type, std::string_view message,
                                         std::map<std::string, std::string> metadata) {
@@ -213,7 +202,7 @@ absl::StatusOr<Finding> FindingsService::Snooze(std::string_view finding_id,
     f.snoozed_until = tx.now + absl::Hours(duration_hours);
     tx.Event(LifecycleEventType::kSnoozed,
              fmt::format("Finding snoozed for {} hours", duration_hours),
-             {{std::string(w::kMetaUntil), findings_internal::FormatTimestamp(*f.snoozed_until)}});
+             {{std::string(w::kMetaUntil), FormatRfc3339(*f.snoozed_until)}});
     return absl::OkStatus();
   });
 }
@@ -230,7 +219,7 @@ absl::StatusOr<Finding> FindingsService::Unsnooze(std::string_view finding_id) {
     const absl::Time previous = *f.snoozed_until;
     f.snoozed_until.reset();
     tx.Event(LifecycleEventType::kUnsnoozed, {},
-             {{std::string(w::kMetaPreviousUntil), findings_internal::FormatTimestamp(previous)}});
+             {{std::string(w::kMetaPreviousUntil), FormatRfc3339(previous)}});
     return absl::OkStatus();
   });
 }
@@ -268,7 +257,7 @@ absl::StatusOr<Finding> FindingsService::Dismiss(std::string_view finding_id,
       case DismissReason::kWillFixLater:
         f.suppressed = false;
         f.remind_at = tx.now + kWillFixLaterRemindAfter;
-        metadata.emplace(w::kMetaRemindAt, findings_internal::FormatTimestamp(*f.remind_at));
+        metadata.emplace(w::kMetaRemindAt, FormatRfc3339(*f.remind_at));
         break;
       case DismissReason::kExpectedBehavior:
       case DismissReason::kSuppressed:

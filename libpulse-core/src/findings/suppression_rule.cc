@@ -3,21 +3,21 @@
 #include <array>
 #include <utility>
 
-#include "json_codec.h"
 #include "short_digest.h"
 #include "pulse/core/findings/finding.h"
 #include "pulse/core/findings/finding_wire.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_reader.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
 namespace {
 
 namespace w = finding_wire;
-using findings_internal::JsonOut;
-using findings_internal::ObjectIn;
 
-constexpr std::array<std::pair<SuppressionOrigin, std::string_view>, 4> kOrigins = {{
+constexpr std::array<WireName<SuppressionOrigin>, 4> kOrigins = {{
     {SuppressionOrigin::kFinding, "finding"},
     {SuppressionOrigin::kDismissed, "dismissed"},
     {SuppressionOrigin::kManual, "manual"},
@@ -26,22 +26,10 @@ constexpr std::array<std::pair<SuppressionOrigin, std::string_view>, 4> kOrigins
 
 }  // namespace
 
-std::string_view ToString(SuppressionOrigin origin) {
-  for (const auto& [value, name] : kOrigins) {
-    if (value == origin) {
-      return name;
-    }
-  }
-  return "unknown";
-}
+std::string_view ToString(SuppressionOrigin origin) { return WireNameOf(kOrigins, origin); }
 
 std::optional<SuppressionOrigin> ParseSuppressionOrigin(std::string_view text) {
-  for (const auto& [value, name] : kOrigins) {
-    if (name == text) {
-      return value;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kOrigins, text);
 }
 
 bool RuleMatches(const SuppressionRule& rule, std::string_view resource_id, Category category) {
@@ -64,50 +52,50 @@ std::string SuppressionRuleIdFor(std::string_view resource_id, std::optional<Cat
 }
 
 std::string SuppressionRuleToJson(const SuppressionRule& rule) {
-  JsonOut out;
+  JsonWriter out;
   out.StartObject();
-  out.Field(w::kId, rule.id);
-  out.Field(w::kResourceId, rule.resource_id);
-  out.Field(w::kResourceName, rule.resource_name);
+  out.Member(w::kId, rule.id);
+  out.Member(w::kResourceId, rule.resource_id);
+  out.Member(w::kResourceName, rule.resource_name);
   if (rule.category.has_value()) {
-    out.Field(w::kCategory, ToString(*rule.category));
+    out.Member(w::kCategory, ToString(*rule.category));
   }
-  out.Field(w::kRuleDescription, rule.description);
+  out.Member(w::kRuleDescription, rule.description);
   if (rule.dismissed_reason.has_value()) {
-    out.Field(w::kDismissedReason, ToString(*rule.dismissed_reason));
+    out.Member(w::kDismissedReason, ToString(*rule.dismissed_reason));
   }
-  out.FieldTime(w::kRuleCreatedAt, rule.created_at);
-  out.Field(w::kRuleCreatedFrom, ToString(rule.created_from));
-  out.FieldIfSet(w::kRuleFindingId, rule.finding_id);
+  out.TimeMember(w::kRuleCreatedAt, rule.created_at);
+  out.Member(w::kRuleCreatedFrom, ToString(rule.created_from));
+  out.MemberIfNotEmpty(w::kRuleFindingId, rule.finding_id);
   out.EndObject();
   return out.Take();
 }
 
 absl::StatusOr<SuppressionRule> SuppressionRuleFromJson(std::string_view json) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(json, JsonLimits{64 * 1024, 4}));
-  ObjectIn in(doc, "suppression_rule");
-  PULSE_RETURN_IF_ERROR(in.Check({w::kId, w::kResourceId, w::kResourceName, w::kCategory,
-                                  w::kRuleDescription, w::kDismissedReason, w::kRuleCreatedAt,
-                                  w::kRuleCreatedFrom, w::kRuleFindingId}));
+  JsonObjectReader in(doc, "suppression_rule");
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kResourceId, w::kResourceName, w::kCategory,
+                                          w::kRuleDescription, w::kDismissedReason,
+                                          w::kRuleCreatedAt, w::kRuleCreatedFrom,
+                                          w::kRuleFindingId}));
+  constexpr JsonStringRule kIdentifier{kMaxFindingIdentifierBytes};
+  constexpr JsonStringRule kEnum{64};
   SuppressionRule rule;
-  PULSE_RETURN_IF_ERROR(in.String(w::kId, kMaxFindingIdentifierBytes, true, rule.id));
-  PULSE_RETURN_IF_ERROR(
-      in.String(w::kResourceId, kMaxFindingIdentifierBytes, false, rule.resource_id));
-  PULSE_RETURN_IF_ERROR(
-      in.String(w::kResourceName, kMaxFindingIdentifierBytes, false, rule.resource_name));
-  PULSE_RETURN_IF_ERROR(in.Enum(w::kCategory, ParseCategory, false, rule.category));
-  PULSE_RETURN_IF_ERROR(
-      in.String(w::kRuleDescription, kMaxFindingTextBytes, false, rule.description));
-  PULSE_RETURN_IF_ERROR(
-      in.Enum(w::kDismissedReason, ParseDismissReason, false, rule.dismissed_reason));
-  PULSE_RETURN_IF_ERROR(in.RequiredTime(w::kRuleCreatedAt, rule.created_at));
-  std::optional<SuppressionOrigin> origin;
-  PULSE_RETURN_IF_ERROR(in.Enum(w::kRuleCreatedFrom, ParseSuppressionOrigin, true, origin));
-  rule.created_from = *origin;
-  PULSE_RETURN_IF_ERROR(
-      in.String(w::kRuleFindingId, kMaxFindingIdentifierBytes, false, rule.finding_id));
+  rule.id = in.String(w::kId, {kMaxFindingIdentifierBytes, JsonPresence::kRequired}).value_or("");
+  rule.resource_id = in.String(w::kResourceId, kIdentifier).value_or("");
+  rule.resource_name = in.String(w::kResourceName, kIdentifier).value_or("");
+  rule.category = in.Enum(w::kCategory, ParseCategory, kEnum);
+  rule.description = in.String(w::kRuleDescription, {kMaxFindingTextBytes}).value_or("");
+  rule.dismissed_reason = in.Enum(w::kDismissedReason, ParseDismissReason, kEnum);
+  rule.created_at = in.Time(w::kRuleCreatedAt, JsonPresence::kRequired).value_or(rule.created_at);
+  rule.created_from =
+      in.Enum(w::kRuleCreatedFrom, ParseSuppressionOrigin, {64, JsonPresence::kRequired})
+          .value_or(rule.created_from);
+  rule.finding_id = in.String(w::kRuleFindingId, kIdentifier).value_or("");
+  PULSE_RETURN_IF_ERROR(in.status());
   if (rule.id != SuppressionRuleIdFor(rule.resource_id, rule.category)) {
-    return in.Invalid(w::kId, "does not match the rule's resource and category");
+    in.Fail(w::kId, "does not match the rule's resource and category");
+    return in.status();
   }
   return rule;
 }

@@ -25,10 +25,6 @@ struct Offered {
   }
 };
 
-std::string_view AsView(const rapidjson::Value& v) {
-  return std::string_view(v.GetString(), v.GetStringLength());
-}
-
 rapidjson::Value* MutableMember(rapidjson::Value& object, std::string_view key) {
   if (!object.IsObject()) {
     return nullptr;
@@ -38,7 +34,7 @@ rapidjson::Value* MutableMember(rapidjson::Value& object, std::string_view key) 
   const rapidjson::Value& view = object;
   rapidjson::SizeType index = 0;
   for (const auto& member : view.GetObject()) {
-    if (AsView(member.name) == key) {
+    if (StringViewOf(member.name) == key) {
       return &object.MemberBegin()[index].value;
     }
     ++index;
@@ -76,7 +72,7 @@ bool PruneDiscriminator(const InvocationPolicy& policy, const ToolSpec& tool,
       continue;
     }
     offered.Add(decision.invocation_class);
-    out.offered_values.emplace_back(AsView(value));
+    out.offered_values.emplace_back(StringViewOf(value));
     kept.PushBack(rapidjson::Value(value, schema.GetAllocator()), schema.GetAllocator());
   }
   *values = std::move(kept);
@@ -84,7 +80,7 @@ bool PruneDiscriminator(const InvocationPolicy& policy, const ToolSpec& tool,
   if (fallback != nullptr) {
     bool still_offered = false;
     for (const std::string& v : out.offered_values) {
-      still_offered = still_offered || (fallback->IsString() && AsView(*fallback) == v);
+      still_offered = still_offered || (fallback->IsString() && StringViewOf(*fallback) == v);
     }
     if (!still_offered) {
       property->RemoveMember("default");

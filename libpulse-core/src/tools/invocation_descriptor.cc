@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/core/json/json.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -24,23 +25,6 @@ std::string_view TrimAscii(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
-}
-
-std::string_view AsView(const rapidjson::Value& v) {
-  return std::string_view(v.GetString(), v.GetStringLength());
-}
-
-// Finds `key` in `object` without asserting on non-objects.
-const rapidjson::Value* FindMember(const rapidjson::Value& object, std::string_view key) {
-  if (!object.IsObject()) {
-    return nullptr;
-  }
-  for (const auto& member : object.GetObject()) {
-    if (member.name.IsString() && AsView(member.name) == key) {
-      return &member.value;
-    }
-  }
-  return nullptr;
 }
 
 std::string ClassText(InvocationClass c) {
@@ -70,24 +54,24 @@ absl::Status ValidateCases(const InvocationDescriptor& d) {
 // Reads the normalized enum set the schema declares for the discriminator property.
 absl::StatusOr<std::set<std::string>> ReadDiscriminatorEnum(const std::string& name,
                                                             const rapidjson::Value& schema) {
-  const rapidjson::Value* properties = FindMember(schema, "properties");
-  const rapidjson::Value* property = properties ? FindMember(*properties, name) : nullptr;
+  const rapidjson::Value* properties = GetMember(schema, "properties");
+  const rapidjson::Value* property = properties ? GetMember(*properties, name) : nullptr;
   if (property == nullptr || !property->IsObject()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "discriminator \"", name, "\" is not a declared property of the input schema"));
   }
-  const rapidjson::Value* values = FindMember(*property, "enum");
+  const rapidjson::Value* values = GetMember(*property, "enum");
   if (values == nullptr || !values->IsArray() || values->Empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("discriminator \"", name, "\" needs a non-empty string enum in the schema"));
   }
   std::set<std::string> out;
   for (const auto& v : values->GetArray()) {
-    if (!v.IsString() || NormalizeDiscriminatorValue(AsView(v)).empty()) {
+    if (!v.IsString() || NormalizeDiscriminatorValue(StringViewOf(v)).empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("discriminator \"", name, "\" enum must hold only non-empty strings"));
     }
-    out.insert(NormalizeDiscriminatorValue(AsView(v)));
+    out.insert(NormalizeDiscriminatorValue(StringViewOf(v)));
   }
   return out;
 }
@@ -198,7 +182,7 @@ InvocationClass Classify(const InvocationDescriptor& descriptor, const rapidjson
   }
   const rapidjson::Value* value = nullptr;
   for (const auto& member : args.GetObject()) {
-    if (!member.name.IsString() || AsView(member.name) != descriptor.discriminator) {
+    if (!member.name.IsString() || StringViewOf(member.name) != descriptor.discriminator) {
       continue;
     }
     if (value != nullptr) {
@@ -209,7 +193,7 @@ InvocationClass Classify(const InvocationDescriptor& descriptor, const rapidjson
   if (value == nullptr || !value->IsString()) {
     return kFailClosedClass;
   }
-  auto it = descriptor.cases.find(NormalizeDiscriminatorValue(AsView(*value)));
+  auto it = descriptor.cases.find(NormalizeDiscriminatorValue(StringViewOf(*value)));
   if (it == descriptor.cases.end() || !IsValidInvocationClass(it->second)) {
     return kFailClosedClass;
   }

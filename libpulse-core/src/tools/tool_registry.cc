@@ -32,10 +32,6 @@ struct ToolRegistry::Entry {
 
 namespace {
 
-std::string_view AsView(const rapidjson::Value& v) {
-  return std::string_view(v.GetString(), v.GetStringLength());
-}
-
 absl::Status WithTool(std::string_view name, const absl::Status& status) {
   return absl::Status(status.code(),
                       absl::StrCat("tool \"", QuoteForMessage(name), "\": ", status.message()));
@@ -86,13 +82,13 @@ void ReadRootShape(const rapidjson::Value& schema, std::vector<std::string>& dec
   auto properties = schema.FindMember("properties");
   if (properties != schema.MemberEnd()) {
     for (const auto& p : properties->value.GetObject()) {
-      declared.emplace_back(AsView(p.name));
+      declared.emplace_back(StringViewOf(p.name));
     }
   }
   auto req = schema.FindMember("required");
   if (req != schema.MemberEnd()) {
     for (const auto& r : req->value.GetArray()) {
-      required.emplace_back(AsView(r));
+      required.emplace_back(StringViewOf(r));
     }
   }
 }
@@ -114,13 +110,13 @@ absl::Status CheckNoReservedProperties(const rapidjson::Value& schema) {
       continue;
     }
     for (const auto& member : node->GetObject()) {
-      const std::string_view keyword = AsView(member.name);
+      const std::string_view keyword = StringViewOf(member.name);
       if (keyword == "properties" && member.value.IsObject()) {
         for (const auto& property : member.value.GetObject()) {
-          if (IsReservedArgumentName(AsView(property.name))) {
+          if (IsReservedArgumentName(StringViewOf(property.name))) {
             return absl::InvalidArgumentError(
                 absl::StrCat("input schema declares the reserved argument name \"",
-                             QuoteForMessage(AsView(property.name)),
+                             QuoteForMessage(StringViewOf(property.name)),
                              "\" (reserved for server-attached approval metadata)"));
           }
           stack.push_back(&property.value);
@@ -291,7 +287,7 @@ absl::Status ToolRegistry::ValidateArguments(std::string_view name,
   // Undeclared names first: the most useful message for a model, and a flat scan.
   // (ValidateToolSchema guarantees the root has "additionalProperties": false.)
   for (const auto& member : args.GetObject()) {
-    const std::string_view key = AsView(member.name);
+    const std::string_view key = StringViewOf(member.name);
     if (std::find(entry->declared.begin(), entry->declared.end(), key) == entry->declared.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("undeclared tool argument \"", QuoteForMessage(key), "\""));

@@ -10,6 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
 // The regex dialect RapidJSON's schema validator compiles "pattern" with (internal API, the
 // same class the validator uses), so a pattern that compiles here is one it enforces.
@@ -22,19 +24,6 @@ using rapidjson::Value;
 
 constexpr std::array<std::string_view, 7> kTypeNames = {"object",  "array",   "string", "number",
                                                         "integer", "boolean", "null"};
-
-std::string_view AsView(const Value& v) {
-  return std::string_view(v.GetString(), v.GetStringLength());
-}
-
-const Value* Member(const Value& object, std::string_view key) {
-  for (const auto& member : object.GetObject()) {
-    if (AsView(member.name) == key) {
-      return &member.value;
-    }
-  }
-  return nullptr;
-}
 
 absl::Status SchemaError(const std::string& path, std::string_view what) {
   return absl::InvalidArgumentError(
@@ -49,7 +38,7 @@ struct TypeSet {
 
 absl::StatusOr<TypeSet> ReadTypes(const Value& node, const std::string& path) {
   TypeSet types;
-  const Value* type = Member(node, "type");
+  const Value* type = GetMember(node, "type");
   if (type == nullptr) {
     return types;
   }
@@ -65,11 +54,11 @@ absl::StatusOr<TypeSet> ReadTypes(const Value& node, const std::string& path) {
   }
   for (const Value* name : names) {
     if (!name->IsString() ||
-        std::find(kTypeNames.begin(), kTypeNames.end(), AsView(*name)) == kTypeNames.end()) {
+        std::find(kTypeNames.begin(), kTypeNames.end(), StringViewOf(*name)) == kTypeNames.end()) {
       return SchemaError(path, "names an unknown type");
     }
-    types.object = types.object || AsView(*name) == "object";
-    types.array = types.array || AsView(*name) == "array";
+    types.object = types.object || StringViewOf(*name) == "object";
+    types.array = types.array || StringViewOf(*name) == "array";
   }
   types.declared = true;
   return types;
@@ -79,7 +68,7 @@ absl::Status CheckPattern(const Value& pattern, const std::string& path) {
   if (!pattern.IsString()) {
     return SchemaError(path, "has a non-string pattern");
   }
-  const std::string text(AsView(pattern));
+  const std::string text(StringViewOf(pattern));
   if (text.find('\0') != std::string::npos) {
     return SchemaError(path, "has a pattern containing NUL");
   }
@@ -96,7 +85,7 @@ absl::Status WalkSchema(const Value& node, const std::string& path, std::size_t 
 absl::Status WalkCombinators(const Value& node, const std::string& path, std::size_t depth,
                              bool& present) {
   for (std::string_view keyword : {"anyOf", "oneOf", "allOf"}) {
-    const Value* branches = Member(node, keyword);
+    const Value* branches = GetMember(node, keyword);
     if (branches == nullptr) {
       continue;
     }
@@ -113,17 +102,18 @@ absl::Status WalkCombinators(const Value& node, const std::string& path, std::si
 }
 
 absl::Status WalkObjectKeywords(const Value& node, const std::string& path, std::size_t depth) {
-  const Value* properties = Member(node, "properties");
+  const Value* properties = GetMember(node, "properties");
   if (properties != nullptr) {
     if (!properties->IsObject()) {
       return SchemaError(path, "has a malformed \"properties\"");
     }
     for (const auto& p : properties->GetObject()) {
-      PULSE_RETURN_IF_ERROR(WalkSchema(
-          p.value, absl::StrCat(path, "/properties/", std::string(AsView(p.name))), depth + 1));
+      const std::string child =
+          absl::StrCat(path, "/properties/", std::string(StringViewOf(p.name)));
+      PULSE_RETURN_IF_ERROR(WalkSchema(p.value, child, depth + 1));
     }
   }
-  const Value* required = Member(node, "required");
+  const Value* required = GetMember(node, "required");
   if (required == nullptr) {
     return absl::OkStatus();
   }
@@ -131,7 +121,8 @@ absl::Status WalkObjectKeywords(const Value& node, const std::string& path, std:
     return SchemaError(path, "has a malformed \"required\"");
   }
   for (const Value& name : required->GetArray()) {
-    if (!name.IsString() || properties == nullptr || Member(*properties, AsView(name)) == nullptr) {
+    if (!name.IsString() || properties == nullptr ||
+        GetMember(*properties, StringViewOf(name)) == nullptr) {
       return SchemaError(path, "requires a property it does not declare");
     }
   }
@@ -142,11 +133,11 @@ absl::Status WalkObjectKeywords(const Value& node, const std::string& path, std:
 // false) or when it is a bounded scalar map: "maxProperties" is set and
 // "additionalProperties" is a schema whose types are all scalar, so nothing can nest below.
 absl::Status CheckObjectIsClosed(const Value& node, const std::string& path, std::size_t depth) {
-  const Value* additional = Member(node, "additionalProperties");
+  const Value* additional = GetMember(node, "additionalProperties");
   if (additional != nullptr && additional->IsFalse()) {
     return absl::OkStatus();
   }
-  const Value* max_properties = Member(node, "maxProperties");
+  const Value* max_properties = GetMember(node, "maxProperties");
   if (additional == nullptr || !additional->IsObject() || max_properties == nullptr ||
       !max_properties->IsUint()) {
     return SchemaError(path,
@@ -162,7 +153,7 @@ absl::Status CheckObjectIsClosed(const Value& node, const std::string& path, std
 }
 
 absl::Status WalkItems(const Value& node, const std::string& path, std::size_t depth) {
-  const Value* items = Member(node, "items");
+  const Value* items = GetMember(node, "items");
   if (items == nullptr) {
     return SchemaError(path, "is an array without \"items\"");
   }
@@ -172,7 +163,7 @@ absl::Status WalkItems(const Value& node, const std::string& path, std::size_t d
   if (!items->IsArray() || items->Empty()) {
     return SchemaError(path, "has a malformed \"items\"");
   }
-  const Value* additional = Member(node, "additionalItems");
+  const Value* additional = GetMember(node, "additionalItems");
   if (additional == nullptr || !additional->IsFalse()) {
     return SchemaError(path, "is a tuple array without \"additionalItems\": false");
   }
@@ -190,13 +181,13 @@ absl::Status WalkSchema(const Value& node, const std::string& path, std::size_t 
     return SchemaError(path, "is not a JSON object");
   }
   for (std::string_view refused : {"$ref", "patternProperties"}) {
-    if (Member(node, refused) != nullptr) {
+    if (GetMember(node, refused) != nullptr) {
       return SchemaError(
           path, absl::StrCat("uses \"", std::string(refused), "\", which tool schemas may not"));
     }
   }
   PULSE_ASSIGN_OR_RETURN(TypeSet types, ReadTypes(node, path));
-  const Value* enum_values = Member(node, "enum");
+  const Value* enum_values = GetMember(node, "enum");
   if (enum_values != nullptr && (!enum_values->IsArray() || enum_values->Empty())) {
     return SchemaError(path, "has a malformed \"enum\"");
   }
@@ -205,57 +196,17 @@ absl::Status WalkSchema(const Value& node, const std::string& path, std::size_t 
   if (!types.declared && enum_values == nullptr && !combinators) {
     return SchemaError(path, "declares no type, so it would accept any value");
   }
-  if (types.object || Member(node, "properties") != nullptr) {
+  if (types.object || GetMember(node, "properties") != nullptr) {
     PULSE_RETURN_IF_ERROR(CheckObjectIsClosed(node, path, depth));
     PULSE_RETURN_IF_ERROR(WalkObjectKeywords(node, path, depth));
   }
   if (types.array) {
     PULSE_RETURN_IF_ERROR(WalkItems(node, path, depth));
   }
-  if (const Value* pattern = Member(node, "pattern"); pattern != nullptr) {
+  if (const Value* pattern = GetMember(node, "pattern"); pattern != nullptr) {
     PULSE_RETURN_IF_ERROR(CheckPattern(*pattern, path));
   }
   return absl::OkStatus();
-}
-
-// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
-bool IsValidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2;
-      lo = c == 0xE0 ? 0xA0 : 0x80;
-      hi = c == 0xED ? 0x9F : 0xBF;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3;
-      lo = c == 0xF0 ? 0x90 : 0x80;
-      hi = c == 0xF4 ? 0x8F : 0xBF;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size()) {
-      return false;
-    }
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      const unsigned char min = k == 1 ? lo : 0x80;
-      const unsigned char max = k == 1 ? hi : 0xBF;
-      if (b < min || b > max) {
-        return false;
-      }
-    }
-    i += extra + 1;
-  }
-  return true;
 }
 
 absl::Status CheckText(std::string_view text, std::size_t max_bytes, std::string_view what) {
@@ -278,7 +229,7 @@ absl::Status CheckObjectKeys(const Value& object) {
   absl::flat_hash_set<absl::string_view> seen;
   seen.reserve(object.MemberCount());
   for (const auto& member : object.GetObject()) {
-    const std::string_view key = AsView(member.name);
+    const std::string_view key = StringViewOf(member.name);
     PULSE_RETURN_IF_ERROR(CheckText(key, kMaxArgumentKeyBytes, "name"));
     if (!seen.insert(absl::string_view(key.data(), key.size())).second) {
       return absl::InvalidArgumentError(
@@ -294,11 +245,11 @@ absl::Status ValidateToolSchema(const Value& schema) {
   if (!schema.IsObject()) {
     return absl::InvalidArgumentError("input schema is not a JSON object");
   }
-  const Value* type = Member(schema, "type");
-  if (type == nullptr || !type->IsString() || AsView(*type) != "object") {
+  const Value* type = GetMember(schema, "type");
+  if (type == nullptr || !type->IsString() || StringViewOf(*type) != "object") {
     return absl::InvalidArgumentError("input schema root must declare \"type\": \"object\"");
   }
-  const Value* additional = Member(schema, "additionalProperties");
+  const Value* additional = GetMember(schema, "additionalProperties");
   if (additional == nullptr || !additional->IsFalse()) {
     return absl::InvalidArgumentError("input schema root must set \"additionalProperties\": false");
   }
@@ -324,7 +275,7 @@ absl::Status CheckArgumentStructure(const Value& args) {
           absl::StrCat("tool arguments nest deeper than ", kMaxArgumentDepth, " levels"));
     }
     if (value->IsString()) {
-      PULSE_RETURN_IF_ERROR(CheckText(AsView(*value), kMaxArgumentStringBytes, "string"));
+      PULSE_RETURN_IF_ERROR(CheckText(StringViewOf(*value), kMaxArgumentStringBytes, "string"));
     } else if (value->IsDouble() && !std::isfinite(value->GetDouble())) {
       return absl::InvalidArgumentError("a tool argument number is not finite");
     } else if (value->IsObject()) {

@@ -1,6 +1,7 @@
 // Shared fixtures for the invocation-policy tests: a registry of every built-in plus test
 // extensions that exercise discriminators and placement hints, valid arguments for every
-// tool, counting handlers, and policy builders. Header-only; test code only.
+// tool, counting handlers, and policy builders. The class constants, Json() and the
+// InvocationClass printer come from the tool tests' header. Header-only; test code only.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "../tools/tools_test_support.h"
 #include "pulse/core/policy/decision.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"
@@ -22,17 +24,6 @@
 #include "rapidjson/writer.h"
 
 namespace pulse::testing {
-
-inline constexpr core::InvocationClass kResolveNone{core::ToolKind::kResolve,
-                                                    core::MutationTarget::kNone};
-inline constexpr core::InvocationClass kReadNone{core::ToolKind::kRead,
-                                                 core::MutationTarget::kNone};
-inline constexpr core::InvocationClass kUserInputNone{core::ToolKind::kUserInput,
-                                                      core::MutationTarget::kNone};
-inline constexpr core::InvocationClass kWritePulseState{core::ToolKind::kWrite,
-                                                        core::MutationTarget::kPulseState};
-inline constexpr core::InvocationClass kWriteInfrastructure{core::ToolKind::kWrite,
-                                                            core::MutationTarget::kInfrastructure};
 
 // Test extension with a discriminator spanning every mutation target. "Inspect" is spelled
 // with a capital to prove projection keeps the schema's own spelling; "default" names a
@@ -97,15 +88,6 @@ inline core::ToolRegistry TestRegistry() {
   REQUIRE(registry->RegisterExtension(NoteWriterSpec()).ok());
   REQUIRE(registry->RegisterExtension(ExtProbeSpec()).ok());
   return std::move(registry).value();
-}
-
-// Parses `text` iteratively; the test fails on malformed JSON.
-inline rapidjson::Document Json(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-  INFO("parsing " << std::string(text.substr(0, 200)));
-  REQUIRE_FALSE(doc.HasParseError());
-  return doc;
 }
 
 inline std::string Compact(const rapidjson::Value& value) {
@@ -214,13 +196,6 @@ inline core::ScopeSet ChatAndExecute() {
 }  // namespace pulse::testing
 
 namespace Catch {
-template <>
-struct StringMaker<pulse::core::InvocationClass> {
-  static std::string convert(const pulse::core::InvocationClass& c) {
-    return std::string(pulse::core::ToString(c.kind)) + "/" +
-           std::string(pulse::core::ToString(c.mutation));
-  }
-};
 template <>
 struct StringMaker<pulse::core::PolicyRule> {
   static std::string convert(pulse::core::PolicyRule rule) {

@@ -146,6 +146,11 @@ class ActionService {
 
   // Loads a record or answers the id/not-found refusals.
   absl::StatusOr<Refusable<ActionRecord>> Load(std::string_view action_id);
+  // Load, then the identity gate of Decide and Execute: a presented plan hash that is not the
+  // record's is refused (and audited) as kActionPlanIdentityMismatch.
+  absl::StatusOr<Refusable<ActionRecord>> LoadPresented(std::string_view action_id,
+                                                        const std::optional<std::string>& plan_hash,
+                                                        const ActionActor& actor);
   // Moves `record` to expired when its TTL has passed (a lost race re-reads and retries) and
   // returns the record as stored afterwards.
   absl::StatusOr<ActionRecord> MaterializeExpiry(const ActionRecord& record);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,5 +42,10 @@ std::optional<std::string_view> GetString(const rapidjson::Value& object, std::s
 std::optional<bool> GetBool(const rapidjson::Value& object, std::string_view key);
 std::optional<std::int64_t> GetInt64(const rapidjson::Value& object, std::string_view key);
 const rapidjson::Value* GetMember(const rapidjson::Value& object, std::string_view key);
+
+// The text of a string value or member name, embedded NULs included. Requires IsString().
+inline std::string_view StringViewOf(const rapidjson::Value& string_value) {
+  return std::string_view(string_value.GetString(), string_value.GetStringLength());
+}
 
 }  // namespace pulse::core

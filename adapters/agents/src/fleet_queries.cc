@@ -1,0 +1,245 @@
+#include "fleet_queries.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <utility>
+
+namespace pulse::adapters::agents::internal {
+
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+std::string Rfc3339(absl::Time at) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", at, absl::UTCTimeZone());
+}
+
+bool IsSecretKey(std::string_view key) {
+  const std::string lower = AsciiLower(key);
+  for (std::string_view word :
+       {"password", "passwd", "secret", "token", "apikey", "api_key", "private", "credential"}) {
+    if (lower.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return lower == "key" || (lower.size() > 4 && lower.substr(lower.size() - 4) == "_key");
+}
+
+absl::Status ValidateResourceQuery(const core::FleetResourceQuery& query) {
+  if (query.limit == 0 || query.limit > core::kFleetMaxResults) {
+    return absl::InvalidArgumentError("limit must be 1..1000");
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool FilterMatches(const std::string& filter, const std::string& value) {
+  return filter.empty() || AsciiLower(filter) == AsciiLower(value);
+}
+
+}  // namespace
+
+bool MatchesQuery(const core::FleetResource& r, const core::FleetResourceQuery& query) {
+  if (!FilterMatches(query.type, r.type) || !FilterMatches(query.status, r.status) ||
+      !FilterMatches(query.technology, r.technology)) {
+    return false;
+  }
+  if (query.text.empty()) {
+    return true;
+  }
+  const std::string needle = AsciiLower(query.text);
+  return AsciiLower(r.id).find(needle) != std::string::npos ||
+         AsciiLower(r.name).find(needle) != std::string::npos;
+}
+
+absl::Status ValidateTopologyQuery(const core::FleetTopologyQuery& query) {
+  if (query.depth < 1 || query.depth > 8) {
+    return absl::InvalidArgumentError("depth must be 1..8");
+  }
+  if (query.max_resources == 0 || query.max_resources > core::kFleetMaxResults) {
+    return absl::InvalidArgumentError("max_resources must be 1..1000");
+  }
+  return absl::OkStatus();
+}
+
+core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResource>& resources,
+                                  const std::vector<core::FleetRelationship>& relationships,
+                                  const core::FleetTopologyQuery& query) {
+  std::set<std::string> included;
+  if (query.root_id.empty()) {
+    for (const auto& [id, r] : resources) {
+      included.insert(id);
+    }
+  } else {
+    std::deque<std::pair<std::string, int>> frontier = {{query.root_id, 0}};
+    included.insert(query.root_id);
+    while (!frontier.empty()) {
+      auto [id, d] = frontier.front();
+      frontier.pop_front();
+      if (d == query.depth) {
+        continue;
+      }
+      for (const core::FleetRelationship& rel : relationships) {
+        const std::string* next = rel.from_id == id ? &rel.to_id
+                                  : rel.to_id == id ? &rel.from_id
+                                                    : nullptr;
+        if (next != nullptr && included.insert(*next).second) {
+          frontier.emplace_back(*next, d + 1);
+        }
+      }
+    }
+  }
+  core::FleetTopology out;
+  std::set<std::string> kept;
+  // The root first, so truncation never drops it; then the rest in id order.
+  if (!query.root_id.empty()) {
+    auto it = resources.find(query.root_id);
+    if (it != resources.end()) {
+      out.resources.push_back(it->second);
+      kept.insert(it->first);
+    }
+  }
+  for (const std::string& id : included) {
+    if (kept.count(id) != 0) {
+      continue;
+    }
+    if (out.resources.size() == query.max_resources) {
+      out.truncated = true;
+      break;
+    }
+    auto it = resources.find(id);
+    if (it != resources.end()) {
+      out.resources.push_back(it->second);
+      kept.insert(id);
+    }
+  }
+  std::sort(out.resources.begin(), out.resources.end(),
+            [](const core::FleetResource& a, const core::FleetResource& b) { return a.id < b.id; });
+  for (const core::FleetRelationship& rel : relationships) {
+    if (kept.count(rel.from_id) != 0 && kept.count(rel.to_id) != 0) {
+      out.relationships.push_back(rel);
+    }
+  }
+  return out;
+}
+
+absl::Status ValidateLogQuery(const core::FleetLogQuery& query) {
+  if (query.max_lines == 0 || query.max_lines > core::kFleetMaxLogLines) {
+    return absl::InvalidArgumentError("max_lines must be 1..1000");
+  }
+  if (query.max_bytes == 0 || query.max_bytes > core::kFleetMaxLogBytes) {
+    return absl::InvalidArgumentError("max_bytes must be 1..262144");
+  }
+  return absl::OkStatus();
+}
+
+core::FleetLogExcerpt ExcerptLines(const std::vector<TimedLine>& lines,
+                                   const core::FleetLogQuery& query) {
+  core::FleetLogExcerpt out;
+  std::size_t bytes = 0;
+  std::vector<std::string> newest_first;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (query.since.has_value() && it->at < *query.since) {
+      break;  // lines are oldest first, so everything older follows
+    }
+    std::string line = Rfc3339(it->at) + " " + it->text;
+    if (newest_first.size() == query.max_lines || bytes + line.size() > query.max_bytes) {
+      out.truncated = true;
+      break;
+    }
+    bytes += line.size();
+    newest_first.push_back(std::move(line));
+  }
+  out.lines.assign(std::make_move_iterator(newest_first.rbegin()),
+                   std::make_move_iterator(newest_first.rend()));
+  return out;
+}
+
+absl::Status ValidateMetricQuery(const core::FleetMetricQuery& query) {
+  if (query.metric.empty()) {
+    return absl::InvalidArgumentError("metric is required");
+  }
+  if (!(query.start < query.end)) {
+    return absl::InvalidArgumentError("start must be before end");
+  }
+  if (query.max_points == 0 || query.max_points > core::kFleetMaxMetricPoints) {
+    return absl::InvalidArgumentError("max_points must be 1..5000");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<core::FleetMetricPoint> SelectPoints(const std::vector<core::FleetMetricPoint>& points,
+                                                 const core::FleetMetricQuery& query) {
+  std::vector<core::FleetMetricPoint> window;
+  for (const core::FleetMetricPoint& p : points) {
+    if (p.at >= query.start && p.at < query.end) {
+      window.push_back(p);
+    }
+  }
+  if (window.size() <= query.max_points) {
+    return window;
+  }
+  std::vector<core::FleetMetricPoint> out;
+  out.reserve(query.max_points);
+  const std::size_t n = window.size();
+  for (std::size_t b = 0; b < query.max_points; ++b) {
+    const std::size_t begin = b * n / query.max_points;
+    const std::size_t end = (b + 1) * n / query.max_points;
+    double sum = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      sum += window[i].value;
+    }
+    out.push_back({window[end - 1].at, sum / static_cast<double>(end - begin)});
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ResolveAmong(std::string_view reference,
+                                         const std::vector<ReferenceCandidate>& candidates) {
+  if (reference.empty() || reference.size() > core::kMaxResourceIdBytes) {
+    return absl::InvalidArgumentError("a reference must be 1..256 bytes");
+  }
+  for (const char c : reference) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b <= 0x20 || b >= 0x7f) {
+      return absl::InvalidArgumentError("a reference must be printable ASCII without spaces");
+    }
+  }
+  for (const ReferenceCandidate& c : candidates) {
+    if (c.id == reference) {
+      return c.id;
+    }
+  }
+  const std::string wanted = AsciiLower(reference);
+  std::set<std::string> matches;
+  for (const ReferenceCandidate& c : candidates) {
+    for (const std::string& alias : c.aliases) {
+      if (!alias.empty() && AsciiLower(alias) == wanted) {
+        matches.insert(c.id);
+      }
+    }
+  }
+  if (matches.empty()) {
+    return absl::NotFoundError("no resource matches the reference '" + std::string(reference) +
+                               "'");
+  }
+  if (matches.size() > 1) {
+    std::string list;
+    for (const std::string& id : matches) {
+      list += (list.empty() ? "" : ", ") + id;
+    }
+    return absl::FailedPreconditionError("the reference '" + std::string(reference) +
+                                         "' is ambiguous; it matches " + list);
+  }
+  return *matches.begin();
+}
+
+}  // namespace pulse::adapters::agents::internal

@@ -1,0 +1,44 @@
+// SqliteFindingStore: the FindingStore port on the shared SQLite database. A finding is kept
+// as the core's JSON (findings/finding_json.h) beside the columns List filters on; Put is a
+// conditional write (`INSERT ... ON CONFLICT DO NOTHING` for a create, `UPDATE ... WHERE id=?
+// AND version=?` for an update), so the version check is the database's, not a read-then-write.
+// A finding is refused (InvalidArgument) unless its JSON decodes back to exactly the same
+// value, so nothing is stored that would read back different (ill-formed UTF-8, NULs, fields
+// beyond the codec's limits).
+// Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/core/ports/finding_store.h"
+
+namespace pulse::adapters::storage {
+
+class SqliteFindingStore final : public core::FindingStore {
+ public:
+  // Never fails today; StatusOr keeps the adapter shape (STYLE rule 4).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqliteFindingStore>> Open(
+      SqliteDatabase& database);
+
+  explicit SqliteFindingStore(SqliteDatabase& database) : database_(database) {}
+
+  absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override;
+  absl::StatusOr<std::vector<core::StoredFinding>> List(
+      const core::FindingFilter& filter) const override;
+  absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
+                                   std::int64_t expected_version) override;
+  absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override;
+  absl::Status PutSuppressionRule(const core::SuppressionRule& rule) override;
+  absl::Status DeleteSuppressionRule(std::string_view id) override;
+
+ private:
+  SqliteDatabase& database_;
+};
+
+}  // namespace pulse::adapters::storage

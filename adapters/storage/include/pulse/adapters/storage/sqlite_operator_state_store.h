@@ -1,0 +1,33 @@
+// SqliteOperatorStateStore: the OperatorStateStore port on the shared SQLite database, one row
+// per canonical resource id (operator_state). Set validates with ValidateOperatorState and
+// replaces the whole row (upsert); times are stored as int64 nanoseconds and must fit them.
+// Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/core/ports/operator_state_store.h"
+
+namespace pulse::adapters::storage {
+
+class SqliteOperatorStateStore final : public core::OperatorStateStore {
+ public:
+  // Never fails today; StatusOr keeps the adapter shape (STYLE rule 4).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqliteOperatorStateStore>> Open(
+      SqliteDatabase& database);
+
+  explicit SqliteOperatorStateStore(SqliteDatabase& database) : database_(database) {}
+
+  absl::StatusOr<core::OperatorState> Get(std::string_view resource_id) override;
+  absl::Status Set(const core::OperatorState& state) override;
+  absl::Status Clear(std::string_view resource_id) override;
+
+ private:
+  SqliteDatabase& database_;
+};
+
+}  // namespace pulse::adapters::storage

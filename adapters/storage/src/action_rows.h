@@ -1,0 +1,56 @@
+// Private to adapters/storage: the row form of action records — encoding checked before a
+// transaction starts (text and times; InvalidArgument, nothing written) and decoding of rows
+// (DataLoss when a stored value is not one the code writes).
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/actions/action_types.h"
+
+namespace pulse::adapters::storage {
+
+struct EventRow {
+  std::int64_t at_ns = 0;
+  const core::ActionLifecycleEvent* event = nullptr;
+};
+
+struct ApprovalRow {
+  std::int64_t at_ns = 0;
+  const core::ApprovalRecord* approval = nullptr;
+};
+
+struct ResultRow {
+  std::optional<std::int64_t> observed_at_ns;
+  std::optional<std::int64_t> started_at_ns;
+  std::int64_t finished_at_ns = 0;
+  const core::ActionExecutionResult* result = nullptr;
+};
+
+[[nodiscard]] absl::StatusOr<std::vector<EventRow>> EncodeEvents(
+    const std::vector<core::ActionLifecycleEvent>& events);
+[[nodiscard]] absl::StatusOr<ApprovalRow> EncodeApproval(const core::ApprovalRecord& approval);
+[[nodiscard]] absl::StatusOr<ResultRow> EncodeResult(const core::ActionExecutionResult& result);
+
+// Appends `events` with sequences first_sequence, first_sequence + 1, ...
+void InsertEvents(SQLite::Database& db, const std::string& action_id, std::int64_t first_sequence,
+                  const std::vector<EventRow>& events);
+void InsertApproval(SQLite::Database& db, const std::string& action_id, std::uint32_t revision,
+                    const ApprovalRow& row);
+void InsertResult(SQLite::Database& db, const std::string& action_id, const ResultRow& row);
+
+// The record with this id; NotFound when absent.
+[[nodiscard]] absl::StatusOr<core::ActionRecord> LoadActionRecord(SQLite::Database& db,
+                                                                  const std::string& action_id);
+
+// The action's events in sequence order (empty for an unknown id).
+[[nodiscard]] absl::StatusOr<std::vector<core::ActionLifecycleEvent>> LoadActionEvents(
+    SQLite::Database& db, const std::string& action_id);
+
+}  // namespace pulse::adapters::storage

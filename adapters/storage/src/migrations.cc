@@ -1,0 +1,203 @@
+#include "migrations.h"
+
+#include <array>
+
+namespace pulse::adapters::storage {
+namespace {
+
+// Version 1: every store of issue 5. Conventions (docs/storage.md): times are INTEGER
+// nanoseconds since the Unix epoch (*_ns), enums are their wire strings, records whose shape
+// the core owns are kept as the core's JSON next to the indexed or compared columns, and
+// append-only tables refuse UPDATE and DELETE by trigger.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE schema_version (
+  version INTEGER NOT NULL PRIMARY KEY,
+  description TEXT NOT NULL
+);
+
+CREATE TABLE findings (
+  id TEXT NOT NULL PRIMARY KEY,
+  version INTEGER NOT NULL CHECK (version >= 1),
+  resource_id TEXT NOT NULL,
+  category TEXT NOT NULL,
+  is_open INTEGER NOT NULL CHECK (is_open IN (0, 1)),
+  snoozed_until_ns INTEGER,
+  record_json TEXT NOT NULL
+);
+CREATE INDEX findings_by_resource ON findings (resource_id, category);
+CREATE INDEX findings_by_category ON findings (category);
+
+CREATE TABLE suppression_rules (
+  id TEXT NOT NULL PRIMARY KEY,
+  rule_json TEXT NOT NULL
+);
+
+CREATE TABLE actions (
+  id TEXT NOT NULL PRIMARY KEY,
+  request_id TEXT NOT NULL,
+  resource_id TEXT NOT NULL,
+  capability_name TEXT NOT NULL,
+  plan_hash TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL,
+  identity_json TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('planned', 'pending_approval', 'approved', 'rejected',
+                                       'expired', 'executing', 'completed', 'failed')),
+  decision_revision INTEGER NOT NULL CHECK (decision_revision >= 0),
+  updated_at_ns INTEGER NOT NULL
+);
+CREATE INDEX actions_by_state ON actions (state, created_at_ns, id);
+CREATE INDEX actions_by_resource ON actions (resource_id);
+CREATE TRIGGER actions_identity_is_immutable
+  BEFORE UPDATE OF id, request_id, resource_id, capability_name, plan_hash, created_at_ns,
+                   identity_json ON actions
+  BEGIN SELECT RAISE(ABORT, 'action identity is immutable'); END;
+CREATE TRIGGER actions_are_never_deleted BEFORE DELETE ON actions
+  BEGIN SELECT RAISE(ABORT, 'actions are never deleted'); END;
+
+CREATE TABLE action_approvals (
+  action_id TEXT NOT NULL REFERENCES actions (id),
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  actor_kind TEXT NOT NULL,
+  actor_id TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('approved', 'rejected')),
+  reason TEXT NOT NULL,
+  at_ns INTEGER NOT NULL,
+  plan_hash TEXT NOT NULL,
+  PRIMARY KEY (action_id, revision)
+);
+
+CREATE TABLE action_results (
+  action_id TEXT NOT NULL PRIMARY KEY REFERENCES actions (id),
+  execution_status TEXT NOT NULL,
+  execution_reason_code TEXT NOT NULL,
+  execution_summary TEXT NOT NULL,
+  verification_status TEXT NOT NULL,
+  evidence_class TEXT NOT NULL,
+  verification_reason_code TEXT NOT NULL,
+  verification_summary TEXT NOT NULL,
+  observer_id TEXT NOT NULL,
+  observed_at_ns INTEGER,
+  error_message TEXT NOT NULL,
+  dispatched INTEGER NOT NULL CHECK (dispatched IN (0, 1)),
+  executor_id TEXT NOT NULL,
+  started_at_ns INTEGER,
+  finished_at_ns INTEGER NOT NULL
+);
+
+CREATE TABLE action_events (
+  action_id TEXT NOT NULL REFERENCES actions (id),
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  at_ns INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('transition', 'decision')),
+  decision_revision INTEGER,
+  decision TEXT,
+  actor_kind TEXT,
+  actor_id TEXT,
+  message TEXT NOT NULL,
+  PRIMARY KEY (action_id, sequence)
+);
+
+-- One row per admission into `executing`, written in the same commit: the durable proof that an
+-- action was handed to its executor at most once.
+CREATE TABLE action_dispatches (
+  action_id TEXT NOT NULL PRIMARY KEY REFERENCES actions (id),
+  attempt_id TEXT NOT NULL UNIQUE,
+  admitted_at_ns INTEGER NOT NULL
+);
+
+CREATE TRIGGER action_approvals_append_only BEFORE UPDATE ON action_approvals
+  BEGIN SELECT RAISE(ABORT, 'action approvals are append-only'); END;
+CREATE TRIGGER action_approvals_never_deleted BEFORE DELETE ON action_approvals
+  BEGIN SELECT RAISE(ABORT, 'action approvals are append-only'); END;
+CREATE TRIGGER action_results_write_once BEFORE UPDATE ON action_results
+  BEGIN SELECT RAISE(ABORT, 'action results are written once'); END;
+CREATE TRIGGER action_results_never_deleted BEFORE DELETE ON action_results
+  BEGIN SELECT RAISE(ABORT, 'action results are written once'); END;
+CREATE TRIGGER action_events_append_only BEFORE UPDATE ON action_events
+  BEGIN SELECT RAISE(ABORT, 'action events are append-only'); END;
+CREATE TRIGGER action_events_never_deleted BEFORE DELETE ON action_events
+  BEGIN SELECT RAISE(ABORT, 'action events are append-only'); END;
+CREATE TRIGGER action_dispatches_write_once BEFORE UPDATE ON action_dispatches
+  BEGIN SELECT RAISE(ABORT, 'dispatch records are written once'); END;
+CREATE TRIGGER action_dispatches_never_deleted BEFORE DELETE ON action_dispatches
+  BEGIN SELECT RAISE(ABORT, 'dispatch records are written once'); END;
+
+CREATE TABLE audit_log (
+  seq INTEGER NOT NULL PRIMARY KEY,
+  at_ns INTEGER NOT NULL,
+  category TEXT NOT NULL,
+  event TEXT NOT NULL,
+  subject_id TEXT NOT NULL,
+  resource_id TEXT NOT NULL,
+  actor_kind TEXT NOT NULL,
+  actor_id TEXT NOT NULL,
+  code TEXT NOT NULL,
+  message TEXT NOT NULL,
+  details_json TEXT NOT NULL
+);
+CREATE INDEX audit_log_by_subject ON audit_log (subject_id, seq);
+CREATE TRIGGER audit_log_append_only BEFORE UPDATE ON audit_log
+  BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_never_deleted BEFORE DELETE ON audit_log
+  BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+CREATE TABLE operator_state (
+  resource_id TEXT NOT NULL PRIMARY KEY,
+  never_auto_remediate INTEGER NOT NULL CHECK (never_auto_remediate IN (0, 1)),
+  intentionally_offline INTEGER NOT NULL CHECK (intentionally_offline IN (0, 1)),
+  monitoring_mode TEXT NOT NULL,
+  lifecycle TEXT NOT NULL,
+  maintenance_start_ns INTEGER,
+  maintenance_end_ns INTEGER,
+  maintenance_reason TEXT NOT NULL,
+  criticality TEXT NOT NULL,
+  note TEXT NOT NULL,
+  set_at_ns INTEGER NOT NULL,
+  set_by TEXT NOT NULL
+);
+
+-- NULL value = NaN (SQL has no NaN). The index covers the range query.
+CREATE TABLE metric_samples (
+  target_id TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  at_ns INTEGER NOT NULL,
+  value REAL
+);
+CREATE INDEX metric_samples_by_series ON metric_samples (target_id, metric, at_ns, value);
+
+CREATE TABLE api_tokens (
+  id TEXT NOT NULL PRIMARY KEY,
+  token_hash BLOB NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL,
+  last_used_at_ns INTEGER,
+  expires_at_ns INTEGER
+);
+CREATE INDEX api_tokens_by_creation ON api_tokens (created_at_ns, id);
+
+CREATE TABLE provider_credentials (
+  provider TEXT NOT NULL PRIMARY KEY,
+  sealed BLOB NOT NULL,
+  updated_at_ns INTEGER NOT NULL
+);
+
+-- Which key file each secret-bearing table was written under (a key id, never the key).
+CREATE TABLE key_bindings (
+  purpose TEXT NOT NULL PRIMARY KEY,
+  key_id TEXT NOT NULL
+);
+
+PRAGMA application_id = 1347767379;
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations = {{
+    {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
+}};
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+}  // namespace pulse::adapters::storage

@@ -1,0 +1,248 @@
+#include "pulse/adapters/storage/sqlite_finding_store.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pulse/core/findings/finding_json.h"
+#include "pulse/core/findings/finding_types.h"
+#include "sqlite_connection.h"
+
+namespace pulse::adapters::storage {
+namespace {
+
+// The stored form of a finding, checked to decode back to exactly `finding`.
+absl::StatusOr<std::string> EncodeFinding(const core::Finding& finding) {
+  std::string json = core::FindingToJson(finding);
+  absl::StatusOr<core::Finding> back = core::FindingFromJson(json);
+  if (!back.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("finding cannot be stored: ", back.status().message()));
+  }
+  if (*back != finding) {
+    return absl::InvalidArgumentError(
+        "finding cannot be stored exactly: a text field is not valid UTF-8 or holds a NUL, or a "
+        "number is not finite");
+  }
+  return json;
+}
+
+absl::StatusOr<core::StoredFinding> DecodeRow(SQLite::Statement& row) {
+  absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.getColumn(1).getString());
+  if (!finding.ok()) {
+    return absl::DataLossError(absl::StrCat("stored finding ", row.getColumn(0).getString(),
+                                            " does not decode: ", finding.status().message()));
+  }
+  return core::StoredFinding{*std::move(finding), row.getColumn(2).getInt64()};
+}
+
+// The time-independent half of core::IsActive, kept as a column so List can pre-filter in SQL.
+// It must never be narrower than IsActive (List re-checks IsActive on every row it reads); the
+// contract's activity filter test pins the two together.
+bool IsOpen(const core::Finding& f) {
+  return !f.resolved_at.has_value() && !f.suppressed && !f.dismissed_reason.has_value();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteFindingStore>> SqliteFindingStore::Open(
+    SqliteDatabase& database) {
+  return std::make_unique<SqliteFindingStore>(database);
+}
+
+absl::StatusOr<core::StoredFinding> SqliteFindingStore::Get(std::string_view id) const {
+  std::optional<core::StoredFinding> found;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, "SELECT id, record_json, version FROM findings WHERE id = ?");
+    q.bind(1, std::string(id));
+    if (!q.executeStep()) {
+      return absl::OkStatus();
+    }
+    absl::StatusOr<core::StoredFinding> stored = DecodeRow(q);
+    if (!stored.ok()) {
+      return stored.status();
+    }
+    found = *std::move(stored);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!found.has_value()) {
+    return absl::NotFoundError("no such finding");
+  }
+  return *std::move(found);
+}
+
+absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
+    const core::FindingFilter& filter) const {
+  std::optional<std::int64_t> active_ns;
+  if (filter.active_at.has_value()) {
+    // Saturating is safe here: the SQL clause only narrows, and IsActive decides below.
+    active_ns = absl::ToUnixNanos(*filter.active_at);
+  }
+  // Only constant fragments are concatenated; every value is bound.
+  std::string sql = "SELECT id, record_json, version FROM findings WHERE 1 = 1";
+  if (filter.resource_id.has_value()) {
+    sql += " AND resource_id = :resource";
+  }
+  if (filter.category.has_value()) {
+    sql += " AND category = :category";
+  }
+  if (active_ns.has_value()) {
+    sql += " AND is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= :now)";
+  }
+  sql += " ORDER BY id";
+  std::vector<core::StoredFinding> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, sql);
+    if (filter.resource_id.has_value()) {
+      q.bind(":resource", *filter.resource_id);
+    }
+    if (filter.category.has_value()) {
+      q.bind(":category", std::string(core::ToString(*filter.category)));
+    }
+    if (active_ns.has_value()) {
+      q.bind(":now", static_cast<std::int64_t>(*active_ns));
+    }
+    while (q.executeStep()) {
+      absl::StatusOr<core::StoredFinding> stored = DecodeRow(q);
+      if (!stored.ok()) {
+        return stored.status();
+      }
+      if (filter.active_at.has_value() && !core::IsActive(stored->finding, *filter.active_at)) {
+        continue;
+      }
+      out.push_back(*std::move(stored));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
+absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& finding,
+                                                     std::int64_t expected_version) {
+  if (finding.id.empty()) {
+    return absl::InvalidArgumentError("finding id is empty");
+  }
+  if (expected_version < 0) {
+    return absl::InvalidArgumentError("expected_version is negative");
+  }
+  absl::StatusOr<std::string> json = EncodeFinding(finding);
+  if (!json.ok()) {
+    return json.status();
+  }
+  std::optional<std::int64_t> snoozed_ns;
+  if (finding.snoozed_until.has_value()) {
+    snoozed_ns = absl::ToUnixNanos(*finding.snoozed_until);  // saturating: see List
+  }
+  const std::string category(core::ToString(finding.category));
+  const int open = IsOpen(finding) ? 1 : 0;
+  absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    int changed = 0;
+    if (expected_version == 0) {
+      SQLite::Statement insert(
+          db,
+          "INSERT INTO findings (id, version, resource_id, category, is_open, snoozed_until_ns, "
+          "record_json) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+      insert.bind(1, finding.id);
+      insert.bind(2, finding.resource_id);
+      insert.bind(3, category);
+      insert.bind(4, open);
+      BindOptionalTime(insert, 5, snoozed_ns);
+      insert.bind(6, *json);
+      changed = insert.exec();
+    } else {
+      SQLite::Statement update(
+          db,
+          "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
+          "is_open = ?, snoozed_until_ns = ?, record_json = ? WHERE id = ? AND version = ?");
+      update.bind(1, finding.resource_id);
+      update.bind(2, category);
+      update.bind(3, open);
+      BindOptionalTime(update, 4, snoozed_ns);
+      update.bind(5, *json);
+      update.bind(6, finding.id);
+      update.bind(7, static_cast<std::int64_t>(expected_version));
+      changed = update.exec();
+    }
+    if (changed == 1) {
+      return absl::OkStatus();
+    }
+    SQLite::Statement current(db, "SELECT version FROM findings WHERE id = ?");
+    current.bind(1, finding.id);
+    const std::int64_t version = current.executeStep() ? current.getColumn(0).getInt64() : 0;
+    return absl::AbortedError(absl::StrCat("finding ", finding.id, " is at version ", version,
+                                           ", not ", expected_version));
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return expected_version + 1;
+}
+
+absl::StatusOr<std::vector<core::SuppressionRule>> SqliteFindingStore::ListSuppressionRules()
+    const {
+  std::vector<core::SuppressionRule> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, "SELECT id, rule_json FROM suppression_rules ORDER BY id");
+    while (q.executeStep()) {
+      absl::StatusOr<core::SuppressionRule> rule =
+          core::SuppressionRuleFromJson(q.getColumn(1).getString());
+      if (!rule.ok()) {
+        return absl::DataLossError(absl::StrCat("stored suppression rule ",
+                                                q.getColumn(0).getString(),
+                                                " does not decode: ", rule.status().message()));
+      }
+      out.push_back(*std::move(rule));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
+absl::Status SqliteFindingStore::PutSuppressionRule(const core::SuppressionRule& rule) {
+  if (rule.id.empty()) {
+    return absl::InvalidArgumentError("rule id is empty");
+  }
+  const std::string json = core::SuppressionRuleToJson(rule);
+  absl::StatusOr<core::SuppressionRule> back = core::SuppressionRuleFromJson(json);
+  if (!back.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("suppression rule cannot be stored: ", back.status().message()));
+  }
+  if (*back != rule) {
+    return absl::InvalidArgumentError(
+        "suppression rule cannot be stored exactly: a text field is not valid UTF-8 or holds a "
+        "NUL");
+  }
+  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement upsert(db,
+                             "INSERT INTO suppression_rules (id, rule_json) VALUES (?, ?) "
+                             "ON CONFLICT (id) DO UPDATE SET rule_json = excluded.rule_json");
+    upsert.bind(1, rule.id);
+    upsert.bind(2, json);
+    upsert.exec();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status SqliteFindingStore::DeleteSuppressionRule(std::string_view id) {
+  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement del(db, "DELETE FROM suppression_rules WHERE id = ?");
+    del.bind(1, std::string(id));
+    if (del.exec() == 0) {
+      return absl::NotFoundError("no such suppression rule");
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace pulse::adapters::storage

@@ -1,0 +1,81 @@
+#include "pulse/adapters/storage/sqlite_storage.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace pulse::adapters::storage {
+namespace {
+
+absl::Status EnsureDirectory(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat("data dir ", dir, " is not a directory"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(
+      absl::StrCat("cannot create data dir ", dir, ": ", std::strerror(errno)));
+}
+
+template <class T>
+absl::Status Take(absl::StatusOr<std::unique_ptr<T>> opened, std::unique_ptr<T>& into) {
+  if (!opened.ok()) {
+    return opened.status();
+  }
+  into = *std::move(opened);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::string& data_dir,
+                                                                 const SqliteOptions& options) {
+  if (data_dir.empty()) {
+    return absl::InvalidArgumentError("data dir is empty");
+  }
+  if (absl::Status s = EnsureDirectory(data_dir); !s.ok()) {
+    return s;
+  }
+  const auto file = [&](const char* name) { return absl::StrCat(data_dir, "/", name); };
+  auto storage = std::make_unique<SqliteStorage>();
+  if (absl::Status s =
+          Take(SqliteDatabase::Open(file(kDatabaseFileName), options), storage->database);
+      !s.ok()) {
+    return s;
+  }
+  SqliteDatabase& db = *storage->database;
+  absl::Status status = Take(SecretBox::Open(file(kSecretKeyFileName)), storage->secrets);
+  if (status.ok()) {
+    status = Take(SqliteFindingStore::Open(db), storage->findings);
+  }
+  if (status.ok()) {
+    status = Take(SqliteActionStore::Open(db), storage->actions);
+  }
+  if (status.ok()) {
+    status = Take(SqliteAuditLog::Open(db), storage->audit);
+  }
+  if (status.ok()) {
+    status = Take(SqliteOperatorStateStore::Open(db), storage->operator_state);
+  }
+  if (status.ok()) {
+    status = Take(SqliteMetricsHistory::Open(db), storage->metrics);
+  }
+  if (status.ok()) {
+    status = Take(SqliteTokenStore::Open(db, file(kTokenKeyFileName)), storage->tokens);
+  }
+  if (status.ok()) {
+    status = Take(SqliteCredentialStore::Open(db, *storage->secrets), storage->credentials);
+  }
+  if (!status.ok()) {
+    return status;
+  }
+  return storage;
+}
+
+}  // namespace pulse::adapters::storage

@@ -1,0 +1,79 @@
+// API tokens: the credential an operator or agent presents (`X-API-Token` or
+// `Authorization: Bearer`) and what the server keeps about it. A raw token is "pulse_" followed
+// by 43 base64url characters (32 random bytes); it is shown once, when created, and a store
+// keeps only a keyed hash of it (ports/token_store.h). Scopes are kept as their canonical wire
+// strings; the auth layer parses them into a ScopeSet. Plain values and pure checks;
+// thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace pulse::core {
+
+inline constexpr std::string_view kApiTokenPrefix = "pulse_";
+inline constexpr std::size_t kApiTokenRandomBytes = 32;
+// base64url without padding of kApiTokenRandomBytes.
+inline constexpr std::size_t kApiTokenEncodedChars = 43;
+inline constexpr std::size_t kApiTokenLength = 6 + kApiTokenEncodedChars;
+// Token ids: "tok_" + 16 lowercase hex digits. Public handles for list and revoke; not secret.
+inline constexpr std::string_view kApiTokenIdPrefix = "tok_";
+inline constexpr std::size_t kMaxApiTokenNameBytes = 128;
+// A successful authentication records last_used_at only when the stored value is older than
+// this, so authenticated reads do not each cost a durable write.
+inline constexpr absl::Duration kApiTokenLastUsedResolution = absl::Minutes(1);
+
+// What a store keeps about a token (never the token or its hash).
+struct ApiTokenInfo {
+  std::string id;
+  std::string name;
+  std::vector<std::string> scopes;  // canonical order (ScopeSet::ToStrings), each once
+  absl::Time created_at;
+  std::optional<absl::Time> last_used_at;
+  std::optional<absl::Time> expires_at;  // expired when now >= expires_at
+
+  friend bool operator==(const ApiTokenInfo&, const ApiTokenInfo&) = default;
+};
+
+// A request to create a token.
+struct NewApiToken {
+  std::string name;                 // 1..kMaxApiTokenNameBytes of UTF-8, no control characters
+  std::vector<std::string> scopes;  // wire strings or "*"; at least one
+  absl::Time created_at;
+  std::optional<absl::Time> expires_at;  // when set, after created_at
+};
+
+// The answer to a create: the stored facts and the raw token, which exists nowhere else.
+struct IssuedApiToken {
+  ApiTokenInfo info;
+  std::string token;
+};
+
+// Checks a create request and returns its scopes in canonical form. InvalidArgument naming
+// the first problem: an empty, over-long, ill-formed UTF-8 or control-character name; no
+// scopes or an unknown scope (ScopeSet::Parse); expires_at not after created_at; a time
+// outside the range of 64-bit nanoseconds since the Unix epoch (years 1678..2261).
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(
+    const NewApiToken& request);
+
+// True when `token` has the shape of a raw API token: the prefix, then exactly
+// kApiTokenEncodedChars base64url characters. Says nothing about whether it is valid.
+bool HasApiTokenShape(std::string_view token);
+
+// True when `id` is "tok_" followed by 16 lowercase hex digits.
+bool IsApiTokenId(std::string_view id);
+
+// True when the token has an expiry and `now` is at or past it.
+bool IsApiTokenExpired(const ApiTokenInfo& info, absl::Time now);
+
+// True when a successful authentication at `now` should record the use: never used, or last
+// used at least kApiTokenLastUsedResolution before `now`.
+bool ShouldRecordApiTokenUse(const ApiTokenInfo& info, absl::Time now);
+
+}  // namespace pulse::core

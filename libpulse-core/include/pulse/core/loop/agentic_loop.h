@@ -1,0 +1,154 @@
+// AgenticLoop: the engine that lets a model investigate and act, bounded by construction
+// (ARCHITECTURE §4.4, seed 002). Each provider turn offers the full projected manifest (no
+// keyword routing, no forced tool choice) and processes the returned calls in three phases:
+//   1. pre-check, sequential in provider order: advertised this turn (else
+//      TOOL_NOT_ADVERTISED), classify, policy decision, budgets, and the batch-aware FSM gate
+//      (BatchGate). A call repeating an earlier *denied* call (same name and canonical
+//      arguments) terminates the run before anything of that turn executes; repeating a
+//      successful read is fine;
+//   2. execute through the TaskRunner, at most 4 at once; sequentially in provider order when
+//      patrol_get_findings shares the turn with a finding lifecycle write; an admitted
+//      pulse_question runs alone and its siblings get a SKIPPED result;
+//   3. post-process, sequential in provider order: results, events, FSM transitions (through
+//      BatchGate), self-verification, knowledge extraction.
+// Budgets: turns (the last one offers no tools), provider calls, tokens, evidence calls
+// (investigation), consecutive all-error turns, calls per turn. A final answer is refused while
+// the FSM says a change is unverified (a user-role instruction asks for evidence); after tools
+// ran a final answer needs text after the last tool result, else one tool-free summary call,
+// else a deterministic fallback. pulse_control plans that need a decision suspend the run
+// durably (SessionStore); Resume executes the decided action through ActionService and feeds
+// the outcome to the stored call.
+//
+// Thread-safety: Run and Resume may be called concurrently for different sessions; a session
+// is claimed by compare-and-swap in the SessionStore, so a second concurrent run of the same
+// session is refused (session_busy). The loop borrows every port; they must outlive it.
+// Errors: a run that fails (provider, budget, repeated denial) is a RunOutcome with
+// end == kFailed, after exactly one `error` event; a non-OK status means the run could not
+// start or its result could not be saved (store unreachable, unknown or invalid session,
+// nothing to resume). Every call, whatever happens, emits `done` exactly once, last.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/actions/action_types.h"
+#include "pulse/core/loop/session_record.h"
+#include "pulse/core/loop/transcript.h"
+#include "pulse/core/policy/invocation_policy.h"
+#include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/event_sink.h"
+#include "pulse/core/ports/id_source.h"
+#include "pulse/core/ports/llm_provider.h"
+#include "pulse/core/ports/session_store.h"
+#include "pulse/core/ports/task_runner.h"
+#include "pulse/core/tools/tool_registry.h"
+
+namespace pulse::core {
+
+// The most calls of one turn that ever run at the same time.
+inline constexpr std::size_t kMaxToolConcurrency = 4;
+
+struct LoopOptions {
+  std::string system_prompt;  // the operator's base prompt, frozen for the loop's life
+  int max_turns = 20;         // provider turns per run; the last one offers no tools
+  int max_provider_calls = 30;  // every provider request, retries and the summary included
+  int max_provider_attempts = 2;  // per turn, for a transient failure before visible output
+  absl::Duration retry_base_delay = absl::Milliseconds(200);  // × attempt, unless retry-after
+  absl::Duration max_retry_delay = absl::Seconds(30);  // a longer retry-after is terminal
+  std::int64_t max_total_tokens = 0;  // input + output per run; 0 means no allowance
+  std::optional<int> max_tokens;      // completion cap per turn
+  int summary_max_tokens = 1024;      // completion cap of the tool-free summary call
+  int max_evidence_calls = 12;        // patrol_investigation only
+  int max_consecutive_error_turns = 3;  // then the next turn offers no tools
+  int max_calls_per_turn = 16;          // later calls of a turn are refused, not run
+  std::size_t max_concurrency = kMaxToolConcurrency;  // clamped to 1..kMaxToolConcurrency
+  ProviderViewOptions view;  // tool-result truncation and compaction
+  // A session left `running` longer than this (its run died with the process) may be claimed
+  // again; a live run never holds a session that long.
+  absl::Duration stale_run_after = absl::Minutes(30);
+};
+
+struct RunRequest {
+  std::string session_id;  // empty: a new session with a fresh id
+  std::string user_message;
+  InvocationPolicy policy;  // the authority this run executes with
+};
+
+struct ResumeRequest {
+  std::string session_id;
+  InvocationPolicy policy;  // the resuming caller's authority (re-checked before executing)
+  ActionActor actor;        // who executes the decided action
+};
+
+enum class RunEnd {
+  kAnswered,          // the model gave a final answer
+  kFallbackSummary,   // no final text from the model: the deterministic summary was used
+  kUnverified,        // the budget ran out while a change was unverified
+  kAwaitingApproval,  // suspended on an action decision
+  kAwaitingInput,     // a question was shown to the user
+  kFailed,            // terminated: see failure_reason
+};
+std::string_view ToString(RunEnd end);
+
+struct RunOutcome {
+  std::string session_id;
+  RunEnd end = RunEnd::kFailed;
+  std::string final_text;      // the final assistant text, when there is one
+  std::string failure_reason;  // a stable reason from loop_event.h when kFailed
+  RunCounters counters;
+  SessionState fsm_state = SessionState::kResolving;
+};
+
+class AgenticLoop {
+ public:
+  // Borrows everything. `executor` must be bound over `registry` (the loop classifies and
+  // decides against the registry, and executes through the executor).
+  AgenticLoop(LlmProvider& provider, const ToolRegistry& registry, const ToolExecutor& executor,
+              TaskRunner& runner, const Clock& clock, SessionStore& sessions,
+              ActionService& actions, IdSource& ids, LoopOptions options = {});
+
+  AgenticLoop(const AgenticLoop&) = delete;
+  AgenticLoop& operator=(const AgenticLoop&) = delete;
+
+  // Appends the user message to the session (created when new or unnamed) and runs turns until
+  // a final answer, a suspension or a terminal failure. A session suspended on an approval is
+  // superseded: its plan stays in the lifecycle but this conversation no longer executes it.
+  // Status errors: InvalidArgument (bad session id), FailedPrecondition (session busy), and
+  // any SessionStore error.
+  absl::StatusOr<RunOutcome> Run(const RunRequest& request, EventSink& events);
+
+  // Continues a run suspended on an approval after the decision: an approved (or, in a
+  // controlled run, approval-free) plan is re-checked against the policy and the FSM and then
+  // executed through ActionService bound to the stored plan hash; a rejected or expired plan
+  // yields a non-error result and leaves the FSM unchanged. The outcome becomes the stored
+  // call's result and the run goes on. Status errors: NotFound (unknown session),
+  // FailedPrecondition (nothing suspended, or no decision yet: the session stays suspended),
+  // and any SessionStore or ActionService error.
+  absl::StatusOr<RunOutcome> Resume(const ResumeRequest& request, EventSink& events);
+
+  const LoopOptions& options() const { return options_; }
+
+ private:
+  friend class LoopRun;
+
+  // Loads or creates the session and moves it to `running` by compare-and-swap (superseding a
+  // suspension). FailedPrecondition, Aborted or AlreadyExists: another run holds it.
+  absl::StatusOr<SessionRecord> ClaimForRun(const std::string& id, absl::Time now);
+
+  LlmProvider& provider_;
+  const ToolRegistry& registry_;
+  const ToolExecutor& executor_;
+  TaskRunner& runner_;
+  const Clock& clock_;
+  SessionStore& sessions_;
+  ActionService& actions_;
+  IdSource& ids_;
+  LoopOptions options_;
+};
+
+}  // namespace pulse::core

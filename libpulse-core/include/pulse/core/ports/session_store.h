@@ -1,0 +1,45 @@
+// SessionStore: durable Assistant sessions — transcripts, the safety FSM snapshot, extracted
+// facts and suspended tool calls (loop/session_record.h). A run claims a session by moving it
+// to `running` with a compare-and-swap on the revision, so two runs (or two resumes) of one
+// session can never both proceed; the loser gets Aborted.
+// Thread-safety: implementations must be safe to call concurrently; every method is atomic.
+// Codes: InvalidArgument (a record failing ValidateSessionRecord, an invalid id, a limit
+// outside 1..1000; nothing written), NotFound (unknown id), AlreadyExists (Create of an
+// existing id), Aborted (Update with a stale revision; nothing written), Unavailable (the
+// store cannot be reached; nothing written).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/loop/session_record.h"
+
+namespace pulse::core {
+
+inline constexpr std::size_t kMaxSessionListLimit = 1000;
+
+class SessionStore {
+ public:
+  virtual ~SessionStore() = default;
+
+  // Stores a new session and returns it as stored (revision 1; record.revision is ignored).
+  [[nodiscard]] virtual absl::StatusOr<SessionRecord> Create(const SessionRecord& record) = 0;
+
+  // The stored session.
+  [[nodiscard]] virtual absl::StatusOr<SessionRecord> Get(std::string_view id) = 0;
+
+  // Replaces the session when record.revision equals the stored revision, and returns it as
+  // stored (revision + 1). created_at is kept from the stored record. Aborted otherwise.
+  [[nodiscard]] virtual absl::StatusOr<SessionRecord> Update(const SessionRecord& record) = 0;
+
+  // Summaries, most recently updated first (ties by id), at most `limit`.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<SessionSummary>> List(std::size_t limit) = 0;
+
+  // Removes the session.
+  [[nodiscard]] virtual absl::Status Delete(std::string_view id) = 0;
+};
+
+}  // namespace pulse::core

@@ -1,0 +1,257 @@
+#include "pulse/core/loop/handlers/pulse_control_handler.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/loop/write_outcome.h"
+#include "pulse/core/tools/tool_names.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "../text_util.h"
+
+namespace pulse::core {
+namespace {
+
+using loop_internal::AV;
+using loop_internal::JsonObject;
+
+std::string Rfc3339(absl::Time t) {
+  return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
+}
+
+std::string StringArray(const std::vector<std::string>& values) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartArray();
+  for (const std::string& v : values) {
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  w.EndArray();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+std::string ActionPreflightJson(const ActionPreflight& p) {
+  JsonObject o;
+  o.Str("target", p.target)
+      .Str("current_state", p.current_state)
+      .Str("intended_change", p.intended_change)
+      .Bool("dry_run_available", p.dry_run_available);
+  if (!p.dry_run_summary.empty()) {
+    o.Str("dry_run_summary", p.dry_run_summary);
+  }
+  o.Raw("safety_checks", StringArray(p.safety_checks));
+  o.Raw("verification_steps", StringArray(p.verification_steps));
+  return o.Finish();
+}
+
+namespace {
+
+std::string ResultJson(const ActionExecutionResult& r) {
+  JsonObject execution;
+  execution.Str("status", ToString(r.execution.status));
+  if (!r.execution.reason_code.empty()) {
+    execution.Str("reason_code", r.execution.reason_code);
+  }
+  if (!r.execution.summary.empty()) {
+    execution.Str("summary", r.execution.summary);
+  }
+  JsonObject verification;
+  verification.Str("status", ToString(r.verification.status))
+      .Str("evidence_class", ToString(r.verification.evidence_class));
+  if (!r.verification.summary.empty()) {
+    verification.Str("summary", r.verification.summary);
+  }
+  if (!r.verification.observer_id.empty()) {
+    verification.Str("observer_id", r.verification.observer_id);
+  }
+  if (r.verification.observed_at.has_value()) {
+    verification.Str("observed_at", Rfc3339(*r.verification.observed_at));
+  }
+  JsonObject o;
+  o.Raw("execution", execution.Finish()).Raw("verification", verification.Finish());
+  if (!r.error_message.empty()) {
+    o.Str("error_message", r.error_message);
+  }
+  o.Bool("verified_fix", IsVerifiedFix(r));
+  return o.Finish();
+}
+
+std::string AwaitingJson(const ActionRecord& record, std::string_view status,
+                         std::string_view message) {
+  JsonObject approval;
+  approval.Str("action_id", record.id()).Str("plan_hash", record.plan.plan_hash);
+  JsonObject o;
+  o.Str("status", status)
+      .Bool("execution_requested", false)
+      .Bool(kResultDispatchedField, false)
+      .Str("message", message)
+      .Raw("action", ActionSummaryJson(record))
+      .Raw(kResultApprovalNeededField, approval.Finish());
+  return o.Finish();
+}
+
+ToolResult LifecycleUnavailable(const absl::Status& status) {
+  ToolError error;
+  error.code = ToolErrorCode::kExecutionFailed;
+  error.message = absl::StrCat("the action lifecycle could not be reached: ", status.message());
+  error.failed = true;
+  error.retryable = true;
+  return ToolResult::Failure(std::move(error));
+}
+
+}  // namespace
+
+std::string ActionSummaryJson(const ActionRecord& record) {
+  const ActionPlan& plan = record.plan;
+  JsonObject o;
+  o.Str("action_id", plan.action_id)
+      .Str("plan_hash", plan.plan_hash)
+      .Str("state", ToString(record.state))
+      .Str("capability", plan.capability_name)
+      .Str("resource_id", plan.resource_id)
+      .Raw("params", plan.params_json.empty() ? std::string("{}") : plan.params_json)
+      .Str("risk", ToString(plan.risk))
+      .Bool("requires_approval", plan.requires_approval)
+      .Str("approval_floor", ToString(plan.approval_requirement.floor))
+      .Int("approval_quorum", plan.approval_requirement.quorum)
+      .Bool("rollback_available", plan.rollback_available)
+      .Str("expires_at", Rfc3339(plan.expires_at));
+  if (!plan.message.empty()) {
+    o.Str("message", plan.message);
+  }
+  o.Raw("preflight", ActionPreflightJson(plan.preflight));
+  return o.Finish();
+}
+
+std::string ActionOutcomeJson(const ActionRecord& record, bool dispatched,
+                              std::string_view message) {
+  JsonObject o;
+  o.Str("status", ToString(record.state))
+      .Bool("execution_requested", true)
+      .Bool(kResultDispatchedField, dispatched)
+      .Str("message", message)
+      .Raw("action", ActionSummaryJson(record));
+  if (record.result.has_value()) {
+    o.Raw("result", ResultJson(*record.result));
+  }
+  return o.Finish();
+}
+
+std::string ActionNotRunJson(const ActionRecord& record, std::string_view message) {
+  JsonObject o;
+  o.Str("status", ToString(record.state))
+      .Bool("execution_requested", false)
+      .Bool(kResultDispatchedField, false)
+      .Str("message", message)
+      .Raw("action", ActionSummaryJson(record));
+  return o.Finish();
+}
+
+ToolError ActionRefusalToToolError(const ActionRefusal& refusal) {
+  ToolError error;
+  switch (refusal.code) {
+    case AgentErrorCode::kResourceNotFound:
+    case AgentErrorCode::kCapabilityNotFound:
+    case AgentErrorCode::kActionNotFound:
+      error.code = ToolErrorCode::kNotFound;
+      error.blocked = true;
+      break;
+    case AgentErrorCode::kInvalidActionRequest:
+    case AgentErrorCode::kMissingId:
+    case AgentErrorCode::kInvalidId:
+      error.code = ToolErrorCode::kInvalidInput;
+      error.blocked = true;
+      break;
+    case AgentErrorCode::kActionExecutionUnavailable:
+    case AgentErrorCode::kActionExecutorUnavailable:
+    case AgentErrorCode::kActionExecutionAvailabilityFailed:
+      error.code = ToolErrorCode::kExecutionFailed;
+      error.failed = true;
+      break;
+    default:
+      error.code = ToolErrorCode::kPolicyBlocked;
+      error.blocked = true;
+      break;
+  }
+  error.message = refusal.message;
+  error.details.emplace_back("action_error", std::string(ToString(refusal.code)));
+  if (refusal.record.has_value()) {
+    error.details.emplace_back("action_id", refusal.record->id());
+  }
+  for (const auto& [field, reason] : refusal.details) {
+    error.details.emplace_back(absl::StrCat("field.", field), reason);
+  }
+  return error;
+}
+
+PulseControlHandler::PulseControlHandler(ActionService& actions, IdSource& ids,
+                                         ActionActor requester)
+    : actions_(actions), ids_(ids), requester_(std::move(requester)) {}
+
+ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolContext& context) {
+  ActionRequest request;
+  request.request_id = absl::StrCat("pc-", ids_.NewId());
+  request.resource_id = std::string(GetString(args, kArgResourceId).value_or(""));
+  request.capability_name = std::string(GetString(args, kArgCapability).value_or(""));
+  const rapidjson::Value* params = GetMember(args, kArgParams);
+  request.params_json = params != nullptr && params->IsObject() ? ToJsonString(*params) : "{}";
+  request.reason = std::string(GetString(args, kArgReason).value_or(""));
+  request.actor = requester_;
+
+  absl::StatusOr<Refusable<PlanOutcome>> planned = actions_.Plan(request);
+  if (!planned.ok()) {
+    return LifecycleUnavailable(planned.status());
+  }
+  if (planned->refused()) {
+    return ToolResult::Failure(ActionRefusalToToolError(planned->refusal()));
+  }
+  const ActionRecord& record = planned->value().record;
+  switch (record.state) {
+    case ActionState::kPendingApproval:
+      return ToolResult::Success(AwaitingJson(
+          record, kControlAwaitingApproval,
+          "The action was planned; execution was not requested. It runs only after an operator "
+          "approves this exact plan."));
+    case ActionState::kPlanned:
+      break;
+    case ActionState::kCompleted:
+    case ActionState::kFailed:
+      return ToolResult::Success(ActionOutcomeJson(
+          record, false, "An identical plan already ran; nothing was executed now."));
+    default:
+      return ToolResult::Success(
+          ActionNotRunJson(record, "The plan is not executable now; nothing was executed."));
+  }
+  // An approval-free plan: only an autonomous run executes it without a human.
+  if (context.policy.EffectiveLevel() != ControlLevel::kAutonomous) {
+    return ToolResult::Success(AwaitingJson(
+        record, kControlAwaitingDecision,
+        "The action was planned; execution was not requested. It runs only after an operator "
+        "confirms it."));
+  }
+  ExecuteRequest execute;
+  execute.action_id = record.id();
+  execute.plan_hash = record.plan.plan_hash;
+  execute.reason = request.reason;
+  execute.actor = requester_;
+  absl::StatusOr<Refusable<ExecuteOutcome>> executed = actions_.Execute(execute);
+  if (!executed.ok()) {
+    return LifecycleUnavailable(executed.status());
+  }
+  if (executed->refused()) {
+    return ToolResult::Failure(ActionRefusalToToolError(executed->refusal()));
+  }
+  const ExecuteOutcome& outcome = executed->value();
+  const bool dispatched = outcome.dispatched || (outcome.record.result.has_value() &&
+                                                 outcome.record.result->dispatched);
+  return ToolResult::Success(ActionOutcomeJson(
+      outcome.record, dispatched,
+      "The approval-free plan was executed through the action lifecycle under autonomous "
+      "control."));
+}
+
+}  // namespace pulse::core

@@ -1,0 +1,53 @@
+// Internal: builds and emits the loop's stream events (payload shapes in loop_event.h). Keeps
+// the two stream invariants every path relies on: at most one `error`, and exactly one `done`,
+// which must be the last event (anything emitted after it is dropped).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pulse/core/actions/action_types.h"
+#include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/loop/session_record.h"
+#include "pulse/core/ports/event_sink.h"
+
+namespace pulse::core::loop_internal {
+
+class Emitter {
+ public:
+  explicit Emitter(EventSink& sink) : sink_(sink) {}
+
+  void Session(std::string_view id);
+  void WorkflowState(std::string_view phase, std::string_view message,
+                     std::optional<SessionState> state = std::nullopt,
+                     std::string_view tool = {});
+  void ProviderRetry(int attempt, int max_attempts, std::int64_t retry_after_ms,
+                     std::string_view message, SessionState state);
+  void Content(std::string_view text);
+  void ToolStart(std::string_view id, std::string_view name, std::string_view input);
+  void ToolProgress(std::string_view id, std::string_view name, std::string_view phase,
+                    std::string_view message);
+  void ToolEnd(std::string_view id, std::string_view name, std::string_view output, bool success);
+  void ApprovalNeeded(const ActionRecord& record, std::string_view tool_id,
+                      std::string_view tool_name);
+  void Question(std::string_view session_id, std::string_view question_id,
+                std::string_view question_json);
+  // Ignored after the first error of the stream.
+  void Error(std::string_view code, std::string_view reason, std::string_view message,
+             std::string_view tool_name, const RunCounters& counters, int max_provider_calls);
+  void Done(std::string_view session_id, std::string_view outcome, SessionState state,
+            const RunCounters& counters);
+
+  bool done() const { return done_; }
+
+ private:
+  void Emit(LoopEventType type, std::string data_json);
+
+  EventSink& sink_;
+  bool error_ = false;
+  bool done_ = false;
+};
+
+}  // namespace pulse::core::loop_internal

@@ -1,0 +1,132 @@
+// Internal: the state of one run (or one resumed run) of the agentic loop and the steps it is
+// made of. agentic_loop.cc owns session claiming, resuming and persistence; loop_turn.cc the
+// provider turns, budgets and final text; loop_tools.cc the three-phase tool processing.
+// One LoopRun lives on the stack of one Run/Resume call; only its phase-2 tasks run on other
+// threads, and they touch nothing but their own call slot.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "pulse/core/actions/action_refusal.h"
+#include "pulse/core/fsm/batch_gate.h"
+#include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/loop/knowledge.h"
+#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/loop/session_record.h"
+#include "pulse/core/policy/projection.h"
+#include "loop_emitter.h"
+
+namespace pulse::core {
+
+class LoopRun {
+ public:
+  LoopRun(AgenticLoop& loop, loop_internal::Emitter& events, InvocationPolicy policy,
+          SessionRecord session, SessionFsm fsm);
+
+  // Restores the budget counters and denied fingerprints of a suspended run.
+  void RestoreCounters(const SuspendedCall& suspended);
+  // Makes the next provider turn announce model_processing even if it is the first.
+  void MarkContinuation() { first_turn_ = -1; }
+
+  // Runs provider turns until the run ends (answer, suspension, question or failure).
+  void RunTurns();
+
+  // loop_resume.cc: feeds the decided action's outcome to the suspended call (executing it
+  // through ActionService when approved). kRetryLater: the lifecycle could not be reached and
+  // nothing changed (the caller keeps the session suspended); `error` says why.
+  enum class DecisionResult { kApplied, kRetryLater };
+  DecisionResult ApplyDecision(const SuspendedCall& suspended,
+                               const Refusable<ActionRecord>& decided, const ActionActor& actor,
+                               absl::Status& error);
+
+  // Records a terminal failure: one `error` event, end = kFailed.
+  void Fail(std::string_view code, std::string_view reason, std::string_view message,
+            std::string_view tool_name = {});
+
+  bool Ended() const { return end_.has_value(); }
+  SessionRecord& session() { return session_; }
+  SessionFsm& fsm() { return fsm_; }
+  KnowledgeBase& knowledge() { return knowledge_; }
+  RunCounters& counters() { return counters_; }
+  loop_internal::Emitter& events() { return events_; }
+  const InvocationPolicy& policy() const { return policy_; }
+
+  // The session as it must be persisted now, and the outcome to return.
+  SessionRecord SessionToPersist() const;
+  RunOutcome Outcome() const;
+  std::string_view OutcomeName() const;
+
+ private:
+  struct StreamedTurn {
+    std::string text;
+    std::vector<ToolCall> calls;
+    FinishReason finish = FinishReason::kStop;
+    bool emitted_content = false;
+  };
+  struct Slot;
+
+  // --- loop_turn.cc ---
+  std::vector<ToolDefinition> ToolsForTurn(int turn);
+  std::string SystemPrompt() const;
+  LlmRequest BuildRequest(std::vector<ToolDefinition> tools, std::vector<Message> extra) const;
+  // One provider turn with bounded retries; nullopt after a terminal failure (recorded).
+  std::optional<StreamedTurn> StreamTurn(const LlmRequest& request, bool buffer_content);
+  // A turn without tool calls: the final-answer gate, then the final-text guarantee.
+  void HandleAnswer(const StreamedTurn& turn, bool buffered);
+  // Final text after the last anchor, else one tool-free summary call, else the fallback.
+  void EnsureFinalText();
+  // The turn budget is spent.
+  void FinishAtBudget();
+  void End(RunEnd end, std::string final_text);
+
+  // --- loop_tools.cc ---
+  struct TurnResult;
+  void ProcessToolCalls(StreamedTurn turn);
+  // Gives each call a unique id, records the assistant message and opens one slot per call.
+  std::vector<Slot> OpenSlots(StreamedTurn& turn);
+  // Phase 1. False when a repeated denial terminated the run.
+  bool PreCheck(std::vector<Slot>& slots);
+  // An admitted pulse_question runs alone: every other candidate is skipped.
+  void IsolateQuestion(std::vector<Slot>& slots);
+  // The batch-aware FSM gate over the remaining candidates.
+  BatchGate AdmitBatch(std::vector<Slot>& slots);
+  // Phase 2. False when the runner could not run the batch (nothing ran).
+  bool Execute(std::vector<Slot>& slots);
+  // Phase 3, in provider order: results, events, FSM transitions, facts, transcript.
+  TurnResult PostProcess(std::vector<Slot>& slots, BatchGate& gate);
+  void PostProcessExecuted(Slot& slot, BatchGate& gate, std::size_t index, TurnResult& result,
+                           bool& announce_verify);
+  // All-error accounting, then a suspension on an approval or a question.
+  void FinishTurn(const std::vector<Slot>& slots, const TurnResult& result);
+  // Gives every call of the turn a refusal result (repeated denial, token allowance): nothing
+  // of the turn executes. The caller ends the run.
+  void RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
+                  std::string sibling_content);
+  bool IsEvidenceCall(std::string_view tool, InvocationClass invocation) const;
+
+  AgenticLoop& loop_;
+  loop_internal::Emitter& events_;
+  InvocationPolicy policy_;
+  SessionRecord session_;
+  SessionFsm fsm_;
+  KnowledgeBase knowledge_;
+  RunCounters counters_;
+  absl::flat_hash_set<std::string> denied_;
+  std::vector<std::string> advertised_;  // tool names offered on the current turn
+  std::optional<std::vector<ProjectedTool>> projection_;  // computed on the first turn
+  int first_turn_ = 0;
+  bool brake_next_turn_ = false;
+
+  std::optional<RunEnd> end_;
+  std::string final_text_;
+  std::string failure_reason_;
+  std::optional<SuspendedCall> suspended_;
+};
+
+}  // namespace pulse::core

@@ -1,0 +1,365 @@
+// Provider turns: the offered manifest and its brakes, request building, streaming with
+// bounded retries, the final-answer gate and the final-text guarantee.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/substitute.h"
+#include "absl/time/time.h"
+#include "loop_run.h"
+#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/loop/loop_texts.h"
+#include "pulse/core/loop/transcript.h"
+#include "pulse/core/policy/projection.h"
+#include "pulse/core/tools/tool_names.h"
+#include "text_util.h"
+
+namespace pulse::core {
+namespace {
+
+using loop_internal::AV;
+
+bool Blank(std::string_view text) {
+  return absl::StripAsciiWhitespace(AV(text)).empty();
+}
+
+std::string_view ReasonFor(LlmErrorKind kind) {
+  switch (kind) {
+    case LlmErrorKind::kRateLimited:
+      return kReasonProviderRateLimited;
+    case LlmErrorKind::kUnavailable:
+      return kReasonProviderUnavailable;
+    case LlmErrorKind::kInvalidRequest:
+      return kReasonProviderInvalidRequest;
+    case LlmErrorKind::kIncompleteStream:
+      return kReasonProviderIncomplete;
+    case LlmErrorKind::kOther:
+      return kReasonProviderFailed;
+  }
+  return kReasonProviderFailed;
+}
+
+std::string_view RetryMessage(LlmErrorKind kind) {
+  switch (kind) {
+    case LlmErrorKind::kRateLimited:
+      return "Selected route is rate limiting the request; retrying.";
+    case LlmErrorKind::kIncompleteStream:
+      return "Selected route ended the response early before any output; retrying.";
+    default:
+      return "Selected route failed before any output; retrying.";
+  }
+}
+
+// A user-facing message: fixed per kind, plus the provider's text up to the first '{' or
+// "http" (no raw payloads or endpoints), at most 160 bytes.
+std::string SanitizedProviderMessage(LlmErrorKind kind, std::string_view detail) {
+  std::string_view head = detail;
+  for (std::string_view stop : {std::string_view("{"), std::string_view("http")}) {
+    if (std::size_t at = head.find(stop); at != std::string_view::npos) {
+      head = head.substr(0, at);
+    }
+  }
+  std::string cut(absl::StripAsciiWhitespace(AV(head.substr(0, 160))));
+  std::string base;
+  switch (kind) {
+    case LlmErrorKind::kRateLimited:
+      base = "The AI provider is rate limiting requests. Please retry later.";
+      break;
+    case LlmErrorKind::kUnavailable:
+      base = "The AI provider is unavailable or timed out. Please retry.";
+      break;
+    case LlmErrorKind::kInvalidRequest:
+      base = "The AI provider refused the request (check the provider configuration).";
+      break;
+    case LlmErrorKind::kIncompleteStream:
+      base = "AI response stream ended before completion. Please retry.";
+      break;
+    case LlmErrorKind::kOther:
+      base = "AI response stream interrupted before completion. Please retry.";
+      break;
+  }
+  return cut.empty() ? base : absl::StrCat(base, " (", cut, ")");
+}
+
+std::string LastWriteTarget(const SessionFsm& fsm) {
+  std::string tool(absl::StripAsciiWhitespace(AV(fsm.LastWriteTool())));
+  return tool.empty() ? std::string("the changed target") : tool;
+}
+
+}  // namespace
+
+LoopRun::LoopRun(AgenticLoop& loop, loop_internal::Emitter& events, InvocationPolicy policy,
+                 SessionRecord session, SessionFsm fsm)
+    : loop_(loop),
+      events_(events),
+      policy_(std::move(policy)),
+      session_(std::move(session)),
+      fsm_(std::move(fsm)),
+      knowledge_(session_.facts) {}
+
+void LoopRun::RestoreCounters(const SuspendedCall& suspended) {
+  counters_ = suspended.counters;
+  denied_.insert(suspended.denied_fingerprints.begin(), suspended.denied_fingerprints.end());
+  first_turn_ = counters_.turns;
+}
+
+void LoopRun::Fail(std::string_view code, std::string_view reason, std::string_view message,
+                   std::string_view tool_name) {
+  events_.Error(code, reason, message, tool_name, counters_, loop_.options_.max_provider_calls);
+  failure_reason_ = std::string(reason);
+  end_ = RunEnd::kFailed;
+}
+
+void LoopRun::End(RunEnd end, std::string final_text) {
+  end_ = end;
+  final_text_ = std::move(final_text);
+}
+
+std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
+  const LoopOptions& o = loop_.options_;
+  std::vector<ToolDefinition> tools;
+  if (turn >= o.max_turns - 1) {
+    return tools;  // the last allowed turn is always tool-free
+  }
+  if (brake_next_turn_) {
+    brake_next_turn_ = false;
+    return tools;
+  }
+  const bool evidence_spent = policy_.Profile() == ExecutionProfile::kPatrolInvestigation &&
+                              counters_.evidence_calls >= o.max_evidence_calls;
+  if (!projection_.has_value()) {
+    // The policy and the registry are fixed for the run, so the projection is too.
+    projection_ = loop_.executor_.Project(policy_);
+  }
+  for (const ProjectedTool& projected : *projection_) {
+    if (evidence_spent && projected.action_mode == ActionMode::kRead &&
+        projected.name != kToolPatrolProposeAction) {
+      continue;  // evidence tools are structurally removed once the budget is spent
+    }
+    tools.push_back(
+        ToolDefinition{projected.name, projected.description, projected.input_schema_json});
+  }
+  return tools;
+}
+
+std::string LoopRun::SystemPrompt() const {
+  std::string prompt = loop_.options_.system_prompt;
+  if (!prompt.empty()) {
+    prompt += "\n\n";
+  }
+  absl::StrAppend(&prompt, AV(kUntrustedDataGuidance), "\n\n",
+                  absl::Substitute(AV(kRunContextFormat), AV(ToString(policy_.Profile())),
+                                   AV(ToString(policy_.EffectiveLevel())),
+                                   absl::FormatTime(absl::RFC3339_sec, loop_.clock_.Now(),
+                                                    absl::UTCTimeZone())));
+  const std::string facts = knowledge_.Render();
+  if (!facts.empty()) {
+    absl::StrAppend(&prompt, "\n\n", facts);
+  }
+  return prompt;
+}
+
+LlmRequest LoopRun::BuildRequest(std::vector<ToolDefinition> tools,
+                                 std::vector<Message> extra) const {
+  LlmRequest request;
+  request.messages.push_back(Message::System(SystemPrompt()));
+  for (Message& m : BuildProviderMessages(session_.transcript, knowledge_, loop_.options_.view)) {
+    request.messages.push_back(std::move(m));
+  }
+  for (Message& m : extra) {
+    request.messages.push_back(std::move(m));
+  }
+  request.tools = std::move(tools);
+  request.tool_choice = ToolChoice::kUnset;
+  request.max_tokens = loop_.options_.max_tokens;
+  return request;
+}
+
+std::optional<LoopRun::StreamedTurn> LoopRun::StreamTurn(const LlmRequest& request,
+                                                         bool buffer_content) {
+  const LoopOptions& o = loop_.options_;
+  const int max_attempts = std::max(1, o.max_provider_attempts);
+  for (int attempt = 1;; ++attempt) {
+    if (counters_.provider_calls >= o.max_provider_calls) {
+      Fail(kErrorCodeBoundedFailure, kReasonMaxProviderCalls,
+           absl::StrCat("The run reached its maximum of ", o.max_provider_calls,
+                        " provider calls."));
+      return std::nullopt;
+    }
+    ++counters_.provider_calls;
+    StreamedTurn turn;
+    bool finished = false;
+    const absl::Status status =
+        loop_.provider_.Stream(request, [&](const LlmStreamEvent& event) {
+          switch (event.kind) {
+            case LlmStreamEvent::Kind::kContentDelta:
+              turn.text += event.text;
+              if (!buffer_content && !event.text.empty()) {
+                events_.Content(event.text);
+                turn.emitted_content = true;
+              }
+              break;
+            case LlmStreamEvent::Kind::kToolCall:
+              turn.calls.push_back(event.tool_call);
+              break;
+            case LlmStreamEvent::Kind::kUsage:
+              counters_.input_tokens += std::max<std::int64_t>(0, event.usage.input_tokens);
+              counters_.output_tokens += std::max<std::int64_t>(0, event.usage.output_tokens);
+              break;
+            case LlmStreamEvent::Kind::kFinish:
+              finished = true;
+              turn.finish = event.finish_reason;
+              break;
+          }
+        });
+    if (status.ok() && finished && turn.finish != FinishReason::kError) {
+      return turn;
+    }
+    // A failed attempt's tool calls are discarded here: they are never executed.
+    LlmErrorKind kind = LlmErrorKind::kOther;
+    std::string detail;
+    if (!status.ok()) {
+      kind = ClassifyLlmError(status);
+      detail = std::string(status.message());
+    } else if (!finished) {
+      kind = LlmErrorKind::kIncompleteStream;
+    }
+    const bool transient = kind == LlmErrorKind::kRateLimited ||
+                           kind == LlmErrorKind::kUnavailable ||
+                           kind == LlmErrorKind::kIncompleteStream;
+    absl::Duration delay = RetryAfter(status).value_or(o.retry_base_delay * attempt);
+    if (!transient || turn.emitted_content || attempt >= max_attempts ||
+        delay > o.max_retry_delay) {
+      if (turn.emitted_content && !Blank(turn.text)) {
+        session_.transcript.push_back(Message::Assistant(turn.text));  // the partial text
+      }
+      Fail(kErrorCodeProviderError, ReasonFor(kind), SanitizedProviderMessage(kind, detail));
+      return std::nullopt;
+    }
+    events_.ProviderRetry(attempt + 1, max_attempts, absl::ToInt64Milliseconds(delay),
+                          RetryMessage(kind), fsm_.State());
+    loop_.runner_.SleepFor(delay);
+  }
+}
+
+void LoopRun::RunTurns() {
+  const LoopOptions& o = loop_.options_;
+  while (!end_.has_value()) {
+    if (counters_.turns >= o.max_turns) {
+      FinishAtBudget();
+      return;
+    }
+    if (o.max_total_tokens > 0 &&
+        counters_.input_tokens + counters_.output_tokens >= o.max_total_tokens) {
+      Fail(kErrorCodeBoundedFailure, kReasonTokenAllowance,
+           absl::StrCat("The run used its token allowance of ", o.max_total_tokens, " tokens."));
+      return;
+    }
+    const int turn = counters_.turns;
+    std::vector<ToolDefinition> tools = ToolsForTurn(turn);
+    advertised_.clear();
+    for (const ToolDefinition& tool : tools) {
+      advertised_.push_back(tool.name);
+    }
+    const bool offered_tools = !tools.empty();
+    const LlmRequest request = BuildRequest(std::move(tools), {});
+    if (turn > first_turn_) {
+      events_.WorkflowState("model_processing",
+                            "Working on the response with the gathered results.", fsm_.State());
+    }
+    // While a change is unverified a final answer would be refused, so the text of this turn
+    // is held back until the turn turns out to call tools (then it is only a preamble).
+    const bool buffer = fsm_.CanFinalAnswer().has_value();
+    std::optional<StreamedTurn> streamed = StreamTurn(request, buffer);
+    if (!streamed.has_value()) {
+      return;
+    }
+    ++counters_.turns;
+    if (!offered_tools) {
+      streamed->calls.clear();  // a tool-free turn never executes calls the model still sent
+    }
+    if (streamed->calls.empty()) {
+      HandleAnswer(*streamed, buffer);
+      continue;
+    }
+    if (buffer) {
+      events_.Content(streamed->text);
+    }
+    ProcessToolCalls(std::move(*streamed));
+  }
+}
+
+void LoopRun::HandleAnswer(const StreamedTurn& turn, bool buffered) {
+  session_.transcript.push_back(Message::Assistant(turn.text));
+  counters_.consecutive_error_turns = 0;
+  if (fsm_.CanFinalAnswer().has_value()) {
+    // Refused: the model's text stays in its history and a user-role instruction follows it
+    // (never an assistant prefill).
+    session_.transcript.push_back(Message::User(
+        absl::Substitute(AV(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
+    events_.WorkflowState("verify", "Verification evidence is required before the answer.",
+                          fsm_.State());
+    return;
+  }
+  if (buffered) {
+    events_.Content(turn.text);
+  }
+  EnsureFinalText();
+}
+
+void LoopRun::EnsureFinalText() {
+  std::vector<Message>& transcript = session_.transcript;
+  if (HasFinalText(transcript)) {
+    End(RunEnd::kAnswered, transcript.back().role == MessageRole::kAssistant
+                               ? transcript.back().content
+                               : std::string());
+    return;
+  }
+  while (!transcript.empty() && transcript.back().role == MessageRole::kAssistant &&
+         transcript.back().tool_calls.empty() && Blank(transcript.back().content)) {
+    transcript.pop_back();
+  }
+  const LoopOptions& o = loop_.options_;
+  if (counters_.provider_calls < o.max_provider_calls) {
+    LlmRequest request = BuildRequest({}, {Message::User(std::string(kSummaryInstruction))});
+    request.max_tokens = o.summary_max_tokens;
+    ++counters_.provider_calls;
+    std::string text;
+    bool finished = false;
+    const absl::Status status =
+        loop_.provider_.Stream(request, [&](const LlmStreamEvent& event) {
+          if (event.kind == LlmStreamEvent::Kind::kContentDelta) {
+            text += event.text;
+            events_.Content(event.text);
+          } else if (event.kind == LlmStreamEvent::Kind::kUsage) {
+            counters_.input_tokens += std::max<std::int64_t>(0, event.usage.input_tokens);
+            counters_.output_tokens += std::max<std::int64_t>(0, event.usage.output_tokens);
+          } else if (event.kind == LlmStreamEvent::Kind::kFinish) {
+            finished = event.finish_reason != FinishReason::kError;
+          }
+        });
+    if (status.ok() && finished && !Blank(text)) {
+      transcript.push_back(Message::Assistant(text));
+      End(RunEnd::kAnswered, std::move(text));
+      return;
+    }
+  }
+  std::string fallback = FallbackSummary(counters_);
+  events_.Content(fallback);
+  transcript.push_back(Message::Assistant(fallback));
+  End(RunEnd::kFallbackSummary, std::move(fallback));
+}
+
+void LoopRun::FinishAtBudget() {
+  if (fsm_.CanFinalAnswer().has_value()) {
+    std::string text = absl::Substitute(AV(kUnverifiedEndFormat), LastWriteTarget(fsm_));
+    events_.Content(text);
+    session_.transcript.push_back(Message::Assistant(text));
+    End(RunEnd::kUnverified, std::move(text));
+    return;
+  }
+  EnsureFinalText();
+}
+
+}  // namespace pulse::core

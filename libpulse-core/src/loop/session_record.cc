@@ -1,0 +1,80 @@
+#include "pulse/core/loop/session_record.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+
+namespace pulse::core {
+
+std::string_view ToString(SessionStatus status) {
+  switch (status) {
+    case SessionStatus::kIdle:
+      return "idle";
+    case SessionStatus::kRunning:
+      return "running";
+    case SessionStatus::kAwaitingApproval:
+      return "awaiting_approval";
+    case SessionStatus::kAwaitingInput:
+      return "awaiting_input";
+  }
+  return "idle";
+}
+
+std::optional<SessionStatus> ParseSessionStatus(std::string_view text) {
+  constexpr std::array<SessionStatus, 4> kAll = {SessionStatus::kIdle, SessionStatus::kRunning,
+                                                 SessionStatus::kAwaitingApproval,
+                                                 SessionStatus::kAwaitingInput};
+  for (SessionStatus s : kAll) {
+    if (ToString(s) == text) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status ValidateSessionId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxSessionIdBytes) {
+    return absl::InvalidArgumentError("session id must be 1..128 characters");
+  }
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) {
+      return absl::InvalidArgumentError("session id may contain only [A-Za-z0-9_-]");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSessionRecord(const SessionRecord& record) {
+  if (absl::Status s = ValidateSessionId(record.id); !s.ok()) {
+    return s;
+  }
+  const bool awaiting = record.status == SessionStatus::kAwaitingApproval;
+  if (awaiting != record.suspended.has_value()) {
+    return absl::InvalidArgumentError(
+        "a suspended call is required exactly when the session awaits approval");
+  }
+  if (record.suspended.has_value()) {
+    const SuspendedCall& call = *record.suspended;
+    if (call.transcript_index >= record.transcript.size()) {
+      return absl::InvalidArgumentError("the suspended call's transcript index is out of range");
+    }
+    const Message& result = record.transcript[call.transcript_index];
+    if (result.role != MessageRole::kTool || result.tool_call_id != call.tool_call_id) {
+      return absl::InvalidArgumentError(
+          "the suspended call's transcript index does not name its tool result");
+    }
+    if (call.action_id.empty() || call.plan_hash.empty()) {
+      return absl::InvalidArgumentError("the suspended call needs an action id and plan hash");
+    }
+  }
+  for (std::size_t i = 0; i < record.facts.size(); ++i) {
+    if (record.facts[i].key.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("fact ", i, " has an empty key"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pulse::core

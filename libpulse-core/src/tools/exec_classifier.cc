@@ -1,0 +1,440 @@
+// The exec classifier: tokenizing, the path rules, the refusal table and the public entry
+// points. Per-program rules live in exec_program_rules.cc, the option parser in exec_options.cc.
+#include "pulse/core/tools/exec_classifier.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+
+#include "exec_rules.h"
+
+namespace pulse::core {
+namespace exec_internal {
+namespace {
+
+ExecVerdict Refused(Problem problem) {
+  ExecVerdict verdict;
+  verdict.allowed = false;
+  verdict.refusal = problem.code;
+  verdict.reason = std::move(problem.reason);
+  return verdict;
+}
+
+// A byte as messages may show it: itself when printable, else its hex code.
+std::string Printable(unsigned char c) {
+  if (c >= 0x21 && c <= 0x7e) {
+    return Cat("'", std::string(1, static_cast<char>(c)), "'");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  return Cat("byte 0x", std::string(1, kHex[c >> 4]), std::string(1, kHex[c & 0xf]));
+}
+
+// ---- tokenizing -------------------------------------------------------------------------
+
+bool IsWordChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+    return true;
+  }
+  switch (c) {
+    case '-':
+    case '_':
+    case '.':
+    case '/':
+    case ':':
+    case '=':
+    case ',':
+    case '+':
+    case '@':
+    case '%':
+      return true;
+    default:
+      return false;
+  }
+}
+
+Check Tokenize(std::string_view text, std::vector<std::string>* words) {
+  if (text.size() > kMaxExecCommandBytes) {
+    return Problem{ExecRefusal::kTooLong,
+                   Cat("the command is longer than ", kMaxExecCommandBytes, " bytes")};
+  }
+  // Byte classes first, so a control or non-ASCII byte is named for what it is wherever it is.
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      return Problem{ExecRefusal::kControlCharacter,
+                     Cat("control character (", Printable(c), ") in the command")};
+    }
+    if (c >= 0x80) {
+      return Problem{ExecRefusal::kNonAscii,
+                     "non-ASCII text in the command (only plain ASCII is accepted)"};
+    }
+  }
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    std::string word;
+    if (text[i] == '\'' || text[i] == '"') {
+      const char quote = text[i];
+      const std::size_t close = text.find(quote, i + 1);
+      if (close == std::string_view::npos) {
+        return Problem{ExecRefusal::kMalformedQuoting, "unterminated quote"};
+      }
+      word = std::string(text.substr(i + 1, close - i - 1));
+      if (word.empty()) {
+        return Problem{ExecRefusal::kMalformedQuoting, "empty quoted argument"};
+      }
+      for (const char c : word) {
+        if (c != ' ' && !IsWordChar(c)) {
+          return Problem{ExecRefusal::kShellSyntax,
+                         Cat("shell metacharacter or unsupported character ",
+                             Printable(static_cast<unsigned char>(c)))};
+        }
+      }
+      i = close + 1;
+      if (i < text.size() && text[i] != ' ') {
+        return Problem{ExecRefusal::kMalformedQuoting, "a quote must close at the end of a word"};
+      }
+    } else {
+      while (i < text.size() && text[i] != ' ') {
+        const char c = text[i];
+        if (c == '\'' || c == '"') {
+          return Problem{ExecRefusal::kMalformedQuoting,
+                         "a quote must open at the start of a word"};
+        }
+        if (!IsWordChar(c)) {
+          return Problem{ExecRefusal::kShellSyntax,
+                         Cat("shell metacharacter or unsupported character ",
+                             Printable(static_cast<unsigned char>(c)))};
+        }
+        word.push_back(c);
+        ++i;
+      }
+    }
+    if (word.size() > kMaxExecArgBytes) {
+      return Problem{ExecRefusal::kTooLong,
+                     Cat("an argument is longer than ", kMaxExecArgBytes, " bytes")};
+    }
+    if (words->size() == kMaxExecArgs) {
+      return Problem{ExecRefusal::kTooLong, Cat("more than ", kMaxExecArgs, " arguments")};
+    }
+    words->push_back(std::move(word));
+  }
+  if (words->empty()) {
+    return Problem{ExecRefusal::kEmpty, "empty command"};
+  }
+  return std::nullopt;
+}
+
+// ---- paths ------------------------------------------------------------------------------
+
+}  // namespace
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Splits an absolute path into components; nullopt unless it is absolute and normalized (no
+// empty, "." or ".." component; one trailing '/' is tolerated).
+std::optional<std::vector<std::string_view>> Components(std::string_view path) {
+  if (path.empty() || path.front() != '/') {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> parts;
+  std::size_t start = 1;
+  while (start < path.size()) {
+    const std::size_t slash = path.find('/', start);
+    const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+    const std::string_view part = path.substr(start, end - start);
+    const bool trailing = slash != std::string_view::npos && slash + 1 == path.size();
+    if (part.empty() || part == "." || part == "..") {
+      return std::nullopt;
+    }
+    parts.push_back(part);
+    if (slash == std::string_view::npos || trailing) {
+      break;
+    }
+    start = slash + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool IsAbsolutePath(std::string_view path) { return Components(path).has_value(); }
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+bool IsSensitiveComponent(std::string_view raw) {
+  const std::string part = Lower(raw);
+  static constexpr std::array<std::string_view, 12> kNamed = {
+      "shadow",  "shadow-", "gshadow", "gshadow-",  "sudoers",   "sudoers.d",
+      "private", "priv",    "secrets", "wireguard", "credstore", "credstore.encrypted"};
+  if (std::find(kNamed.begin(), kNamed.end(), part) != kNamed.end()) {
+    return true;
+  }
+  static constexpr std::array<std::string_view, 5> kContains = {"secret", "token", "password",
+                                                                "credential", "private"};
+  for (std::string_view word : kContains) {
+    if (part.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  static constexpr std::array<std::string_view, 8> kSuffixes = {".key", "_key", "-key",    ".pem",
+                                                                ".p12", ".pfx", ".keytab", ".gpg"};
+  for (std::string_view suffix : kSuffixes) {
+    if (EndsWith(part, suffix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Programs refused with a specific reason (everything unlisted is refused generically).
+struct Known {
+  std::string_view name;
+  ExecRefusal code;
+  std::string_view why;
+};
+
+constexpr std::string_view kInterpreterWhy =
+    "is a shell or dual-use interpreter that can run arbitrary code";
+constexpr std::string_view kWrapperWhy = "runs another program, which is not classified";
+constexpr std::string_view kWriterWhy = "can write files or run commands";
+constexpr std::string_view kNetworkWhy = "reaches the network, which is not a read of this host";
+constexpr std::string_view kMutatorWhy = "changes the system";
+
+constexpr Known kKnown[] = {
+    {"sh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"bash", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"dash", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"zsh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"ksh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"csh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"tcsh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"fish", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"busybox", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"node", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"nodejs", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"deno", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"irb", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"tclsh", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"java", ExecRefusal::kInterpreter, kInterpreterWhy},
+    {"env", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"sudo", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"su", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"doas", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"pkexec", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"runuser", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"xargs", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"nohup", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"nice", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"ionice", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"watch", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"exec", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"eval", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"command", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"chroot", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"nsenter", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"unshare", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"setsid", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"stdbuf", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"strace", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"script", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"flock", ExecRefusal::kNotAllowlisted, kWrapperWhy},
+    {"sed", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"awk", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"gawk", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"mawk", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"tee", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"dd", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"vi", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"vim", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"nano", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"ed", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"less", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"more", ExecRefusal::kNotAllowlisted, kWriterWhy},
+    {"curl", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"wget", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"ping", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"ssh", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"scp", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"nc", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"ncat", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"socat", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"telnet", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"rsync", ExecRefusal::kNotAllowlisted, kNetworkWhy},
+    {"rm", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"mv", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"cp", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"ln", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"chmod", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"chown", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"touch", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"truncate", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"shred", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"kill", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"pkill", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"killall", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"reboot", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"shutdown", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"poweroff", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"halt", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"mkfs", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+    {"crontab", ExecRefusal::kNotAllowlisted, kMutatorWhy},
+};
+
+bool IsInterpreterFamily(std::string_view name) {
+  static constexpr std::array<std::string_view, 7> kFamilies = {"python", "perl", "ruby", "php",
+                                                                "lua",    "pypy", "node"};
+  for (std::string_view family : kFamilies) {
+    if (StartsWith(name, family)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Check ClassifyArgv(const Argv& argv, bool nested) {
+  const std::string_view name = argv[0];
+  if (name.find('/') != std::string_view::npos) {
+    return Problem{ExecRefusal::kPathCommand,
+                   Cat("the program must be a bare allowlisted name, not the path ", name)};
+  }
+  if (nested && name == "timeout") {
+    return Unsafe("timeout: nested timeouts are not allowed");
+  }
+  for (const Program& p : Programs()) {
+    if (p.name == name) {
+      return p.rule(argv);
+    }
+  }
+  for (const Known& k : kKnown) {
+    if (k.name == name) {
+      return Problem{k.code, Cat(name, " ", k.why)};
+    }
+  }
+  if (IsInterpreterFamily(name)) {
+    return Problem{ExecRefusal::kInterpreter, Cat(name, " ", kInterpreterWhy)};
+  }
+  return Problem{ExecRefusal::kNotAllowlisted, Cat(name, " is not in the read-only allowlist")};
+}
+
+}  // namespace exec_internal
+
+std::string_view ToString(ExecRefusal refusal) {
+  switch (refusal) {
+    case ExecRefusal::kNone:
+      return "none";
+    case ExecRefusal::kEmpty:
+      return "empty";
+    case ExecRefusal::kTooLong:
+      return "too_long";
+    case ExecRefusal::kControlCharacter:
+      return "control_character";
+    case ExecRefusal::kNonAscii:
+      return "non_ascii";
+    case ExecRefusal::kShellSyntax:
+      return "shell_syntax";
+    case ExecRefusal::kMalformedQuoting:
+      return "malformed_quoting";
+    case ExecRefusal::kTooManyArguments:
+      return "too_many_arguments";
+    case ExecRefusal::kPathCommand:
+      return "path_command";
+    case ExecRefusal::kInterpreter:
+      return "interpreter";
+    case ExecRefusal::kNotAllowlisted:
+      return "not_allowlisted";
+    case ExecRefusal::kUnsafeArgument:
+      return "unsafe_argument";
+    case ExecRefusal::kSensitivePath:
+      return "sensitive_path";
+  }
+  return "not_allowlisted";
+}
+
+ExecVerdict ClassifyExecCommand(std::string_view command) {
+  using exec_internal::Check;
+  std::vector<std::string> words;
+  if (Check bad = exec_internal::Tokenize(command, &words)) {
+    return exec_internal::Refused(std::move(*bad));
+  }
+  if (Check bad = exec_internal::ClassifyArgv(words, false)) {
+    return exec_internal::Refused(std::move(*bad));
+  }
+  ExecVerdict verdict;
+  verdict.allowed = true;
+  verdict.refusal = ExecRefusal::kNone;
+  verdict.reason = "read-only";
+  verdict.argv = std::move(words);
+  return verdict;
+}
+
+bool IsSensitiveExecPath(std::string_view path) {
+  std::optional<std::vector<std::string_view>> parts = exec_internal::Components(path);
+  if (!parts.has_value()) {
+    return true;  // not even a normalized path: treat as unsafe
+  }
+  for (std::string_view part : *parts) {
+    if (exec_internal::IsSensitiveComponent(part)) {
+      return true;
+    }
+  }
+  if (!parts->empty() && (*parts)[0] == "proc") {
+    static constexpr std::array<std::string_view, 13> kProcViews = {
+        "environ",   "mem",  "kcore",   "kmsg",  "pagemap",       "fd",        "fdinfo",
+        "map_files", "auxv", "syscall", "stack", "sysrq-trigger", "clear_refs"};
+    for (std::string_view part : *parts) {
+      if (std::find(kProcViews.begin(), kProcViews.end(), part) != kProcViews.end()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool IsReadableExecPath(std::string_view path) {
+  std::optional<std::vector<std::string_view>> parts = exec_internal::Components(path);
+  if (!parts.has_value() || parts->empty() || path.back() == '/') {
+    return false;
+  }
+  const std::string_view root = (*parts)[0];
+  const bool under_root = root == "proc" || root == "sys" || root == "etc" ||
+                          (root == "var" && parts->size() >= 2 && (*parts)[1] == "log");
+  const std::size_t min_depth = root == "var" ? 3 : 2;
+  return under_root && parts->size() >= min_depth && !IsSensitiveExecPath(path);
+}
+
+const std::vector<std::string_view>& ExecAllowedPrograms() {
+  static const std::vector<std::string_view> kNames = [] {
+    std::vector<std::string_view> names;
+    for (const exec_internal::Program& p : exec_internal::Programs()) {
+      names.push_back(p.name);
+    }
+    return names;
+  }();
+  return kNames;
+}
+
+}  // namespace pulse::core

@@ -1,0 +1,100 @@
+// Shared fixtures for the storage adapter tests: a temporary directory under /tmp removed on
+// destruction, and owners that keep a store together with the database (and directory) it
+// borrows, so the contract suites can hold "a store" as one pointer-like value.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "pulse/adapters/storage/sqlite_database.h"
+
+namespace pulse::testing::storage {
+
+// A fresh directory /tmp/pulse-storage-XXXXXX, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = "/tmp/pulse-storage-XXXXXX";
+    const char* made = mkdtemp(templ.data());
+    REQUIRE(made != nullptr);
+    path_ = made;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline unsigned FileMode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+inline std::unique_ptr<adapters::storage::SqliteDatabase> MustOpen(
+    const std::string& path, const adapters::storage::SqliteOptions& options = {}) {
+  auto db = adapters::storage::SqliteDatabase::Open(path, options);
+  INFO(db.status().ToString());
+  REQUIRE(db.ok());
+  return *std::move(db);
+}
+
+// A store with the database it borrows (and, for a file database, the directory holding it).
+// Members are destroyed in reverse order: the store first, the directory last.
+template <class Store>
+class Owned {
+ public:
+  Owned() = default;
+  Owned(std::unique_ptr<TempDir> dir, std::unique_ptr<adapters::storage::SqliteDatabase> db,
+        std::unique_ptr<Store> store)
+      : dir_(std::move(dir)), db_(std::move(db)), store_(std::move(store)) {}
+
+  Store* operator->() const { return store_.get(); }
+  Store& operator*() const { return *store_; }
+  Store* get() const { return store_.get(); }
+  adapters::storage::SqliteDatabase& database() const { return *db_; }
+  friend bool operator==(const Owned& o, std::nullptr_t) { return o.store_ == nullptr; }
+  friend bool operator!=(const Owned& o, std::nullptr_t) { return o.store_ != nullptr; }
+
+ private:
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<adapters::storage::SqliteDatabase> db_;
+  std::unique_ptr<Store> store_;
+};
+
+// A store over a fresh database: in memory, or in a file; either way with a fresh temporary
+// directory for anything else it needs (key files). `open` turns the database into the store:
+// (SqliteDatabase&, const TempDir&) -> StatusOr<unique_ptr<Store>>.
+template <class Store, class OpenStore>
+Owned<Store> MakeOwned(bool in_file, OpenStore open) {
+  auto dir = std::make_unique<TempDir>();
+  auto db = MustOpen(in_file ? dir->File("pulse.db") : ":memory:");
+  auto store = open(*db, *dir);
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  return Owned<Store>(std::move(dir), std::move(db), *std::move(store));
+}
+
+}  // namespace pulse::testing::storage

@@ -1,0 +1,232 @@
+// The SessionStore contract, as one reusable Catch2 suite for every adapter:
+//
+//   TEST_CASE("SqliteSessionStore honours the contract", "[adapters][sqlite]") {
+//     pulse::testing::RunSessionStoreContract([] { return MakeSqliteSessionStore(); });
+//   }
+//
+// `make` returns a fresh, empty store as a pointer-like owner; each SECTION gets its own.
+// Times carry sub-second parts and text carries non-ASCII and control characters: adapters
+// must round-trip every field exactly.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "pulse/core/ports/session_store.h"
+
+namespace pulse::testing {
+namespace session_contract {
+
+inline core::SessionRecord FullSession(std::string id) {
+  core::SessionRecord r;
+  r.id = std::move(id);
+  r.status = core::SessionStatus::kAwaitingApproval;
+  r.transcript = {
+      core::Message::User("Neustart von web-01 bitte — \"jetzt\"\n\ttab"),
+      core::Message::Assistant("Planning the restart.",
+                               {core::ToolCall{"call_1", "pulse_query", R"({"action":"get"})"},
+                                core::ToolCall{"call_2", "pulse_control", R"({"type":"resource"})"}}),
+      core::Message::ToolResult("call_1", "pulse_query", R"({"status":"running"})", false),
+      core::Message::ToolResult("call_2", "pulse_control", R"({"status":"awaiting_approval"})",
+                                false),
+  };
+  r.fsm.state = "READING";
+  r.fsm.wrote_this_episode = true;
+  r.fsm.last_read_tool = "pulse_query";
+  r.fsm.last_read_at_unix_nanos = 1'800'000'000'123'456'789;
+  r.fsm.last_write_tool = "pulse_control";
+  r.fsm.last_write_at_unix_nanos = 1'799'999'999'000'000'001;
+  r.fsm.consecutive_verify_blocks = 2;
+  r.facts = {{"vm:101:status", "running", "call_1", 1}, {"pulse_read:vm:102:error", "NOT_FOUND",
+                                                         "call_0", 0}};
+  core::SuspendedCall s;
+  s.tool_call_id = "call_2";
+  s.tool_name = "pulse_control";
+  s.arguments_json = R"({"type":"resource","resource_id":"vm:101"})";
+  s.action_id = "act_0123456789abcdef0123456789abcdef";
+  s.plan_hash = "sha256:" + std::string(64, 'a');
+  s.transcript_index = 3;
+  s.suspended_at = absl::FromUnixMillis(1'800'000'000'250);
+  s.counters.turns = 2;
+  s.counters.provider_calls = 3;
+  s.counters.input_tokens = 1234;
+  s.counters.output_tokens = 56;
+  s.counters.tool_calls = 2;
+  s.counters.tool_errors = 1;
+  s.counters.evidence_calls = 0;
+  s.counters.consecutive_error_turns = 1;
+  s.counters.tools_run = {{"pulse_query", 1}, {"pulse_control", 1}};
+  s.denied_fingerprints = {std::string("pulse_read\0{}", 13), std::string("svc_ops\0{}", 10)};
+  r.suspended = s;
+  r.created_at = absl::FromUnixMillis(1'799'999'000'001);
+  r.updated_at = absl::FromUnixMillis(1'800'000'000'999);
+  return r;
+}
+
+inline core::SessionRecord IdleSession(std::string id, absl::Time updated_at) {
+  core::SessionRecord r;
+  r.id = std::move(id);
+  r.status = core::SessionStatus::kIdle;
+  r.transcript = {core::Message::User("hi"), core::Message::Assistant("hello")};
+  r.created_at = updated_at;
+  r.updated_at = updated_at;
+  return r;
+}
+
+}  // namespace session_contract
+
+template <class MakeStore>
+void RunSessionStoreContract(MakeStore make) {
+  using session_contract::FullSession;
+  using session_contract::IdleSession;
+  auto store = make();
+  const absl::Time t0 = absl::FromUnixMillis(1'800'000'000'000);
+
+  SECTION("an unknown session is NotFound") {
+    CHECK(absl::IsNotFound(store->Get("ses_missing").status()));
+  }
+
+  SECTION("Create stores revision 1 and Get returns every field exactly") {
+    core::SessionRecord r = FullSession("ses_full");
+    r.revision = 42;  // ignored: the store assigns revisions
+    absl::StatusOr<core::SessionRecord> created = store->Create(r);
+    REQUIRE(created.ok());
+    CHECK(created->revision == 1);
+    absl::StatusOr<core::SessionRecord> got = store->Get("ses_full");
+    REQUIRE(got.ok());
+    r.revision = 1;
+    CHECK(*got == r);
+  }
+
+  SECTION("Create of an existing id is AlreadyExists and changes nothing") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    core::SessionRecord other = IdleSession("ses_a", t0 + absl::Seconds(1));
+    other.transcript.push_back(core::Message::User("again"));
+    CHECK(absl::IsAlreadyExists(store->Create(other).status()));
+    CHECK(store->Get("ses_a")->transcript.size() == 2);
+  }
+
+  SECTION("Update with the current revision replaces the session and bumps the revision") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    core::SessionRecord r = *store->Get("ses_a");
+    r.transcript.push_back(core::Message::User("next"));
+    r.status = core::SessionStatus::kRunning;
+    r.updated_at = t0 + absl::Milliseconds(1500);
+    absl::StatusOr<core::SessionRecord> updated = store->Update(r);
+    REQUIRE(updated.ok());
+    CHECK(updated->revision == 2);
+    absl::StatusOr<core::SessionRecord> got = store->Get("ses_a");
+    REQUIRE(got.ok());
+    CHECK(got->revision == 2);
+    CHECK(got->transcript.size() == 3);
+    CHECK(got->status == core::SessionStatus::kRunning);
+    CHECK(got->updated_at == t0 + absl::Milliseconds(1500));
+  }
+
+  SECTION("Update keeps created_at from the stored session") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    core::SessionRecord r = *store->Get("ses_a");
+    r.created_at = t0 + absl::Hours(5);
+    REQUIRE(store->Update(r).ok());
+    CHECK(store->Get("ses_a")->created_at == t0);
+  }
+
+  SECTION("a stale revision is Aborted and nothing is written") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    core::SessionRecord first = *store->Get("ses_a");
+    core::SessionRecord second = first;
+    first.transcript.push_back(core::Message::User("winner"));
+    REQUIRE(store->Update(first).ok());
+    second.transcript.push_back(core::Message::User("loser"));
+    CHECK(absl::IsAborted(store->Update(second).status()));
+    absl::StatusOr<core::SessionRecord> got = store->Get("ses_a");
+    REQUIRE(got.ok());
+    CHECK(got->transcript.back().content == "winner");
+    CHECK(got->revision == 2);
+  }
+
+  SECTION("concurrent updates of one revision have exactly one winner") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    const core::SessionRecord base = *store->Get("ses_a");
+    constexpr int kWriters = 8;
+    std::vector<absl::Status> results(kWriters);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWriters; ++i) {
+      threads.emplace_back([&, i] {
+        core::SessionRecord r = base;
+        r.transcript.push_back(core::Message::User("writer " + std::to_string(i)));
+        results[static_cast<std::size_t>(i)] = store->Update(r).status();
+      });
+    }
+    for (std::thread& t : threads) {
+      t.join();
+    }
+    int ok = 0;
+    for (const absl::Status& s : results) {
+      ok += s.ok() ? 1 : 0;
+      CHECK((s.ok() || absl::IsAborted(s)));
+    }
+    CHECK(ok == 1);
+    CHECK(store->Get("ses_a")->revision == 2);
+  }
+
+  SECTION("Update of an unknown session is NotFound") {
+    core::SessionRecord r = IdleSession("ses_nobody", t0);
+    r.revision = 1;
+    CHECK(absl::IsNotFound(store->Update(r).status()));
+  }
+
+  SECTION("invalid records and ids are refused with InvalidArgument and nothing is written") {
+    CHECK(absl::IsInvalidArgument(store->Create(IdleSession("../etc", t0)).status()));
+    CHECK(absl::IsInvalidArgument(store->Get("bad id").status()));
+    core::SessionRecord no_suspension = IdleSession("ses_b", t0);
+    no_suspension.status = core::SessionStatus::kAwaitingApproval;
+    CHECK(absl::IsInvalidArgument(store->Create(no_suspension).status()));
+    core::SessionRecord bad_index = FullSession("ses_c");
+    bad_index.suspended->transcript_index = 1;  // an assistant message, not its result
+    CHECK(absl::IsInvalidArgument(store->Create(bad_index).status()));
+    CHECK(absl::IsNotFound(store->Get("ses_b").status()));
+    CHECK(absl::IsNotFound(store->Get("ses_c").status()));
+    REQUIRE(store->Create(IdleSession("ses_d", t0)).ok());
+    core::SessionRecord r = *store->Get("ses_d");
+    r.suspended = FullSession("ses_d").suspended;  // suspended while idle
+    CHECK(absl::IsInvalidArgument(store->Update(r).status()));
+    CHECK(store->Get("ses_d")->revision == 1);
+  }
+
+  SECTION("List returns the most recently updated first, bounded by the limit") {
+    REQUIRE(store->Create(IdleSession("ses_old", t0)).ok());
+    REQUIRE(store->Create(IdleSession("ses_new", t0 + absl::Seconds(10))).ok());
+    REQUIRE(store->Create(IdleSession("ses_mid_b", t0 + absl::Seconds(5))).ok());
+    REQUIRE(store->Create(IdleSession("ses_mid_a", t0 + absl::Seconds(5))).ok());
+    absl::StatusOr<std::vector<core::SessionSummary>> all = store->List(10);
+    REQUIRE(all.ok());
+    REQUIRE(all->size() == 4);
+    CHECK((*all)[0].id == "ses_new");
+    CHECK((*all)[1].id == "ses_mid_a");
+    CHECK((*all)[2].id == "ses_mid_b");
+    CHECK((*all)[3].id == "ses_old");
+    CHECK((*all)[0].message_count == 2);
+    CHECK((*all)[0].status == core::SessionStatus::kIdle);
+    CHECK((*all)[0].updated_at == t0 + absl::Seconds(10));
+    absl::StatusOr<std::vector<core::SessionSummary>> two = store->List(2);
+    REQUIRE(two.ok());
+    CHECK(two->size() == 2);
+    CHECK(absl::IsInvalidArgument(store->List(0).status()));
+    CHECK(absl::IsInvalidArgument(store->List(core::kMaxSessionListLimit + 1).status()));
+  }
+
+  SECTION("Delete removes a session; deleting it again is NotFound") {
+    REQUIRE(store->Create(IdleSession("ses_a", t0)).ok());
+    REQUIRE(store->Delete("ses_a").ok());
+    CHECK(absl::IsNotFound(store->Get("ses_a").status()));
+    CHECK(absl::IsNotFound(store->Delete("ses_a")));
+  }
+}
+
+}  // namespace pulse::testing
