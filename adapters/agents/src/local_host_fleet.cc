@@ -201,9 +201,19 @@ absl::StatusOr<LocalHostFleet::Snapshot> LocalHostFleet::Probe() {
   s.resources.emplace(node.id, node);
 
   const std::string local = node_id_.substr(5);
+  std::vector<MountEntry> mount_entries;
   if (absl::StatusOr<std::string> mounts = internal::ReadTextFile("/proc/mounts", 1 << 20);
       mounts.ok()) {
-    for (const MountEntry& m : internal::ParseMounts(*mounts)) {
+    mount_entries = internal::ParseMounts(*mounts);
+  }
+  // The root filesystem always exists, even where /proc/mounts does not list "/" (a chroot,
+  // some sandboxes): fall back to statvfs("/") with an unknown device and type.
+  if (std::none_of(mount_entries.begin(), mount_entries.end(),
+                   [](const MountEntry& m) { return m.mountpoint == "/"; })) {
+    mount_entries.insert(mount_entries.begin(), MountEntry{"rootfs", "/", "unknown", ""});
+  }
+  {
+    for (const MountEntry& m : mount_entries) {
       struct stat st {};
       if (stat(m.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         continue;  // bind-mounted files (/etc/hosts in a container) are not filesystems here

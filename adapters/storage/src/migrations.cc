@@ -192,8 +192,25 @@ CREATE TABLE key_bindings (
 PRAGMA application_id = 1347767379;
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// Version 2: Assistant sessions (SessionStore). The record is the core's JSON; revision is the
+// compare-and-swap column, and the others serve List without decoding the JSON.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE sessions (
+  id TEXT NOT NULL PRIMARY KEY,
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  status TEXT NOT NULL CHECK (status IN ('idle', 'running', 'awaiting_approval',
+                                         'awaiting_input')),
+  message_count INTEGER NOT NULL CHECK (message_count >= 0),
+  created_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  record_json TEXT NOT NULL
+);
+CREATE INDEX sessions_by_update ON sessions (updated_at_ns DESC, id);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
+    {2, "sessions", kSchemaV2},
 }};
 
 }  // namespace

@@ -67,6 +67,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::stri
     status = Take(SqliteMetricsHistory::Open(db), storage->metrics);
   }
   if (status.ok()) {
+    status = Take(SqliteSessionStore::Open(db), storage->sessions);
+  }
+  if (status.ok()) {
     status = Take(SqliteTokenStore::Open(db, file(kTokenKeyFileName)), storage->tokens);
   }
   if (status.ok()) {

@@ -6,10 +6,12 @@
 #include "contracts/action_store_contract.h"
 #include "contracts/finding_store_contract.h"
 #include "contracts/operator_state_store_contract.h"
+#include "contracts/session_store_contract.h"
 #include "contracts/token_store_contract.h"
 #include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/adapters/storage/sqlite_session_store.h"
 #include "pulse/adapters/storage/sqlite_token_store.h"
 #include "pulse/testing/in_memory_token_store.h"
 #include "storage_test_support.h"
@@ -21,6 +23,7 @@ using adapters::storage::SqliteActionStore;
 using adapters::storage::SqliteDatabase;
 using adapters::storage::SqliteFindingStore;
 using adapters::storage::SqliteOperatorStateStore;
+using adapters::storage::SqliteSessionStore;
 using adapters::storage::SqliteTokenStore;
 
 Owned<SqliteFindingStore> FindingStoreIn(bool in_file) {
@@ -39,6 +42,11 @@ Owned<SqliteOperatorStateStore> OperatorStateStoreIn(bool in_file) {
   return MakeOwned<SqliteOperatorStateStore>(in_file, [](SqliteDatabase& db, const TempDir&) {
     return SqliteOperatorStateStore::Open(db);
   });
+}
+
+Owned<SqliteSessionStore> SessionStoreIn(bool in_file) {
+  return MakeOwned<SqliteSessionStore>(
+      in_file, [](SqliteDatabase& db, const TempDir&) { return SqliteSessionStore::Open(db); });
 }
 
 Owned<SqliteTokenStore> TokenStoreIn(bool in_file) {
@@ -70,6 +78,16 @@ TEST_CASE("SqliteOperatorStateStore (:memory:) honours the OperatorStateStore co
 TEST_CASE("SqliteOperatorStateStore (file) honours the OperatorStateStore contract",
           "[adapters][storage][contract]") {
   RunOperatorStateStoreContract([] { return OperatorStateStoreIn(true); });
+}
+
+TEST_CASE("SqliteSessionStore (:memory:) honours the SessionStore contract",
+          "[adapters][storage][contract]") {
+  RunSessionStoreContract([] { return SessionStoreIn(false); });
+}
+
+TEST_CASE("SqliteSessionStore (file) honours the SessionStore contract",
+          "[adapters][storage][contract]") {
+  RunSessionStoreContract([] { return SessionStoreIn(true); });
 }
 
 TEST_CASE("InMemoryTokenStore honours the TokenStore contract", "[adapters][storage][contract]") {

@@ -18,6 +18,7 @@
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_metrics_history.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/adapters/storage/sqlite_session_store.h"
 #include "pulse/adapters/storage/sqlite_token_store.h"
 
 namespace pulse::adapters::storage {
@@ -30,6 +31,7 @@ struct SqliteStorage {
   std::unique_ptr<SqliteAuditLog> audit;
   std::unique_ptr<SqliteOperatorStateStore> operator_state;
   std::unique_ptr<SqliteMetricsHistory> metrics;
+  std::unique_ptr<SqliteSessionStore> sessions;
   std::unique_ptr<SqliteTokenStore> tokens;
   std::unique_ptr<SqliteCredentialStore> credentials;
 };

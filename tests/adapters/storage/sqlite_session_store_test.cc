@@ -1,0 +1,89 @@
+// SqliteSessionStore beyond the contract: migration 2 upgrades a version-1 file, records that
+// cannot be stored exactly are refused, and a tampered row reads as DataLoss.
+#include "pulse/adapters/storage/sqlite_session_store.h"
+
+#include <SQLiteCpp/Database.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "absl/status/status.h"
+#include "contracts/session_store_contract.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+using adapters::storage::kSchemaVersion;
+using adapters::storage::SqliteSessionStore;
+
+TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  MustOpen(path).reset();
+  {
+    // Roll the file back to what release 1 wrote.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP TABLE sessions");
+    raw.exec("DELETE FROM schema_version WHERE version = 2");
+  }
+  auto db = MustOpen(path);
+  absl::StatusOr<int> version = db->SchemaVersion();
+  REQUIRE(version.ok());
+  CHECK(*version == kSchemaVersion);
+  CHECK(kSchemaVersion == 2);
+  auto store = SqliteSessionStore::Open(*db);
+  REQUIRE(store.ok());
+  REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
+  CHECK((*store)->Get("ses_up")->revision == 1);
+}
+
+TEST_CASE("a session that cannot be stored exactly is refused", "[adapters][storage]") {
+  auto store = MakeOwned<SqliteSessionStore>(
+      false, [](adapters::storage::SqliteDatabase& db, const TempDir&) {
+        return SqliteSessionStore::Open(db);
+      });
+  const absl::Time t0 = absl::FromUnixMillis(1'800'000'000'000);
+  core::SessionRecord bad_utf8 = session_contract::IdleSession("ses_a", t0);
+  bad_utf8.transcript.push_back(core::Message::User("bad \xC3( byte"));
+  CHECK(absl::IsInvalidArgument(store->Create(bad_utf8).status()));
+  core::SessionRecord far_future = session_contract::IdleSession("ses_b", t0);
+  far_future.updated_at = absl::FromUnixSeconds(std::int64_t{1} << 40);  // beyond int64 ns
+  CHECK(absl::IsInvalidArgument(store->Create(far_future).status()));
+  CHECK(absl::IsNotFound(store->Get("ses_a").status()));
+  CHECK(absl::IsNotFound(store->Get("ses_b").status()));
+
+  REQUIRE(store->Create(session_contract::IdleSession("ses_c", t0)).ok());
+  core::SessionRecord r = *store->Get("ses_c");
+  r.transcript.push_back(core::Message::User("bad \xC3( byte"));
+  CHECK(absl::IsInvalidArgument(store->Update(r).status()));
+  r.revision = 99;  // stale, and valid: Aborted
+  r.transcript.back() = core::Message::User("fine");
+  CHECK(absl::IsAborted(store->Update(r).status()));
+  CHECK(store->Get("ses_c")->revision == 1);
+}
+
+TEST_CASE("a tampered session row reads as DataLoss", "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteSessionStore::Open(*db);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Create(session_contract::FullSession("ses_a")).ok());
+    REQUIRE((*store)->Create(session_contract::FullSession("ses_b")).ok());
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("UPDATE sessions SET record_json = '{\"id\":1}' WHERE id = 'ses_a'");
+    raw.exec("UPDATE sessions SET revision = 5 WHERE id = 'ses_b'");
+  }
+  auto db = MustOpen(path);
+  auto store = SqliteSessionStore::Open(*db);
+  REQUIRE(store.ok());
+  CHECK(absl::IsDataLoss((*store)->Get("ses_a").status()));
+  CHECK(absl::IsDataLoss((*store)->Get("ses_b").status()));
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage
