@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/substitute.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "text_util.h"
 
@@ -25,18 +26,6 @@ constexpr JsonLimits kArgumentLimits{1 << 20, 64};
 
 bool Blank(std::string_view text) {
   return absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())).empty();
-}
-
-// Cuts `text` to at most `max` bytes on a UTF-8 boundary.
-std::size_t Utf8Cut(std::string_view text, std::size_t max) {
-  if (text.size() <= max) {
-    return text.size();
-  }
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
-    --end;
-  }
-  return end;
 }
 
 // Index of the first message that may not be compacted: the keep_turns-th assistant message
@@ -180,9 +169,9 @@ std::vector<Message> BuildProviderMessages(const std::vector<Message>& transcrip
       continue;
     }
     if (m.content.size() > options.max_tool_result_chars) {
-      const std::size_t keep = Utf8Cut(m.content, options.max_tool_result_chars);
-      const std::size_t cut = m.content.size() - keep;
-      m.content.resize(keep);
+      const std::size_t cut =
+          m.content.size() - TruncateUtf8(m.content, options.max_tool_result_chars).size();
+      m.content.resize(m.content.size() - cut);
       absl::StrAppend(&m.content, absl::Substitute(AV(kTruncatedSuffixFormat), cut));
     }
     if (!m.is_error) {
