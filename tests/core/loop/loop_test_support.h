@@ -34,6 +34,7 @@
 #include "pulse/testing/in_memory_operator_state_store.h"
 #include "pulse/testing/in_memory_session_store.h"
 #include "pulse/testing/inline_task_runner.h"
+#include "../actions/action_test_support.h"
 #include "pulse/testing/recording_event_sink.h"
 #include "pulse/testing/scripted_llm_provider.h"
 #include "pulse/testing/sequential_id_source.h"
@@ -171,32 +172,12 @@ inline core::Capability ReloadCapability() {
   return c;
 }
 
+// The resources are the action tests' fixtures; the capabilities are the loop's own (looser
+// params, so scripted calls stay short).
 inline void SeedFleet(FakeFleet& fleet) {
-  core::FleetResource node;
-  node.id = "node:pve1";
-  node.type = "node";
-  node.name = "pve1";
-  node.status = "online";
-  node.technology = "proxmox";
-  fleet.PutResource(node, {});
-  core::FleetResource vm;
-  vm.id = "vm:101";
-  vm.type = "vm";
-  vm.name = "web-01";
-  vm.status = "running";
-  vm.technology = "proxmox";
-  vm.parent_id = "node:pve1";
-  vm.revision = "r1";
-  fleet.PutResource(vm, {RestartCapability()});
-  core::FleetResource svc;
-  svc.id = "service:pve1/nginx";
-  svc.type = "service";
-  svc.name = "nginx";
-  svc.status = "active";
-  svc.technology = "systemd";
-  svc.parent_id = "node:pve1";
-  svc.revision = "s1";
-  fleet.PutResource(svc, {ReloadCapability()});
+  fleet.PutResource(actions::Node(), {});
+  fleet.PutResource(actions::Vm101(), {RestartCapability()});
+  fleet.PutResource(actions::Nginx(), {ReloadCapability()});
   fleet.AddRelationship({"vm:101", "node:pve1", "runs_on"});
   fleet.AddRelationship({"service:pve1/nginx", "node:pve1", "runs_on"});
 }
