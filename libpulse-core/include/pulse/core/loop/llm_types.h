@@ -5,7 +5,9 @@
 // Plain values: copyable, comparable, no shared state.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +70,10 @@ struct LlmRequest {
   std::vector<ToolDefinition> tools;  // empty: a tool-free request
   ToolChoice tool_choice = ToolChoice::kUnset;
   std::optional<int> max_tokens;  // completion cap; nullopt: the provider's default
+  // Set to true by whoever gave up on the response (the run was stopped, the client left).
+  // A provider checks it while it waits and streams, and then returns CancelledError
+  // promptly, delivering nothing more. Null: never cancelled. Shared, not owned.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
 
   friend bool operator==(const LlmRequest&, const LlmRequest&) = default;
 };
