@@ -14,6 +14,13 @@ PACKAGES=(
   libbenchmark-dev libclang-rt-14-dev llvm-14
 )
 
+# Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh
+# pins the runtime those run on). A node and npm already on PATH are kept as they are: Debian's
+# npm package conflicts with other vendors' nodejs packages, which bundle their own npm.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
+
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

@@ -5,6 +5,7 @@
 #   PULSE_SANITIZE    e.g. address,undefined     (default: none)
 #   CXX               compiler                   (default: the system c++)
 #   PULSE_CTEST_ARGS  extra ctest arguments, e.g. "-L core"
+#   PULSE_REQUIRE_INTEROP=1  fail, as CI does, when the interop tests' npm tools are missing
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=${PULSE_SANITIZE:-}
@@ -17,6 +18,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Idempotent: a no-op when every package is already installed.
 "$root/cmake/install-deps.sh"
+# The interop tests' pinned npm tools; offline once installed. Fails under CI=true when they
+# cannot be installed, warns (and the interop tests are skipped) elsewhere.
+"$root/cmake/install-node-tools.sh"
 
 cmake -S "$root" -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \

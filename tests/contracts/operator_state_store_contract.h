@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -32,6 +33,7 @@ inline core::OperatorState LockedState(std::string resource_id) {
   s.note = "do not touch\nwithout asking ops";
   s.set_at = absl::FromUnixMillis(1'799'999'999'001);
   s.set_by = "alice@example.com";
+  s.local_only = true;
   return s;
 }
 
@@ -65,6 +67,7 @@ void RunOperatorStateStoreContract(MakeStore make) {
     REQUIRE(got.ok());
     CHECK(*got == plain);
     CHECK_FALSE(got->never_auto_remediate);
+    CHECK_FALSE(got->local_only);
     CHECK_FALSE(got->maintenance_start_at.has_value());
   }
 
@@ -97,6 +100,30 @@ void RunOperatorStateStoreContract(MakeStore make) {
     CHECK(absl::IsNotFound(store->Get("vm:101").status()));
     CHECK(store->Clear("vm:101").ok());
     CHECK(store->Clear("vm:999").ok());
+  }
+
+  SECTION("LocalOnlyResourceIds lists exactly the local-only resources, sorted") {
+    absl::StatusOr<std::vector<std::string>> none = store->LocalOnlyResourceIds();
+    REQUIRE(none.ok());
+    CHECK(none->empty());
+    REQUIRE(store->Set(LockedState("vm:102")).ok());
+    REQUIRE(store->Set(LockedState("service:pve1/nginx")).ok());
+    REQUIRE(store->Set(LockedState("node:pve1")).ok());
+    core::OperatorState shared = LockedState("vm:101");
+    shared.local_only = false;
+    REQUIRE(store->Set(shared).ok());
+    absl::StatusOr<std::vector<std::string>> ids = store->LocalOnlyResourceIds();
+    REQUIRE(ids.ok());
+    CHECK(*ids == std::vector<std::string>{"node:pve1", "service:pve1/nginx", "vm:102"});
+
+    // Unmarking (a replacing Set) and clearing both take a resource off the list.
+    core::OperatorState unmarked = LockedState("vm:102");
+    unmarked.local_only = false;
+    REQUIRE(store->Set(unmarked).ok());
+    REQUIRE(store->Clear("node:pve1").ok());
+    ids = store->LocalOnlyResourceIds();
+    REQUIRE(ids.ok());
+    CHECK(*ids == std::vector<std::string>{"service:pve1/nginx"});
   }
 
   SECTION("states of different resources are independent") {

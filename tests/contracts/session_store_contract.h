@@ -61,8 +61,14 @@ inline core::SessionRecord FullSession(std::string id) {
   s.counters.evidence_calls = 0;
   s.counters.consecutive_error_turns = 1;
   s.counters.tools_run = {{"pulse_query", 1}, {"pulse_control", 1}};
+  s.counters.cost_usd = 0.0123456789;
+  s.counters.cost_unknown = true;
   s.denied_fingerprints = {std::string("pulse_read\0{}", 13), std::string("svc_ops\0{}", 10)};
   r.suspended = s;
+  r.usage = {{0, "openai:gpt-4o", 1200, 30, 0.0033, true},
+             {1, "openai:gpt-4o", 34, 26, std::nullopt, true},
+             {2, "", 0, 0, std::nullopt, false}};
+  r.usage_totals = {7, 2468, 112, 0.1 + 0.2, 4};  // not exactly 0.3: must still round-trip
   r.created_at = absl::FromUnixMillis(1'799'999'000'001);
   r.updated_at = absl::FromUnixMillis(1'800'000'000'999);
   return r;

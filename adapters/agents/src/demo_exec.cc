@@ -298,9 +298,11 @@ core::ExecOutput Free(const Ctx& c, const Argv& argv) {
   const std::int64_t used_mb = static_cast<std::int64_t>(static_cast<double>(total_mb) *
                                                          Latest(c.host, "memory", 50) / 100.0);
   const bool human = HasFlag(argv, "-h") || HasFlag(argv, "--human");
+  const bool mebi = HasFlag(argv, "-m") || HasFlag(argv, "--mebi");
   auto fmt_mb = [&](std::int64_t mb) {
-    return human ? fmt::format("{:.1f}Gi", static_cast<double>(mb) / 1024.0)
-                 : std::to_string(mb * 1024);
+    return human  ? fmt::format("{:.1f}Gi", static_cast<double>(mb) / 1024.0)
+           : mebi ? std::to_string(mb)
+                  : std::to_string(mb * 1024);
   };
   return Out(fmt::format(
       "               total        used        free      shared  buff/cache   available\n"
@@ -332,6 +334,25 @@ std::string Kernel(const Ctx& c) {
   return AttrText(c.host, "kernel", c.host.kind == Kind::kNode ? "6.8.12-4-pve" : "6.1.0-28-amd64");
 }
 
+// The VM whose Proxmox config file `path` is (/etc/pve/qemu-server/<vmid>.conf), when `c.host`
+// is the node it runs on; nullptr otherwise.
+const DemoResource* GuestConfigFile(const Ctx& c, std::string_view path) {
+  constexpr std::string_view kDir = "/etc/pve/qemu-server/";
+  constexpr std::string_view kSuffix = ".conf";
+  if (c.host.kind != Kind::kNode || path.size() <= kDir.size() + kSuffix.size() ||
+      path.substr(0, kDir.size()) != kDir || path.substr(path.size() - kSuffix.size()) != kSuffix) {
+    return nullptr;
+  }
+  const std::string_view vmid =
+      path.substr(kDir.size(), path.size() - kDir.size() - kSuffix.size());
+  for (const DemoResource* vm : Children(c.world, c.host.base.id, Kind::kVm)) {
+    if (std::to_string(vm->vmid) == vmid) {
+      return vm;
+    }
+  }
+  return nullptr;
+}
+
 core::ExecOutput ReadFile(const Ctx& c, const Argv& argv) {
   const std::vector<std::string> paths = Operands(argv, {"-n", "-c", "--lines", "--bytes"});
   std::vector<std::string> lines;
@@ -354,6 +375,13 @@ core::ExecOutput ReadFile(const Ctx& c, const Argv& argv) {
     } else if (path == "/var/log/syslog" || path == "/var/log/messages") {
       for (std::string& l : Syslog(c)) {
         lines.push_back(std::move(l));
+      }
+    } else if (const DemoResource* vm = GuestConfigFile(c, path)) {
+      std::string_view config = vm->config_json;
+      while (!config.empty()) {
+        const std::size_t end = std::min(config.find('\n'), config.size());
+        lines.emplace_back(config.substr(0, end));
+        config.remove_prefix(std::min(end + 1, config.size()));
       }
     } else {
       return Out(fmt::format("{}: {}: No such file or directory\n", argv[0], path), 1);

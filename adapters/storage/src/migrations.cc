@@ -208,9 +208,18 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_by_update ON sessions (updated_at_ns DESC, id);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: the local-only data-handling flag of operator state (existing rows are not
+// local-only). The partial index serves LocalOnlyResourceIds, read before every Assistant run.
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE operator_state
+  ADD COLUMN local_only INTEGER NOT NULL DEFAULT 0 CHECK (local_only IN (0, 1));
+CREATE INDEX operator_state_local_only ON operator_state (resource_id) WHERE local_only = 1;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
+    {3, "operator state local_only", kSchemaV3},
 }};
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "sqlite_connection.h"
@@ -49,7 +50,7 @@ absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_vi
         db,
         "SELECT resource_id, never_auto_remediate, intentionally_offline, monitoring_mode, "
         "lifecycle, maintenance_start_ns, maintenance_end_ns, maintenance_reason, criticality, "
-        "note, set_at_ns, set_by FROM operator_state WHERE resource_id = ?");
+        "note, set_at_ns, set_by, local_only FROM operator_state WHERE resource_id = ?");
     q.bind(1, std::string(resource_id));
     if (!q.executeStep()) {
       return absl::OkStatus();
@@ -78,6 +79,7 @@ absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_vi
     s.note = q.getColumn(9).getString();
     s.set_at = DecodeTime(q.getColumn(10).getInt64());
     s.set_by = q.getColumn(11).getString();
+    s.local_only = q.getColumn(12).getInt() != 0;
     found = std::move(s);
     return absl::OkStatus();
   });
@@ -109,8 +111,8 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
         db,
         "INSERT INTO operator_state (resource_id, never_auto_remediate, intentionally_offline, "
         "monitoring_mode, lifecycle, maintenance_start_ns, maintenance_end_ns, "
-        "maintenance_reason, criticality, note, set_at_ns, set_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "maintenance_reason, criticality, note, set_at_ns, set_by, local_only) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (resource_id) DO UPDATE SET "
         "never_auto_remediate = excluded.never_auto_remediate, "
         "intentionally_offline = excluded.intentionally_offline, "
@@ -118,7 +120,8 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
         "maintenance_start_ns = excluded.maintenance_start_ns, "
         "maintenance_end_ns = excluded.maintenance_end_ns, "
         "maintenance_reason = excluded.maintenance_reason, criticality = excluded.criticality, "
-        "note = excluded.note, set_at_ns = excluded.set_at_ns, set_by = excluded.set_by");
+        "note = excluded.note, set_at_ns = excluded.set_at_ns, set_by = excluded.set_by, "
+        "local_only = excluded.local_only");
     upsert.bind(1, state.resource_id);
     upsert.bind(2, state.never_auto_remediate ? 1 : 0);
     upsert.bind(3, state.intentionally_offline ? 1 : 0);
@@ -131,9 +134,26 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
     upsert.bind(10, state.note);
     upsert.bind(11, static_cast<std::int64_t>(*set_at));
     upsert.bind(12, state.set_by);
+    upsert.bind(13, state.local_only ? 1 : 0);
     upsert.exec();
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteOperatorStateStore::LocalOnlyResourceIds() {
+  std::vector<std::string> ids;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(
+        db, "SELECT resource_id FROM operator_state WHERE local_only = 1 ORDER BY resource_id");
+    while (q.executeStep()) {
+      ids.push_back(q.getColumn(0).getString());
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return ids;
 }
 
 absl::Status SqliteOperatorStateStore::Clear(std::string_view resource_id) {

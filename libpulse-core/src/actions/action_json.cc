@@ -563,6 +563,10 @@ absl::StatusOr<ActionRecord> ParseActionRecordJson(std::string_view json) {
   return record;
 }
 
+std::string ActionExecutionResultToJson(const ActionExecutionResult& result) {
+  return Render([&](JsonWriter& w) { WriteResult(w, result); });
+}
+
 std::string LifecycleEventToJson(const ActionLifecycleEvent& event) {
   return Render([&](JsonWriter& w) { WriteEvent(w, event); });
 }

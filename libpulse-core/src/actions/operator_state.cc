@@ -118,6 +118,7 @@ absl::StatusOr<OperatorState> ParseOperatorStateInput(std::string_view json,
   state.maintenance_reason = r.String("maintenanceReason", {kMaxOperatorNoteBytes}).value_or("");
   state.criticality = r.Enum("criticality", ParseCriticality).value_or(Criticality::kUnset);
   state.note = r.String("note", {kMaxOperatorNoteBytes}).value_or("");
+  state.local_only = r.Bool("localOnly").value_or(false);
   if (absl::Status s = r.Finish(); !s.ok()) {
     return s;
   }
@@ -159,6 +160,7 @@ std::string OperatorStateToJson(const OperatorState& state, absl::Time now) {
   w.TimeMember("setAt", state.set_at);
   w.Member("setBy", state.set_by);
   w.Member("maintenanceWindowActive", MaintenanceWindowActive(state, now));
+  w.Member("localOnly", state.local_only);
   w.EndObject();
   return w.Take();
 }

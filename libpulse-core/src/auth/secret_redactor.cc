@@ -163,10 +163,11 @@ std::optional<Secret> PrivateKeyBlock(std::string_view text, std::size_t i) {
 
 // ---- assignments and flags ---------------------------------------------------------------
 
-constexpr std::array<std::string_view, 14> kSensitiveKeySuffixes = {
+constexpr std::array<std::string_view, 15> kSensitiveKeySuffixes = {
     "password",    "passwd",     "passphrase",  "secret",        "token",
     "api_key",     "apikey",     "access_key",  "accesskey",     "secret_key",
     "private_key", "credential", "credentials", "authorization",
+    "_pwd",  // MYSQL_PWD, DB_PWD (a bare PWD is the working directory)
 };
 
 // The key's lowercase form with '-' and '.' read as '_' ends with a sensitive suffix.
@@ -312,6 +313,9 @@ std::optional<Secret> SensitiveAssignment(std::string_view text, std::size_t i,
     value = ValueAt(text, SkipWhile(text, k + 1, IsSpace));
   } else if (key.front() == '-' && k > before_space && k < text.size() && text[k] != '-') {
     value = ValueAt(text, k);  // `--password hunter2`
+  } else if (k > before_space && k < text.size() && (text[k] == '\'' || text[k] == '"') &&
+             key.size() == 8 && StartsWithNoCase(key, 0, "password")) {
+    value = ValueAt(text, k);  // SQL: `ALTER ROLE app WITH PASSWORD 'hunter2'`
   }
   if (!value.has_value()) {
     return std::nullopt;
@@ -320,6 +324,85 @@ std::optional<Secret> SensitiveAssignment(std::string_view text, std::size_t i,
     return SkipAuthScheme(text, *value);
   }
   return value;
+}
+
+// ---- command-line password flags ---------------------------------------------------------
+
+// Clients whose short flag carries a password: `mysql -pSECRET` (attached only: a separate
+// word after -p is the database name), `sshpass -p SECRET`, `redis-cli -a SECRET`.
+struct PasswordFlag {
+  std::string_view command;
+  char flag;
+  bool attached_only;
+};
+
+constexpr std::array<PasswordFlag, 11> kPasswordFlags = {{
+    {"mysql", 'p', true},
+    {"mysqldump", 'p', true},
+    {"mysqladmin", 'p', true},
+    {"mysqlimport", 'p', true},
+    {"mysqlcheck", 'p', true},
+    {"mysqlshow", 'p', true},
+    {"mariadb", 'p', true},
+    {"mariadb-dump", 'p', true},
+    {"mariadb-admin", 'p', true},
+    {"sshpass", 'p', false},
+    {"redis-cli", 'a', false},
+}};
+
+// Ends the command a password flag belongs to.
+bool IsCommandSeparator(char c) { return c == '\n' || c == ';' || c == '|' || c == '&'; }
+
+// The client named by the word at `i` (a word start), or nullptr.
+const PasswordFlag* PasswordFlagCommand(std::string_view text, std::size_t i) {
+  const std::size_t word_end = SkipWhile(text, i, IsKeyChar);
+  const std::string_view word = text.substr(i, word_end - i);
+  for (const PasswordFlag& entry : kPasswordFlags) {
+    if (word == entry.command) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+// The password of `command`'s flag at `i` (a word start after whitespace), or nullopt.
+std::optional<Secret> PasswordFlagValue(std::string_view text, std::size_t i,
+                                        const PasswordFlag& command) {
+  if (i == 0 || !IsSpace(text[i - 1]) || text.size() - i < 3 || text[i] != '-' ||
+      text[i + 1] != command.flag) {
+    return std::nullopt;
+  }
+  const std::size_t k = i + 2;
+  if (!IsWhitespace(text[k])) {
+    return ValueAt(text, k);  // -pSECRET, -p'SECRET'
+  }
+  if (command.attached_only || text[k] == '\n') {
+    return std::nullopt;
+  }
+  const std::size_t value = SkipWhile(text, k, IsSpace);
+  if (value >= text.size() || text[value] == '-') {
+    return std::nullopt;
+  }
+  return ValueAt(text, value);  // -p SECRET
+}
+
+// `IDENTIFIED BY 'secret'` (MySQL account statements): the quoted literal goes.
+std::optional<Secret> IdentifiedBy(std::string_view text, std::size_t i) {
+  if (!StartsWithNoCase(text, i, "identified")) {
+    return std::nullopt;
+  }
+  std::size_t k = i + 10;
+  const std::size_t after_word = k;
+  k = SkipWhile(text, k, IsSpace);
+  if (k == after_word || !StartsWithNoCase(text, k, "by")) {
+    return std::nullopt;
+  }
+  const std::size_t after_by = k + 2;
+  k = SkipWhile(text, after_by, IsSpace);
+  if (k == after_by || k >= text.size() || (text[k] != '\'' && text[k] != '"')) {
+    return std::nullopt;
+  }
+  return ValueAt(text, k);
 }
 
 // `scheme://user:password@host`: the password goes. `i` is at the ':' of "://".
@@ -359,12 +442,29 @@ std::string RedactSecrets(std::string_view text) {
   // The assignment rule failed for every start inside [.., key_skip): a key run that does not
   // end in a sensitive suffix fails for each of its suffixes too, so it is scanned once.
   std::size_t key_skip = 0;
+  // The password-flag client whose arguments are being scanned, until a command separator.
+  const PasswordFlag* command = nullptr;
   while (i < text.size()) {
     std::optional<Secret> secret;
+    if (IsCommandSeparator(text[i])) {
+      command = nullptr;
+    }
     if (text[i] == ':') {
       secret = UrlPassword(text, i);
     } else if (i == 0 || !IsKeyChar(text[i - 1])) {
-      secret = PrivateKeyBlock(text, i);
+      if (command != nullptr) {
+        secret = PasswordFlagValue(text, i, *command);
+      }
+      if (!secret.has_value() && IsAlnum(text[i])) {
+        // Each word is scanned once here: the next word start lies beyond its end.
+        if (const PasswordFlag* named = PasswordFlagCommand(text, i)) {
+          command = named;
+        }
+        secret = IdentifiedBy(text, i);
+      }
+      if (!secret.has_value()) {
+        secret = PrivateKeyBlock(text, i);
+      }
       if (!secret.has_value()) {
         secret = FixedFormatToken(text, i);
       }

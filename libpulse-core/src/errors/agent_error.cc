@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 43> kCodes = {{
+constexpr std::array<CodeInfo, 55> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -64,6 +64,18 @@ constexpr std::array<CodeInfo, 43> kCodes = {{
     {C::kInvalidActionListView, "invalid_action_list_view", 400},
     {C::kActionListFailed, "action_list_failed", 500},
     {C::kActionDetailFailed, "action_detail_failed", 500},
+    {C::kAssistantNotConfigured, "assistant_not_configured", 503},
+    {C::kSessionNotFound, "session_not_found", 404},
+    {C::kSessionBusy, "session_busy", 409},
+    {C::kQuestionNotFound, "question_not_found", 404},
+    {C::kProviderUnavailable, "provider_unavailable", 502},
+    {C::kUnauthorized, "unauthorized", 401},
+    {C::kRouteNotFound, "route_not_found", 404},
+    {C::kMethodNotAllowed, "method_not_allowed", 405},
+    {C::kRequestTooLarge, "request_too_large", 413},
+    {C::kUriTooLong, "uri_too_long", 414},
+    {C::kInternalError, "internal_error", 500},
+    {C::kServiceUnavailable, "service_unavailable", 503},
 }};
 
 const CodeInfo* Find(AgentErrorCode code) {
@@ -154,6 +166,14 @@ const std::vector<AgentErrorCode>& ExecuteErrorCodes() {
       C::kResourceRemediationLocked, C::kActionExecutorUnavailable,
       C::kActionActorUnavailable,    C::kActionExecutionForbidden,
       C::kActionNotExecuting,        C::kActionReplanRequired};
+  return codes;
+}
+
+const std::vector<AgentErrorCode>& TransportErrorCodes() {
+  static const std::vector<AgentErrorCode> codes = {
+      C::kInvalidRequest,   C::kUnauthorized, C::kMissingScope,
+      C::kRouteNotFound,    C::kMethodNotAllowed, C::kRequestTooLarge,
+      C::kUriTooLong,       C::kInternalError, C::kServiceUnavailable};
   return codes;
 }
 

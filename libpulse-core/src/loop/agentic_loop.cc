@@ -169,7 +169,7 @@ absl::StatusOr<SessionRecord> AgenticLoop::ClaimForRun(const std::string& id, ab
 }
 
 absl::StatusOr<RunOutcome> AgenticLoop::Run(const RunRequest& request, EventSink& sink) {
-  Emitter events(sink);
+  Emitter events(sink, options_.route);
   const int max_calls = options_.max_provider_calls;
   const std::string id =
       request.session_id.empty() ? absl::StrCat("ses_", ids_.NewId()) : request.session_id;
@@ -199,13 +199,14 @@ absl::StatusOr<RunOutcome> AgenticLoop::Run(const RunRequest& request, EventSink
   SessionFsm fsm = RestoreFsm(clock_, claimed->fsm);
   events.WorkflowState("prepare", "Preparing Pulse context.", fsm.State());
   claimed->transcript.push_back(Message::User(request.user_message));
-  LoopRun run(*this, events, request.policy, std::move(claimed).value(), std::move(fsm));
+  LoopRun run(*this, events, request.policy, std::move(claimed).value(), std::move(fsm),
+              request.cancelled);
   run.RunTurns();
   return Finish(run, sessions_, events, max_calls);
 }
 
 absl::StatusOr<RunOutcome> AgenticLoop::Resume(const ResumeRequest& request, EventSink& sink) {
-  Emitter events(sink);
+  Emitter events(sink, options_.route);
   const int max_calls = options_.max_provider_calls;
   const std::string& id = request.session_id;
   if (absl::Status s = ValidateSessionId(id); !s.ok()) {
@@ -268,7 +269,7 @@ absl::StatusOr<RunOutcome> AgenticLoop::Resume(const ResumeRequest& request, Eve
   }
 
   SessionFsm fsm = RestoreFsm(clock_, claimed.fsm);
-  LoopRun run(*this, events, request.policy, std::move(claimed), std::move(fsm));
+  LoopRun run(*this, events, request.policy, std::move(claimed), std::move(fsm), request.cancelled);
   run.RestoreCounters(suspended);
   run.MarkContinuation();
   absl::Status apply_error;

@@ -3,9 +3,16 @@
 #include <utility>
 
 #include "pulse/core/loop/handlers/pulse_control_handler.h"
+#include "pulse/core/loop/usage.h"
 #include "text_util.h"
 
 namespace pulse::core::loop_internal {
+
+Emitter::Emitter(EventSink& sink, const ModelRoute& route)
+    : sink_(sink),
+      route_label_(RouteLabel(route)),
+      budget_applicable_(BudgetApplicable(route.route)),
+      price_known_(UsablePrice(route).has_value()) {}
 
 void Emitter::Emit(LoopEventType type, std::string data_json) {
   if (done_) {
@@ -130,7 +137,14 @@ void Emitter::Done(std::string_view session_id, std::string_view outcome, Sessio
       .Int("provider_calls", counters.provider_calls)
       .Int("tool_calls", counters.tool_calls)
       .Int("input_tokens", counters.input_tokens)
-      .Int("output_tokens", counters.output_tokens);
+      .Int("output_tokens", counters.output_tokens)
+      .Str("route", route_label_);
+  if (budget_applicable_ && price_known_ && !counters.cost_unknown) {
+    o.Double("cost_usd", counters.cost_usd);
+  } else {
+    o.Null("cost_usd");
+  }
+  o.Bool("budget_applicable", budget_applicable_);
   Emit(LoopEventType::kDone, o.Finish());
 }
 

@@ -10,6 +10,7 @@
 
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/loop/model_route.h"
 #include "pulse/core/loop/session_record.h"
 #include "pulse/core/ports/event_sink.h"
 
@@ -17,7 +18,8 @@ namespace pulse::core::loop_internal {
 
 class Emitter {
  public:
-  explicit Emitter(EventSink& sink) : sink_(sink) {}
+  // `route` labels `done` and decides whether its cost can be known.
+  Emitter(EventSink& sink, const ModelRoute& route);
 
   void Session(std::string_view id);
   void WorkflowState(std::string_view phase, std::string_view message,
@@ -37,6 +39,8 @@ class Emitter {
   // Ignored after the first error of the stream.
   void Error(std::string_view code, std::string_view reason, std::string_view message,
              std::string_view tool_name, const RunCounters& counters, int max_provider_calls);
+  // The counters' usage, then the route, the run's cost (null unless the route is metered with
+  // a usable price and every call's cost was known) and whether a money budget applies.
   void Done(std::string_view session_id, std::string_view outcome, SessionState state,
             const RunCounters& counters);
 
@@ -46,6 +50,9 @@ class Emitter {
   void Emit(LoopEventType type, std::string data_json);
 
   EventSink& sink_;
+  std::string route_label_;
+  bool budget_applicable_ = false;
+  bool price_known_ = false;
   bool error_ = false;
   bool done_ = false;
 };

@@ -5,12 +5,15 @@
 // threads, and they touch nothing but their own call slot.
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/fsm/batch_gate.h"
@@ -18,6 +21,7 @@
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/loop/knowledge.h"
 #include "pulse/core/loop/llm_types.h"
+#include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/loop/session_record.h"
 #include "pulse/core/policy/projection.h"
 #include "loop_emitter.h"
@@ -26,8 +30,10 @@ namespace pulse::core {
 
 class LoopRun {
  public:
+  // `cancelled` (nullable) is the run's cancellation flag.
   LoopRun(AgenticLoop& loop, loop_internal::Emitter& events, InvocationPolicy policy,
-          SessionRecord session, SessionFsm fsm);
+          SessionRecord session, SessionFsm fsm,
+          std::shared_ptr<const std::atomic<bool>> cancelled);
 
   // Restores the budget counters and denied fingerprints of a suspended run.
   void RestoreCounters(const SuspendedCall& suspended);
@@ -85,6 +91,26 @@ class LoopRun {
   void FinishAtBudget();
   void End(RunEnd end, std::string final_text);
 
+  // --- provider calls (loop_provider_call.cc) ---
+  // True when the run's cancellation flag is set.
+  bool Cancelled() const;
+  // Builds the run's outbound context policy once, reading the local-only resources unless
+  // the route is a local model server. False after recording the terminal failure.
+  bool PrepareOutbound();
+  // The gates every provider call passes first: cancellation, the outbound policy (built from
+  // the local-only resources on first use) and the money budget. False after recording the
+  // terminal failure.
+  bool AdmitProviderCall();
+  // Sends `request` through the outbound context policy, counts the call and records its
+  // usage and cost; usage events are consumed here, every other event goes to `on_event`.
+  absl::Status CallProvider(const LlmRequest& request,
+                            absl::FunctionRef<void(const LlmStreamEvent&)> on_event);
+  // Waits `delay` through the TaskRunner, in slices while a cancellation flag is present.
+  // False when the run was cancelled (the wait is cut short).
+  bool SleepUnlessCancelled(absl::Duration delay);
+  // Records the `cancelled` failure.
+  void FailCancelled();
+
   // --- loop_tools.cc ---
   struct TurnResult;
   void ProcessToolCalls(StreamedTurn turn);
@@ -112,6 +138,8 @@ class LoopRun {
 
   AgenticLoop& loop_;
   loop_internal::Emitter& events_;
+  std::shared_ptr<const std::atomic<bool>> cancelled_;
+  std::optional<OutboundContextPolicy> outbound_;  // built before the run's first call
   InvocationPolicy policy_;
   SessionRecord session_;
   SessionFsm fsm_;

@@ -1,5 +1,5 @@
 // Provider turns: the offered manifest and its brakes, request building, streaming with
-// bounded retries, the final-answer gate and the final-text guarantee.
+// bounded per-class retries, the final-answer gate and the final-text guarantee.
 #include <algorithm>
 #include <utility>
 
@@ -90,9 +90,11 @@ std::string LastWriteTarget(const SessionFsm& fsm) {
 }  // namespace
 
 LoopRun::LoopRun(AgenticLoop& loop, loop_internal::Emitter& events, InvocationPolicy policy,
-                 SessionRecord session, SessionFsm fsm)
+                 SessionRecord session, SessionFsm fsm,
+                 std::shared_ptr<const std::atomic<bool>> cancelled)
     : loop_(loop),
       events_(events),
+      cancelled_(std::move(cancelled)),
       policy_(std::move(policy)),
       session_(std::move(session)),
       fsm_(std::move(fsm)),
@@ -164,7 +166,21 @@ LlmRequest LoopRun::BuildRequest(std::vector<ToolDefinition> tools,
                                  std::vector<Message> extra) const {
   LlmRequest request;
   request.messages.push_back(Message::System(SystemPrompt()));
-  for (Message& m : BuildProviderMessages(session_.transcript, knowledge_, loop_.options_.view)) {
+  const std::vector<Message>* transcript = &session_.transcript;
+  std::vector<Message> sanitized;
+  if (outbound_.has_value() && !outbound_->passes_through()) {
+    // Whole tool results get the policy's structural pass here, before the provider view
+    // truncates them (a cut JSON document no longer parses); CallProvider applies the full
+    // policy to the finished request again.
+    sanitized = session_.transcript;
+    for (Message& m : sanitized) {
+      if (m.role == MessageRole::kTool) {
+        m.content = outbound_->SanitizeToolResult(m.content);
+      }
+    }
+    transcript = &sanitized;
+  }
+  for (Message& m : BuildProviderMessages(*transcript, knowledge_, loop_.options_.view)) {
     request.messages.push_back(std::move(m));
   }
   for (Message& m : extra) {
@@ -173,50 +189,63 @@ LlmRequest LoopRun::BuildRequest(std::vector<ToolDefinition> tools,
   request.tools = std::move(tools);
   request.tool_choice = ToolChoice::kUnset;
   request.max_tokens = loop_.options_.max_tokens;
+  request.cancelled = cancelled_;
   return request;
 }
 
 std::optional<LoopRun::StreamedTurn> LoopRun::StreamTurn(const LlmRequest& request,
                                                          bool buffer_content) {
   const LoopOptions& o = loop_.options_;
-  const int max_attempts = std::max(1, o.max_provider_attempts);
-  for (int attempt = 1;; ++attempt) {
+  // Failed attempts so far, per class: connect failures and early stream ends share one cap,
+  // rate limits have their own.
+  int unavailable_failures = 0;
+  int rate_limit_failures = 0;
+  while (true) {
     if (counters_.provider_calls >= o.max_provider_calls) {
       Fail(kErrorCodeBoundedFailure, kReasonMaxProviderCalls,
            absl::StrCat("The run reached its maximum of ", o.max_provider_calls,
                         " provider calls."));
       return std::nullopt;
     }
-    ++counters_.provider_calls;
+    if (!AdmitProviderCall()) {
+      return std::nullopt;
+    }
     StreamedTurn turn;
     bool finished = false;
-    const absl::Status status =
-        loop_.provider_.Stream(request, [&](const LlmStreamEvent& event) {
-          switch (event.kind) {
-            case LlmStreamEvent::Kind::kContentDelta:
-              turn.text += event.text;
-              if (!buffer_content && !event.text.empty()) {
-                events_.Content(event.text);
-                turn.emitted_content = true;
-              }
-              break;
-            case LlmStreamEvent::Kind::kToolCall:
-              turn.calls.push_back(event.tool_call);
-              break;
-            case LlmStreamEvent::Kind::kUsage:
-              counters_.input_tokens += std::max<std::int64_t>(0, event.usage.input_tokens);
-              counters_.output_tokens += std::max<std::int64_t>(0, event.usage.output_tokens);
-              break;
-            case LlmStreamEvent::Kind::kFinish:
-              finished = true;
-              turn.finish = event.finish_reason;
-              break;
+    const absl::Status status = CallProvider(request, [&](const LlmStreamEvent& event) {
+      switch (event.kind) {
+        case LlmStreamEvent::Kind::kContentDelta:
+          turn.text += event.text;
+          if (!buffer_content && !event.text.empty()) {
+            events_.Content(event.text);
+            turn.emitted_content = true;
           }
-        });
+          break;
+        case LlmStreamEvent::Kind::kToolCall:
+          turn.calls.push_back(event.tool_call);
+          break;
+        case LlmStreamEvent::Kind::kFinish:
+          finished = true;
+          turn.finish = event.finish_reason;
+          break;
+        case LlmStreamEvent::Kind::kUsage:
+          break;  // counted by CallProvider
+      }
+    });
     if (status.ok() && finished && turn.finish != FinishReason::kError) {
       return turn;
     }
     // A failed attempt's tool calls are discarded here: they are never executed.
+    auto keep_partial_text = [&] {
+      if (turn.emitted_content && !Blank(turn.text)) {
+        session_.transcript.push_back(Message::Assistant(turn.text));
+      }
+    };
+    if (absl::IsCancelled(status) || Cancelled()) {
+      keep_partial_text();
+      FailCancelled();
+      return std::nullopt;
+    }
     LlmErrorKind kind = LlmErrorKind::kOther;
     std::string detail;
     if (!status.ok()) {
@@ -225,27 +254,45 @@ std::optional<LoopRun::StreamedTurn> LoopRun::StreamTurn(const LlmRequest& reque
     } else if (!finished) {
       kind = LlmErrorKind::kIncompleteStream;
     }
-    const bool transient = kind == LlmErrorKind::kRateLimited ||
-                           kind == LlmErrorKind::kUnavailable ||
+    const std::optional<absl::Duration> retry_after = RetryAfter(status);
+    // An outage (a 503) that names a retry-after is the provider pacing us: a rate limit.
+    const bool rate_limited = kind == LlmErrorKind::kRateLimited ||
+                              (kind == LlmErrorKind::kUnavailable && retry_after.has_value());
+    if (rate_limited) {
+      kind = LlmErrorKind::kRateLimited;
+    }
+    const bool transient = rate_limited || kind == LlmErrorKind::kUnavailable ||
                            kind == LlmErrorKind::kIncompleteStream;
-    absl::Duration delay = RetryAfter(status).value_or(o.retry_base_delay * attempt);
-    if (!transient || turn.emitted_content || attempt >= max_attempts ||
+    int& failures = rate_limited ? rate_limit_failures : unavailable_failures;
+    ++failures;
+    const int max_attempts =
+        std::max(1, rate_limited ? o.max_rate_limit_attempts : o.max_provider_attempts);
+    const absl::Duration delay = retry_after.value_or(o.retry_base_delay * failures);
+    if (!transient || turn.emitted_content || failures >= max_attempts ||
         delay > o.max_retry_delay) {
-      if (turn.emitted_content && !Blank(turn.text)) {
-        session_.transcript.push_back(Message::Assistant(turn.text));  // the partial text
-      }
+      keep_partial_text();
       Fail(kErrorCodeProviderError, ReasonFor(kind), SanitizedProviderMessage(kind, detail));
       return std::nullopt;
     }
-    events_.ProviderRetry(attempt + 1, max_attempts, absl::ToInt64Milliseconds(delay),
+    events_.ProviderRetry(failures + 1, max_attempts, absl::ToInt64Milliseconds(delay),
                           RetryMessage(kind), fsm_.State());
-    loop_.runner_.SleepFor(delay);
+    if (!SleepUnlessCancelled(delay)) {
+      FailCancelled();
+      return std::nullopt;
+    }
   }
 }
 
 void LoopRun::RunTurns() {
   const LoopOptions& o = loop_.options_;
+  if (!PrepareOutbound()) {
+    return;
+  }
   while (!end_.has_value()) {
+    if (Cancelled()) {
+      FailCancelled();
+      return;
+    }
     if (counters_.turns >= o.max_turns) {
       FinishAtBudget();
       return;
@@ -322,26 +369,33 @@ void LoopRun::EnsureFinalText() {
   }
   const LoopOptions& o = loop_.options_;
   if (counters_.provider_calls < o.max_provider_calls) {
+    // The summary call passes the same gates as a turn: a cancelled run or a spent money
+    // budget ends the run here instead.
+    if (!AdmitProviderCall()) {
+      return;
+    }
     LlmRequest request = BuildRequest({}, {Message::User(std::string(kSummaryInstruction))});
     request.max_tokens = o.summary_max_tokens;
-    ++counters_.provider_calls;
     std::string text;
     bool finished = false;
-    const absl::Status status =
-        loop_.provider_.Stream(request, [&](const LlmStreamEvent& event) {
-          if (event.kind == LlmStreamEvent::Kind::kContentDelta) {
-            text += event.text;
-            events_.Content(event.text);
-          } else if (event.kind == LlmStreamEvent::Kind::kUsage) {
-            counters_.input_tokens += std::max<std::int64_t>(0, event.usage.input_tokens);
-            counters_.output_tokens += std::max<std::int64_t>(0, event.usage.output_tokens);
-          } else if (event.kind == LlmStreamEvent::Kind::kFinish) {
-            finished = event.finish_reason != FinishReason::kError;
-          }
-        });
+    const absl::Status status = CallProvider(request, [&](const LlmStreamEvent& event) {
+      if (event.kind == LlmStreamEvent::Kind::kContentDelta) {
+        text += event.text;
+        events_.Content(event.text);
+      } else if (event.kind == LlmStreamEvent::Kind::kFinish) {
+        finished = event.finish_reason != FinishReason::kError;
+      }
+    });
     if (status.ok() && finished && !Blank(text)) {
       transcript.push_back(Message::Assistant(text));
       End(RunEnd::kAnswered, std::move(text));
+      return;
+    }
+    if (absl::IsCancelled(status) || Cancelled()) {
+      if (!Blank(text)) {
+        transcript.push_back(Message::Assistant(text));
+      }
+      FailCancelled();
       return;
     }
   }

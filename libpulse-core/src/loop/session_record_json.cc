@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "fmt/format.h"
@@ -25,6 +27,8 @@ constexpr std::string_view kTranscript = "transcript";
 constexpr std::string_view kFsm = "fsm";
 constexpr std::string_view kFacts = "facts";
 constexpr std::string_view kSuspended = "suspended";
+constexpr std::string_view kUsage = "usage";
+constexpr std::string_view kUsageTotals = "usage_totals";
 constexpr std::string_view kCreatedAt = "created_at";
 constexpr std::string_view kUpdatedAt = "updated_at";
 // message
@@ -67,6 +71,14 @@ constexpr std::string_view kToolErrors = "tool_errors";
 constexpr std::string_view kEvidenceCalls = "evidence_calls";
 constexpr std::string_view kConsecutiveErrorTurns = "consecutive_error_turns";
 constexpr std::string_view kToolsRun = "tools_run";
+constexpr std::string_view kCostUsd = "cost_usd";
+constexpr std::string_view kCostUnknown = "cost_unknown";
+// usage entry (turn, input_tokens, output_tokens and cost_usd as above)
+constexpr std::string_view kRoute = "route";
+constexpr std::string_view kBudgetApplicable = "budget_applicable";
+// usage totals (provider_calls, input_tokens, output_tokens as above)
+constexpr std::string_view kPricedCostUsd = "priced_cost_usd";
+constexpr std::string_view kUnpricedCalls = "unpriced_calls";
 }  // namespace w
 
 // Any string is bounded by the document; names and ids by something far smaller.
@@ -145,6 +157,31 @@ void WriteCounters(JsonWriter& out, const RunCounters& c) {
     out.Member(tool, count);
   }
   out.EndObject();
+  out.Key(w::kCostUsd);
+  out.Double(c.cost_usd);
+  out.Member(w::kCostUnknown, c.cost_unknown);
+  out.EndObject();
+}
+
+void WriteUsage(JsonWriter& out, const TurnUsage& u) {
+  out.StartObject();
+  out.Member(w::kTurn, u.turn);
+  out.MemberIfNotEmpty(w::kRoute, u.route);
+  out.Member(w::kInputTokens, u.input_tokens);
+  out.Member(w::kOutputTokens, u.output_tokens);
+  out.NumberMemberIfFinite(w::kCostUsd, u.cost_usd);
+  out.Member(w::kBudgetApplicable, u.budget_applicable);
+  out.EndObject();
+}
+
+void WriteUsageTotals(JsonWriter& out, const UsageTotals& t) {
+  out.StartObject();
+  out.Member(w::kProviderCalls, t.provider_calls);
+  out.Member(w::kInputTokens, t.input_tokens);
+  out.Member(w::kOutputTokens, t.output_tokens);
+  out.Key(w::kPricedCostUsd);
+  out.Double(t.priced_cost_usd);
+  out.Member(w::kUnpricedCalls, t.unpriced_calls);
   out.EndObject();
 }
 
@@ -280,11 +317,24 @@ absl::Status ReadToolsRun(JsonObjectReader& in, std::map<std::string, int>& out)
   return absl::OkStatus();
 }
 
+// A money amount: a finite, non-negative number.
+std::optional<double> ReadUsd(JsonObjectReader& in, std::string_view key,
+                              JsonPresence presence = JsonPresence::kOptional) {
+  std::optional<double> usd = in.Number(key, presence);
+  if (usd.has_value() && *usd < 0) {
+    in.Fail(key, "must not be negative");
+    return std::nullopt;
+  }
+  return usd;
+}
+
 absl::StatusOr<RunCounters> ReadCounters(const rapidjson::Value& value) {
   JsonObjectReader in(value, "suspended.counters");
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers(
-      {w::kTurns, w::kProviderCalls, w::kInputTokens, w::kOutputTokens, w::kCounterToolCalls,
-       w::kToolErrors, w::kEvidenceCalls, w::kConsecutiveErrorTurns, w::kToolsRun}));
+  // cost_usd and cost_unknown arrived with usage accounting: older records lack them.
+  PULSE_RETURN_IF_ERROR(
+      in.ExpectMembers({w::kTurns, w::kProviderCalls, w::kInputTokens, w::kOutputTokens,
+                        w::kCounterToolCalls, w::kToolErrors, w::kEvidenceCalls,
+                        w::kConsecutiveErrorTurns, w::kToolsRun, w::kCostUsd, w::kCostUnknown}));
   RunCounters c;
   const auto count = [&](std::string_view key) {
     return static_cast<int>(in.Int(key, 0, kMaxInt, kRequired).value_or(0));
@@ -297,6 +347,8 @@ absl::StatusOr<RunCounters> ReadCounters(const rapidjson::Value& value) {
   c.tool_errors = count(w::kToolErrors);
   c.evidence_calls = count(w::kEvidenceCalls);
   c.consecutive_error_turns = count(w::kConsecutiveErrorTurns);
+  c.cost_usd = ReadUsd(in, w::kCostUsd).value_or(0);
+  c.cost_unknown = in.Bool(w::kCostUnknown).value_or(false);
   PULSE_RETURN_IF_ERROR(in.status());
   PULSE_RETURN_IF_ERROR(ReadToolsRun(in, c.tools_run));
   return c;
@@ -337,6 +389,48 @@ absl::Status ReadTranscript(JsonObjectReader& in, SessionRecord& r) {
   for (const auto& m : v->GetArray()) {
     PULSE_ASSIGN_OR_RETURN(Message message, ReadMessage(m, i++));
     r.transcript.push_back(std::move(message));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TurnUsage> ReadTurnUsage(const rapidjson::Value& value, std::size_t index) {
+  JsonObjectReader in(value, fmt::format("usage[{}]", index));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers(
+      {w::kTurn, w::kRoute, w::kInputTokens, w::kOutputTokens, w::kCostUsd, w::kBudgetApplicable}));
+  TurnUsage u;
+  u.turn = static_cast<int>(in.Int(w::kTurn, 0, kMaxInt, kRequired).value_or(0));
+  u.route = in.String(w::kRoute, {kName}).value_or("");
+  u.input_tokens = in.Int(w::kInputTokens, 0, kMaxCount, kRequired).value_or(0);
+  u.output_tokens = in.Int(w::kOutputTokens, 0, kMaxCount, kRequired).value_or(0);
+  u.cost_usd = ReadUsd(in, w::kCostUsd);
+  u.budget_applicable = in.Bool(w::kBudgetApplicable, kRequired).value_or(true);
+  PULSE_RETURN_IF_ERROR(in.status());
+  return u;
+}
+
+// Both members are optional: records written before usage accounting have neither.
+absl::Status ReadUsage(JsonObjectReader& in, SessionRecord& r) {
+  const rapidjson::Value* v = ArrayMember(in, w::kUsage, kMaxSessionUsageEntries);
+  const rapidjson::Value* totals = in.Member(w::kUsageTotals);
+  PULSE_RETURN_IF_ERROR(in.status());
+  if (v != nullptr) {
+    r.usage.reserve(v->Size());
+    std::size_t i = 0;
+    for (const auto& u : v->GetArray()) {
+      PULSE_ASSIGN_OR_RETURN(TurnUsage entry, ReadTurnUsage(u, i++));
+      r.usage.push_back(std::move(entry));
+    }
+  }
+  if (totals != nullptr) {
+    JsonObjectReader t(*totals, "usage_totals");
+    PULSE_RETURN_IF_ERROR(t.ExpectMembers({w::kProviderCalls, w::kInputTokens, w::kOutputTokens,
+                                           w::kPricedCostUsd, w::kUnpricedCalls}));
+    r.usage_totals.provider_calls = t.Int(w::kProviderCalls, 0, kMaxCount, kRequired).value_or(0);
+    r.usage_totals.input_tokens = t.Int(w::kInputTokens, 0, kMaxCount, kRequired).value_or(0);
+    r.usage_totals.output_tokens = t.Int(w::kOutputTokens, 0, kMaxCount, kRequired).value_or(0);
+    r.usage_totals.priced_cost_usd = ReadUsd(t, w::kPricedCostUsd, kRequired).value_or(0);
+    r.usage_totals.unpriced_calls = t.Int(w::kUnpricedCalls, 0, kMaxCount, kRequired).value_or(0);
+    PULSE_RETURN_IF_ERROR(t.status());
   }
   return absl::OkStatus();
 }
@@ -382,6 +476,18 @@ std::string SessionRecordToJson(const SessionRecord& record) {
     out.Key(w::kSuspended);
     WriteSuspended(out, *record.suspended);
   }
+  if (!record.usage.empty()) {
+    out.Key(w::kUsage);
+    out.StartArray();
+    for (const TurnUsage& u : record.usage) {
+      WriteUsage(out, u);
+    }
+    out.EndArray();
+  }
+  if (record.usage_totals != UsageTotals{}) {
+    out.Key(w::kUsageTotals);
+    WriteUsageTotals(out, record.usage_totals);
+  }
   out.TimeMember(w::kCreatedAt, record.created_at);
   out.TimeMember(w::kUpdatedAt, record.updated_at);
   out.EndObject();
@@ -393,8 +499,9 @@ absl::StatusOr<SessionRecord> SessionRecordFromJson(std::string_view json) {
       rapidjson::Document doc,
       ParseJson(json, JsonLimits{kMaxSessionRecordJsonBytes, kMaxSessionRecordJsonDepth}));
   JsonObjectReader in(doc, "session");
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kRevision, w::kStatus, w::kTranscript, w::kFsm,
-                                          w::kFacts, w::kSuspended, w::kCreatedAt, w::kUpdatedAt}));
+  PULSE_RETURN_IF_ERROR(
+      in.ExpectMembers({w::kId, w::kRevision, w::kStatus, w::kTranscript, w::kFsm, w::kFacts,
+                        w::kSuspended, w::kUsage, w::kUsageTotals, w::kCreatedAt, w::kUpdatedAt}));
   SessionRecord r;
   r.id = in.String(w::kId, {kMaxSessionIdBytes, kRequired}).value_or("");
   r.revision = in.Int(w::kRevision, 0, kMaxCount, kRequired).value_or(0);
@@ -406,6 +513,7 @@ absl::StatusOr<SessionRecord> SessionRecordFromJson(std::string_view json) {
   PULSE_RETURN_IF_ERROR(in.status());
   PULSE_RETURN_IF_ERROR(ReadTranscript(in, r));
   PULSE_RETURN_IF_ERROR(ReadFacts(in, r));
+  PULSE_RETURN_IF_ERROR(ReadUsage(in, r));
   PULSE_ASSIGN_OR_RETURN(r.fsm, ReadSnapshot(*fsm));
   if (suspended != nullptr) {
     PULSE_ASSIGN_OR_RETURN(SuspendedCall call, ReadSuspended(*suspended));

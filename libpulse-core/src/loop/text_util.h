@@ -2,6 +2,7 @@
 // string_view (Debian's Abseil 20220623 keeps them distinct types), and a small JSON writer.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -102,6 +103,21 @@ class JsonObject {
   JsonObject& Bool(std::string_view key, bool value) {
     Key(key);
     writer_.Bool(value);
+    return *this;
+  }
+  // A non-finite value is written as null.
+  JsonObject& Double(std::string_view key, double value) {
+    Key(key);
+    if (std::isfinite(value)) {
+      writer_.Double(value);
+    } else {
+      writer_.Null();
+    }
+    return *this;
+  }
+  JsonObject& Null(std::string_view key) {
+    Key(key);
+    writer_.Null();
     return *this;
   }
   // `json` must be one complete JSON value (it is embedded verbatim).

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -99,6 +100,35 @@ TEST_CASE("commands the classifier refuses never reach the simulator", "[adapter
   CHECK(absl::IsNotFound(fleet->RunReadOnlyCommand("vm:999", "uptime").status()));
   CHECK(absl::IsFailedPrecondition(
       fleet->RunReadOnlyCommand("backup-job:nightly", "uptime").status()));
+}
+
+TEST_CASE("the demo fleet answers pulse_read exec through the Fleet port",
+          "[adapters][agents][exec]") {
+  FakeClock clock;
+  auto demo = OpenDemo(clock);
+  core::Fleet& fleet = *demo;  // the path the pulse_read handler takes
+  absl::StatusOr<core::ExecOutput> out = fleet.RunReadOnlyCommand("node:pve1", "uptime");
+  REQUIRE(out.ok());
+  CHECK(out->simulated);
+  CHECK(Has(*out, "load average"));
+  out = fleet.RunReadOnlyCommand("node:pve1", "free -m");
+  REQUIRE(out.ok());
+  CHECK(Has(*out, " 131072 "));  // the node's memory_mb, in MiB
+  out = fleet.RunReadOnlyCommand("node:pve1", "journalctl -n 2 --no-pager");
+  REQUIRE(out.ok());
+  CHECK(std::count(out->output.begin(), out->output.end(), '\n') == 2);
+  // A guest's Proxmox config file, read on its node: the demo's redacted config.
+  out = fleet.RunReadOnlyCommand("node:pve1", "cat /etc/pve/qemu-server/101.conf");
+  REQUIRE(out.ok());
+  CHECK(out->exit_code == 0);
+  CHECK(Has(*out, "cores"));
+  CHECK_FALSE(Has(*out, "s3cr3t-demo"));
+  out = fleet.RunReadOnlyCommand("node:pve2", "cat /etc/pve/qemu-server/101.conf");
+  REQUIRE(out.ok());
+  CHECK(out->exit_code == 1);  // vm:101 does not run on pve2
+  // The adapter re-checks whatever its caller checked.
+  CHECK(absl::IsPermissionDenied(
+      fleet.RunReadOnlyCommand("node:pve1", "systemctl restart nginx").status()));
 }
 
 }  // namespace

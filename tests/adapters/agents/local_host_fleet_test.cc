@@ -151,6 +151,26 @@ TEST_CASE("local exec runs only classifier-approved commands, without a shell",
   CHECK(absl::IsPermissionDenied(closed->RunReadOnlyCommand(closed->node_id(), "uptime").status()));
 }
 
+TEST_CASE("local exec is the Fleet port's command path for every local resource",
+          "[adapters][agents][local]") {
+  auto local = OpenLocal();
+  core::Fleet& fleet = *local;  // the path the pulse_read handler takes
+  absl::StatusOr<core::ExecOutput> out = fleet.RunReadOnlyCommand(local->node_id(), "uname -s");
+  REQUIRE(out.ok());
+  CHECK(out->output == "Linux\n");
+  // Any resource of this host runs its commands on the node (here its root filesystem).
+  core::FleetResourceQuery storage;
+  storage.type = "storage";
+  absl::StatusOr<std::vector<core::FleetResource>> filesystems = fleet.ListResources(storage);
+  REQUIRE(filesystems.ok());
+  REQUIRE_FALSE(filesystems->empty());
+  out = fleet.RunReadOnlyCommand(filesystems->front().id, "uname -s");
+  REQUIRE(out.ok());
+  CHECK(out->output == "Linux\n");
+  CHECK(absl::IsPermissionDenied(fleet.RunReadOnlyCommand(local->node_id(), "id; id").status()));
+  CHECK(absl::IsNotFound(fleet.RunReadOnlyCommand("vm:101", "uptime").status()));
+}
+
 TEST_CASE("local references resolve the host name and mountpoints", "[adapters][agents][local]") {
   auto fleet = OpenLocal();
   absl::StatusOr<core::FleetResource> node = fleet->GetResource(fleet->node_id());

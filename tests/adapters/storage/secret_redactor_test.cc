@@ -57,6 +57,19 @@ TEST_CASE("credentials in command text and headers are redacted", "[core][auth][
       {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\nafter",
        "[REDACTED]\nafter"},
       {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "[REDACTED]"},
+      {"export PGPASSWORD=s3cr3t; psql", "export PGPASSWORD=[REDACTED] psql"},
+      {"MYSQL_PWD=hunter2 mysql -u root", "MYSQL_PWD=[REDACTED] mysql -u root"},
+      {"mysql -u root -phunter2 -h db app", "mysql -u root -p[REDACTED] -h db app"},
+      {"/usr/bin/mysqldump -uroot -p'a b' app", "/usr/bin/mysqldump -uroot -p'[REDACTED]' app"},
+      {"mariadb-dump -pX1 db && mysql -p app", "mariadb-dump -p[REDACTED] db && mysql -p app"},
+      {"sshpass -p hunter2 ssh root@pve1", "sshpass -p [REDACTED] ssh root@pve1"},
+      {"redis-cli -h cache -a s3cret ping", "redis-cli -h cache -a [REDACTED] ping"},
+      {"redis-cli -aS3cret info", "redis-cli -a[REDACTED] info"},
+      {"CREATE USER 'app'@'%' IDENTIFIED BY 'pw1';",
+       "CREATE USER 'app'@'%' IDENTIFIED BY '[REDACTED]';"},
+      {"ALTER ROLE app WITH PASSWORD 'pw2'", "ALTER ROLE app WITH PASSWORD '[REDACTED]'"},
+      {R"({"password":"x"})", R"({"password":"[REDACTED]"})"},
+      {"mysql://root:pw3@db/app", "mysql://root:[REDACTED]@db/app"},
   };
   for (const Vector& v : vectors) {
     INFO(v.in);
@@ -81,6 +94,11 @@ TEST_CASE("ordinary operations text is left alone", "[core][auth][redact]") {
       "bearer of bad news",
       "AKIA is a prefix; AKIASHORT",
       "sk-learn is a library",
+      "mkdir -p /srv/data && ssh -p 2222 pve1 && docker run -p8080:80 nginx",
+      "mysql -u root -p app",
+      "mysql -h db -P3306 app; ls -phunter",
+      "PWD=/root OLDPWD=/home",
+      "the user was identified by the badge",
       std::string("NUL") + '\0' + "byte and \xFF bytes stay",
   };
   for (const std::string& text : untouched) {
@@ -117,19 +135,29 @@ TEST_CASE("pathological input is handled in one pass", "[core][auth][redact]") {
     begins += "-----BEGIN ";
   }
   CHECK(RedactSecrets(begins) == begins);
+  std::string flags = "mysql";
+  for (int i = 0; i < (1 << 17); ++i) {
+    flags += " -p";
+  }
+  CHECK(RedactSecrets(flags) == flags);
+  std::string commands;
+  for (int i = 0; i < (1 << 16); ++i) {
+    commands += "redis-cli identified by ";
+  }
+  CHECK(RedactSecrets(commands) == commands);
   const std::string long_value = "password=" + std::string(1 << 20, 'p') + " tail";
   CHECK(RedactSecrets(long_value) == "password=[REDACTED] tail");
 }
 
 TEST_CASE("names that hold secrets are recognised", "[core][auth][redact]") {
-  for (const char* name :
-       {"password", "DB_PASSWORD", "api_key", "X-API-Key", "apiKey", "--client-secret", "token",
-        "auth_token", "aws_secret_access_key", "Authorization", "private_key", "credentials"}) {
+  for (const char* name : {"password", "DB_PASSWORD", "MYSQL_PWD", "api_key", "X-API-Key", "apiKey",
+                           "--client-secret", "token", "auth_token", "aws_secret_access_key",
+                           "Authorization", "private_key", "credentials"}) {
     INFO(name);
     CHECK(NamesSecret(name));
   }
   for (const char* name : {"", "user", "max_tokens", "resource_id", "plan_hash", "key_id",
-                           "secrets_count", "author"}) {
+                           "secrets_count", "author", "PWD", "OLDPWD"}) {
     INFO(name);
     CHECK_FALSE(NamesSecret(name));
   }

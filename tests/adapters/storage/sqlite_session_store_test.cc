@@ -3,6 +3,7 @@
 #include "pulse/adapters/storage/sqlite_session_store.h"
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -22,20 +23,59 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   const std::string path = dir.File("pulse.db");
   MustOpen(path).reset();
   {
-    // Roll the file back to what release 1 wrote.
+    // Roll the file back to what release 1 wrote (migration 3 is undone too).
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
     raw.exec("DROP TABLE sessions");
-    raw.exec("DELETE FROM schema_version WHERE version = 2");
+    raw.exec("DROP INDEX operator_state_local_only");
+    raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
+    raw.exec("DELETE FROM schema_version WHERE version >= 2");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 2);
+  CHECK(kSchemaVersion == 3);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
   CHECK((*store)->Get("ses_up")->revision == 1);
+}
+
+TEST_CASE("a row written before usage accounting still loads", "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  core::SessionRecord r = session_contract::FullSession("ses_old");
+  r.usage.clear();
+  r.usage_totals = {};
+  r.suspended->counters.cost_usd = 0;
+  r.suspended->counters.cost_unknown = false;
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteSessionStore::Open(*db);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Create(r).ok());
+  }
+  {
+    // Strip what usage accounting added, leaving the JSON an older release wrote.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    std::string json =
+        raw.execAndGet("SELECT record_json FROM sessions WHERE id = 'ses_old'").getString();
+    const std::string added = R"(,"cost_usd":0.0,"cost_unknown":false)";
+    const std::size_t at = json.find(added);
+    REQUIRE(at != std::string::npos);
+    json.erase(at, added.size());
+    REQUIRE(json.find("usage") == std::string::npos);
+    SQLite::Statement update(raw, "UPDATE sessions SET record_json = ? WHERE id = 'ses_old'");
+    update.bind(1, json);
+    REQUIRE(update.exec() == 1);
+  }
+  auto db = MustOpen(path);
+  auto store = SqliteSessionStore::Open(*db);
+  REQUIRE(store.ok());
+  absl::StatusOr<core::SessionRecord> got = (*store)->Get("ses_old");
+  REQUIRE(got.ok());
+  r.revision = 1;
+  CHECK(*got == r);
 }
 
 TEST_CASE("a session that cannot be stored exactly is refused", "[adapters][storage]") {

@@ -106,6 +106,27 @@ TEST_CASE("operator state projects to the wire output shape", "[core][actions]")
   CHECK(GetBool(*doc, "maintenanceWindowActive") == true);
   CHECK(GetString(*doc, "setAt") == "2027-01-15T07:59:00Z");
   CHECK(GetMember(*doc, "criticality") == nullptr);
+  CHECK(GetBool(*doc, "localOnly") == false);
+  s.local_only = true;
+  absl::StatusOr<rapidjson::Document> local = ParseJson(OperatorStateToJson(s, kNow));
+  REQUIRE(local.ok());
+  CHECK(GetBool(*local, "localOnly") == true);
+}
+
+TEST_CASE("localOnly is optional on input and must be a boolean", "[core][actions]") {
+  const std::string base =
+      R"("resourceId":"vm:101","intentionallyOffline":false,"neverAutoRemediate":false)";
+  absl::StatusOr<OperatorState> plain = ParseOperatorStateInput("{" + base + "}", "", kNow, "al");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->local_only);
+  absl::StatusOr<OperatorState> local =
+      ParseOperatorStateInput("{" + base + R"(,"localOnly":true})", "", kNow, "al");
+  REQUIRE(local.ok());
+  CHECK(local->local_only);
+  CHECK(absl::IsInvalidArgument(
+      ParseOperatorStateInput("{" + base + R"(,"localOnly":"yes"})", "", kNow, "al").status()));
+  CHECK(absl::IsInvalidArgument(
+      ParseOperatorStateInput("{" + base + R"(,"local_only":true})", "", kNow, "al").status()));
 }
 
 TEST_CASE("enum wire names of operator state round-trip", "[core][actions]") {

@@ -47,6 +47,19 @@ TEST_CASE("declared code sets match the wire surface", "[core][errors]") {
   CHECK(names(ExecuteErrorCodes()).back() == "action_replan_required");
 }
 
+TEST_CASE("transport codes carry their HTTP statuses", "[core][errors]") {
+  std::vector<std::pair<std::string, int>> got;
+  for (AgentErrorCode code : TransportErrorCodes()) {
+    got.emplace_back(std::string(ToString(code)), HttpStatusFor(code));
+  }
+  CHECK(got == std::vector<std::pair<std::string, int>>{
+                   {"invalid_request", 400},    {"unauthorized", 401},
+                   {"missing_scope", 403},      {"route_not_found", 404},
+                   {"method_not_allowed", 405}, {"request_too_large", 413},
+                   {"uri_too_long", 414},       {"internal_error", 500},
+                   {"service_unavailable", 503}});
+}
+
 TEST_CASE("the envelope omits empty details and round trips", "[core][errors]") {
   AgentError e = MakeAgentError(AgentErrorCode::kResourceNotFound, "Resource not found");
   CHECK(e.ToJson() == R"({"error":"resource_not_found","message":"Resource not found"})");

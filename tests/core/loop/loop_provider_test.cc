@@ -1,6 +1,7 @@
 // The provider boundary: what every request carries (the full projected manifest, no forced
 // tool choice, untrusted framing, known facts, compaction), and how streamed failures are
-// retried or end the run (typed errors, incomplete streams discard their tool calls).
+// retried or end the run (typed errors, incomplete streams discard their tool calls). The
+// per-class retry caps and cancellation are in loop_retry_test.cc.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -157,7 +158,7 @@ TEST_CASE("a rate limit before any output is retried after its retry-after", "[c
     if (Str(d, "phase") == "provider_retry") {
       saw_retry = true;
       CHECK(core::GetInt64(d, "attempt") == 2);
-      CHECK(core::GetInt64(d, "max_attempts") == 2);
+      CHECK(core::GetInt64(d, "max_attempts") == 3);  // rate limits have their own cap
       CHECK(core::GetInt64(d, "retry_after_ms") == 2000);
     }
   }

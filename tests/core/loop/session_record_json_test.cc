@@ -79,6 +79,55 @@ TEST_CASE("a default record and a minimal document round trip", "[core][loop]") 
   CHECK(SessionRecordFromJson(WithSuspended(Counters())).ok());
 }
 
+TEST_CASE("a record written before usage accounting still loads", "[core][loop]") {
+  absl::StatusOr<SessionRecord> old = SessionRecordFromJson(WithSuspended(Counters()));
+  REQUIRE(old.ok());
+  CHECK(old->usage.empty());
+  CHECK(old->usage_totals == UsageTotals{});
+  REQUIRE(old->suspended.has_value());
+  CHECK(old->suspended->counters.cost_usd == 0);
+  CHECK_FALSE(old->suspended->counters.cost_unknown);
+}
+
+TEST_CASE("usage entries and totals round trip and are checked", "[core][loop]") {
+  SessionRecord r;
+  r.id = "ses_usage";
+  r.usage = {{3, "anthropic:claude", 10, 20, 1.0 / 3.0, true}};
+  r.usage_totals = {1, 10, 20, 1.0 / 3.0, 0};
+  const std::string json = SessionRecordToJson(r);
+  absl::StatusOr<SessionRecord> back = SessionRecordFromJson(json);
+  REQUIRE(back.ok());
+  CHECK(*back == r);
+  CHECK(json.find(R"("usage":[{"turn":3,"route":"anthropic:claude","input_tokens":10,)") !=
+        std::string::npos);
+
+  const std::string entry = R"({"turn":0,"input_tokens":1,"output_tokens":1,)";
+  CHECK(
+      SessionRecordFromJson(MinimalJson(R"(,"usage":[)" + entry + R"("budget_applicable":false}])"))
+          .ok());
+  ExpectRejected(MinimalJson(R"(,"usage":{})"), "usage not an array");
+  ExpectRejected(
+      MinimalJson(R"(,"usage":[)" + entry + R"("cost_usd":-1,"budget_applicable":true}])"),
+      "negative cost");
+  ExpectRejected(
+      MinimalJson(R"(,"usage":[)" + entry + R"("cost_usd":"1","budget_applicable":true}])"),
+      "cost not a number");
+  ExpectRejected(MinimalJson(R"(,"usage":[{"turn":0,"input_tokens":-1,"output_tokens":1,)"
+                             R"("budget_applicable":true}])"),
+                 "negative tokens");
+  ExpectRejected(MinimalJson(R"(,"usage":[)" + entry + R"("budget_applicable":true,"x":1}])"),
+                 "unknown usage member");
+  ExpectRejected(MinimalJson(R"(,"usage":[)" + entry + R"("cost_usd":1}])"),
+                 "usage without budget_applicable");
+  ExpectRejected(MinimalJson(R"(,"usage_totals":{"provider_calls":1})"), "partial totals");
+  ExpectRejected(WithSuspended(Counters(R"(,"cost_usd":-0.5)")), "negative run cost");
+  std::string many;
+  for (std::size_t i = 0; i <= kMaxSessionUsageEntries; ++i) {
+    many += (i ? "," : "") + entry + R"("budget_applicable":true})";
+  }
+  ExpectRejected(MinimalJson(R"(,"usage":[)" + many + "]"), "too many usage entries");
+}
+
 TEST_CASE("malformed session JSON is rejected", "[core][loop]") {
   ExpectRejected("", "empty");
   ExpectRejected("not json", "not JSON");

@@ -48,9 +48,7 @@ std::string ActionPreflightJson(const ActionPreflight& p) {
   return o.Finish();
 }
 
-namespace {
-
-std::string ResultJson(const ActionExecutionResult& r) {
+std::string ActionResultJson(const ActionExecutionResult& r) {
   JsonObject execution;
   execution.Str("status", ToString(r.execution.status));
   if (!r.execution.reason_code.empty()) {
@@ -79,6 +77,8 @@ std::string ResultJson(const ActionExecutionResult& r) {
   o.Bool("verified_fix", IsVerifiedFix(r));
   return o.Finish();
 }
+
+namespace {
 
 std::string AwaitingJson(const ActionRecord& record, std::string_view status,
                          std::string_view message) {
@@ -136,7 +136,7 @@ std::string ActionOutcomeJson(const ActionRecord& record, bool dispatched,
       .Str("message", message)
       .Raw("action", ActionSummaryJson(record));
   if (record.result.has_value()) {
-    o.Raw("result", ResultJson(*record.result));
+    o.Raw("result", ActionResultJson(*record.result));
   }
   return o.Finish();
 }

@@ -68,6 +68,10 @@ std::string ActionRecordToJson(const ActionRecord& record);
 // number of approvals, verificationOutcome matches the result).
 [[nodiscard]] absl::StatusOr<ActionRecord> ParseActionRecordJson(std::string_view json);
 
+// The result object alone, exactly as ActionRecordToJson embeds it (the ActionResultV2 of the
+// agent resource context).
+std::string ActionExecutionResultToJson(const ActionExecutionResult& result);
+
 // {actionId, sequence, timestamp, state, kind, decisionRevision?, decision?, actor?, message?}
 std::string LifecycleEventToJson(const ActionLifecycleEvent& event);
 [[nodiscard]] absl::StatusOr<ActionLifecycleEvent> ParseLifecycleEventJson(std::string_view json);

@@ -129,6 +129,11 @@ class ActionService {
   // Moves up to `limit` plans past their TTL to expired. Returns how many moved.
   [[nodiscard]] absl::StatusOr<std::size_t> SweepExpired(std::size_t limit);
 
+  // Drift of `record` against the live fleet, exactly as approval and execute check it:
+  // nullopt when none, the plan_drift message when drifted (a resource that no longer exists
+  // is drift); a non-OK status when the fleet could not be read. Reads only.
+  [[nodiscard]] absl::StatusOr<std::optional<std::string>> CheckDrift(const ActionRecord& record);
+
   const ActionPolicyOptions& options() const { return options_; }
 
   // AuditLog appends that failed (the lifecycle events in the store remain the authoritative
@@ -163,9 +168,6 @@ class ActionService {
                                       const std::string& message, const ActionActor& actor);
   // Reads the live plan inputs (resource, catalogue, relationships) of one resource.
   absl::StatusOr<PlanInputs> ReadPlanInputs(std::string_view resource_id);
-  // Drift of `record` against the live fleet: nullopt when none, the plan_drift message when
-  // drifted; a non-OK status when the fleet could not be read.
-  absl::StatusOr<std::optional<std::string>> CheckDrift(const ActionRecord& record);
   // The readiness an approval re-runs (drift, remediation lock); nullopt when ready.
   absl::StatusOr<std::optional<ActionRefusal>> ApprovalReadiness(const ActionRecord& record,
                                                                  const DecideRequest& request);

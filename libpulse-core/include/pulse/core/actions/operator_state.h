@@ -1,7 +1,7 @@
 // Operator state: what a human has declared about one resource — do not auto-remediate it,
-// it is intentionally offline, it is in a maintenance window, how closely to monitor it
-// (wire surface §1.4 set_operator_state, §1.5 operator state). Plain values, one validation
-// rule shared by every OperatorStateStore, and the wire codecs. Pure; thread-compatible.
+// it is intentionally offline, it is in a maintenance window, how closely to monitor it, keep
+// its data local (wire surface §1.4 set_operator_state, §1.5 operator state). Plain values, one
+// validation rule shared by every OperatorStateStore, and the wire codecs. Pure; thread-compatible.
 #pragma once
 
 #include <optional>
@@ -46,6 +46,9 @@ struct OperatorState {
   std::string note;
   absl::Time set_at;
   std::string set_by;  // the actor id that set it
+  // Identifiers and details of this resource never leave the local trust boundary: a model
+  // that is not served locally sees it only as an aggregate count (loop/outbound_context.h).
+  bool local_only = false;
 
   friend bool operator==(const OperatorState&, const OperatorState&) = default;
 };
@@ -62,16 +65,16 @@ bool MaintenanceWindowActive(const OperatorState& state, absl::Time now);
 // neverAutoRemediate; optional monitoringMode (wins over intentionallyOffline: when present,
 // intentionallyOffline is set to monitoringMode == expected_offline), lifecycleState,
 // maintenanceStartAt + maintenanceEndAt (RFC 3339, each requires the other), maintenanceReason,
-// criticality ("" clears), note. Unknown members are refused. `path_resource_id`, when not
-// empty, must equal resourceId. The result is validated. Errors: InvalidArgument (the HTTP
-// layer answers operator_state_invalid).
+// criticality ("" clears), note, localOnly (default false). Unknown members are refused.
+// `path_resource_id`, when not empty, must equal resourceId. The result is validated. Errors:
+// InvalidArgument (the HTTP layer answers operator_state_invalid).
 [[nodiscard]] absl::StatusOr<OperatorState> ParseOperatorStateInput(
     std::string_view json, std::string_view path_resource_id, absl::Time now,
     std::string_view set_by);
 
 // The wire projection: canonicalId, intentionallyOffline, neverAutoRemediate, setAt,
 // monitoringMode, lifecycleState, maintenanceStartAt?, maintenanceEndAt?, maintenanceReason?,
-// criticality?, note?, setBy, maintenanceWindowActive (evaluated at `now`).
+// criticality?, note?, setBy, maintenanceWindowActive (evaluated at `now`), localOnly.
 std::string OperatorStateToJson(const OperatorState& state, absl::Time now);
 
 }  // namespace pulse::core

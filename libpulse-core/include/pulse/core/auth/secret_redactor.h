@@ -8,8 +8,12 @@
 //     `AIza` (Google), `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`, `glpat-`, `xox?-`
 //     (Slack), AWS access key ids (`AKIA`/`ASIA`);
 //   * assignments and flags whose name ends in password, passwd, passphrase, secret, token,
-//     api_key, apikey, access_key, secret_key, private_key, credential(s) or authorization
-//     (`password=x`, `DB_PASSWORD: "x"`, `"api_key": "x"`, `--password x`, `--token=x`);
+//     api_key, apikey, access_key, secret_key, private_key, credential(s), authorization or _pwd
+//     (`password=x`, `PGPASSWORD=x`, `MYSQL_PWD=x`, `DB_PASSWORD: "x"`, `"api_key": "x"`,
+//     `--password x`, `--token=x`), and SQL literals (`PASSWORD 'x'`, `IDENTIFIED BY 'x'`);
+//   * password flags of command-line clients: `mysql -px` (and mysqldump, mysqladmin,
+//     mysqlimport, mysqlcheck, mysqlshow, mariadb, mariadb-dump, mariadb-admin), `sshpass -p x`,
+//     `redis-cli -a x` — on the same command, up to a newline, `;`, `|` or `&`;
 //   * the password of URL credentials (`https://user:secret@host`);
 //   * PEM private key blocks.
 // It is a best-effort filter over known shapes, not a proof that text is secret-free. Pure;

@@ -65,6 +65,21 @@ enum class AgentErrorCode {
   kInvalidActionListView,
   kActionListFailed,
   kActionDetailFailed,
+  // the Assistant's server routes (chat, sessions, questions, models); outside the manifest
+  kAssistantNotConfigured,  // no model provider is configured: chat, resume, models
+  kSessionNotFound,         // no Assistant session has this id
+  kSessionBusy,             // a run holds the session now
+  kQuestionNotFound,        // no session is waiting for an answer to this question
+  kProviderUnavailable,     // the configured model provider could not be reached or refused
+  // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
+  // meet any call, so capabilities do not declare them (TransportErrorCodes below).
+  kUnauthorized,        // no credential, or one the token store does not accept
+  kRouteNotFound,       // no route has this path
+  kMethodNotAllowed,    // a route has this path, but not for this method
+  kRequestTooLarge,     // the body is over the server's limit
+  kUriTooLong,          // the request target is over the server's limit
+  kInternalError,       // a handler failed unexpectedly
+  kServiceUnavailable,  // the server cannot take the request now (stream cap, auth store down)
 };
 
 // Every code, in declaration order.
@@ -74,8 +89,8 @@ const std::vector<AgentErrorCode>& AllAgentErrorCodes();
 std::string_view ToString(AgentErrorCode code);
 // Exact-match parse; unknown strings are nullopt.
 std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
-// The HTTP status a route answers with for this code (400, 401, 403, 404, 409, 410, 422,
-// 423, 500, 503).
+// The HTTP status a route answers with for this code (400, 401, 403, 404, 405, 409, 410,
+// 413, 414, 423, 500, 502, 503).
 int HttpStatusFor(AgentErrorCode code);
 
 // Sets of codes a capability declares (wire surface §1.3), in advertised order.
@@ -83,6 +98,10 @@ const std::vector<AgentErrorCode>& FindingErrorCodes();  // set F
 const std::vector<AgentErrorCode>& PlanErrorCodes();     // set P
 const std::vector<AgentErrorCode>& DecideErrorCodes();   // set D
 const std::vector<AgentErrorCode>& ExecuteErrorCodes();  // set E
+// The cross-cutting codes any HTTP call can meet whatever its capability: invalid_request
+// (malformed path, query or framing), unauthorized, missing_scope, route_not_found,
+// method_not_allowed, request_too_large, uri_too_long, internal_error, service_unavailable.
+const std::vector<AgentErrorCode>& TransportErrorCodes();
 
 struct AgentError {
   AgentErrorCode code = AgentErrorCode::kInvalidRequest;

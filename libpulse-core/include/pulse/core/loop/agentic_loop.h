@@ -11,13 +11,23 @@
 //      pulse_question runs alone and its siblings get a SKIPPED result;
 //   3. post-process, sequential in provider order: results, events, FSM transitions (through
 //      BatchGate), self-verification, knowledge extraction.
-// Budgets: turns (the last one offers no tools), provider calls, tokens, evidence calls
+// Budgets: turns (the last one offers no tools), provider calls, tokens, money (a metered
+// route's cost; an unknown price with a money budget set fails closed), evidence calls
 // (investigation), consecutive all-error turns, calls per turn. A final answer is refused while
 // the FSM says a change is unverified (a user-role instruction asks for evidence); after tools
 // ran a final answer needs text after the last tool result, else one tool-free summary call,
 // else a deterministic fallback. pulse_control plans that need a decision suspend the run
 // durably (SessionStore); Resume executes the decided action through ActionService and feeds
 // the outcome to the stored call.
+// Every provider request passes the outbound context policy (outbound_context.h) for the loop's
+// route first, with the local-only resources read again for each run; the provider never sees
+// the raw transcript unless the route is a local model server. Each provider call's usage and
+// cost is recorded in the session (TurnUsage) and the run's totals are reported in `done`.
+// Provider failures before visible output are retried within per-class caps: connect failures
+// (Unavailable, DeadlineExceeded) and incomplete streams up to max_provider_attempts, rate
+// limits (ResourceExhausted, or Unavailable with a retry-after) up to max_rate_limit_attempts
+// honouring the retry-after up to max_retry_delay. A cancelled run (RunRequest::cancelled, or
+// CancelledError from the provider) is never retried: it ends failed with reason `cancelled`.
 //
 // Thread-safety: Run and Resume may be called concurrently for different sessions; a session
 // is claimed by compare-and-swap in the SessionStore, so a second concurrent run of the same
@@ -28,14 +38,18 @@
 // nothing to resume). Every call, whatever happens, emits `done` exactly once, last.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/actions/action_types.h"
+#include "pulse/core/loop/model_route.h"
+#include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/loop/session_record.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/policy/invocation_policy.h"
@@ -57,10 +71,21 @@ struct LoopOptions {
   std::string system_prompt;  // the operator's base prompt, frozen for the loop's life
   int max_turns = 20;         // provider turns per run; the last one offers no tools
   int max_provider_calls = 30;  // every provider request, retries and the summary included
-  int max_provider_attempts = 2;  // per turn, for a transient failure before visible output
-  absl::Duration retry_base_delay = absl::Milliseconds(200);  // × attempt, unless retry-after
-  absl::Duration max_retry_delay = absl::Seconds(30);  // a longer retry-after is terminal
+  // Attempts per turn when the provider cannot be reached (Unavailable, DeadlineExceeded) or
+  // its stream ends early, before any visible output: 2 is exactly one retry.
+  int max_provider_attempts = 2;
+  // Attempts per turn when the provider rate limits (ResourceExhausted, or Unavailable with a
+  // retry-after, as a 503 with Retry-After), before any visible output.
+  int max_rate_limit_attempts = 3;
+  // The wait before retry n of a class is the failure's retry-after, else this × n.
+  absl::Duration retry_base_delay = absl::Milliseconds(200);
+  // A longer retry-after is terminal at once (provider_rate_limited), without sleeping.
+  absl::Duration max_retry_delay = absl::Seconds(30);
   std::int64_t max_total_tokens = 0;  // input + output per run; 0 means no allowance
+  // Money per run in US dollars, for a metered route (others have no per-token cost and are
+  // not bounded by it). Checked before every provider call: a spent budget fails the run with
+  // cost_budget_exhausted, an unknown price with cost_unknown (no call is made). Unset: none.
+  std::optional<double> max_cost_usd;
   std::optional<int> max_tokens;      // completion cap per turn
   int summary_max_tokens = 1024;      // completion cap of the tool-free summary call
   int max_evidence_calls = 12;        // patrol_investigation only
@@ -71,18 +96,32 @@ struct LoopOptions {
   // A session left `running` longer than this (its run died with the process) may be claimed
   // again; a live run never holds a session that long.
   absl::Duration stale_run_after = absl::Minutes(30);
+  // The route every provider call of this loop takes. It selects the outbound context policy
+  // (only kLocalModelServer sees unsanitized context) and prices usage. The default is a
+  // metered API with an unknown price: sanitized, and fail-closed under a money budget.
+  ModelRoute route;
+  // The resources to withhold from a non-local model, read at the start of every run (wiring
+  // typically binds LoadLocalOnlyResources over the OperatorStateStore and the Fleet). Unset:
+  // none. An error fails the run (local_only_state_unavailable) before any provider call,
+  // unless the route is a local model server, which never asks.
+  LocalOnlySource local_only;
 };
 
 struct RunRequest {
   std::string session_id;  // empty: a new session with a fresh id
   std::string user_message;
   InvocationPolicy policy;  // the authority this run executes with
+  // Set to true by whoever gives up on the run (the client left, the operator stopped it):
+  // checked at every turn boundary, before every provider call and during retry waits, and
+  // handed to the provider with every request. Null: the run cannot be cancelled.
+  std::shared_ptr<std::atomic<bool>> cancelled = nullptr;
 };
 
 struct ResumeRequest {
   std::string session_id;
   InvocationPolicy policy;  // the resuming caller's authority (re-checked before executing)
   ActionActor actor;        // who executes the decided action
+  std::shared_ptr<std::atomic<bool>> cancelled = nullptr;  // as RunRequest::cancelled
 };
 
 enum class RunEnd {

@@ -17,8 +17,11 @@ enum class LoopEventType {
   // {id}: the session id ("" when the requested id was invalid).
   kSession,
   // {phase, message, state?, tool?} and, for phase provider_retry, {attempt, max_attempts,
-  // retry_after_ms}. Phases: prepare, model_processing, provider_retry, plan, execute, verify,
-  // approve, clarify. `state` is the session FSM state.
+  // retry_after_ms}: `max_attempts` is the cap of the failure's class (LoopOptions
+  // max_provider_attempts, or max_rate_limit_attempts for a rate limit), `attempt` the attempt
+  // about to be made within that class (2 for its first retry), `retry_after_ms` the wait
+  // before it. Phases: prepare, model_processing, provider_retry, plan, execute,
+  // verify, approve, clarify. `state` is the session FSM state.
   kWorkflowState,
   // {text}: a delta of the model's visible answer (or the deterministic fallback).
   kContent,
@@ -37,7 +40,12 @@ enum class LoopEventType {
   // {code, reason, message, tool_name?, provider_calls, max_provider_calls}
   kError,
   // {session_id, outcome, state, turns, provider_calls, tool_calls, input_tokens,
-  // output_tokens}: outcome is one of the kOutcome* strings below.
+  // output_tokens, route, cost_usd, budget_applicable}: outcome is one of the kOutcome*
+  // strings below; the counters cover this run (a resumed run continues its suspended run's).
+  // `route` is the "provider:model" identity of the loop's route ("" when unnamed);
+  // `budget_applicable` is false for routes without per-token billing (local model server,
+  // coding-plan allowance); `cost_usd` is the run's money cost in US dollars, or null when it
+  // is unknown: a route without per-token billing, or a metered route whose price is unknown.
   kDone,
 };
 
@@ -60,11 +68,23 @@ inline constexpr std::string_view kErrorCodeBoundedFailure = "TOOL_LOOP_BOUNDED_
 inline constexpr std::string_view kErrorCodeProviderError = "PROVIDER_ERROR";
 inline constexpr std::string_view kErrorCodeEngineError = "ENGINE_ERROR";
 inline constexpr std::string_view kErrorCodeResumeRefused = "RESUME_REFUSED";
+inline constexpr std::string_view kErrorCodeCancelled = "RUN_CANCELLED";
 
 // Stable reasons (clients and alerts branch on these, never on the message).
 inline constexpr std::string_view kReasonRepeatedDeniedCall = "repeated_denied_tool_call";
 inline constexpr std::string_view kReasonMaxProviderCalls = "max_provider_calls";
 inline constexpr std::string_view kReasonTokenAllowance = "token_allowance_exhausted";
+// The run's money budget (LoopOptions::max_cost_usd) is spent; checked before every call.
+inline constexpr std::string_view kReasonCostBudgetExhausted = "cost_budget_exhausted";
+// A money budget is set but the metered route's price is unknown: the cost of a call cannot be
+// bounded, so no call is made (fail closed).
+inline constexpr std::string_view kReasonCostUnknown = "cost_unknown";
+// Whoever started the run gave up on it (RunRequest::cancelled), or the provider reported the
+// request cancelled. Never retried.
+inline constexpr std::string_view kReasonCancelled = "cancelled";
+// The set of local-only resources could not be read, so the outbound context policy could not
+// be applied: no provider call is made on a route that is not local.
+inline constexpr std::string_view kReasonLocalOnlyUnavailable = "local_only_state_unavailable";
 inline constexpr std::string_view kReasonProviderRateLimited = "provider_rate_limited";
 inline constexpr std::string_view kReasonProviderUnavailable = "provider_unavailable";
 inline constexpr std::string_view kReasonProviderInvalidRequest = "provider_invalid_request";

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/loop/llm_types.h"
+#include "pulse/core/loop/usage.h"
 
 namespace pulse::core {
 
@@ -52,6 +53,10 @@ struct RunCounters {
   int evidence_calls = 0;   // investigation profile: evidence attempts
   int consecutive_error_turns = 0;
   std::map<std::string, int> tools_run;  // executed calls per tool (fallback summary)
+  // The run's money cost: the sum of its calls' known costs, and whether any call's cost was
+  // unknown (then cost_usd is only a lower bound and the run reports its cost as unknown).
+  double cost_usd = 0;
+  bool cost_unknown = false;
 
   friend bool operator==(const RunCounters&, const RunCounters&) = default;
 };
@@ -82,6 +87,10 @@ struct SessionRecord {
   SessionSnapshot fsm;
   std::vector<KnowledgeFact> facts;
   std::optional<SuspendedCall> suspended;
+  // One entry per provider call, oldest first, at most kMaxSessionUsageEntries (the oldest go
+  // first); usage_totals counts every call the session ever made.
+  std::vector<TurnUsage> usage;
+  UsageTotals usage_totals;
   absl::Time created_at;
   absl::Time updated_at;
 

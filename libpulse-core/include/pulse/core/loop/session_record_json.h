@@ -31,8 +31,13 @@ inline constexpr std::size_t kMaxSessionToolsRun = 1000;
 // last_read_at_unix_nanos?}, facts: [{key, value?, tool_call_id?, turn}], suspended?:
 // {tool_call_id, tool_name, arguments?, action_id, plan_hash, transcript_index, suspended_at,
 // counters: {turns, provider_calls, input_tokens, output_tokens, tool_calls, tool_errors,
-// evidence_calls, consecutive_error_turns, tools_run: {name: count}}, denied_fingerprints},
-// created_at, updated_at}. Empty optional strings are omitted; times are RFC 3339 UTC.
+// evidence_calls, consecutive_error_turns, tools_run: {name: count}, cost_usd?, cost_unknown?},
+// denied_fingerprints}, usage?: [{turn, route?, input_tokens, output_tokens, cost_usd?,
+// budget_applicable}], usage_totals?: {provider_calls, input_tokens, output_tokens,
+// priced_cost_usd, unpriced_calls}, created_at, updated_at}. Empty optional strings are
+// omitted, and so are an empty usage list and all-zero totals; records written before usage
+// accounting (no usage, usage_totals or counter costs) decode with those empty. Money is a
+// finite, non-negative number; times are RFC 3339 UTC.
 [[nodiscard]] std::string SessionRecordToJson(const SessionRecord& record);
 
 // The record `json` encodes. InvalidArgument when it is malformed, over the limits above, or

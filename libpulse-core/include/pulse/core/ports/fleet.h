@@ -2,12 +2,13 @@
 // services, storage — addressed by canonical ids (node:pve1, vm:101, app-container:web,
 // service:pve1/nginx; see actions/resource_id.h). Reads are bounded by the caps below; the one
 // mutation is Dispatch of an advertised capability; ObservePostcondition reads the result back
-// through an observer that should not share the executor's trust domain.
+// through an observer that should not share the executor's trust domain; RunReadOnlyCommand
+// runs only commands the exec classifier proves read-only.
 // Thread-safety: implementations must be safe to call concurrently from any thread.
 // Codes: NotFound (unknown resource, or an unknown metric/log source), InvalidArgument (a
 // query outside the documented bounds), Unavailable / DeadlineExceeded (transient; the read
 // may be retried), FailedPrecondition (the resource cannot serve the request in its current
-// state). Dispatch documents its own codes.
+// state). Dispatch and RunReadOnlyCommand document their own codes.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 #include "absl/time/time.h"
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/actions/capability.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::core {
 
@@ -223,6 +225,21 @@ class Fleet {
   // dispatch path where the adapter can. Errors make the verification inconclusive.
   [[nodiscard]] virtual absl::StatusOr<PostconditionObservation> ObservePostcondition(
       const PostconditionQuery& query) = 0;
+
+  // Runs one read-only command on the resource (pulse_read action=exec) and returns its output,
+  // at most kMaxExecOutputBytes. The pulse_read handler classifies `command` with
+  // ClassifyExecCommand (tools/exec_classifier.h) BEFORE calling and never passes a refused
+  // one; an implementation must nevertheless classify it again and refuse whatever the
+  // classifier refuses (defence in depth: the handler is not the only possible caller), and
+  // run only the verdict's argv, never through a shell. A non-zero exit is an output, not an
+  // error. Codes: PermissionDenied (refused command, or commands disabled), NotFound (unknown
+  // resource), FailedPrecondition (the resource has nowhere to run a command), Unavailable /
+  // DeadlineExceeded (transient), Unimplemented (this fleet runs no commands: the default, so
+  // implementations without a command path keep compiling).
+  [[nodiscard]] virtual absl::StatusOr<ExecOutput> RunReadOnlyCommand(
+      std::string_view /*resource_id*/, std::string_view /*command*/) {
+    return absl::UnimplementedError("this fleet does not run commands");
+  }
 };
 
 }  // namespace pulse::core

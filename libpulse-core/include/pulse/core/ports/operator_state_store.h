@@ -1,5 +1,6 @@
 // OperatorStateStore: durable per-resource operator declarations (remediation lock,
-// maintenance window, monitoring mode), keyed by canonical resource id.
+// maintenance window, monitoring mode, local-only data handling), keyed by canonical resource
+// id.
 // Thread-safety: implementations must be safe to call concurrently; each call is atomic.
 // Codes: NotFound (Get: no state set — the API answers operator_state_not_set),
 // InvalidArgument (Set: the state fails ValidateOperatorState — operator_state_invalid; nothing
@@ -7,7 +8,9 @@
 // on the lock must treat this as "lock state unknown").
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +31,11 @@ class OperatorStateStore {
 
   // Removes the resource's state. OK when none was set (idempotent).
   [[nodiscard]] virtual absl::Status Clear(std::string_view resource_id) = 0;
+
+  // The ids of every resource whose state has local_only set, sorted ascending (the outbound
+  // context policy withholds them from non-local models). A caller that gets Unavailable does
+  // not know what to withhold and must fail closed.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() = 0;
 };
 
 }  // namespace pulse::core

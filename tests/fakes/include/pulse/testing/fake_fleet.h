@@ -1,9 +1,9 @@
 // FakeFleet: a scriptable Fleet. Tests add resources with their current capability catalogue,
-// relationships, statuses, logs, configs and metric series; script the dispatch receipt and the
-// postcondition observation; inject an error per method; and count dispatches (every call and
-// every distinct attempt that ran). A dispatch hook runs inside Dispatch, outside the lock, so a
-// test can block a dispatch in flight or change the fleet as the capability's effect.
-// Thread-safe.
+// relationships, statuses, logs, configs, metric series and read-only command outputs; script
+// the dispatch receipt and the postcondition observation; inject an error per method; and count
+// dispatches (every call and every distinct attempt that ran) and command runs. A dispatch hook
+// runs inside Dispatch, outside the lock, so a test can block a dispatch in flight or change the
+// fleet as the capability's effect. Thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::testing {
 
@@ -40,6 +41,7 @@ class FakeFleet final : public core::Fleet {
     kListCapabilities,
     kDispatch,
     kObservePostcondition,
+    kRunReadOnlyCommand,
   };
 
   FakeFleet() {
@@ -101,6 +103,13 @@ class FakeFleet final : public core::Fleet {
     metrics_[key] = std::move(series);
   }
 
+  // What RunReadOnlyCommand answers for exactly `command` on `id`. An accepted command with no
+  // script answers exit 0 and a one-line note.
+  void SetExecOutput(std::string_view id, std::string_view command, core::ExecOutput output) {
+    absl::MutexLock lock(&mu_);
+    exec_outputs_[std::string(id) + "#" + std::string(command)] = std::move(output);
+  }
+
   // Every call of `method` answers `status` until ClearError(method).
   void SetError(Method method, absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -145,6 +154,11 @@ class FakeFleet final : public core::Fleet {
   int observe_calls() const {
     absl::MutexLock lock(&mu_);
     return observe_calls_;
+  }
+  // Every RunReadOnlyCommand call (refused ones included), as "<id>#<command>", in order.
+  std::vector<std::string> exec_calls() const {
+    absl::MutexLock lock(&mu_);
+    return exec_calls_;
   }
 
   // ---- core::Fleet ----------------------------------------------------------------------
@@ -379,6 +393,33 @@ class FakeFleet final : public core::Fleet {
     return observation_;
   }
 
+  // Re-classifies like a real adapter must: a refused command is PermissionDenied.
+  absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view id,
+                                                      std::string_view command) override {
+    absl::MutexLock lock(&mu_);
+    const std::string key = std::string(id) + "#" + std::string(command);
+    exec_calls_.push_back(key);
+    if (auto e = ErrorLocked(Method::kRunReadOnlyCommand)) {
+      return *e;
+    }
+    const core::ExecVerdict verdict = core::ClassifyExecCommand(command);
+    if (!verdict.allowed) {
+      return absl::PermissionDeniedError(std::string(core::ToString(verdict.refusal)) + ": " +
+                                         verdict.reason);
+    }
+    if (resources_.find(std::string(id)) == resources_.end()) {
+      return absl::NotFoundError("no such resource");
+    }
+    auto it = exec_outputs_.find(key);
+    if (it != exec_outputs_.end()) {
+      return it->second;
+    }
+    core::ExecOutput out;
+    out.output = "(fake fleet: no scripted output for `" + std::string(command) + "`)\n";
+    out.simulated = true;
+    return out;
+  }
+
  private:
   static std::string Lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -405,6 +446,8 @@ class FakeFleet final : public core::Fleet {
   std::map<std::string, std::vector<std::string>> logs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::FleetConfig> configs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::FleetMetricSeries> metrics_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::ExecOutput> exec_outputs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> exec_calls_ ABSL_GUARDED_BY(mu_);
   std::map<Method, absl::Status> errors_ ABSL_GUARDED_BY(mu_);
   core::DispatchReceipt receipt_ ABSL_GUARDED_BY(mu_);
   core::PostconditionObservation observation_ ABSL_GUARDED_BY(mu_);

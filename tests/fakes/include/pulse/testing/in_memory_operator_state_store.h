@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,6 +53,20 @@ class InMemoryOperatorStateStore final : public core::OperatorStateStore {
     }
     states_.erase(std::string(resource_id));
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = TakeInjectedLocked(); !s.ok()) {
+      return s;
+    }
+    std::vector<std::string> ids;
+    for (const auto& [id, state] : states_) {  // a std::map: already sorted
+      if (state.local_only) {
+        ids.push_back(id);
+      }
+    }
+    return ids;
   }
 
   // Every Get answers `status` until ClearFailGets().

@@ -1,6 +1,7 @@
 // InlineTaskRunner: a TaskRunner that runs every task on the calling thread, in index order,
 // and records each batch (its size and the concurrency cap it was given) and each requested
-// sleep (without sleeping), so tests stay deterministic and fast. Thread-safe.
+// sleep (without sleeping), so tests stay deterministic and fast. OnSleep lets a test act at a
+// sleep (cancel the run that is waiting). Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -42,8 +43,21 @@ class InlineTaskRunner final : public core::TaskRunner {
   }
 
   void SleepFor(absl::Duration duration) override {
+    std::function<void(absl::Duration)> hook;
+    {
+      absl::MutexLock lock(&mu_);
+      sleeps_.push_back(duration);
+      hook = on_sleep_;
+    }
+    if (hook) {
+      hook(duration);  // outside the lock: the hook may call back into the runner
+    }
+  }
+
+  // `hook` runs after every later sleep is recorded, with its duration.
+  void OnSleep(std::function<void(absl::Duration)> hook) {
     absl::MutexLock lock(&mu_);
-    sleeps_.push_back(duration);
+    on_sleep_ = std::move(hook);
   }
 
   // Every later RunAll fails with `status` and runs nothing.
@@ -66,6 +80,7 @@ class InlineTaskRunner final : public core::TaskRunner {
   absl::Status fail_with_;
   std::vector<Batch> batches_;
   std::vector<absl::Duration> sleeps_;
+  std::function<void(absl::Duration)> on_sleep_;
 };
 
 }  // namespace pulse::testing

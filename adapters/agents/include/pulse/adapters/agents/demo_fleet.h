@@ -132,17 +132,18 @@ class DemoFleet final : public core::Fleet {
   // candidates when several do (nginx runs on two nodes), InvalidArgument for junk.
   [[nodiscard]] absl::StatusOr<std::string> ResolveReference(std::string_view reference) const;
 
-  // ---- pulse_read action=exec -------------------------------------------------------------
+  // ---- pulse_read action=exec (core::Fleet) -----------------------------------------------
   // Answers a read-only command on a node, VM or container (a service or storage pool answers
-  // from its node) from the simulated state. The command must pass core::ClassifyExecCommand:
-  // otherwise PermissionDenied "<refusal>: <reason>" and nothing runs. NotFound for an unknown
-  // resource, FailedPrecondition for a backup job (it has no shell). Simulated: systemctl
+  // from its node) from the simulated state. The command must pass core::ClassifyExecCommand
+  // (checked here again, whatever the caller checked): otherwise PermissionDenied
+  // "<refusal>: <reason>" and nothing runs. NotFound for an unknown resource,
+  // FailedPrecondition for a backup job (it has no shell). Simulated: systemctl
   // status/is-active/list-units, journalctl, df, free, uptime, uname, hostname, ps, cat/head/
-  // tail of /var/log/syslog /etc/hostname /etc/os-release /proc/loadavg /proc/meminfo, ip
-  // addr, qm list/status, docker ps/logs, date, whoami, id; other accepted commands answer a
-  // one-line note (exit 0).
-  [[nodiscard]] absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view resource_id,
-                                                                    std::string_view command);
+  // tail of /var/log/syslog /etc/hostname /etc/os-release /proc/loadavg /proc/meminfo and a
+  // node's /etc/pve/qemu-server/<vmid>.conf, ip addr, qm list/status/config, docker ps/logs,
+  // date, whoami, id; other accepted commands answer a one-line note (exit 0).
+  [[nodiscard]] absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(
+      std::string_view resource_id, std::string_view command) override;
 
   // ---- staging ----------------------------------------------------------------------------
   // Activates a fault; re-injecting an active fault only updates `persistent`. NotFound for an

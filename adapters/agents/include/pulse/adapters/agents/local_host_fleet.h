@@ -99,12 +99,15 @@ class LocalHostFleet final : public core::Fleet {
   // canonical id. NotFound, FailedPrecondition (ambiguous) or InvalidArgument as DemoFleet.
   [[nodiscard]] absl::StatusOr<std::string> ResolveReference(std::string_view reference);
 
-  // Runs a command core::ClassifyExecCommand accepts, on this host (any local resource id;
-  // commands always run on the node). File operands of cat/head/tail/wc are re-checked after
-  // resolving symbolic links. PermissionDenied for a refused command or when
-  // options.allow_exec is off; NotFound for an unknown resource.
-  [[nodiscard]] absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view resource_id,
-                                                                    std::string_view command);
+  // core::Fleet's pulse_read exec path. Runs a command core::ClassifyExecCommand accepts
+  // (checked here again, whatever the caller checked) on this host, with
+  // options.command_timeout and at most core::kMaxExecOutputBytes of output; any local
+  // resource id is accepted, since its commands always run on the node. File operands of
+  // cat/head/tail/wc are re-checked after resolving symbolic links. PermissionDenied for a
+  // refused command or when options.allow_exec is off; NotFound for an id that is not a
+  // resource of this host.
+  [[nodiscard]] absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(
+      std::string_view resource_id, std::string_view command) override;
 
   // The `n` processes with the most CPU time (ties by memory).
   std::vector<LocalProcess> TopProcesses(std::size_t n);

@@ -1,11 +1,14 @@
 // SqliteOperatorStateStore: the OperatorStateStore port on the shared SQLite database, one row
-// per canonical resource id (operator_state). Set validates with ValidateOperatorState and
+// per canonical resource id (operator_state; local_only since migration 3, with a partial index
+// for LocalOnlyResourceIds). Set validates with ValidateOperatorState and
 // replaces the whole row (upsert); times are stored as int64 nanoseconds and must fit them.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +28,7 @@ class SqliteOperatorStateStore final : public core::OperatorStateStore {
   absl::StatusOr<core::OperatorState> Get(std::string_view resource_id) override;
   absl::Status Set(const core::OperatorState& state) override;
   absl::Status Clear(std::string_view resource_id) override;
+  absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override;
 
  private:
   SqliteDatabase& database_;

@@ -45,6 +45,11 @@ std::string ActionPreflightJson(const ActionPreflight& preflight);
 //  "approval_floor","expires_at","message","preflight":{...}} of one record.
 std::string ActionSummaryJson(const ActionRecord& record);
 
+// The two-axis result of one action: {"execution":{"status","reason_code"?,"summary"?},
+//  "verification":{"status","evidence_class","summary"?,"observer_id"?,"observed_at"?},
+//  "error_message"?,"verified_fix"}.
+std::string ActionResultJson(const ActionExecutionResult& result);
+
 // The result of an action whose lifecycle ran (or was found terminal): status = the record's
 // state, "execution_requested": true, "dispatched", the summary, and "result" with the
 // execution and verification axes when the record has one. `message` is a short sentence.

@@ -1,0 +1,108 @@
+// HttplibServer: pulse-server's HTTP front end over cpp-httplib. It binds host:port (port 0
+// picks an ephemeral port, reported by port()), and for every request: caps the target and
+// the body, resolves the route (router.h), authenticates (token_authenticator.h) and checks
+// the route's scope, checks path parameters and query encoding, validates the body against
+// the route's schema, calls the handler, and answers every refusal with the agent error
+// envelope. Event-stream replies (sse_stream.h) are written by the connection's worker.
+//
+// Concurrency: connections run on an elastic worker pool (min_threads kept, one more started
+// whenever a connection arrives and none is idle, up to max_threads, idle extras retire), so
+// each open stream holds one worker and short requests never queue behind streams; open
+// streams are capped at max_streams (503 service_unavailable beyond). Stop() is graceful:
+// open streams are asked to finish and drain (their producers see cancellation), then the
+// listener closes, in-flight requests complete and the workers are joined.
+//
+// Thread-safe: Start/Stop from the owning thread; handlers run on worker threads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/http/router.h"
+#include "pulse/adapters/http/token_authenticator.h"
+
+namespace pulse::adapters::http {
+
+// What the request hook learns about one finished request. Never credentials, headers,
+// bodies or raw paths (ids stay out of logs and label sets).
+struct RequestRecord {
+  std::string method;
+  std::string route;  // the route name, or "unmatched"
+  int status = 0;
+  absl::Duration duration;  // until the reply was ready; for a stream, until it opened
+  bool stream = false;
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                          // 0: an ephemeral port
+  std::size_t max_body_bytes = 1 << 20;  // larger bodies: 413 request_too_large
+  std::size_t max_target_bytes = 2048;   // longer request targets: 414 uri_too_long
+  absl::Duration read_timeout = absl::Seconds(10);
+  absl::Duration write_timeout = absl::Seconds(10);
+  absl::Duration keep_alive_timeout = absl::Seconds(5);
+  std::size_t keep_alive_max_requests = 100;
+  std::size_t min_threads = 8;
+  // Every open connection holds a worker (cpp-httplib), and cpp-httplib's select() loop
+  // limits a process to descriptors below 1024, so more than ~900 would not help.
+  std::size_t max_threads = 900;
+  absl::Duration idle_thread_timeout = absl::Seconds(30);
+  std::size_t max_streams = 512;
+  int listen_backlog = 512;
+  // How long Stop() lets open streams drain before closing the listener anyway.
+  absl::Duration stop_grace = absl::Seconds(3);
+  // Refuse to open while a manifest capability has no handler (Router::CheckComplete).
+  bool require_complete_router = true;
+  // Called once per request on a worker thread, after the reply is decided.
+  std::function<void(const RequestRecord&)> on_request;
+};
+
+struct HttpServerStats {
+  std::size_t threads = 0;       // live workers
+  std::size_t busy_threads = 0;  // workers serving a connection
+  std::size_t peak_threads = 0;
+  std::size_t open_streams = 0;
+};
+
+class HttplibServer final {
+ public:
+  // Binds the listening socket. `authenticator` is borrowed and must outlive the server;
+  // `metrics` (nullable borrow; must outlive the server) receives pulse_http_requests_total,
+  // pulse_http_request_duration_seconds, pulse_http_open_streams and pulse_http_workers.
+  // InvalidArgument for inconsistent options; FailedPrecondition when the router is
+  // incomplete and require_complete_router is set; AlreadyExists when the registry already has
+  // those metrics; Unavailable when the address cannot be bound.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttplibServer>> Open(
+      HttpServerOptions options, Router router, TokenAuthenticator& authenticator,
+      MetricsRegistry* metrics = nullptr);
+
+  ~HttplibServer();  // Stop()
+  HttplibServer(const HttplibServer&) = delete;
+  HttplibServer& operator=(const HttplibServer&) = delete;
+
+  // The bound port.
+  int port() const;
+
+  // Starts accepting on a background thread. FailedPrecondition when already started or
+  // stopped.
+  [[nodiscard]] absl::Status Start();
+
+  // Graceful stop (see above). Idempotent; returns once every worker has been joined.
+  void Stop();
+
+  HttpServerStats stats() const;
+
+  class Impl;
+
+ private:
+  explicit HttplibServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pulse::adapters::http

@@ -1,0 +1,120 @@
+// SseStream: one server-sent-event stream between a producer (the chat loop's event sink, the
+// agent event broadcaster) and the HTTP connection that writes it. The producer queues frames
+// and never blocks; the connection thread waits on a condition variable for frames or the
+// next heartbeat, so an idle stream costs no CPU. When the client goes away (a write fails),
+// the server stops, or a slow client overflows the queue, the stream is cancelled: Send
+// returns false, cancelled() turns true and the shared cancel flag is raised, so the producer
+// is released. Thread-safe; shared by producer and server through std::shared_ptr.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/time/time.h"
+
+namespace pulse::adapters::http {
+
+// What a full queue does with one more frame.
+enum class SseOverflow {
+  kDropNewest,  // drop the frame and count it (agent events: a slow subscriber misses some)
+  kCancel,      // cancel the stream (chat: a transcript with holes would mislead)
+};
+
+struct SseOptions {
+  // A comment frame is written when nothing else was for this long; it keeps proxies from
+  // timing the stream out and is how a vanished client is noticed on an idle stream.
+  absl::Duration heartbeat = absl::Seconds(15);
+  std::string heartbeat_comment = "heartbeat";  // written as ": heartbeat\n\n"
+  // When set, called on the connection thread for each heartbeat instead, returning the whole
+  // frame (e.g. FormatSseEvent("heartbeat", ...) for the agent event stream).
+  std::function<std::string()> heartbeat_frame;
+  std::size_t max_queued_frames = 256;
+  SseOverflow overflow = SseOverflow::kCancel;
+};
+
+// Frame text. Data with line breaks becomes one "data:" line per line (CR, LF and CRLF all
+// break a line), as the SSE grammar requires.
+std::string FormatSseData(std::string_view data);
+// "event: <name>\n" + optional "id: <id>\n" + the data lines. The name must be 1..64 bytes
+// of [A-Za-z0-9._-]; nullopt otherwise.
+std::optional<std::string> FormatSseEvent(std::string_view event, std::string_view data,
+                                          std::optional<std::uint64_t> id = std::nullopt);
+// ": <text>\n\n"; line breaks in `text` become spaces.
+std::string FormatSseComment(std::string_view text);
+
+class SseStream {
+ public:
+  static std::shared_ptr<SseStream> Create(SseOptions options = {});
+
+  SseStream(const SseStream&) = delete;
+  SseStream& operator=(const SseStream&) = delete;
+
+  // ---- producer side (any thread; never blocks) ----
+
+  // Queues "data: <data>\n\n". False when the stream no longer accepts frames (closed or
+  // cancelled) or the frame was dropped by SseOverflow::kDropNewest.
+  bool Send(std::string_view data);
+  // Queues a named event (FormatSseEvent). Also false for an invalid event name.
+  bool SendEvent(std::string_view event, std::string_view data,
+                 std::optional<std::uint64_t> id = std::nullopt);
+  // No more frames: the stream ends once the queued ones are written.
+  void Close();
+
+  // True once the client went away, the server stopped, or the queue overflowed with
+  // SseOverflow::kCancel. A producer stops working for the stream then.
+  bool cancelled() const;
+  // The same fact as a flag a long-running producer can poll (e.g. LlmRequest::cancelled).
+  std::shared_ptr<const std::atomic<bool>> cancel_flag() const { return cancel_flag_; }
+  // Waits until cancelled() or the timeout; returns cancelled().
+  bool WaitForCancel(absl::Duration timeout);
+  // True once the connection is done with the stream (ended cleanly or cancelled).
+  bool finished() const;
+  // Frames dropped by SseOverflow::kDropNewest.
+  std::uint64_t dropped() const;
+
+  // ---- connection side (the server) ----
+
+  enum class Pull {
+    kWrite,  // `out` holds frames or a heartbeat to write
+    kEnd,    // closed (or the server is stopping) and drained: finish the response cleanly
+    kAbort,  // cancelled: drop the connection
+  };
+  // Waits for queued frames, the end, a cancellation or the heartbeat deadline, whichever
+  // comes first; never longer than the heartbeat interval.
+  Pull Next(std::string& out);
+  // The client is gone (a write failed) or the stream could not be served: cancel.
+  void Abort();
+  // The server is stopping: cancel the producer, but let the connection write what is queued
+  // and end the response cleanly.
+  void Shutdown();
+  // The connection released the stream; `clean` is false when it ended by an error. A stream
+  // its producer had not closed counts as cancelled either way, so the producer lets go.
+  void MarkFinished(bool clean);
+
+ private:
+  explicit SseStream(SseOptions options);
+  bool Enqueue(std::string frame);
+  void RaiseCancel();  // requires mu_
+
+  const SseOptions options_;
+  const std::shared_ptr<std::atomic<bool>> cancel_flag_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> frames_;
+  bool closed_ = false;    // producer said no more
+  bool stopping_ = false;  // server shutdown: drain, then end
+  bool aborted_ = false;   // drop the connection
+  bool finished_ = false;  // the connection is done with the stream
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace pulse::adapters::http

@@ -1,0 +1,50 @@
+// Internal to adapters/http: strict readers of the parts of a raw request cpp-httplib leaves
+// loosely parsed — the query string, the body framing headers, and which headers a handler
+// may see — and the check that keeps response headers free of CR/LF.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pulse/adapters/http/http_types.h"
+
+namespace pulse::adapters::http::internal {
+
+inline constexpr std::size_t kMaxQueryParams = 64;
+
+// Splits a target into its raw path and raw query ("" when there is no "?").
+std::pair<std::string_view, std::string_view> SplitTarget(std::string_view target);
+
+// Decodes "a=1&b=x%20y" ('+' is a space; %2B is '+'). Empty pieces are skipped; a piece
+// without "=" has the value "". InvalidArgument for a bad escape, an escape decoding to NUL,
+// text that is not valid UTF-8, or more than kMaxQueryParams pairs.
+[[nodiscard]] absl::StatusOr<QueryParams> ParseQuery(std::string_view raw_query);
+
+struct BodyFraming {
+  enum class Kind { kNone, kLength, kChunked, kInvalid };
+  Kind kind = Kind::kNone;
+  std::uint64_t length = 0;  // kLength
+};
+
+// How the request delimits its body. kInvalid for a repeated or non-numeric Content-Length,
+// a Transfer-Encoding other than "chunked", or both headers at once (the framing a request
+// smuggler relies on).
+BodyFraming ExamineFraming(const httplib::Request& req);
+
+// Every value of header `name` (case-insensitive), in order.
+std::vector<std::string> HeaderValues(const httplib::Request& req, const std::string& name);
+
+// The headers a handler sees: lower-case names, credentials removed.
+std::vector<std::pair<std::string, std::string>> HandlerHeaders(const httplib::Request& req);
+
+// True when a response header can be written as is: the name is an HTTP token, the value
+// holds no CR, LF or NUL.
+bool IsSafeHeader(std::string_view name, std::string_view value);
+
+}  // namespace pulse::adapters::http::internal

@@ -1,0 +1,142 @@
+#include "pulse/adapters/http/server_routes.h"
+
+#include <utility>
+
+namespace pulse::adapters::http {
+namespace {
+
+using core::Scope;
+
+constexpr std::string_view kChatBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "message": {"type": "string", "minLength": 1},
+    "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]}
+  },
+  "required": ["message"]
+})json";
+
+constexpr std::string_view kEmptyBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {}
+})json";
+
+constexpr std::string_view kAnswerBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "answers": {"type": "array", "minItems": 1, "maxItems": 16,
+      "items": {"type": "object", "additionalProperties": false,
+        "properties": {
+          "id": {"type": "string", "minLength": 1, "maxLength": 128},
+          "value": {"type": "string", "maxLength": 4096}
+        },
+        "required": ["id", "value"]}}
+  },
+  "required": ["answers"]
+})json";
+
+constexpr std::string_view kRenderPromptBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 128},
+    "arguments": {"type": "object", "maxProperties": 16,
+      "additionalProperties": {"type": "string", "maxLength": 1024}}
+  },
+  "required": ["name"]
+})json";
+
+ServerRoute Route(std::string name, std::string method, std::string path,
+                  std::optional<Scope> scope, std::string description, std::string response,
+                  std::string_view body_schema = {}, bool streaming = false) {
+  ServerRoute route;
+  route.spec.name = std::move(name);
+  route.spec.method = std::move(method);
+  route.spec.path = std::move(path);
+  route.spec.scope = scope;
+  route.spec.body_schema = std::string(body_schema);
+  route.spec.streaming = streaming;
+  route.description = std::move(description);
+  route.response = std::move(response);
+  return route;
+}
+
+std::vector<ServerRoute> BuildRoutes() {
+  return {
+      Route("get_capabilities", "GET", "/api/agent/capabilities", std::nullopt,
+            "The capability manifest: every capability with its route, scope, governance, "
+            "schemas and error codes, plus workflow prompts and the MCP contract.",
+            "CapabilityManifest"),
+      Route("healthz", "GET", "/healthz", std::nullopt,
+            "Liveness: answers while the server accepts requests.", "{ status: \"ok\" }"),
+      Route("metrics", "GET", "/metrics", Scope::kMonitoringRead,
+            "Prometheus text: requests and latencies by route, tool calls by kind and "
+            "outcome, safety-gate blocks, provider tokens, actions by state.",
+            "text/plain; version=0.0.4"),
+      Route("chat", "POST", "/api/ai/chat", Scope::kAiChat,
+            "Talks to the Assistant. Streams data: {\"type\":...,\"data\":...} events, "
+            "session first and done last, with a heartbeat comment every 5 seconds. "
+            "control_level may only lower the server's configured level.",
+            "text/event-stream of ChatEvent", kChatBodySchema, true),
+      Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
+            "Lists Assistant sessions, newest first.", "Session[]"),
+      Route("get_session", "GET", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
+            "One session: its status, usage and client-safe transcript.",
+            "{ id, status, created_at, updated_at, message_count, usage, messages }"),
+      Route("get_session_messages", "GET", "/api/ai/sessions/{sessionId}/messages", Scope::kAiChat,
+            "The client-safe transcript of one session.", "Message[]"),
+      Route("delete_session", "DELETE", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
+            "Deletes one session and its transcript.", "{ success: true }"),
+      Route("resume_session", "POST", "/api/ai/sessions/{sessionId}/resume", Scope::kAiExecute,
+            "Continues a session suspended on an approval once the action is decided: an "
+            "approved action runs through the lifecycle, bound to its plan hash.",
+            "text/event-stream of ChatEvent", kEmptyBodySchema, true),
+      Route("abort_session", "POST", "/api/ai/sessions/{sessionId}/abort", Scope::kAiChat,
+            "Stops the session's run in progress, if any: it ends with an error event and "
+            "done. A session with no run in progress is left as it is.",
+            "{ session_id, aborted }", kEmptyBodySchema),
+      Route("answer_question", "POST", "/api/ai/question/{questionId}/answer", Scope::kAiChat,
+            "Answers the question a session is waiting on and continues that session: the "
+            "answers become the user's next message and the run streams like a chat.",
+            "text/event-stream of ChatEvent", kAnswerBodySchema, true),
+      Route("list_models", "GET", "/api/ai/models", Scope::kAiChat,
+            "The models the configured provider offers.", "{ models: Model[] }"),
+      Route("get_operations_loop_status", "GET", "/api/agent/operations-loop/status",
+            Scope::kMonitoringRead,
+            "Legacy alias of get_patrol_control_status: the same body at the route older "
+            "clients call.",
+            "AgentOperationsLoopStatus"),
+      Route("list_actions", "GET", "/api/actions", Scope::kActionsApprove,
+            "The governed action queue: view=pending (default, oldest first) or settled, "
+            "limit 1..500.",
+            "{ view, actions, count, readOnly }"),
+      Route("get_action", "GET", "/api/actions/{actionId}", Scope::kActionsApprove,
+            "One governed action: its audit record, lifecycle events and readiness.",
+            "{ audit, events, readiness, readOnly }"),
+      Route("render_workflow_prompt", "POST", "/api/ai/workflow-prompts/render", Scope::kAiChat,
+            "Renders a workflow prompt of the manifest with its arguments.",
+            "{ description, text }", kRenderPromptBodySchema),
+  };
+}
+
+}  // namespace
+
+const std::vector<ServerRoute>& ServerRoutes() {
+  static const std::vector<ServerRoute> routes = BuildRoutes();
+  return routes;
+}
+
+const ServerRoute* FindServerRoute(std::string_view name) {
+  for (const ServerRoute& route : ServerRoutes()) {
+    if (route.spec.name == name) {
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace pulse::adapters::http

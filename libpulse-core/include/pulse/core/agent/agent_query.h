@@ -1,0 +1,89 @@
+// Query parameters of the agent-surface read routes (wire surface §3.1 fleet context, §3.2
+// action list, §3.3 findings list), decoded from the raw name/value pairs of a query string so
+// the HTTP layer only hands them over. When a name repeats, its first value counts. Each route
+// keeps Pulse's leniency: fleet-context filters that are not valid are ignored and the findings
+// list clamps its limit (neither capability declares an error code), while the action list
+// refuses a bad view or limit with typed errors. Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/errors/agent_error.h"
+#include "pulse/core/findings/finding_types.h"
+
+namespace pulse::core {
+
+// Decoded query pairs; the same container as httplib::Params, so a handler passes its own.
+using QueryParams = std::multimap<std::string, std::string>;
+
+// Longest technology / resourceType filter honoured; a longer one is ignored.
+inline constexpr std::size_t kMaxFleetFilterBytes = 128;
+
+// GET /api/agent/fleet-context. Every member is a filter; unset members do not filter.
+struct FleetContextQuery {
+  bool has_findings = false;         // only resources with at least one active finding
+  std::optional<Severity> severity;  // only resources with an active finding in this bucket
+  std::string technology;            // case-insensitive exact match; "" = any
+  std::string resource_type;         // case-insensitive exact match; "" = any
+};
+
+// hasFindings: "true" or "1" (any case) sets it, anything else leaves it unset. severity:
+// critical, warning or info in any case (other values, watch included, are ignored).
+// technology, resourceType: taken as given unless empty, longer than kMaxFleetFilterBytes or
+// holding control characters (ignored). Never fails.
+FleetContextQuery ParseFleetContextQuery(const QueryParams& params);
+
+// GET /api/actions?view=: pending (in flight: planned, pending_approval, approved, executing;
+// oldest first, the decision queue) or settled (rejected, expired, completed, failed; newest
+// first).
+enum class ActionListView { kPending, kSettled };
+// Wire: pending, settled.
+std::string_view ToString(ActionListView view);
+// Exact match; nullopt otherwise.
+std::optional<ActionListView> ParseActionListView(std::string_view text);
+
+inline constexpr std::size_t kDefaultActionListLimit = 100;
+inline constexpr std::size_t kMaxActionListLimit = 500;
+
+struct ActionListQuery {
+  ActionListView view = ActionListView::kPending;
+  std::size_t limit = kDefaultActionListLimit;  // 1..kMaxActionListLimit
+};
+
+// view: absent or empty = pending; otherwise exactly pending|settled, else InvalidArgument
+// "view must be pending or settled" (agent code invalid_action_list_view). limit: absent or
+// empty = kDefaultActionListLimit; otherwise decimal digits only, 1..kMaxActionListLimit, else
+// InvalidArgument "limit must be an integer between 1 and 500" (invalid_action_list_limit).
+// AgentQueryError turns either into the agent envelope.
+[[nodiscard]] absl::StatusOr<ActionListQuery> ParseActionListQuery(const QueryParams& params);
+
+inline constexpr std::size_t kMaxFindingListLimit = 500;
+inline constexpr std::size_t kDefaultResolvedFindingListLimit = 200;
+
+// GET /api/ai/patrol/findings.
+struct FindingListQuery {
+  std::optional<std::string> resource_id;  // exact resource id
+  bool include_resolved = false;           // resolved findings too, not only active ones
+  // 0 = the default: every match (capped at kMaxFindingListLimit) for the active list,
+  // kDefaultResolvedFindingListLimit with include_resolved.
+  std::size_t limit = 0;
+};
+
+// resource_id: used when not empty. include_resolved: "1" or "true" (any case). limit: decimal
+// digits; above kMaxFindingListLimit it is clamped, and anything unparsable means the default.
+// Never fails.
+FindingListQuery ParseFindingListQuery(const QueryParams& params);
+
+inline constexpr char kAgentQueryErrorPayloadUrl[] = "type.pulse.dev/pulse.core.AgentQueryError";
+
+// The agent envelope of a failed ParseActionListQuery: its code, the message, and details
+// {"<parameter>": "<reason>"}. nullopt for OK or for a status these parsers did not make.
+std::optional<AgentError> AgentQueryError(const absl::Status& status);
+
+}  // namespace pulse::core

@@ -1,0 +1,178 @@
+// AgentViews: the read side of the agent surface. Each method builds one route's JSON body
+// (wire surface §1.5, §3.1-§3.3) from the fleet, the finding, action and operator-state stores
+// and the clock, so an HTTP handler only parses, authorizes and serializes:
+//   FleetContext          GET /api/agent/fleet-context            AgentFleetContext
+//   ResourceContext       GET /api/agent/resource-context/{id}    AgentResourceContext
+//   ResourceCapabilities  GET /api/agent/resource-capabilities/{id}
+//   OperationsLoopStatus  GET /api/agent/patrol-control/status    (and the legacy alias)
+//   ActionList            GET /api/actions?view=&limit=
+//   ActionDetail          GET /api/actions/{id}
+//   FindingList           GET /api/ai/patrol/findings
+// Views that read action state first let ActionService sweep plans past their TTL to expired
+// (at most kActionSweepLimit), as Pulse materializes expiry on read and list; apart from that
+// nothing is written. Every response is bounded: a fleet context lists at most
+// kFleetMaxResults resources and each per-resource list has its own cap below.
+// Resources an operator marked local-only are listed like any other: this is the local API,
+// not the model boundary.
+//
+// Errors: NotFound for an unknown or non-canonical resource id (the route answers
+// resource_not_found); a port's error otherwise, unchanged (Unavailable etc.; the route answers
+// its 5xx code). An unreadable operator state fails the view rather than showing a resource as
+// unlocked. Action refusals (missing_id, invalid_id, action_not_found) are Refusable results.
+// Thread-safety: safe to call concurrently if the ports are; the views hold no mutable state.
+// The ports and the ActionService are borrowed and must outlive the views.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "pulse/core/actions/action_refusal.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/actions/action_types.h"
+#include "pulse/core/agent/agent_query.h"
+#include "pulse/core/agent/operations_loop.h"
+#include "pulse/core/ports/action_store.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/finding_store.h"
+#include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/operator_state_store.h"
+
+namespace pulse::core {
+
+class JsonWriter;
+
+// Caps of the resource context lists (the most relevant entries are kept; see ResourceContext).
+inline constexpr std::size_t kMaxContextFindings = 50;
+inline constexpr std::size_t kMaxContextPendingApprovals = 50;
+inline constexpr std::size_t kMaxContextRecentActions = 20;
+// Facts per context section, and the longest fact value (longer ones are cut).
+inline constexpr std::size_t kMaxContextFacts = 64;
+inline constexpr std::size_t kMaxContextFactBytes = 1024;
+// Plans past their TTL moved to expired before a view reads action state.
+inline constexpr std::size_t kActionSweepLimit = 500;
+// The ActionStore lists at most this many records per call (ListByState's bound).
+inline constexpr std::size_t kActionScanLimit = 1000;
+// Shown instead of the value of a capability param declared sensitive.
+inline constexpr char kRedactedParamValue[] = "[redacted]";
+
+// What the readiness block of an action detail says (wire §3.2 readiness codes). This build
+// has no emergency stop and no separate executor registry, so action_emergency_stop,
+// action_executor_unavailable and action_execution_unavailable are never produced.
+enum class ActionReadinessCode {
+  kReady,
+  kReadinessCheckFailed,  // the fleet or the operator state could not be read
+  kPlanExpired,           // refreshable
+  kPlanDrift,             // refreshable
+  kDryRunOnly,
+  kRemediationLocked,
+  kNotActionable,  // executing, completed, failed or rejected: nothing left to decide or run
+};
+// Wire: ready, readiness_check_failed, action_plan_expired, action_plan_drift,
+// action_dry_run_only, resource_remediation_locked, action_not_actionable.
+std::string_view ToString(ActionReadinessCode code);
+
+struct ActionReadiness {
+  bool ready = false;
+  ActionReadinessCode code = ActionReadinessCode::kNotActionable;
+  std::string message;
+  bool refreshable = false;  // POST /api/actions/{id}/refresh would replace the plan
+  absl::Time checked_at;
+};
+
+// What only the caller knows about the operations loop.
+struct OperationsLoopInputs {
+  // An external (MCP) agent can work the loop: the server publishes the MCP contract and one
+  // unexpired API token covers every scope of the published Patrol-work capability set
+  // (requirement POL-17). The server computes it from its token store and the manifest.
+  bool external_agent_ready = false;
+};
+
+class AgentViews {
+ public:
+  AgentViews(Fleet& fleet, const FindingStore& findings, ActionStore& actions,
+             ActionService& action_service, OperatorStateStore& operator_state, const Clock& clock);
+
+  AgentViews(const AgentViews&) = delete;
+  AgentViews& operator=(const AgentViews&) = delete;
+
+  // AgentFleetContext {resources[], generatedAt}. One entry per resource (ordered by id, at
+  // most kFleetMaxResults; resourceType and technology filters go to the fleet query):
+  // canonicalId, resourceType, resourceName, technology (omitted when unknown), the operator
+  // declaration (intentionallyOffline, monitoringMode, lifecycleState, neverAutoRemediate,
+  // maintenanceWindowActive; the defaults normal/active/false when none is set), findings
+  // {total, critical, warning, info} over active findings (watch counts as info, so total is
+  // the sum of the three), pendingApprovalCount (pending_approval, plan not past its TTL).
+  // has_findings keeps resources with total > 0; severity keeps those with a finding in that
+  // bucket.
+  [[nodiscard]] absl::StatusOr<std::string> FleetContext(const FleetContextQuery& query);
+
+  // AgentResourceContext: canonicalId, resourceType, resourceName, technology?, operatorState?
+  // (the operator-state wire object, when one is set), activeFindings[] (severity then newest
+  // detected, at most kMaxContextFindings), pendingApprovals[] (soonest expiry, highest risk,
+  // oldest request, then id; at most kMaxContextPendingApprovals), recentActions[] (every other
+  // action on the resource, newest update first, at most kMaxContextRecentActions),
+  // contextSections[] ({id, title, source, summary?, observedAt?, facts{}}: status, topology
+  // and attributes, each present only when the fleet could read it), generatedAt.
+  // A command is the capability and its params ("restart {\"mode\":\"graceful\"}"), with the
+  // value of every param the resource's catalogue declares sensitive replaced by
+  // kRedactedParamValue (all values when the catalogue cannot be read or no longer lists the
+  // capability). When `redact_commands` (a caller without ai:execute), no command is shown and
+  // every command-bearing entry carries commandRedacted:true instead.
+  [[nodiscard]] absl::StatusOr<std::string> ResourceContext(std::string_view resource_id,
+                                                            bool redact_commands);
+
+  // {resourceId, capabilities[], generatedAt}: the resource's current catalogue in the
+  // capability wire form (CapabilityToJson). Entries that fail ValidateCapability are left out,
+  // as planning refuses them.
+  [[nodiscard]] absl::StatusOr<std::string> ResourceCapabilities(std::string_view resource_id);
+
+  // AgentOperationsLoopStatus over the last kOperationsLoopWindow (operations_loop.h says which
+  // counts this build can derive and which are always 0).
+  [[nodiscard]] absl::StatusOr<std::string> OperationsLoopStatus(
+      const OperationsLoopInputs& inputs);
+
+  // {view, actions[], count, readOnly:false}: each action is its audit record
+  // (ActionRecordToJson). pending: planned, pending_approval, approved and executing, oldest
+  // created first. settled: rejected, expired, completed and failed, newest update first. The
+  // store lists oldest first and at most kActionScanLimit records, so once more settled
+  // actions exist than that, the newest ones are not reached (needs a newest-first store read).
+  [[nodiscard]] absl::StatusOr<std::string> ActionList(const ActionListQuery& query);
+
+  // {audit, events[], readiness{ready, code, message, refreshable, checkedAt}, readOnly:false}.
+  // Refusals as ActionService::Get: missing_id, invalid_id, action_not_found.
+  [[nodiscard]] absl::StatusOr<Refusable<std::string>> ActionDetail(std::string_view action_id);
+
+  // Whether `record` can still be decided or executed now. For planned, pending_approval and
+  // approved plans, in order: TTL passed -> action_plan_expired; dry-run-only floor ->
+  // action_dry_run_only; the plan rebuilt from the live fleet differs (or the resource is gone)
+  // -> action_plan_drift; remediation lock -> resource_remediation_locked; the fleet or the
+  // lock unreadable -> readiness_check_failed; else ready. expired -> action_plan_expired;
+  // every other state -> action_not_actionable.
+  ActionReadiness CheckReadiness(const ActionRecord& record);
+
+  // The Finding[] array of §3.3 (public finding JSON, loop state evaluated now): findings of
+  // severity warning or critical that are active (with include_resolved: active or resolved),
+  // optionally of one resource, critical first, then newest detected, then id; at most the
+  // query's limit (see FindingListQuery).
+  [[nodiscard]] absl::StatusOr<std::string> FindingList(const FindingListQuery& query);
+
+ private:
+  // The operations-loop counts at `now`.
+  absl::StatusOr<OperationsLoopCounts> CountOperationsLoop(const OperationsLoopInputs& inputs,
+                                                           absl::Time now);
+  // ResourceContext's contextSections[].
+  void WriteContextSections(JsonWriter& out, const FleetResource& resource);
+
+  Fleet& fleet_;
+  const FindingStore& findings_;
+  ActionStore& actions_;
+  ActionService& action_service_;
+  OperatorStateStore& operator_state_;
+  const Clock& clock_;
+};
+
+}  // namespace pulse::core

@@ -1,0 +1,181 @@
+// AgentViews: the action list and detail bodies of /api/actions (wire surface §3.2).
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent_views_internal.h"
+#include "pulse/core/actions/action_json.h"
+#include "pulse/core/agent/agent_views.h"
+#include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/json/json_time.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/status_macros.h"
+
+namespace pulse::core {
+namespace {
+
+namespace w = agent_wire;
+using agent_internal::Sv;
+using Code = ActionReadinessCode;
+
+constexpr std::array<WireName<Code>, 7> kReadinessNames = {{
+    {Code::kReady, "ready"},
+    {Code::kReadinessCheckFailed, "readiness_check_failed"},
+    {Code::kPlanExpired, "action_plan_expired"},
+    {Code::kPlanDrift, "action_plan_drift"},
+    {Code::kDryRunOnly, "action_dry_run_only"},
+    {Code::kRemediationLocked, "resource_remediation_locked"},
+    {Code::kNotActionable, "action_not_actionable"},
+}};
+
+ActionReadiness Readiness(Code code, std::string message, absl::Time now) {
+  ActionReadiness r;
+  r.ready = code == Code::kReady;
+  r.code = code;
+  r.message = std::move(message);
+  r.refreshable = code == Code::kPlanExpired || code == Code::kPlanDrift;
+  r.checked_at = now;
+  return r;
+}
+
+ActionReadiness Expired(const ActionRecord& record, absl::Time now) {
+  return Readiness(Code::kPlanExpired,
+                   absl::StrCat("the plan expired at ", FormatRfc3339(record.plan.expires_at),
+                                "; refresh it to plan again"),
+                   now);
+}
+
+const std::vector<ActionState>& ViewStates(ActionListView view) {
+  static const std::vector<ActionState> pending = {ActionState::kPlanned,
+                                                   ActionState::kPendingApproval,
+                                                   ActionState::kApproved, ActionState::kExecuting};
+  static const std::vector<ActionState> settled = {ActionState::kRejected, ActionState::kExpired,
+                                                   ActionState::kCompleted, ActionState::kFailed};
+  return view == ActionListView::kPending ? pending : settled;
+}
+
+}  // namespace
+
+std::string_view ToString(ActionReadinessCode code) { return WireNameOf(kReadinessNames, code); }
+
+absl::StatusOr<std::string> AgentViews::ActionList(const ActionListQuery& query) {
+  PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));
+  PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> records,
+                         agent_internal::ScanActions(actions_, ViewStates(query.view)));
+  std::sort(records.begin(), records.end(),
+            query.view == ActionListView::kPending ? agent_internal::CreatedEarlier
+                                                   : agent_internal::MoreRecentlyUpdated);
+  const std::size_t limit = std::clamp<std::size_t>(query.limit, 1, kMaxActionListLimit);
+  if (records.size() > limit) {
+    records.resize(limit);
+  }
+  JsonWriter out;
+  out.StartObject();
+  out.Member(w::kView, ToString(query.view));
+  out.Key(w::kActions);
+  out.StartArray();
+  for (const ActionRecord& r : records) {
+    out.RawValue(ActionRecordToJson(r));
+  }
+  out.EndArray();
+  out.Member(w::kCount, records.size());
+  out.Member(w::kReadOnly, false);
+  out.EndObject();
+  return out.Take();
+}
+
+absl::StatusOr<Refusable<std::string>> AgentViews::ActionDetail(std::string_view action_id) {
+  PULSE_ASSIGN_OR_RETURN(Refusable<ActionRecord> record, action_service_.Get(action_id));
+  if (record.refused()) {
+    return record.refusal();
+  }
+  PULSE_ASSIGN_OR_RETURN(Refusable<std::vector<ActionLifecycleEvent>> events,
+                         action_service_.Events(action_id));
+  if (events.refused()) {
+    return events.refusal();
+  }
+  const ActionReadiness readiness = CheckReadiness(record.value());
+
+  JsonWriter out;
+  out.StartObject();
+  out.Key(w::kAudit);
+  out.RawValue(ActionRecordToJson(record.value()));
+  out.Key(w::kEvents);
+  out.StartArray();
+  for (const ActionLifecycleEvent& e : events.value()) {
+    out.RawValue(LifecycleEventToJson(e));
+  }
+  out.EndArray();
+  out.Key(w::kReadiness);
+  out.StartObject();
+  out.Member(w::kReady, readiness.ready);
+  out.Member(w::kCode, ToString(readiness.code));
+  out.Member(w::kMessage, readiness.message);
+  out.Member(w::kRefreshable, readiness.refreshable);
+  out.TimeMember(w::kCheckedAt, readiness.checked_at);
+  out.EndObject();
+  out.Member(w::kReadOnly, false);
+  out.EndObject();
+  return Refusable<std::string>(out.Take());
+}
+
+ActionReadiness AgentViews::CheckReadiness(const ActionRecord& record) {
+  const absl::Time now = clock_.Now();
+  switch (record.state) {
+    case ActionState::kExpired:
+      return Expired(record, now);
+    case ActionState::kExecuting:
+    case ActionState::kCompleted:
+    case ActionState::kFailed:
+    case ActionState::kRejected:
+      return Readiness(Code::kNotActionable,
+                       absl::StrCat("the action is ", Sv(ToString(record.state)),
+                                    "; nothing is left to decide or run"),
+                       now);
+    case ActionState::kPlanned:
+    case ActionState::kPendingApproval:
+    case ActionState::kApproved:
+      break;
+  }
+  if (now >= record.plan.expires_at) {
+    return Expired(record, now);
+  }
+  if (record.plan.approval_policy == ApprovalLevel::kDryRunOnly ||
+      record.plan.approval_requirement.floor == ApprovalLevel::kDryRunOnly) {
+    return Readiness(Code::kDryRunOnly,
+                     "the capability is dry-run only: the plan can be reviewed, never executed",
+                     now);
+  }
+  absl::StatusOr<std::optional<std::string>> drift = action_service_.CheckDrift(record);
+  if (!drift.ok()) {
+    return Readiness(Code::kReadinessCheckFailed,
+                     absl::StrCat("the fleet could not be read to re-validate the plan: ",
+                                  drift.status().message()),
+                     now);
+  }
+  if (drift->has_value()) {
+    return Readiness(Code::kPlanDrift, **drift, now);
+  }
+  absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
+  if (lock.ok() && lock->never_auto_remediate) {
+    return Readiness(
+        Code::kRemediationLocked,
+        absl::StrCat("the operator state of ", record.plan.resource_id, " forbids remediation"),
+        now);
+  }
+  if (!lock.ok() && !absl::IsNotFound(lock.status())) {
+    return Readiness(
+        Code::kReadinessCheckFailed,
+        absl::StrCat("the remediation lock could not be read: ", lock.status().message()), now);
+  }
+  return Readiness(Code::kReady,
+                   record.state == ActionState::kPendingApproval
+                       ? "the plan is current and awaits a decision"
+                       : "the plan is current and can be executed",
+                   now);
+}
+
+}  // namespace pulse::core

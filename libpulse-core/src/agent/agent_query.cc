@@ -1,0 +1,200 @@
+#include "pulse/core/agent/agent_query.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/utf8.h"
+#include "pulse/core/json/wire_enum.h"
+
+namespace pulse::core {
+namespace {
+
+namespace w = agent_wire;
+
+constexpr std::array<WireName<ActionListView>, 2> kViewNames = {{
+    {ActionListView::kPending, "pending"},
+    {ActionListView::kSettled, "settled"},
+}};
+
+// The first value of `name`, or nullopt when the parameter is absent.
+std::optional<std::string_view> First(const QueryParams& params, std::string_view name) {
+  auto it = params.lower_bound(std::string(name));
+  if (it == params.end() || it->first != name) {
+    return std::nullopt;
+  }
+  return std::string_view(it->second);
+}
+
+// A non-empty value, or nullopt for an absent or empty parameter.
+std::optional<std::string_view> NonEmpty(const QueryParams& params, std::string_view name) {
+  std::optional<std::string_view> value = First(params, name);
+  if (!value.has_value() || value->empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+bool IsTrueFlag(std::optional<std::string_view> value) {
+  if (!value.has_value()) {
+    return false;
+  }
+  const std::string lower = AsciiLower(*value);
+  return lower == "1" || lower == "true";
+}
+
+// Decimal digits only (no sign, no spaces), at most 9 of them so the value fits; nullopt else.
+std::optional<std::size_t> ParseDigits(std::string_view text) {
+  if (text.empty() || text.size() > 9) {
+    return std::nullopt;
+  }
+  std::size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    value = value * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return value;
+}
+
+// A fleet filter value worth honouring: bounded text without control characters.
+std::optional<std::string> FleetFilter(const QueryParams& params, std::string_view name) {
+  std::optional<std::string_view> value = NonEmpty(params, name);
+  if (!value.has_value() || value->size() > kMaxFleetFilterBytes || !IsValidUtf8(*value)) {
+    return std::nullopt;
+  }
+  for (char c : *value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      return std::nullopt;
+    }
+  }
+  return std::string(*value);
+}
+
+// InvalidArgument "<parameter> <reason>" with the payload AgentQueryError reads back.
+absl::Status InvalidParameter(AgentErrorCode code, std::string_view parameter,
+                              std::string_view reason) {
+  const absl::string_view p(parameter.data(), parameter.size());
+  const absl::string_view r(reason.data(), reason.size());
+  absl::Status status = absl::InvalidArgumentError(absl::StrCat(p, " ", r));
+  JsonWriter payload;
+  payload.StartObject();
+  payload.Member("code", ToString(code));
+  payload.Member("parameter", parameter);
+  payload.Member("reason", reason);
+  payload.EndObject();
+  status.SetPayload(kAgentQueryErrorPayloadUrl, absl::Cord(payload.Take()));
+  return status;
+}
+
+}  // namespace
+
+FleetContextQuery ParseFleetContextQuery(const QueryParams& params) {
+  FleetContextQuery query;
+  query.has_findings = IsTrueFlag(First(params, w::kQueryHasFindings));
+  if (std::optional<std::string_view> severity = NonEmpty(params, w::kQuerySeverity)) {
+    const std::optional<Severity> parsed = ParseSeverity(AsciiLower(*severity));
+    if (parsed == Severity::kCritical || parsed == Severity::kWarning ||
+        parsed == Severity::kInfo) {
+      query.severity = parsed;
+    }
+  }
+  query.technology = FleetFilter(params, w::kQueryTechnology).value_or("");
+  query.resource_type = FleetFilter(params, w::kQueryResourceType).value_or("");
+  return query;
+}
+
+std::string_view ToString(ActionListView view) { return WireNameOf(kViewNames, view); }
+
+std::optional<ActionListView> ParseActionListView(std::string_view text) {
+  return WireValueOf(kViewNames, text);
+}
+
+absl::StatusOr<ActionListQuery> ParseActionListQuery(const QueryParams& params) {
+  ActionListQuery query;
+  if (std::optional<std::string_view> view = NonEmpty(params, w::kQueryView)) {
+    std::optional<ActionListView> parsed = ParseActionListView(*view);
+    if (!parsed.has_value()) {
+      return InvalidParameter(AgentErrorCode::kInvalidActionListView, w::kQueryView,
+                              "must be pending or settled");
+    }
+    query.view = *parsed;
+  }
+  if (std::optional<std::string_view> limit = NonEmpty(params, w::kQueryLimit)) {
+    std::optional<std::size_t> parsed = ParseDigits(*limit);
+    if (!parsed.has_value() || *parsed < 1 || *parsed > kMaxActionListLimit) {
+      return InvalidParameter(
+          AgentErrorCode::kInvalidActionListLimit, w::kQueryLimit,
+          absl::StrCat("must be an integer between 1 and ", kMaxActionListLimit));
+    }
+    query.limit = *parsed;
+  }
+  return query;
+}
+
+FindingListQuery ParseFindingListQuery(const QueryParams& params) {
+  FindingListQuery query;
+  if (std::optional<std::string_view> resource = NonEmpty(params, w::kQueryResourceId)) {
+    query.resource_id = std::string(*resource);
+  }
+  query.include_resolved = IsTrueFlag(First(params, w::kQueryIncludeResolved));
+  if (std::optional<std::string_view> limit = NonEmpty(params, w::kQueryLimit)) {
+    // Pulse parses leniently: garbage means the default, and anything above the cap is the cap.
+    // A ten-digit or longer number is above the cap as well.
+    const bool all_digits = limit->find_first_not_of("0123456789") == std::string_view::npos;
+    if (all_digits) {
+      const std::optional<std::size_t> parsed = ParseDigits(*limit);
+      query.limit =
+          parsed.has_value() ? std::min(*parsed, kMaxFindingListLimit) : kMaxFindingListLimit;
+    }
+  }
+  return query;
+}
+
+std::optional<AgentError> AgentQueryError(const absl::Status& status) {
+  if (status.ok()) {
+    return std::nullopt;
+  }
+  auto payload = status.GetPayload(kAgentQueryErrorPayloadUrl);  // an absl::optional
+  if (!payload.has_value()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<rapidjson::Document> doc = ParseJson(std::string(*payload), JsonLimits{4096, 2});
+  if (!doc.ok() || !doc->IsObject()) {
+    return std::nullopt;
+  }
+  std::optional<std::string_view> code = GetString(*doc, "code");
+  std::optional<std::string_view> parameter = GetString(*doc, "parameter");
+  std::optional<std::string_view> reason = GetString(*doc, "reason");
+  if (!code.has_value() || !parameter.has_value() || !reason.has_value()) {
+    return std::nullopt;
+  }
+  std::optional<AgentErrorCode> parsed = ParseAgentErrorCode(*code);
+  if (!parsed.has_value()) {
+    return std::nullopt;
+  }
+  AgentError error;
+  error.code = *parsed;
+  error.message = std::string(status.message());
+  error.details.emplace(std::string(*parameter), std::string(*reason));
+  return error;
+}
+
+}  // namespace pulse::core

@@ -1,0 +1,316 @@
+#include "pulse/core/agent/agent_views.h"
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent_views_internal.h"
+#include "pulse/core/actions/action_json.h"
+#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/findings/finding_json.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/status_macros.h"
+
+namespace pulse::core {
+
+namespace agent_internal {
+
+absl::StatusOr<std::vector<ActionRecord>> ScanActions(ActionStore& store,
+                                                      const std::vector<ActionState>& states) {
+  std::vector<ActionRecord> out;
+  for (ActionState state : states) {
+    PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> some,
+                           store.ListByState({state}, kActionScanLimit));
+    out.insert(out.end(), std::make_move_iterator(some.begin()),
+               std::make_move_iterator(some.end()));
+  }
+  return out;
+}
+
+bool AwaitsDecision(const ActionRecord& record, absl::Time now) {
+  return record.state == ActionState::kPendingApproval && now < record.plan.expires_at;
+}
+
+bool HasApprovedDecision(const ActionRecord& record) {
+  return std::any_of(record.approvals.begin(), record.approvals.end(), [](const ApprovalRecord& a) {
+    return a.outcome == DecisionOutcome::kApproved;
+  });
+}
+
+bool MoreUrgentFinding(const Finding& a, const Finding& b) {
+  const int ra = SeverityRank(a.severity);
+  const int rb = SeverityRank(b.severity);
+  if (ra != rb) {
+    return ra > rb;
+  }
+  if (a.detected_at != b.detected_at) {
+    return a.detected_at > b.detected_at;
+  }
+  return a.id < b.id;
+}
+
+bool BeforeInApprovalQueue(const ActionRecord& a, const ActionRecord& b) {
+  if (a.plan.expires_at != b.plan.expires_at) {
+    return a.plan.expires_at < b.plan.expires_at;
+  }
+  if (a.plan.risk != b.plan.risk) {
+    return a.plan.risk > b.plan.risk;  // ActionRisk is ordered low < medium < high
+  }
+  if (a.created_at != b.created_at) {
+    return a.created_at < b.created_at;
+  }
+  return a.id() < b.id();
+}
+
+bool MoreRecentlyUpdated(const ActionRecord& a, const ActionRecord& b) {
+  if (a.updated_at != b.updated_at) {
+    return a.updated_at > b.updated_at;
+  }
+  return a.id() < b.id();
+}
+
+bool CreatedEarlier(const ActionRecord& a, const ActionRecord& b) {
+  return std::tie(a.created_at, a.id()) < std::tie(b.created_at, b.id());
+}
+
+}  // namespace agent_internal
+
+namespace {
+
+namespace w = agent_wire;
+using agent_internal::Sv;
+
+// Active findings of one resource, by the fleet context's buckets.
+struct FindingCounts {
+  std::int64_t total = 0;
+  std::int64_t critical = 0;
+  std::int64_t warning = 0;
+  std::int64_t info = 0;  // info and watch: the wire has no watch bucket
+
+  void Add(Severity severity) {
+    ++total;
+    switch (severity) {
+      case Severity::kCritical:
+        ++critical;
+        break;
+      case Severity::kWarning:
+        ++warning;
+        break;
+      case Severity::kInfo:
+      case Severity::kWatch:
+        ++info;
+        break;
+    }
+  }
+
+  std::int64_t Bucket(Severity severity) const {
+    switch (severity) {
+      case Severity::kCritical:
+        return critical;
+      case Severity::kWarning:
+        return warning;
+      case Severity::kInfo:
+      case Severity::kWatch:
+        return info;
+    }
+    return 0;
+  }
+};
+
+bool AtLeastWarning(Severity severity) {
+  return SeverityRank(severity) >= SeverityRank(Severity::kWarning);
+}
+
+absl::Status UnknownResource(std::string_view id) {
+  return absl::NotFoundError(absl::StrCat("no resource with id ", Sv(id)));
+}
+
+}  // namespace
+
+AgentViews::AgentViews(Fleet& fleet, const FindingStore& findings, ActionStore& actions,
+                       ActionService& action_service, OperatorStateStore& operator_state,
+                       const Clock& clock)
+    : fleet_(fleet),
+      findings_(findings),
+      actions_(actions),
+      action_service_(action_service),
+      operator_state_(operator_state),
+      clock_(clock) {}
+
+absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& query) {
+  PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));
+  const absl::Time now = clock_.Now();
+
+  FleetResourceQuery fleet_query;
+  fleet_query.type = query.resource_type;
+  fleet_query.technology = query.technology;
+  fleet_query.limit = kFleetMaxResults;
+  PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
+
+  FindingFilter active;
+  active.active_at = now;
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> findings, findings_.List(active));
+  std::map<std::string, FindingCounts, std::less<>> counts;
+  for (const StoredFinding& s : findings) {
+    counts[s.finding.resource_id].Add(s.finding.severity);
+  }
+
+  PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> pending,
+                         agent_internal::ScanActions(actions_, {ActionState::kPendingApproval}));
+  std::map<std::string, std::int64_t, std::less<>> pending_counts;
+  for (const ActionRecord& r : pending) {
+    if (agent_internal::AwaitsDecision(r, now)) {
+      ++pending_counts[r.plan.resource_id];
+    }
+  }
+
+  JsonWriter out;
+  out.StartObject();
+  out.Key(w::kResources);
+  out.StartArray();
+  for (const FleetResource& r : resources) {
+    const auto found = counts.find(r.id);
+    const FindingCounts c = found == counts.end() ? FindingCounts{} : found->second;
+    if ((query.has_findings && c.total == 0) ||
+        (query.severity.has_value() && c.Bucket(*query.severity) == 0)) {
+      continue;
+    }
+    // Read only for listed resources: a filtered fleet costs no operator-state reads.
+    absl::StatusOr<OperatorState> state = operator_state_.Get(r.id);
+    if (!state.ok() && !absl::IsNotFound(state.status())) {
+      return state.status();
+    }
+    const OperatorState declared = state.ok() ? *state : OperatorState{};
+    const auto approvals = pending_counts.find(r.id);
+
+    out.StartObject();
+    out.Member(w::kCanonicalId, r.id);
+    out.Member(w::kResourceType, r.type);
+    out.Member(w::kResourceName, r.name);
+    out.MemberIfNotEmpty(w::kTechnology, r.technology);
+    out.Member(w::kIntentionallyOffline, declared.intentionally_offline);
+    out.Member(w::kMonitoringMode, ToString(declared.monitoring_mode));
+    out.Member(w::kLifecycleState, ToString(declared.lifecycle));
+    out.Member(w::kNeverAutoRemediate, declared.never_auto_remediate);
+    out.Member(w::kMaintenanceWindowActive, state.ok() && MaintenanceWindowActive(*state, now));
+    out.Key(w::kFindings);
+    out.StartObject();
+    out.Member(w::kTotal, c.total);
+    out.Member(w::kCritical, c.critical);
+    out.Member(w::kWarning, c.warning);
+    out.Member(w::kInfo, c.info);
+    out.EndObject();
+    out.Member(w::kPendingApprovalCount,
+               approvals == pending_counts.end() ? std::int64_t{0} : approvals->second);
+    out.EndObject();
+  }
+  out.EndArray();
+  out.TimeMember(w::kGeneratedAt, now);
+  out.EndObject();
+  return out.Take();
+}
+
+absl::StatusOr<std::string> AgentViews::ResourceCapabilities(std::string_view resource_id) {
+  if (!IsCanonicalResourceId(resource_id)) {
+    return UnknownResource(resource_id);
+  }
+  PULSE_ASSIGN_OR_RETURN(std::vector<Capability> catalogue, fleet_.ListCapabilities(resource_id));
+  JsonWriter out;
+  out.StartObject();
+  out.Member(w::kResourceId, resource_id);
+  out.Key(w::kCapabilities);
+  out.StartArray();
+  for (const Capability& c : catalogue) {
+    if (ValidateCapability(c).ok()) {
+      out.RawValue(CapabilityToJson(c));
+    }
+  }
+  out.EndArray();
+  out.TimeMember(w::kGeneratedAt, clock_.Now());
+  out.EndObject();
+  return out.Take();
+}
+
+absl::StatusOr<std::string> AgentViews::FindingList(const FindingListQuery& query) {
+  const absl::Time now = clock_.Now();
+  FindingFilter filter;
+  filter.resource_id = query.resource_id;
+  if (!query.include_resolved) {
+    filter.active_at = now;
+  }
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.List(filter));
+  std::vector<Finding> listed;
+  for (StoredFinding& s : stored) {
+    const Finding& f = s.finding;
+    if (!AtLeastWarning(f.severity)) {
+      continue;
+    }
+    if (query.include_resolved && !IsActive(f, now) && !f.resolved_at.has_value()) {
+      continue;  // snoozed, dismissed or suppressed: neither active nor resolved
+    }
+    listed.push_back(std::move(s.finding));
+  }
+  std::sort(listed.begin(), listed.end(), agent_internal::MoreUrgentFinding);
+  std::size_t limit = query.limit;
+  if (limit == 0) {
+    limit = query.include_resolved ? kDefaultResolvedFindingListLimit : kMaxFindingListLimit;
+  }
+  limit = std::min(limit, kMaxFindingListLimit);
+  if (listed.size() > limit) {
+    listed.resize(limit);
+  }
+  FindingJsonOptions options;
+  options.include_private = false;
+  options.now = now;
+  return FindingListToJson(std::span<const Finding>(listed), options);
+}
+
+absl::StatusOr<std::string> AgentViews::OperationsLoopStatus(const OperationsLoopInputs& inputs) {
+  PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));
+  const absl::Time now = clock_.Now();
+  PULSE_ASSIGN_OR_RETURN(OperationsLoopCounts counts, CountOperationsLoop(inputs, now));
+  return OperationsLoopStatusToJson(counts, now - kOperationsLoopWindow, now);
+}
+
+absl::StatusOr<OperationsLoopCounts> AgentViews::CountOperationsLoop(
+    const OperationsLoopInputs& inputs, absl::Time now) {
+  const absl::Time window_start = now - kOperationsLoopWindow;
+  OperationsLoopCounts c;
+  c.external_agent_ready = inputs.external_agent_ready;
+
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> findings, findings_.List(FindingFilter{}));
+  for (const StoredFinding& s : findings) {
+    const Finding& f = s.finding;
+    if (IsRuntimeFinding(f)) {
+      continue;
+    }
+    if (f.last_seen_at >= window_start) {
+      ++c.patrol_evidence;
+      c.patrol_issue_evidence += AtLeastWarning(f.severity) ? 1 : 0;
+    }
+    c.active_findings += IsActive(f, now) && AtLeastWarning(f.severity) ? 1 : 0;
+  }
+
+  PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> actions,
+                         agent_internal::ScanActions(actions_, AllActionStates()));
+  for (const ActionRecord& r : actions) {
+    c.pending_approvals += agent_internal::AwaitsDecision(r, now) ? 1 : 0;
+    c.governed_actions += r.created_at >= window_start ? 1 : 0;
+    for (const ApprovalRecord& a : r.approvals) {
+      if (a.at >= window_start) {
+        ++(a.outcome == DecisionOutcome::kApproved ? c.approved_decisions : c.rejected_decisions);
+      }
+    }
+    if (r.result.has_value() && IsVerifiedFix(*r.result) && r.result->finished_at >= window_start) {
+      ++c.verified_outcomes;
+      c.resolved_loops += agent_internal::HasApprovedDecision(r) ? 1 : 0;
+    }
+  }
+  return c;
+}
+
+}  // namespace pulse::core

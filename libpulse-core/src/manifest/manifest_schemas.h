@@ -1,0 +1,315 @@
+// Internal to src/manifest: the schema texts of the capability catalogue. Input schemas are
+// closed at the root ("additionalProperties": false) so an unknown member is refused before
+// any handler; output schemas describe what a client may rely on and stay open
+// ("additionalProperties": true) so a server can add members without breaking clients.
+#pragma once
+
+#include <string_view>
+
+namespace pulse::core::manifest_internal {
+
+// ---- input schemas (wire surface §1.4) ---------------------------------------------------
+
+inline constexpr std::string_view kFleetContextInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "hasFindings": {"type": "boolean",
+      "description": "Only resources with at least one active finding."},
+    "severity": {"type": "string", "enum": ["critical", "warning", "info"],
+      "description": "Only resources with an active finding of this severity."},
+    "technology": {"type": "string",
+      "description": "Only resources of this technology (case-insensitive exact match)."},
+    "resourceType": {"type": "string",
+      "description": "Only resources of this type, e.g. vm or node (case-insensitive exact match)."}
+  }
+})json";
+
+inline constexpr std::string_view kSetOperatorStateInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "resourceId": {"type": "string", "minLength": 1,
+      "description": "Canonical resource ID, e.g. vm:101."},
+    "intentionallyOffline": {"type": "boolean",
+      "description": "The resource is meant to be down; offline alerts about it are expected."},
+    "neverAutoRemediate": {"type": "boolean",
+      "description": "Lock the resource: no governed action is dispatched against it."},
+    "monitoringMode": {"type": "string", "enum": ["normal", "expected_offline", "muted"],
+      "description": "How closely to watch the resource; wins over intentionallyOffline."},
+    "lifecycleState": {"type": "string", "enum": ["active", "retired"]},
+    "maintenanceStartAt": {"type": "string", "format": "date-time",
+      "description": "Start of a maintenance window (RFC 3339); needs maintenanceEndAt."},
+    "maintenanceEndAt": {"type": "string", "format": "date-time",
+      "description": "End of the maintenance window (RFC 3339); needs maintenanceStartAt."},
+    "maintenanceReason": {"type": "string"},
+    "criticality": {"type": "string", "enum": ["high", "medium", "low", ""],
+      "description": "How much the resource matters; an empty string clears it."},
+    "note": {"type": "string", "description": "Free-form operator note."},
+    "localOnly": {"type": "boolean",
+      "description": "Keep this resource inside the local trust boundary: hosted models see it only as an aggregate count, never its id, name or details."}
+  },
+  "required": ["resourceId", "intentionallyOffline", "neverAutoRemediate"],
+  "dependencies": {
+    "maintenanceStartAt": ["maintenanceEndAt"],
+    "maintenanceEndAt": ["maintenanceStartAt"]
+  }
+})json";
+
+inline constexpr std::string_view kAcknowledgeFindingInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "finding_id": {"type": "string", "minLength": 1, "description": "ID of the finding."}
+  },
+  "required": ["finding_id"]
+})json";
+
+inline constexpr std::string_view kSnoozeFindingInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "finding_id": {"type": "string", "minLength": 1, "description": "ID of the finding."},
+    "duration_hours": {"type": "integer", "minimum": 1, "maximum": 168,
+      "description": "How long to hide the finding, in whole hours."}
+  },
+  "required": ["finding_id", "duration_hours"]
+})json";
+
+inline constexpr std::string_view kDismissFindingInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "finding_id": {"type": "string", "minLength": 1, "description": "ID of the finding."},
+    "reason": {"type": "string",
+      "enum": ["not_an_issue", "expected_behavior", "will_fix_later"],
+      "description": "not_an_issue also suppresses future detections; will_fix_later reminds after 7 days."},
+    "note": {"type": "string", "description": "Optional operator note."}
+  },
+  "required": ["finding_id", "reason"]
+})json";
+
+inline constexpr std::string_view kResolveFindingInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "finding_id": {"type": "string", "minLength": 1, "description": "ID of the finding."},
+    "resolution_note": {"type": "string", "description": "What was done to fix it."}
+  },
+  "required": ["finding_id"]
+})json";
+
+inline constexpr std::string_view kPlanActionInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "requestId": {"type": "string", "minLength": 1,
+      "description": "Caller-chosen key; repeating a request with the same key and content returns the same plan."},
+    "resourceId": {"type": "string", "minLength": 1,
+      "description": "Canonical resource ID, e.g. vm:101."},
+    "capabilityName": {"type": "string", "minLength": 1,
+      "description": "A capability the resource lists (list_resource_capabilities)."},
+    "params": {"type": "object", "additionalProperties": true,
+      "description": "Parameters as the capability declares them."},
+    "reason": {"type": "string", "minLength": 1, "description": "Why the change is needed."},
+    "requestedBy": {"type": "string",
+      "description": "Informational; the requester is always the authenticated caller."}
+  },
+  "required": ["requestId", "resourceId", "capabilityName", "reason", "requestedBy"]
+})json";
+
+inline constexpr std::string_view kDecideActionInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "actionId": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$", "maxLength": 128,
+      "description": "ID of the planned action."},
+    "outcome": {"type": "string", "enum": ["approved", "rejected"]},
+    "reason": {"type": "string", "description": "Why; recorded in the audit trail."},
+    "planHash": {"type": "string",
+      "description": "The plan hash the decision is about; refused when the plan has changed."}
+  },
+  "required": ["actionId", "outcome"]
+})json";
+
+inline constexpr std::string_view kExecuteActionInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "actionId": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$", "maxLength": 128,
+      "description": "ID of the approved action."},
+    "reason": {"type": "string", "description": "Why now; recorded in the audit trail."},
+    "planHash": {"type": "string",
+      "description": "The plan hash that was approved; refused when the plan has changed."}
+  },
+  "required": ["actionId"]
+})json";
+
+// ---- output schemas (wire surface §1.5) --------------------------------------------------
+
+inline constexpr std::string_view kResourceContextOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "canonicalId": {"type": "string"},
+    "resourceType": {"type": "string"},
+    "resourceName": {"type": "string"},
+    "technology": {"type": "string"},
+    "operatorState": {"type": "object"},
+    "activeFindings": {"type": "array", "items": {"type": "object"}},
+    "pendingApprovals": {"type": "array", "items": {"type": "object"}},
+    "recentActions": {"type": "array", "items": {"type": "object"}},
+    "contextSections": {"type": "array"},
+    "generatedAt": {"type": "string", "format": "date-time"}
+  },
+  "required": ["canonicalId", "resourceType", "resourceName", "activeFindings",
+    "pendingApprovals", "recentActions", "contextSections", "generatedAt"]
+})json";
+
+inline constexpr std::string_view kResourceCapabilitiesOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "resourceId": {"type": "string"},
+    "capabilities": {"type": "array", "items": {"type": "object"}},
+    "generatedAt": {"type": "string", "format": "date-time"}
+  },
+  "required": ["resourceId", "capabilities", "generatedAt"]
+})json";
+
+inline constexpr std::string_view kFleetContextOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "resources": {"type": "array", "items": {"type": "object"}},
+    "generatedAt": {"type": "string", "format": "date-time"}
+  },
+  "required": ["resources", "generatedAt"]
+})json";
+
+inline constexpr std::string_view kOperationsLoopStatusOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "nextAction": {"type": "string", "enum": ["run_patrol", "review_findings", "open_assistant",
+      "review_approvals", "open_mcp", "complete"]},
+    "progressLabel": {"type": "string"},
+    "steps": {"type": "array"},
+    "patrolEvidenceCount": {"type": "integer"},
+    "patrolIssueEvidenceCount": {"type": "integer"},
+    "activeFindingCount": {"type": "integer"},
+    "pendingApprovalCount": {"type": "integer"},
+    "governedActionCount": {"type": "integer"},
+    "approvedDecisionCount": {"type": "integer"},
+    "rejectedDecisionCount": {"type": "integer"},
+    "verifiedOutcomeCount": {"type": "integer"},
+    "operationsLoopStarterCount": {"type": "integer"},
+    "assistantOperationsLoopStarterCount": {"type": "integer"},
+    "patrolOperationsLoopStarterCount": {"type": "integer"},
+    "patrolControlOperationsLoopStarterCount": {"type": "integer"},
+    "patrolControlCompletedOperationsLoopCount": {"type": "integer"},
+    "patrolControlResolvedOperationsLoopCount": {"type": "integer"},
+    "mcpOperationsLoopStarterCount": {"type": "integer"},
+    "patrolControlValueState": {"type": "string", "enum": ["not_started", "in_progress",
+      "governed_decision_recorded", "verified_needs_mcp", "verified"]},
+    "patrolAutonomyValueState": {"type": "string", "enum": ["not_started", "in_progress",
+      "governed_decision_recorded", "verified_needs_mcp", "verified"]},
+    "proActivationValueProofState": {"type": "string", "enum": ["not_started", "in_progress",
+      "governed_decision_recorded", "verified_needs_mcp", "verified"]},
+    "externalAgentReady": {"type": "boolean"},
+    "windowStart": {"type": "string", "format": "date-time"},
+    "generatedAt": {"type": "string", "format": "date-time"}
+  },
+  "required": ["nextAction", "generatedAt"]
+})json";
+
+inline constexpr std::string_view kOperatorStateOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "canonicalId": {"type": "string"},
+    "intentionallyOffline": {"type": "boolean"},
+    "neverAutoRemediate": {"type": "boolean"},
+    "setAt": {"type": "string", "format": "date-time"},
+    "monitoringMode": {"type": "string", "enum": ["normal", "expected_offline", "muted"]},
+    "lifecycleState": {"type": "string", "enum": ["active", "retired"]},
+    "maintenanceStartAt": {"type": "string", "format": "date-time"},
+    "maintenanceEndAt": {"type": "string", "format": "date-time"},
+    "maintenanceReason": {"type": "string"},
+    "criticality": {"type": "string"},
+    "note": {"type": "string"},
+    "setBy": {"type": "string"},
+    "maintenanceWindowActive": {"type": "boolean"},
+    "localOnly": {"type": "boolean"}
+  },
+  "required": ["canonicalId", "intentionallyOffline", "neverAutoRemediate", "setAt"]
+})json";
+
+inline constexpr std::string_view kListOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "items": {"type": "array", "items": {"type": "object"}},
+    "count": {"type": "integer", "minimum": 0}
+  },
+  "required": ["items", "count"]
+})json";
+
+inline constexpr std::string_view kFindingActionOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "success": {"type": "boolean"},
+    "message": {"type": "string"}
+  },
+  "required": ["success", "message"]
+})json";
+
+inline constexpr std::string_view kActionPlanOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "actionId": {"type": "string"},
+    "requestId": {"type": "string"},
+    "allowed": {"type": "boolean"},
+    "requiresApproval": {"type": "boolean"},
+    "approvalPolicy": {"type": "string"},
+    "rollbackAvailable": {"type": "boolean"},
+    "plannedAt": {"type": "string", "format": "date-time"},
+    "expiresAt": {"type": "string", "format": "date-time"},
+    "resourceVersion": {"type": "string"},
+    "policyVersion": {"type": "string"},
+    "planHash": {"type": "string"},
+    "predictedBlastRadius": {"type": "array"},
+    "message": {"type": "string"},
+    "preflight": {"type": "object"}
+  },
+  "required": ["actionId", "requestId", "allowed", "requiresApproval", "approvalPolicy",
+    "rollbackAvailable", "plannedAt", "expiresAt", "resourceVersion", "policyVersion", "planHash"]
+})json";
+
+inline constexpr std::string_view kActionDecisionOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "actionId": {"type": "string"},
+    "state": {"type": "string"},
+    "approval": {"type": "object"},
+    "audit": {"type": "object"}
+  },
+  "required": ["actionId", "state", "approval", "audit"]
+})json";
+
+inline constexpr std::string_view kActionExecutionOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "actionId": {"type": "string"},
+    "state": {"type": "string"},
+    "result": {"type": "object"},
+    "audit": {"type": "object"}
+  },
+  "required": ["actionId", "state", "audit"]
+})json";
+
+}  // namespace pulse::core::manifest_internal

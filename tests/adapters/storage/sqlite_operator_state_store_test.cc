@@ -1,0 +1,74 @@
+// SqliteOperatorStateStore beyond the contract: migration 3 adds local_only to a version-2 file
+// without touching its rows, and the column refuses anything but 0 and 1.
+#include "pulse/adapters/storage/sqlite_operator_state_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "contracts/operator_state_store_contract.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+using adapters::storage::kSchemaVersion;
+using adapters::storage::SqliteOperatorStateStore;
+
+TEST_CASE("a version-2 database keeps its operator state and gains local_only on open",
+          "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  core::OperatorState before = operator_state_contract::LockedState("vm:101");
+  before.local_only = false;
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteOperatorStateStore::Open(*db);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Set(before).ok());
+  }
+  {
+    // Roll the file back to what release 2 wrote.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP INDEX operator_state_local_only");
+    raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
+    raw.exec("DELETE FROM schema_version WHERE version = 3");
+  }
+  auto db = MustOpen(path);
+  absl::StatusOr<int> version = db->SchemaVersion();
+  REQUIRE(version.ok());
+  CHECK(*version == kSchemaVersion);
+  CHECK(kSchemaVersion == 3);
+  auto store = SqliteOperatorStateStore::Open(*db);
+  REQUIRE(store.ok());
+  absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");
+  REQUIRE(kept.ok());
+  CHECK(*kept == before);  // an existing row is not local-only
+  CHECK((*store)->LocalOnlyResourceIds()->empty());
+
+  core::OperatorState marked = before;
+  marked.local_only = true;
+  REQUIRE((*store)->Set(marked).ok());
+  CHECK(*(*store)->LocalOnlyResourceIds() == std::vector<std::string>{"vm:101"});
+}
+
+TEST_CASE("the local_only column refuses values other than 0 and 1", "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteOperatorStateStore::Open(*db);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Set(operator_state_contract::LockedState("vm:101")).ok());
+  }
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  CHECK_THROWS_AS(raw.exec("UPDATE operator_state SET local_only = 2"), SQLite::Exception);
+  CHECK(raw.execAndGet("SELECT local_only FROM operator_state").getInt() == 1);
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage

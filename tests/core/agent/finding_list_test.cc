@@ -1,0 +1,89 @@
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "agent_views_test_support.h"
+#include "fmt/format.h"
+#include "pulse/core/findings/finding_json.h"
+
+namespace pulse::testing::agent {
+namespace {
+
+using core::Severity;
+
+std::vector<std::string> Listed(ViewsHarness& h, const core::QueryParams& params) {
+  rapidjson::Document doc = Body(h.views.FindingList(core::ParseFindingListQuery(params)));
+  return Column(doc, "id");
+}
+
+// On vm:101: critical (2h and 1h old), warning (3h), watch, info; resolved, snoozed and
+// dismissed warnings. On nginx: one warning.
+void Populate(ViewsHarness& h) {
+  h.PutFinding("crit-old", "vm:101", Severity::kCritical, absl::Hours(2));
+  h.PutFinding("crit-new", "vm:101", Severity::kCritical, absl::Hours(1));
+  h.PutFinding("warn", "vm:101", Severity::kWarning, absl::Hours(3));
+  h.PutFinding("watch", "vm:101", Severity::kWatch);
+  h.PutFinding("info", "vm:101", Severity::kInfo);
+  h.PutFinding("resolved", "vm:101", Severity::kWarning, absl::Minutes(5));
+  h.EditFinding("resolved", [&](core::Finding& f) { f.resolved_at = h.clock.Now(); });
+  h.PutFinding("snoozed", "vm:101", Severity::kWarning);
+  h.EditFinding("snoozed",
+                [&](core::Finding& f) { f.snoozed_until = h.clock.Now() + absl::Hours(1); });
+  h.PutFinding("dismissed", "vm:101", Severity::kWarning);
+  h.EditFinding("dismissed",
+                [&](core::Finding& f) { f.dismissed_reason = core::DismissReason::kWillFixLater; });
+  h.PutFinding("nginx", "service:pve1/nginx", Severity::kWarning, absl::Minutes(30));
+}
+
+TEST_CASE("the default findings list is active warning+ findings, critical then newest",
+          "[core][agent]") {
+  ViewsHarness h;
+  Populate(h);
+  CHECK(Listed(h, {}) == std::vector<std::string>{"crit-new", "crit-old", "nginx", "warn"});
+}
+
+TEST_CASE("the findings list is the public Finding JSON", "[core][agent]") {
+  ViewsHarness h;
+  const core::Finding f = h.PutFinding("crit", "vm:101", Severity::kCritical);
+  const std::string body = *h.views.FindingList({});
+  CHECK(body.find("alert_identifier") == std::string::npos);
+  core::FindingJsonOptions options;
+  options.include_private = false;
+  options.now = h.clock.Now();
+  const core::Finding stored = h.findings.Get("crit")->finding;
+  CHECK(Body(body) == Json(fmt::format("[{}]", core::FindingToJson(stored, options))));
+}
+
+TEST_CASE("the findings list filters by resource and can include resolved findings",
+          "[core][agent]") {
+  ViewsHarness h;
+  Populate(h);
+  CHECK(Listed(h, {{"resource_id", "service:pve1/nginx"}}) == std::vector<std::string>{"nginx"});
+  CHECK(Listed(h, {{"resource_id", "vm:999"}}).empty());
+  // resolved joins the active ones; snoozed and dismissed are neither
+  CHECK(Listed(h, {{"include_resolved", "1"}}) ==
+        std::vector<std::string>{"crit-new", "crit-old", "resolved", "nginx", "warn"});
+  CHECK(Listed(h, {{"include_resolved", "true"}, {"resource_id", "vm:101"}}) ==
+        std::vector<std::string>{"crit-new", "crit-old", "resolved", "warn"});
+}
+
+TEST_CASE("the findings list honours its limit and caps it at 500", "[core][agent]") {
+  ViewsHarness h;
+  for (int i = 0; i < 510; ++i) {
+    h.PutFinding(fmt::format("f-{:03}", i), "vm:101", Severity::kWarning, absl::Minutes(600 - i));
+  }
+  CHECK(Listed(h, {{"limit", "2"}}) == std::vector<std::string>{"f-509", "f-508"});
+  CHECK(Listed(h, {}).size() == core::kMaxFindingListLimit);
+  CHECK(Listed(h, {{"limit", "100000"}}).size() == core::kMaxFindingListLimit);
+  CHECK(Listed(h, {{"include_resolved", "1"}}).size() == core::kDefaultResolvedFindingListLimit);
+  CHECK(Listed(h, {{"limit", "nope"}}).size() == core::kMaxFindingListLimit);
+}
+
+TEST_CASE("a finding store failure fails the findings list", "[core][agent]") {
+  ViewsHarness h;
+  h.findings.FailNext(absl::UnavailableError("disk gone"));
+  CHECK(absl::IsUnavailable(h.views.FindingList({}).status()));
+}
+
+}  // namespace
+}  // namespace pulse::testing::agent
