@@ -28,9 +28,10 @@ inline core::SessionRecord FullSession(std::string id) {
   r.status = core::SessionStatus::kAwaitingApproval;
   r.transcript = {
       core::Message::User("Neustart von web-01 bitte — \"jetzt\"\n\ttab"),
-      core::Message::Assistant("Planning the restart.",
-                               {core::ToolCall{"call_1", "pulse_query", R"({"action":"get"})"},
-                                core::ToolCall{"call_2", "pulse_control", R"({"type":"resource"})"}}),
+      core::Message::Assistant(
+          "Planning the restart.",
+          {core::ToolCall{"call_1", "pulse_query", R"({"action":"get"})", "CiQBcsjafQ/+opaque=="},
+           core::ToolCall{"call_2", "pulse_control", R"({"type":"resource"})"}}),
       core::Message::ToolResult("call_1", "pulse_query", R"({"status":"running"})", false),
       core::Message::ToolResult("call_2", "pulse_control", R"({"status":"awaiting_approval"})",
                                 false),

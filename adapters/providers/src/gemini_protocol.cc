@@ -39,6 +39,7 @@ constexpr std::string_view kParts = "parts";
 constexpr std::string_view kText = "text";
 constexpr std::string_view kFunctionCall = "functionCall";
 constexpr std::string_view kFunctionResponse = "functionResponse";
+constexpr std::string_view kThoughtSignature = "thoughtSignature";
 constexpr std::string_view kId = "id";
 constexpr std::string_view kName = "name";
 constexpr std::string_view kArgs = "args";
@@ -63,6 +64,8 @@ constexpr std::string_view kMaxOutputTokens = "maxOutputTokens";
 // response
 constexpr std::string_view kCandidates = "candidates";
 constexpr std::string_view kThought = "thought";
+// The REST API answers camelCase; proto-style JSON (and some SDK dumps) spell it this way.
+constexpr std::string_view kThoughtSignatureSnake = "thought_signature";
 constexpr std::string_view kFinishReason = "finishReason";
 constexpr std::string_view kUsageMetadata = "usageMetadata";
 constexpr std::string_view kPromptTokenCount = "promptTokenCount";
@@ -150,6 +153,8 @@ std::string TextPart(std::string_view text) {
   return out.Take();
 }
 
+// The call's thought signature (provider_state) rides on the part, beside functionCall, as
+// the API sent it: Gemini 3 refuses a follow-up request whose calls lost theirs.
 std::string FunctionCallPart(const core::ToolCall& call) {
   core::JsonWriter out;
   out.StartObject();
@@ -160,6 +165,7 @@ std::string FunctionCallPart(const core::ToolCall& call) {
   out.Key(w::kArgs);
   out.Value(internal::ReplayArguments(call.arguments_json));
   out.EndObject();
+  out.MemberIfNotEmpty(w::kThoughtSignature, call.provider_state);
   out.EndObject();
   return out.Take();
 }
@@ -370,6 +376,10 @@ class GeminiDecoder final : public internal::FailClosedDecoder {
     const std::optional<std::string> text =
         p.String(w::kText, {internal::kStreamJsonLimits.max_bytes});
     const rapidjson::Value* call = p.Member(w::kFunctionCall);
+    std::string signature = Signature(p, w::kThoughtSignature);
+    if (signature.empty()) {
+      signature = Signature(p, w::kThoughtSignatureSnake);
+    }
     PULSE_RETURN_IF_ERROR(p.status());
     if (thought.value_or(false)) {
       return absl::OkStatus();  // a thought summary: not content
@@ -377,10 +387,29 @@ class GeminiDecoder final : public internal::FailClosedDecoder {
     if (text.has_value() && !text->empty()) {
       emit(core::LlmStreamEvent::ContentDelta(*text));
     }
-    return call == nullptr ? absl::OkStatus() : FunctionCall(*call, index);
+    return call == nullptr ? absl::OkStatus() : FunctionCall(*call, index, std::move(signature));
   }
 
-  absl::Status FunctionCall(const rapidjson::Value& call, rapidjson::SizeType index) {
+  // The part's thought signature under `key`: opaque bytes kept verbatim, "" when absent, and
+  // dropped when over kMaxProviderStateBytes (a request without it fails loudly; a cut one
+  // could not be valid either). Not a string: a broken stream.
+  static std::string Signature(JsonObjectReader& part, std::string_view key) {
+    const rapidjson::Value* value = part.Member(key);
+    if (value == nullptr) {
+      return "";
+    }
+    if (!value->IsString()) {
+      part.Fail(key, "must be a string");
+      return "";
+    }
+    if (value->GetStringLength() > core::kMaxProviderStateBytes) {
+      return "";
+    }
+    return std::string(value->GetString(), value->GetStringLength());
+  }
+
+  absl::Status FunctionCall(const rapidjson::Value& call, rapidjson::SizeType index,
+                            std::string signature) {
     JsonObjectReader f(call, fmt::format("Gemini part[{}].functionCall", index),
                        StreamReaderOptions());
     std::string id =
@@ -392,7 +421,9 @@ class GeminiDecoder final : public internal::FailClosedDecoder {
     }
     PULSE_RETURN_IF_ERROR(f.status());
     std::string arguments = args == nullptr ? "{}" : core::ToJsonString(*args);
-    return AddToolCall(core::ToolCall{std::move(id), std::move(name), std::move(arguments)}, "");
+    return AddToolCall(
+        core::ToolCall{std::move(id), std::move(name), std::move(arguments), std::move(signature)},
+        "");
   }
 
   absl::Status Usage(const rapidjson::Value& usage) {

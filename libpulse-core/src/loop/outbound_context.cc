@@ -186,18 +186,31 @@ class Withholder {
     changed_ = true;
   }
 
+  // Calls `fn` with each member of `object`, mutable. Indexed, not a range-for: clang 14 in
+  // C++20 mode rejects comparing rapidjson's mutable member iterators
+  // (-Wambiguous-reversed-operator).
+  template <class Fn>
+  static void ForEachMember(rapidjson::Value& object, Fn fn) {
+    const rapidjson::Value::MemberIterator first = object.MemberBegin();
+    const rapidjson::SizeType count = object.MemberCount();
+    for (rapidjson::SizeType i = 0; i < count; ++i) {
+      fn(first[i]);
+    }
+  }
+
   void WalkObject(rapidjson::Value& object) {
     std::int64_t withheld = 0;
-    for (const auto& member : object.GetObject()) {
+    const rapidjson::Value& view = object;
+    for (const auto& member : view.GetObject()) {
       withheld += IsLocalOnlyId(StringViewOf(member.name)) ? 1 : 0;
     }
     if (withheld > 0) {
       rapidjson::Value kept(rapidjson::kObjectType);
-      for (auto& member : object.GetObject()) {
+      ForEachMember(object, [this, &kept](rapidjson::Value::Member& member) {
         if (!IsLocalOnlyId(StringViewOf(member.name))) {
           kept.AddMember(member.name, member.value, alloc_);  // moves both
         }
-      }
+      });
       rapidjson::Value key(kWithheldLocalOnlyMember.data(),
                            static_cast<rapidjson::SizeType>(kWithheldLocalOnlyMember.size()),
                            alloc_);
@@ -205,14 +218,14 @@ class Withholder {
       object = kept;  // moves
       changed_ = true;
     }
-    for (auto& member : object.GetObject()) {
+    ForEachMember(object, [this](rapidjson::Value::Member& member) {
       if (Describes(member.value)) {
         member.value = Aggregate(1);
         changed_ = true;
       } else {
         Walk(member.value);
       }
-    }
+    });
   }
 
   const absl::flat_hash_set<std::string>& ids_;
@@ -385,7 +398,10 @@ LlmRequest OutboundContextPolicy::Apply(const LlmRequest& request) const {
     s.is_error = m.is_error;
     s.tool_calls.reserve(m.tool_calls.size());
     for (const ToolCall& call : m.tool_calls) {
-      s.tool_calls.push_back(ToolCall{call.id, call.name, SanitizeText(call.arguments_json)});
+      // Only the arguments are text; provider_state is opaque provider bytes, replayed as is.
+      ToolCall sanitized = call;
+      sanitized.arguments_json = SanitizeText(call.arguments_json);
+      s.tool_calls.push_back(std::move(sanitized));
     }
     if (m.role != MessageRole::kTool) {
       s.content = SanitizeText(m.content);

@@ -41,6 +41,7 @@ constexpr std::string_view kIsError = "is_error";
 // tool call
 constexpr std::string_view kName = "name";
 constexpr std::string_view kArguments = "arguments";
+constexpr std::string_view kProviderState = "provider_state";
 // fsm snapshot
 constexpr std::string_view kState = "state";
 constexpr std::string_view kWroteThisEpisode = "wrote_this_episode";
@@ -105,6 +106,7 @@ void WriteMessage(JsonWriter& out, const Message& m) {
       out.MemberIfNotEmpty(w::kId, call.id);
       out.MemberIfNotEmpty(w::kName, call.name);
       out.MemberIfNotEmpty(w::kArguments, call.arguments_json);
+      out.MemberIfNotEmpty(w::kProviderState, call.provider_state);
       out.EndObject();
     }
     out.EndArray();
@@ -223,11 +225,13 @@ const rapidjson::Value* ArrayMember(JsonObjectReader& in, std::string_view key,
 
 absl::StatusOr<ToolCall> ReadToolCall(const rapidjson::Value& value, std::string path) {
   JsonObjectReader in(value, std::move(path));
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kName, w::kArguments}));
+  // provider_state arrived with Gemini thought signatures: older records lack it.
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kName, w::kArguments, w::kProviderState}));
   ToolCall call;
   call.id = in.String(w::kId, {kName}).value_or("");
   call.name = in.String(w::kName, {kName}).value_or("");
   call.arguments_json = in.String(w::kArguments, {kText}).value_or("");
+  call.provider_state = in.String(w::kProviderState, {kMaxProviderStateBytes}).value_or("");
   PULSE_RETURN_IF_ERROR(in.status());
   return call;
 }

@@ -310,8 +310,8 @@ TEST_CASE("Gemini stream: a functionCall keeps its id and is delivered only at t
   Decoded d;
   d.events = events;
   CHECK(d.Text() == "Let me check the disks.");  // the thought summary is not content
-  CHECK(d.Calls() ==
-        std::vector<ToolCall>{{"fc_disk_1", "get_disks", R"({"node":"pve1","all":true})"}});
+  CHECK(d.Calls() == std::vector<ToolCall>{{"fc_disk_1", "get_disks",
+                                            R"({"node":"pve1","all":true})", "CiQBcsjafQ=="}});
   CHECK(d.Usage() == core::TokenUsage{120, 80});
   CHECK(d.Finish() == FinishReason::kToolCalls);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/testing/fake_fleet.h"
@@ -126,6 +127,25 @@ TEST_CASE("tools, tool choice, the completion cap and the cancellation flag are 
   raw.cancelled = std::make_shared<std::atomic<bool>>(false);
   const LlmRequest sent = OutboundContextPolicy(InferenceRoute::kMeteredApi, SecretVm()).Apply(raw);
   CHECK(sent == raw);
+}
+
+TEST_CASE("a tool call's opaque provider state passes through untouched",
+          "[core][loop][outbound]") {
+  // Shapes the redactor and the local-only pass would rewrite in text: opaque bytes that happen
+  // to hold them must still reach the provider exactly as it sent them.
+  const std::string state =
+      "Ci/AKIAIOSFODNN7EXAMPLE+sk-proj-PLANTEDabcdefghijklmnop vm:101 payroll-db";
+  REQUIRE(RedactSecrets(state) != state);
+  LlmRequest raw;
+  raw.messages.push_back(Message::User("check vm:101"));
+  raw.messages.push_back(
+      Message::Assistant("", {ToolCall{"c1", "pulse_read", R"({"resource_id":"vm:101"})", state}}));
+  raw.messages.push_back(Message::ToolResult("c1", "pulse_read", "ok", false));
+  const LlmRequest sent = OutboundContextPolicy(InferenceRoute::kMeteredApi, SecretVm()).Apply(raw);
+  const ToolCall& call = sent.messages.at(1).tool_calls.at(0);
+  CHECK(call.provider_state == state);
+  CHECK(call.id == "c1");
+  CHECK(call.arguments_json.find("vm:101") == std::string::npos);  // the arguments are text
 }
 
 TEST_CASE("local-only objects are withheld from JSON arrays with an aggregate count",

@@ -89,6 +89,32 @@ TEST_CASE("a record written before usage accounting still loads", "[core][loop]"
   CHECK_FALSE(old->suspended->counters.cost_unknown);
 }
 
+TEST_CASE("a tool call's provider state round trips and is optional", "[core][loop]") {
+  const SessionRecord full = FullyPopulated();
+  REQUIRE_FALSE(full.transcript.at(1).tool_calls.at(0).provider_state.empty());
+  absl::StatusOr<SessionRecord> back = SessionRecordFromJson(SessionRecordToJson(full));
+  REQUIRE(back.ok());
+  CHECK(back->transcript.at(1).tool_calls.at(0).provider_state ==
+        full.transcript.at(1).tool_calls.at(0).provider_state);
+
+  // Written before provider state existed: the call loads without one.
+  const std::string call = R"(,"transcript":[{"role":"assistant","is_error":false,)"
+                           R"("tool_calls":[{"id":"c1","name":"pulse_read","arguments":"{}")";
+  absl::StatusOr<SessionRecord> old = SessionRecordFromJson(MinimalJson(call + "}]}]"));
+  REQUIRE(old.ok());
+  CHECK(old->transcript.at(0).tool_calls.at(0).provider_state.empty());
+  absl::StatusOr<SessionRecord> signed_call =
+      SessionRecordFromJson(MinimalJson(call + R"(,"provider_state":"sig=="}]}])"));
+  REQUIRE(signed_call.ok());
+  CHECK(signed_call->transcript.at(0).tool_calls.at(0).provider_state == "sig==");
+
+  ExpectRejected(MinimalJson(call + R"(,"provider_state":7}]}])"), "provider state not a string");
+  ExpectRejected(MinimalJson(call + R"(,"thought_signature":"x"}]}])"), "unknown tool call member");
+  ExpectRejected(MinimalJson(call + R"(,"provider_state":")" +
+                             std::string(kMaxProviderStateBytes + 1, 'A') + R"("}]}])"),
+                 "oversized provider state");
+}
+
 TEST_CASE("usage entries and totals round trip and are checked", "[core][loop]") {
   SessionRecord r;
   r.id = "ses_usage";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -23,12 +24,21 @@ enum class MessageRole { kSystem, kUser, kAssistant, kTool };
 std::string_view ToString(MessageRole role);
 std::optional<MessageRole> ParseMessageRole(std::string_view text);
 
+// The most bytes of ToolCall::provider_state; a protocol drops a longer value rather than
+// keep or cut it.
+inline constexpr std::size_t kMaxProviderStateBytes = std::size_t{64} << 10;
+
 // One tool call as the model emitted it. `arguments_json` is the model's text, unparsed: it
 // may be malformed, and the loop refuses it then.
 struct ToolCall {
   std::string id;  // provider call id (call_..., toolu_..., ...); never shown to users
   std::string name;
   std::string arguments_json;
+  // Opaque bytes the provider attached to the call and requires back verbatim with it (Gemini's
+  // thoughtSignature: without it the next request is refused). Stored with the transcript and
+  // replayed only by the protocol that produced it; other protocols ignore it. It is not text:
+  // never shown to users, never sanitized, at most kMaxProviderStateBytes. "" when none.
+  std::string provider_state = {};
 
   friend bool operator==(const ToolCall&, const ToolCall&) = default;
 };

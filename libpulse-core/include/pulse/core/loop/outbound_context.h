@@ -82,8 +82,9 @@ class OutboundContextPolicy {
 
   // A copy of `request` with every message sanitized: text (system, user, assistant),
   // tool-call arguments as text, and tool results with SanitizeToolResult (after the loop's
-  // untrusted-data frame, when the result carries one). Tools, tool choice, max_tokens and the
-  // cancellation flag are kept.
+  // untrusted-data frame, when the result carries one). Tools, tool choice, max_tokens, the
+  // cancellation flag and each call's opaque provider_state (not text: the provider's own
+  // bytes, which it refuses altered) are kept.
   LlmRequest Apply(const LlmRequest& request) const;
 
   // `text` with secrets redacted and local-only ids and names replaced.

@@ -2,7 +2,8 @@
 // WireProtocol. System messages become the top-level `system` string, tool calls and results
 // become tool_use / tool_result content blocks, and adjacent same-role turns are merged so roles
 // alternate. The decoder reads the named SSE events (message_start ... message_stop); a
-// response is terminal once message_delta carries a stop_reason. Immutable after construction;
+// response is terminal once message_delta carries a stop_reason. The endpoint, default base
+// URL included, comes from the registry (provider_registry.h). Immutable after construction;
 // BuildRequest and NewDecoder may be called from any thread.
 #pragma once
 
@@ -16,7 +17,6 @@
 
 namespace pulse::adapters::providers {
 
-inline constexpr std::string_view kAnthropicDefaultBaseUrl = "https://api.anthropic.com/v1";
 inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 
 struct AnthropicProtocolOptions {

@@ -2,21 +2,19 @@
 // Messages keep their roles (system, user, assistant, tool); assistant tool calls carry their
 // arguments as objects and tool results name their tool. Ollama cannot force a tool call, so
 // ToolChoice::kRequired is refused rather than silently ignored. Each response line is one
-// chat chunk; the line with "done":true is the last. Immutable after construction; BuildRequest
-// and NewDecoder may be called from any thread.
+// chat chunk; the line with "done":true is the last. The endpoint, default base URL included,
+// comes from the registry (provider_registry.h). Immutable after construction; BuildRequest and
+// NewDecoder may be called from any thread.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/providers/wire_protocol.h"
 #include "pulse/core/loop/llm_types.h"
 
 namespace pulse::adapters::providers {
-
-inline constexpr std::string_view kOllamaDefaultBaseUrl = "http://localhost:11434";
 
 struct OllamaProtocolOptions {
   // The Authorization header value ("Bearer ...", "Basic ...") for a server behind
