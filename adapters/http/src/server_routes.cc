@@ -24,10 +24,19 @@ constexpr std::string_view kEmptyBodySchema = R"json({
   "properties": {}
 })json";
 
+constexpr std::string_view kResumeBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]}
+  }
+})json";
+
 constexpr std::string_view kAnswerBodySchema = R"json({
   "type": "object",
   "additionalProperties": false,
   "properties": {
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]},
     "answers": {"type": "array", "minItems": 1, "maxItems": 16,
       "items": {"type": "object", "additionalProperties": false,
         "properties": {
@@ -93,15 +102,17 @@ std::vector<ServerRoute> BuildRoutes() {
             "Deletes one session and its transcript.", "{ success: true }"),
       Route("resume_session", "POST", "/api/ai/sessions/{sessionId}/resume", Scope::kAiExecute,
             "Continues a session suspended on an approval once the action is decided: an "
-            "approved action runs through the lifecycle, bound to its plan hash.",
-            "text/event-stream of ChatEvent", kEmptyBodySchema, true),
+            "approved action runs through the lifecycle, bound to its plan hash. The run keeps "
+            "the control level the session's chat asked for; control_level may lower it.",
+            "text/event-stream of ChatEvent", kResumeBodySchema, true),
       Route("abort_session", "POST", "/api/ai/sessions/{sessionId}/abort", Scope::kAiChat,
             "Stops the session's run in progress, if any: it ends with an error event and "
             "done. A session with no run in progress is left as it is.",
             "{ session_id, aborted }", kEmptyBodySchema),
       Route("answer_question", "POST", "/api/ai/question/{questionId}/answer", Scope::kAiChat,
             "Answers the question a session is waiting on and continues that session: the "
-            "answers become the user's next message and the run streams like a chat.",
+            "answers become the user's next message and the run streams like a chat, at the "
+            "control level the session's chat asked for (control_level may lower it).",
             "text/event-stream of ChatEvent", kAnswerBodySchema, true),
       Route("list_models", "GET", "/api/ai/models", Scope::kAiChat,
             "The models the configured provider offers.", "{ models: Model[] }"),

@@ -1,0 +1,376 @@
+// The Assistant: chat, resume after an approval, answers to a question, abort, the session
+// routes and the model list. A run streams `data: {"type":...,"data":...}` frames from a
+// thread of its own (ChatRuns); the authority it runs with is built from the caller's token
+// scopes and the server's configured control level, which a chat body may only lower.
+// Without a configured provider the run routes answer 503 assistant_not_configured and
+// everything else keeps working.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/json/json_writer.h"
+#include "pulse/core/loop/session_record.h"
+#include "pulse/core/policy/invocation_policy.h"
+#include "pulse/core/status_macros.h"
+#include "pulse/core/tools/tool_names.h"
+#include "server_context.h"
+#include "session_json.h"
+
+namespace pulse::server {
+namespace {
+
+namespace http = adapters::http;
+using core::AgentErrorCode;
+using http::HttpReply;
+using http::HttpRequest;
+
+constexpr std::size_t kDefaultSessionListLimit = 100;
+
+// A run body: what the loop is asked to do for one ChatRun, streaming to its sink.
+using RunBody = std::function<absl::StatusOr<core::RunOutcome>(ChatRun&, core::EventSink&)>;
+
+HttpReply NotConfigured() {
+  return HttpReply::Error(AgentErrorCode::kAssistantNotConfigured,
+                          "the Assistant is not configured: start pulse-server with --provider "
+                          "(and --model or --provider-base-url where the provider needs them)");
+}
+
+HttpReply SessionNotFound(std::string_view id) {
+  core::AgentError error =
+      core::MakeAgentError(AgentErrorCode::kSessionNotFound, "No session has this id");
+  error.details["session_id"] = std::string(id);
+  return HttpReply::Error(error);
+}
+
+// The authority of a run: the caller's scopes under the configured maximum level, or under the
+// level the session's last chat ran at when continuing one (`continued_session`), which is never
+// higher.
+core::PolicyInputs InputsFor(const ServerContext& ctx, const HttpRequest& request,
+                             std::string_view continued_session = {}) {
+  core::PolicyInputs inputs;
+  inputs.scopes = request.principal.scopes;
+  inputs.configured_max = ctx.config.control_level;
+  if (!continued_session.empty()) {
+    if (std::optional<core::ControlLevel> chat = ctx.levels.Get(continued_session)) {
+      inputs.configured_max = core::Lower(ctx.config.control_level, *chat);
+    }
+  }
+  inputs.profile = core::ExecutionProfile::kInteractive;
+  return inputs;
+}
+
+// The request body as a JSON object ({} when empty); it passed the route's schema.
+rapidjson::Document BodyObject(const HttpRequest& request) {
+  absl::StatusOr<rapidjson::Document> body = core::ParseJson(request.body);
+  if (body.ok() && body->IsObject()) {
+    return *std::move(body);
+  }
+  rapidjson::Document empty;
+  empty.SetObject();
+  return empty;
+}
+
+http::SseOptions ChatStreamOptions() {
+  http::SseOptions options;
+  options.heartbeat = absl::Seconds(5);
+  options.heartbeat_comment = "heartbeat";
+  options.max_queued_frames = 1024;
+  options.overflow = http::SseOverflow::kCancel;  // a transcript with holes would mislead
+  return options;
+}
+
+// Starts `body` as a run streaming to a new chat stream; the stream is the reply. `baseline`:
+// the tokens a resumed run's counters already hold.
+HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
+                   TokenBaseline baseline = {}) {
+  std::shared_ptr<http::SseStream> stream = http::SseStream::Create(ChatStreamOptions());
+  const bool started = ctx.runs.Start(
+      stream, std::move(session_id), [&ctx, body = std::move(body), baseline](ChatRun& run) {
+        ChatEventSink sink(run, ctx.metrics, baseline);
+        absl::StatusOr<core::RunOutcome> outcome = body(run, sink);
+        if (!outcome.ok() && (outcome.status().code() == absl::StatusCode::kUnavailable ||
+                              outcome.status().code() == absl::StatusCode::kInternal)) {
+          LogLine(
+              absl::StrCat("an Assistant run could not proceed: ", outcome.status().ToString()));
+        }
+        if (!sink.saw_done()) {
+          sink.EmitEngineFailure("engine_error", "the run ended without a result");
+        }
+      });
+  if (!started) {
+    return HttpReply::Error(AgentErrorCode::kServiceUnavailable,
+                            "the server is shutting down or cannot start a run now");
+  }
+  return HttpReply::EventStream(std::move(stream));
+}
+
+HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
+  if (ctx.loop == nullptr) {
+    return NotConfigured();
+  }
+  absl::StatusOr<rapidjson::Document> body = core::ParseJson(request.body);
+  if (!body.ok() || !body->IsObject()) {
+    return HttpReply::Error(AgentErrorCode::kInvalidRequest, "the body must be a JSON object");
+  }
+  core::RunRequest run{std::string(core::GetString(*body, "session_id").value_or("")),
+                       std::string(core::GetString(*body, "message").value_or("")),
+                       core::InvocationPolicy::FromRequest(InputsFor(ctx, request), *body),
+                       nullptr};
+  core::AgenticLoop& loop = *ctx.loop;
+  SessionLevels& levels = ctx.levels;
+  const std::string session_id = run.session_id;
+  return StartRun(ctx, session_id,
+                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
+                    run.cancelled = chat.cancel_flag();
+                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
+                    if (outcome.ok()) {  // a refused run (session busy) set nothing
+                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
+                    }
+                    return outcome;
+                  });
+}
+
+HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
+  if (ctx.loop == nullptr) {
+    return NotConfigured();
+  }
+  const std::string& id = PathParam(request, "sessionId");
+  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
+  if (session.status().code() == absl::StatusCode::kNotFound ||
+      session.status().code() == absl::StatusCode::kInvalidArgument) {
+    return SessionNotFound(id);
+  }
+  if (!session.ok()) {
+    return Unavailable("the session store", session.status());
+  }
+  core::ResumeRequest resume{
+      id, core::InvocationPolicy::FromRequest(InputsFor(ctx, request, id), BodyObject(request)),
+      ActorFor(request), nullptr};
+  core::AgenticLoop& loop = *ctx.loop;
+  TokenBaseline baseline;
+  if (session->suspended.has_value()) {
+    baseline.input_tokens = session->suspended->counters.input_tokens;
+    baseline.output_tokens = session->suspended->counters.output_tokens;
+  }
+  return StartRun(
+      ctx, id,
+      [&loop, resume](ChatRun& chat, core::EventSink& sink) mutable {
+        resume.cancelled = chat.cancel_flag();
+        return loop.Resume(resume, sink);
+      },
+      baseline);
+}
+
+// The session waiting for an answer to `question_id`: one awaiting input whose last
+// pulse_question result carries that id. NotFound when none is.
+absl::StatusOr<std::string> SessionAwaiting(core::SessionStore& sessions,
+                                            std::string_view question_id) {
+  PULSE_ASSIGN_OR_RETURN(std::vector<core::SessionSummary> listed,
+                         sessions.List(core::kMaxSessionListLimit));
+  const std::string needle = absl::StrCat(R"("question_id":")", std::string(question_id), R"(")");
+  for (const core::SessionSummary& summary : listed) {
+    if (summary.status != core::SessionStatus::kAwaitingInput) {
+      continue;
+    }
+    absl::StatusOr<core::SessionRecord> record = sessions.Get(summary.id);
+    if (!record.ok()) {
+      continue;  // deleted meanwhile
+    }
+    for (auto it = record->transcript.rbegin(); it != record->transcript.rend(); ++it) {
+      if (it->role == core::MessageRole::kTool && it->tool_name == core::kToolPulseQuestion) {
+        if (it->content.find(needle) != std::string::npos) {
+          return record->id;
+        }
+        break;  // only the latest question is open
+      }
+    }
+  }
+  return absl::NotFoundError("no session is waiting for this question");
+}
+
+HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
+  if (ctx.loop == nullptr) {
+    return NotConfigured();
+  }
+  const std::string& question_id = PathParam(request, "questionId");
+  absl::StatusOr<rapidjson::Document> body = core::ParseJson(request.body);
+  const rapidjson::Value* answers =
+      body.ok() && body->IsObject() ? core::GetMember(*body, "answers") : nullptr;
+  if (answers == nullptr || !answers->IsArray()) {
+    return HttpReply::Error(AgentErrorCode::kInvalidRequest, "answers must be an array");
+  }
+  std::vector<std::string> lines;
+  for (const rapidjson::Value& answer : answers->GetArray()) {
+    const std::string_view id = core::GetString(answer, "id").value_or("");
+    const std::string_view value = core::GetString(answer, "value").value_or("");
+    lines.push_back(answers->Size() == 1 ? std::string(value)
+                                         : absl::StrCat(std::string(id), ": ", std::string(value)));
+  }
+  absl::StatusOr<std::string> session = SessionAwaiting(ctx.sessions, question_id);
+  if (session.status().code() == absl::StatusCode::kNotFound) {
+    core::AgentError error = core::MakeAgentError(
+        AgentErrorCode::kQuestionNotFound, "No session is waiting for an answer to this question");
+    error.details["question_id"] = question_id;
+    return HttpReply::Error(error);
+  }
+  if (!session.ok()) {
+    return Unavailable("the session store", session.status());
+  }
+  core::RunRequest run{
+      *session, absl::StrJoin(lines, "\n"),
+      core::InvocationPolicy::FromRequest(InputsFor(ctx, request, *session), *body), nullptr};
+  core::AgenticLoop& loop = *ctx.loop;
+  SessionLevels& levels = ctx.levels;
+  return StartRun(ctx, *session,
+                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
+                    run.cancelled = chat.cancel_flag();
+                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
+                    if (outcome.ok()) {  // a refused run (session busy) set nothing
+                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
+                    }
+                    return outcome;
+                  });
+}
+
+HttpReply Abort(ServerContext& ctx, const HttpRequest& request) {
+  const std::string& id = PathParam(request, "sessionId");
+  const bool aborted = ctx.runs.Abort(id);
+  if (!aborted) {
+    absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
+    if (session.status().code() == absl::StatusCode::kNotFound ||
+        session.status().code() == absl::StatusCode::kInvalidArgument) {
+      return SessionNotFound(id);
+    }
+    if (!session.ok()) {
+      return Unavailable("the session store", session.status());
+    }
+  }
+  core::JsonWriter w;
+  w.StartObject();
+  w.Member("session_id", id);
+  w.Member("aborted", aborted);
+  w.EndObject();
+  return HttpReply::Json(w.Take());
+}
+
+HttpReply ListSessions(ServerContext& ctx, const HttpRequest& request) {
+  std::size_t limit = kDefaultSessionListLimit;
+  if (std::optional<std::string_view> text = request.Query("limit")) {
+    std::size_t parsed = 0;
+    bool ok = !text->empty() && text->size() <= 4;
+    for (char c : *text) {
+      ok = ok && c >= '0' && c <= '9';
+      parsed = parsed * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (!ok || parsed == 0 || parsed > core::kMaxSessionListLimit) {
+      return HttpReply::Error(AgentErrorCode::kInvalidRequest,
+                              "limit must be an integer between 1 and 1000");
+    }
+    limit = parsed;
+  }
+  absl::StatusOr<std::vector<core::SessionSummary>> listed = ctx.sessions.List(limit);
+  if (!listed.ok()) {
+    return Unavailable("the session store", listed.status());
+  }
+  return HttpReply::Json(SessionListJson(*listed));
+}
+
+// Reads one session for the GET routes and renders it with `render`.
+HttpReply WithSession(ServerContext& ctx, const HttpRequest& request,
+                      std::string (*render)(const core::SessionRecord&)) {
+  const std::string& id = PathParam(request, "sessionId");
+  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
+  if (session.status().code() == absl::StatusCode::kNotFound ||
+      session.status().code() == absl::StatusCode::kInvalidArgument) {
+    return SessionNotFound(id);
+  }
+  if (!session.ok()) {
+    return Unavailable("the session store", session.status());
+  }
+  return HttpReply::Json(render(*session));
+}
+
+HttpReply DeleteSession(ServerContext& ctx, const HttpRequest& request) {
+  const std::string& id = PathParam(request, "sessionId");
+  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
+  if (session.status().code() == absl::StatusCode::kNotFound ||
+      session.status().code() == absl::StatusCode::kInvalidArgument) {
+    return SessionNotFound(id);
+  }
+  if (!session.ok()) {
+    return Unavailable("the session store", session.status());
+  }
+  if (ctx.runs.IsRunning(id) || session->status == core::SessionStatus::kRunning) {
+    return HttpReply::Error(AgentErrorCode::kSessionBusy,
+                            "a run holds the session; abort it first");
+  }
+  const absl::Status deleted = ctx.sessions.Delete(id);
+  if (deleted.code() == absl::StatusCode::kNotFound) {
+    return SessionNotFound(id);
+  }
+  if (!deleted.ok()) {
+    return Unavailable("the session store", deleted);
+  }
+  ctx.levels.Forget(id);
+  return HttpReply::Json(R"({"success":true})");
+}
+
+HttpReply ListModels(ServerContext& ctx) {
+  if (ctx.provider == nullptr) {
+    return NotConfigured();
+  }
+  absl::StatusOr<std::vector<adapters::providers::ModelInfo>> models =
+      adapters::providers::ListModels(*ctx.provider);
+  if (!models.ok()) {
+    // Provider messages name neither the key nor the endpoint (provider_factory.h).
+    return HttpReply::Error(
+        AgentErrorCode::kProviderUnavailable,
+        absl::StrCat("the model list could not be read: ", std::string(models.status().message())));
+  }
+  core::JsonWriter w;
+  w.StartObject();
+  w.Member("provider", ctx.provider->provider);
+  w.Member("model", ctx.provider->model);
+  w.Key("models");
+  w.StartArray();
+  for (const adapters::providers::ModelInfo& model : *models) {
+    w.StartObject();
+    w.Member("id", model.id);
+    w.MemberIfNotEmpty("display_name", model.display_name);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return HttpReply::Json(w.Take());
+}
+
+}  // namespace
+
+absl::Status BindAssistantRoutes(http::Router& router, ServerContext& ctx) {
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("chat", [&ctx](const HttpRequest& request) { return Chat(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle(
+      "resume_session", [&ctx](const HttpRequest& request) { return Resume(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle(
+      "answer_question", [&ctx](const HttpRequest& request) { return Answer(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle(
+      "abort_session", [&ctx](const HttpRequest& request) { return Abort(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle(
+      "list_sessions", [&ctx](const HttpRequest& request) { return ListSessions(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle("get_session", [&ctx](const HttpRequest& request) {
+    return WithSession(ctx, request, SessionDetailJson);
+  }));
+  PULSE_RETURN_IF_ERROR(router.Handle("get_session_messages", [&ctx](const HttpRequest& request) {
+    return WithSession(ctx, request, SessionMessagesJson);
+  }));
+  PULSE_RETURN_IF_ERROR(router.Handle("delete_session", [&ctx](const HttpRequest& request) {
+    return DeleteSession(ctx, request);
+  }));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("list_models", [&ctx](const HttpRequest&) { return ListModels(ctx); }));
+  return absl::OkStatus();
+}
+
+}  // namespace pulse::server

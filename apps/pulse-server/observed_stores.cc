@@ -1,0 +1,33 @@
+#include "observed_stores.h"
+
+namespace pulse::server {
+
+absl::StatusOr<core::ActionInsertOutcome> ObservedActionStore::InsertIfAbsent(
+    const core::ActionRecord& record,
+    const std::vector<core::ActionLifecycleEvent>& initial_events) {
+  absl::StatusOr<core::ActionInsertOutcome> out = inner_.InsertIfAbsent(record, initial_events);
+  if (out.ok() && out->created && observer_) {
+    observer_(ActionChange{out->record, true, {}});
+  }
+  return out;
+}
+
+absl::StatusOr<core::ActionRecord> ObservedActionStore::Transition(
+    const core::ActionTransition& transition) {
+  absl::StatusOr<core::ActionRecord> out = inner_.Transition(transition);
+  if (out.ok() && observer_) {
+    observer_(ActionChange{*out, false, transition.expected_states});
+  }
+  return out;
+}
+
+absl::StatusOr<std::int64_t> ObservedFindingStore::Put(const core::Finding& finding,
+                                                       std::int64_t expected_version) {
+  absl::StatusOr<std::int64_t> out = inner_.Put(finding, expected_version);
+  if (out.ok() && expected_version == 0 && on_created_) {
+    on_created_(finding);
+  }
+  return out;
+}
+
+}  // namespace pulse::server

@@ -1,0 +1,88 @@
+// Store decorators that tell the server what the core services changed, without the services
+// knowing: ObservedActionStore reports every action created and every transition committed,
+// ObservedFindingStore every finding created. The server hangs the agent event stream
+// (approval.pending, action.completed, finding.created) and the action metrics on them, so an
+// event is published exactly when the durable change happened, whichever path caused it (the
+// HTTP routes, the Assistant's tools, a resume). Observers run on the writer's thread after the
+// store call returned (no store lock is held); they must be quick and must not throw.
+// Thread-safe when the wrapped store is. Both borrow the wrapped store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "pulse/core/ports/action_store.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/finding_store.h"
+
+namespace pulse::server {
+
+struct ActionChange {
+  const core::ActionRecord& record;  // as stored after the change
+  bool created = false;              // InsertIfAbsent created it (else: a transition)
+  // The transition's expected states (the record was in one of them); empty when created.
+  std::vector<core::ActionState> from_states;
+};
+using ActionObserver = std::function<void(const ActionChange&)>;
+
+class ObservedActionStore final : public core::ActionStore {
+ public:
+  ObservedActionStore(core::ActionStore& inner, ActionObserver observer)
+      : inner_(inner), observer_(std::move(observer)) {}
+
+  absl::StatusOr<core::ActionInsertOutcome> InsertIfAbsent(
+      const core::ActionRecord& record,
+      const std::vector<core::ActionLifecycleEvent>& initial_events) override;
+  absl::StatusOr<core::ActionRecord> Get(std::string_view action_id) override {
+    return inner_.Get(action_id);
+  }
+  absl::StatusOr<core::ActionRecord> Transition(const core::ActionTransition& transition) override;
+  absl::StatusOr<std::vector<core::ActionLifecycleEvent>> ListEvents(
+      std::string_view action_id) override {
+    return inner_.ListEvents(action_id);
+  }
+  absl::StatusOr<std::vector<core::ActionRecord>> ListByState(
+      const std::vector<core::ActionState>& states, std::size_t limit) override {
+    return inner_.ListByState(states, limit);
+  }
+
+ private:
+  core::ActionStore& inner_;
+  ActionObserver observer_;
+};
+
+// Called with a finding the store just created (Put with expected version 0).
+using FindingObserver = std::function<void(const core::Finding&)>;
+
+class ObservedFindingStore final : public core::FindingStore {
+ public:
+  ObservedFindingStore(core::FindingStore& inner, FindingObserver on_created)
+      : inner_(inner), on_created_(std::move(on_created)) {}
+
+  absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override {
+    return inner_.Get(id);
+  }
+  absl::StatusOr<std::vector<core::StoredFinding>> List(
+      const core::FindingFilter& filter) const override {
+    return inner_.List(filter);
+  }
+  absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
+                                   std::int64_t expected_version) override;
+  absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {
+    return inner_.ListSuppressionRules();
+  }
+  absl::Status PutSuppressionRule(const core::SuppressionRule& rule) override {
+    return inner_.PutSuppressionRule(rule);
+  }
+  absl::Status DeleteSuppressionRule(std::string_view id) override {
+    return inner_.DeleteSuppressionRule(id);
+  }
+
+ private:
+  core::FindingStore& inner_;
+  FindingObserver on_created_;
+};
+
+}  // namespace pulse::server

@@ -1,0 +1,359 @@
+#include "server_app.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "agent_event_bus.h"
+#include "chat_runs.h"
+#include "event_publisher.h"
+#include "observed_stores.h"
+#include "pulse/adapters/agents/demo_fleet.h"
+#include "pulse/adapters/agents/local_host_fleet.h"
+#include "pulse/adapters/http/httplib_server.h"
+#include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/http/router.h"
+#include "pulse/adapters/http/token_authenticator.h"
+#include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/adapters/storage/sqlite_storage.h"
+#include "pulse/adapters/system/random_id_source.h"
+#include "pulse/adapters/system/system_clock.h"
+#include "pulse/adapters/system/thread_pool_task_runner.h"
+#include "pulse/core/actions/action_reconciler.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/agent/agent_views.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/loop/handlers/builtin_handlers.h"
+#include "pulse/core/loop/outbound_context.h"
+#include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/ports/finding_verifier.h"
+#include "pulse/core/status_macros.h"
+#include "pulse/core/tools/tool_registry.h"
+#include "server_context.h"
+#include "server_metrics.h"
+
+namespace pulse::server {
+namespace {
+
+namespace agents = adapters::agents;
+namespace http = adapters::http;
+namespace providers = adapters::providers;
+namespace storage = adapters::storage;
+namespace system = adapters::system;
+
+// The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
+// for watching it happen): an approve -> execute round trip then takes well under a second.
+constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
+constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
+// Tool calls of one turn run on this many threads (the loop caps a turn at 4 at once).
+constexpr std::size_t kToolThreads = 4;
+// How long a shutdown waits for runs in flight to end after cancelling them.
+constexpr absl::Duration kRunStopGrace = absl::Seconds(10);
+
+constexpr std::string_view kSystemPrompt =
+    "You are Pulse Assistant, the operations assistant of this Pulse server. Investigate the "
+    "fleet with the tools you are offered before you answer, and base every statement on what "
+    "they returned. Infrastructure changes go only through the governed control tool, which "
+    "plans an action that a human or policy must approve; never claim a change happened until "
+    "a tool result shows it, and after a change read the resource again to verify it. Answer "
+    "concisely and say plainly when you could not find something out.";
+
+// No finding category has a deterministic re-check in this build: a verified resolve is
+// refused (fail closed) and only performance/capacity findings resolve by absence.
+class NoFindingVerifier final : public core::FindingVerifier {
+ public:
+  bool CanVerify(const core::Finding&) const override { return false; }
+  absl::StatusOr<core::VerifierVerdict> Verify(const core::Finding&) override {
+    return core::VerifierVerdict::kInconclusive;
+  }
+};
+
+// True when the change put the record in a state it was not in before (a decision that
+// leaves an action pending_approval is not a new state).
+bool EntersState(const ActionChange& change) {
+  return change.created || std::find(change.from_states.begin(), change.from_states.end(),
+                                     change.record.state) == change.from_states.end();
+}
+
+std::string AssistantLabel(const ServerConfig& config, const std::optional<core::ModelRoute>& r) {
+  if (!config.assistant_configured()) {
+    return "not configured";
+  }
+  return r.has_value() ? r->Identity() : config.provider;
+}
+
+}  // namespace
+
+// Declared in the order they are built; destroyed in reverse, so the HTTP server (last) stops
+// before anything its handlers borrow goes away, and the storage (first) closes last.
+struct ServerApp::Parts {
+  ServerConfig config;
+  system::SystemClock clock;
+  std::unique_ptr<system::RandomIdSource> ids;
+  std::unique_ptr<storage::SqliteStorage> storage;
+  std::unique_ptr<core::Fleet> fleet;
+  std::unique_ptr<core::MetricsHistory> demo_history;  // set for demo fleets
+  const core::MetricsHistory* history = nullptr;
+  http::MetricsRegistry registry;
+  std::unique_ptr<ServerMetrics> metrics;
+  std::unique_ptr<AgentEventBus> bus;
+  std::unique_ptr<AgentEventPublisher> publisher;
+  std::unique_ptr<ObservedActionStore> actions;
+  std::unique_ptr<ObservedFindingStore> finding_store;
+  NoFindingVerifier verifier;
+  std::unique_ptr<core::ActionService> action_service;
+  std::unique_ptr<core::FindingsService> findings;
+  std::unique_ptr<core::AgentViews> views;
+  std::unique_ptr<system::ThreadPoolTaskRunner> tool_runner;
+  std::optional<core::ToolRegistry> tools;
+  std::unique_ptr<core::ToolExecutor> executor;
+  std::optional<providers::ProviderConfig> provider_config;
+  std::optional<core::ModelRoute> route;
+  std::unique_ptr<core::LlmProvider> provider;
+  std::unique_ptr<core::AgenticLoop> loop;
+  std::unique_ptr<ChatRuns> runs;
+  SessionLevels levels;
+  std::unique_ptr<ServerContext> context;
+  std::unique_ptr<http::TokenAuthenticator> authenticator;
+  std::unique_ptr<http::HttplibServer> server;
+  bool shut_down = false;
+
+  absl::Status OpenFleet();
+  absl::Status OpenServices();
+  absl::Status OpenAssistant();
+  absl::Status OpenServer();
+};
+
+absl::Status ServerApp::Parts::OpenFleet() {
+  if (config.fleet == kFleetLocal) {
+    agents::LocalHostFleetOptions options;
+    options.clock = &clock;
+    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<agents::LocalHostFleet> local,
+                           agents::LocalHostFleet::Open(options));
+    fleet = std::move(local);
+    history = storage->metrics.get();
+    return absl::OkStatus();
+  }
+  agents::DemoFleetOptions options;
+  options.dispatch_delay = kDemoDispatchDelay;
+  options.observe_poll_interval = kDemoObservePoll;
+  options.clock = &clock;
+  absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =
+      config.fleet == kFleetDemo ? agents::DemoFleet::OpenDefault(options)
+                                 : agents::DemoFleet::Open(config.fleet, options);
+  if (!demo.ok()) {
+    return absl::Status(demo.status().code(),
+                        absl::StrCat("--fleet ", config.fleet, ": ", demo.status().message()));
+  }
+  demo_history = std::make_unique<agents::DemoFleetMetricsHistory>(**demo);
+  history = demo_history.get();
+  fleet = *std::move(demo);
+  return absl::OkStatus();
+}
+
+absl::Status ServerApp::Parts::OpenServices() {
+  PULSE_ASSIGN_OR_RETURN(metrics, ServerMetrics::Register(registry));
+  ServerMetrics* m = metrics.get();
+  AgentEventBusOptions bus_options;
+  bus_options.on_publish = [m](std::string_view kind) { m->EventPublished(kind); };
+  bus = std::make_unique<AgentEventBus>(clock, std::move(bus_options));
+  publisher = std::make_unique<AgentEventPublisher>(*bus, *fleet, clock);
+  AgentEventPublisher* p = publisher.get();
+  actions =
+      std::make_unique<ObservedActionStore>(*storage->actions, [m, p](const ActionChange& change) {
+        if (EntersState(change)) {
+          m->ActionEntered(change.record.state);
+        }
+        p->OnActionChange(change);
+      });
+  finding_store = std::make_unique<ObservedFindingStore>(
+      *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); });
+  action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
+                                                         *storage->audit, clock);
+  findings = std::make_unique<core::FindingsService>(*finding_store, clock, verifier, *history);
+  views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
+                                             *storage->operator_state, clock);
+  // An execution a previous process admitted but never settled: its outcome is unknown, and it
+  // is never dispatched again.
+  PULSE_ASSIGN_OR_RETURN(core::ReconcileReport reconciled,
+                         core::ReconcileInterruptedExecutions(*actions, *storage->audit, clock));
+  if (!reconciled.settled.empty()) {
+    LogLine(absl::StrCat("settled ", reconciled.settled.size(),
+                         " action(s) interrupted while executing as failed (inconclusive)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ServerApp::Parts::OpenAssistant() {
+  if (!config.assistant_configured()) {
+    return absl::OkStatus();
+  }
+  providers::ProviderConfig pc;
+  pc.provider = config.provider;
+  pc.base_url = config.provider_base_url;
+  pc.model = config.model;
+  pc.api_key = config.api_key;
+  PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
+  pc.model = resolved.model;
+  PULSE_ASSIGN_OR_RETURN(route, providers::ResolveRoute(pc));
+  PULSE_ASSIGN_OR_RETURN(provider, providers::MakeProvider(pc));
+  provider_config = std::move(pc);
+
+  PULSE_ASSIGN_OR_RETURN(tool_runner, system::ThreadPoolTaskRunner::Open(kToolThreads));
+  PULSE_ASSIGN_OR_RETURN(core::ToolRegistry builtins, core::ToolRegistry::WithBuiltins());
+  tools.emplace(std::move(builtins));
+  executor = std::make_unique<core::ToolExecutor>(*tools);
+  core::BuiltinToolPorts ports{*fleet, *findings, *action_service, clock, *ids};
+  ports.metrics_history = history;
+  PULSE_RETURN_IF_ERROR(core::BindBuiltinToolHandlers(*executor, ports));
+
+  core::LoopOptions options;
+  options.system_prompt = std::string(kSystemPrompt);
+  options.route = *route;
+  core::OperatorStateStore* operator_state = storage->operator_state.get();
+  core::Fleet* fleet_ptr = fleet.get();
+  options.local_only = [operator_state, fleet_ptr] {
+    return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
+  };
+  loop = std::make_unique<core::AgenticLoop>(*provider, *tools, *executor, *tool_runner, clock,
+                                             *storage->sessions, *action_service, *ids,
+                                             std::move(options));
+  return absl::OkStatus();
+}
+
+absl::Status ServerApp::Parts::OpenServer() {
+  runs = std::make_unique<ChatRuns>();
+  // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
+  // parenthesized aggregates reach every compiler CI uses).
+  context.reset(new ServerContext{config, clock, *fleet, *actions, *storage->operator_state,
+                                  *storage->sessions, *storage->tokens, *action_service, *findings,
+                                  *views, loop.get(),
+                                  provider_config.has_value() ? &*provider_config : nullptr, *runs,
+                                  levels, *bus, *metrics, registry});
+  http::Router router;
+  PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindActionRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindAssistantRoutes(router, *context));
+  authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
+  http::HttpServerOptions options;
+  options.host = config.listen.host;
+  options.port = config.listen.port;
+  options.min_threads = 4;
+  options.on_request = [](const http::RequestRecord& record) {
+    if (record.status >= 500) {
+      LogLine(absl::StrCat(record.method, " ", record.route, " answered ", record.status));
+    }
+  };
+  absl::StatusOr<std::unique_ptr<http::HttplibServer>> opened =
+      http::HttplibServer::Open(std::move(options), std::move(router), *authenticator, &registry);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(), absl::StrCat("--listen ", config.listen.ToString(),
+                                                             ": ", opened.status().message()));
+  }
+  server = *std::move(opened);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ServerApp>> ServerApp::Open(const ServerConfig& config) {
+  PULSE_RETURN_IF_ERROR(core::ValidateManifest());
+  auto parts = std::make_unique<Parts>();
+  parts->config = config;
+  PULSE_ASSIGN_OR_RETURN(parts->ids, system::RandomIdSource::Open());
+  absl::StatusOr<std::unique_ptr<storage::SqliteStorage>> opened =
+      storage::OpenSqliteStorage(config.data_dir);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(), absl::StrCat("--data-dir ", config.data_dir, ": ",
+                                                             opened.status().message()));
+  }
+  parts->storage = *std::move(opened);
+  PULSE_RETURN_IF_ERROR(parts->OpenFleet());
+  PULSE_RETURN_IF_ERROR(parts->OpenServices());
+  absl::Status assistant = parts->OpenAssistant();
+  if (!assistant.ok()) {
+    return absl::Status(assistant.code(),
+                        absl::StrCat("--provider ", config.provider, ": ", assistant.message()));
+  }
+  PULSE_RETURN_IF_ERROR(parts->OpenServer());
+  return std::unique_ptr<ServerApp>(new ServerApp(std::move(parts)));
+}
+
+ServerApp::ServerApp(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+ServerApp::~ServerApp() { Shutdown(); }
+
+int ServerApp::port() const { return parts_->server->port(); }
+
+absl::Status ServerApp::Start() { return parts_->server->Start(); }
+
+bool ServerApp::Shutdown() {
+  Parts& p = *parts_;
+  if (p.shut_down) {
+    return true;
+  }
+  p.shut_down = true;
+  // Runs first, while the server still writes their streams: each ends with error + done.
+  bool runs_ended = p.runs->Shutdown(kRunStopGrace);
+  p.bus->Close();
+  p.server->Stop();
+  if (!runs_ended) {
+    // Their streams are gone now; give the runs one more chance to notice.
+    runs_ended = p.runs->Shutdown(kRunStopGrace);
+  }
+  return runs_ended;
+}
+
+std::string ServerApp::Describe() const {
+  const Parts& p = *parts_;
+  ListenAddress bound = p.config.listen;
+  bound.port = p.server->port();
+  return absl::StrCat("listening on ", bound.ToString(), " (data dir ", p.config.data_dir,
+                      ", fleet ", p.config.fleet, ", assistant ", AssistantLabel(p.config, p.route),
+                      ", control level ", std::string(core::ToString(p.config.control_level)), ")");
+}
+
+int RunServer(const ServerConfig& config) {
+  // Blocked before any thread starts, so every thread inherits the mask and the signals wait
+  // for sigwait below instead of killing the process mid-write.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(config);
+  if (!app.ok()) {
+    LogLine(absl::StrCat("cannot start: ", app.status().message()));
+    return 1;
+  }
+  if (absl::Status started = (*app)->Start(); !started.ok()) {
+    LogLine(absl::StrCat("cannot start: ", started.message()));
+    return 1;
+  }
+  const std::string banner =
+      absl::StrCat("pulse-server ", PULSE_CORE_VERSION_STRING, ": ", (*app)->Describe(), "\n");
+  std::fwrite(banner.data(), 1, banner.size(), stderr);
+  int received = 0;
+  while (sigwait(&signals, &received) != 0) {
+  }
+  LogLine(absl::StrCat("received ", received == SIGINT ? "SIGINT" : "SIGTERM",
+                       ": stopping runs and connections"));
+  if (!(*app)->Shutdown()) {
+    // A run still holds the services; the stores have committed every transaction
+    // (synchronous=FULL), so leaving without unwinding loses nothing.
+    LogLine("some Assistant runs did not stop in time; exiting without waiting for them");
+    std::_Exit(1);
+  }
+  app->reset();
+  LogLine("stopped");
+  return 0;
+}
+
+}  // namespace pulse::server

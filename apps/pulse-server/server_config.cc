@@ -1,0 +1,267 @@
+#include "server_config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "pulse/core/json/json.h"
+
+namespace pulse::server {
+namespace {
+
+// pulse.json is a handful of strings; anything near this size is not a config file.
+constexpr std::size_t kMaxConfigFileBytes = 64 * 1024;
+
+bool IsHostChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '-' || c == '_';
+}
+
+bool IsV6Char(char c) {
+  return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9') || c == ':' ||
+         c == '.';
+}
+
+std::optional<int> ParsePort(std::string_view text) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  int port = 0;
+  for (char c : text) {
+    port = port * 10 + (c - '0');
+  }
+  return port <= 65535 ? std::optional<int>(port) : std::nullopt;
+}
+
+std::string Quoted(std::string_view key) { return absl::StrCat("\"", std::string(key), "\""); }
+
+// The sentence for a key pulse.json deliberately does not take, or "" for an unknown one.
+std::string MisplacedKeyMessage(std::string_view key) {
+  if (key == "data_dir" || key == "data-dir") {
+    return "data_dir cannot be set in pulse.json, which is read from the data dir: use "
+           "--data-dir";
+  }
+  if (key == "api_key" || key == "provider_api_key" || key == "PULSE_PROVIDER_API_KEY") {
+    return absl::StrCat("the provider API key is not read from files: set ",
+                        std::string(kApiKeyEnv));
+  }
+  return "";
+}
+
+absl::StatusOr<std::optional<std::string>> ReadConfigFile(const std::string& data_dir) {
+  const std::filesystem::path path = std::filesystem::path(data_dir) / kConfigFileName;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pulse.json: cannot check ", path.string(), ": ", ec.message()));
+    }
+    return std::optional<std::string>();
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pulse.json: ", path.string(), " is not a regular file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pulse.json: cannot read ", path.string(), ": ", std::strerror(errno)));
+  }
+  std::string text;
+  char buffer[4096];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigFileBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pulse.json: ", path.string(), " is larger than ", kMaxConfigFileBytes, " bytes"));
+    }
+  }
+  return std::optional<std::string>(std::move(text));
+}
+
+const std::optional<std::string>& Pick(const std::optional<std::string>& flag,
+                                       const std::optional<std::string>& file) {
+  return flag.has_value() ? flag : file;
+}
+
+}  // namespace
+
+std::string ListenAddress::ToString() const {
+  if (host.find(':') != std::string::npos) {
+    return absl::StrCat("[", host, "]:", port);
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--listen: ", std::string(why),
+                                                   " (expected host:port, e.g. ",
+                                                   std::string(kDefaultListen), ")"));
+  };
+  ListenAddress out;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return bad("an IPv6 address must be written [address]:port");
+    }
+    const std::string_view host = text.substr(1, close - 1);
+    if (host.empty() || !std::all_of(host.begin(), host.end(), IsV6Char)) {
+      return bad("the IPv6 address is not well-formed");
+    }
+    out.host = std::string(host);
+    port_text = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return bad("the port is missing");
+    }
+    const std::string_view host = text.substr(0, colon);
+    if (host.empty()) {
+      return bad("the host is missing");
+    }
+    if (host.size() > 253 || !std::all_of(host.begin(), host.end(), IsHostChar)) {
+      return bad("the host is not an address or host name");
+    }
+    out.host = std::string(host);
+    port_text = text.substr(colon + 1);
+  }
+  const std::optional<int> port = ParsePort(port_text);
+  if (!port.has_value()) {
+    return bad("the port must be a number from 0 to 65535");
+  }
+  out.port = *port;
+  return out;
+}
+
+absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(json, {kMaxConfigFileBytes, 8});
+  if (!doc.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pulse.json: not valid JSON: ", std::string(doc.status().message())));
+  }
+  if (!doc->IsObject()) {
+    return absl::InvalidArgumentError("pulse.json: must be one JSON object");
+  }
+  ServerSettings out;
+  std::set<std::string> seen;
+  for (const auto& member : std::as_const(*doc).GetObject()) {
+    const std::string key(core::StringViewOf(member.name));
+    if (!seen.insert(key).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pulse.json: key ", Quoted(key), " appears more than once"));
+    }
+    std::optional<std::string>* slot = nullptr;
+    if (key == "listen") {
+      slot = &out.listen;
+    } else if (key == "fleet") {
+      slot = &out.fleet;
+    } else if (key == "provider") {
+      slot = &out.provider;
+    } else if (key == "provider_base_url") {
+      slot = &out.provider_base_url;
+    } else if (key == "model") {
+      slot = &out.model;
+    } else if (key == "control_level") {
+      slot = &out.control_level;
+    }
+    if (slot == nullptr) {
+      const std::string misplaced = MisplacedKeyMessage(key);
+      if (!misplaced.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("pulse.json: ", misplaced));
+      }
+      std::vector<std::string> known;
+      for (std::string_view k : kConfigKeys) {
+        known.emplace_back(k);
+      }
+      return absl::InvalidArgumentError(absl::StrCat("pulse.json: unknown key ", Quoted(key),
+                                                     "; known keys: ", absl::StrJoin(known, ", ")));
+    }
+    if (!member.value.IsString()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pulse.json: the value of ", Quoted(key), " must be a string"));
+    }
+    *slot = std::string(core::StringViewOf(member.value));
+  }
+  return out;
+}
+
+absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
+                                                 const std::optional<std::string>& api_key) {
+  ServerConfig config;
+  config.data_dir = flags.data_dir.value_or(std::string(kDefaultDataDir));
+  if (config.data_dir.empty()) {
+    return absl::InvalidArgumentError("--data-dir must not be empty");
+  }
+  ServerSettings file;
+  absl::StatusOr<std::optional<std::string>> text = ReadConfigFile(config.data_dir);
+  if (!text.ok()) {
+    return text.status();
+  }
+  if (text->has_value()) {
+    absl::StatusOr<ServerSettings> parsed = ParseConfigFile(**text);
+    if (!parsed.ok()) {
+      return parsed.status();
+    }
+    file = *std::move(parsed);
+  }
+  // Where a value came from, for messages: a bad value in the file names the file.
+  const auto source = [&](const std::optional<std::string>& flag, std::string_view flag_name,
+                          std::string_view key) {
+    return flag.has_value() ? absl::StrCat("--", std::string(flag_name))
+                            : absl::StrCat("pulse.json ", Quoted(key));
+  };
+
+  const std::string listen = Pick(flags.listen, file.listen).value_or(std::string(kDefaultListen));
+  absl::StatusOr<ListenAddress> address = ParseListenAddress(listen);
+  if (!address.ok()) {
+    std::string message(address.status().message());
+    if (!flags.listen.has_value() && file.listen.has_value()) {
+      message.replace(0, std::string_view("--listen").size(), "pulse.json \"listen\"");
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  config.listen = *address;
+
+  config.fleet = Pick(flags.fleet, file.fleet).value_or(std::string(kDefaultFleet));
+  if (config.fleet.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source(flags.fleet, "fleet", "fleet"),
+                                                   " must be demo, local or a fleet JSON file"));
+  }
+
+  const std::string level =
+      Pick(flags.control_level, file.control_level).value_or(std::string("read_only"));
+  const std::optional<core::ControlLevel> parsed_level = core::ParseControlLevel(level);
+  if (!parsed_level.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source(flags.control_level, "control-level", "control_level"),
+                     " must be read_only, controlled or autonomous"));
+  }
+  config.control_level = *parsed_level;
+
+  config.provider = Pick(flags.provider, file.provider).value_or("");
+  config.provider_base_url = Pick(flags.provider_base_url, file.provider_base_url).value_or("");
+  config.model = Pick(flags.model, file.model).value_or("");
+  if (config.provider.empty() && !config.provider_base_url.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source(flags.provider_base_url, "provider-base-url", "provider_base_url"),
+                     " needs a provider (--provider)"));
+  }
+  if (config.provider.empty() && !config.model.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source(flags.model, "model", "model"), " needs a provider (--provider)"));
+  }
+  config.api_key = api_key.value_or("");
+  return config;
+}
+
+}  // namespace pulse::server

@@ -1,0 +1,83 @@
+// pulse-server's configuration (ARCHITECTURE §7): the command-line flags, the optional
+// pulse.json in the data dir (the same settings; a flag given on the command line wins), the
+// defaults, and the provider API key from PULSE_PROVIDER_API_KEY. Everything is checked here,
+// once, with messages an operator can act on; none of them repeats the API key. Pure
+// functions apart from reading pulse.json; thread-compatible values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "pulse/core/policy/control_level.h"
+
+namespace pulse::server {
+
+inline constexpr std::string_view kDefaultListen = "127.0.0.1:7655";
+inline constexpr std::string_view kDefaultDataDir = "./pulse-data";
+inline constexpr std::string_view kDefaultFleet = "demo";
+inline constexpr std::string_view kConfigFileName = "pulse.json";
+inline constexpr std::string_view kApiKeyEnv = "PULSE_PROVIDER_API_KEY";
+// --fleet values that are not a file.
+inline constexpr std::string_view kFleetDemo = "demo";
+inline constexpr std::string_view kFleetLocal = "local";
+
+struct ListenAddress {
+  std::string host;  // an IPv4 literal, a host name, or an IPv6 literal without brackets
+  int port = 0;      // 0: an ephemeral port
+
+  // "host:port", with brackets around an IPv6 host.
+  std::string ToString() const;
+};
+
+// host:port, [v6]:port. InvalidArgument for a missing or empty host, a port that is not a
+// decimal number in 0..65535, or characters outside a host name / address.
+[[nodiscard]] absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text);
+
+// Settings as one source states them; unset members fall through to the next source.
+struct ServerSettings {
+  std::optional<std::string> listen;
+  std::optional<std::string> data_dir;  // command line only: pulse.json lives in the data dir
+  std::optional<std::string> fleet;
+  std::optional<std::string> provider;
+  std::optional<std::string> provider_base_url;
+  std::optional<std::string> model;
+  std::optional<std::string> control_level;
+};
+
+// The keys pulse.json takes, as written there: the flag names with '_' for '-'.
+inline constexpr std::string_view kConfigKeys[] = {
+    "listen", "fleet", "provider", "provider_base_url", "model", "control_level"};
+
+// Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
+// InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
+// and API keys get a sentence saying where they belong instead), or a value that is not a
+// string.
+[[nodiscard]] absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json);
+
+// The effective configuration.
+struct ServerConfig {
+  ListenAddress listen;
+  std::string data_dir;
+  std::string fleet;              // "demo", "local", or a fleet JSON file
+  std::string provider;           // empty: no model provider (the Assistant is not configured)
+  std::string provider_base_url;  // empty: the registry default
+  std::string model;              // empty: the registry default
+  core::ControlLevel control_level = core::ControlLevel::kReadOnly;  // the Assistant's maximum
+  std::string api_key;  // from the environment; never logged or echoed
+
+  bool assistant_configured() const { return !provider.empty(); }
+};
+
+// Combines `flags` (the command line), the data dir's pulse.json when it exists (read from
+// flags.data_dir or the default) and the defaults, in that order of precedence, and checks
+// the result. `api_key` is the environment's value (nullopt when unset). InvalidArgument
+// naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
+// malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
+// rather than run read_only), an empty fleet or data dir, a base URL or model without a
+// provider.
+[[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
+    const ServerSettings& flags, const std::optional<std::string>& api_key);
+
+}  // namespace pulse::server

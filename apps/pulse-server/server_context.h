@@ -1,0 +1,78 @@
+// What the route handlers of pulse-server work with: the borrowed services, stores and
+// server-side machinery, assembled by ServerApp (server_app.h) and living as long as it. The
+// Bind* functions bind every manifest capability and server route (router.h) to its handler;
+// each handler only decodes, authorizes (the HTTP layer has checked the scope), calls the
+// core and serializes, and answers every refusal with the agent error envelope.
+// Handlers run concurrently on HTTP worker threads; everything here is thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "agent_event_bus.h"
+#include "chat_runs.h"
+#include "pulse/adapters/http/http_types.h"
+#include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/http/router.h"
+#include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/actions/action_types.h"
+#include "pulse/core/agent/agent_views.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/operator_state_store.h"
+#include "pulse/core/ports/session_store.h"
+#include "pulse/core/ports/token_store.h"
+#include "server_config.h"
+#include "server_metrics.h"
+#include "session_levels.h"
+
+namespace pulse::server {
+
+struct ServerContext {
+  const ServerConfig& config;
+  const core::Clock& clock;
+  core::Fleet& fleet;
+  core::ActionStore& actions;  // the observed store (events, metrics)
+  core::OperatorStateStore& operator_state;
+  core::SessionStore& sessions;
+  core::TokenStore& tokens;
+  core::ActionService& action_service;
+  core::FindingsService& findings;
+  core::AgentViews& views;
+  core::AgenticLoop* loop;                              // nullable: no provider configured
+  const adapters::providers::ProviderConfig* provider;  // nullable, with `loop`
+  ChatRuns& runs;
+  SessionLevels& levels;
+  AgentEventBus& bus;
+  ServerMetrics& metrics;
+  const adapters::http::MetricsRegistry& registry;
+};
+
+// The marker header an external agent adapter sends (wire surface §0.1); its calls act as an
+// agent, not as a human (an agent may not approve, nor execute a plan someone else made).
+inline constexpr std::string_view kAgentSurfaceHeader = "x-pulse-agent-surface";
+
+// The actor a request acts as: kind agent when the agent-surface marker is present, else
+// human; id the token's public id (tok_...).
+core::ActionActor ActorFor(const adapters::http::HttpRequest& request);
+
+// 503 service_unavailable for a store or port that failed; logs what failed (never a
+// credential: port messages carry none).
+adapters::http::HttpReply Unavailable(std::string_view what, const absl::Status& status);
+
+// The decoded path parameter `name` of the request ("" when the route has none).
+const std::string& PathParam(const adapters::http::HttpRequest& request, const std::string& name);
+
+// One line on stderr, prefixed "pulse-server: ".
+void LogLine(std::string_view line);
+
+[[nodiscard]] absl::Status BindAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindFindingRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindActionRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindAssistantRoutes(adapters::http::Router& router, ServerContext& ctx);
+
+}  // namespace pulse::server
