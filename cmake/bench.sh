@@ -6,6 +6,8 @@
 #   PULSE_BENCH_BUILD_DIR  build directory                    (default: build/bench)
 #   PULSE_BENCH_DIR        where benchmarks put their files   (default: /tmp; use the data disk
 #                          to measure the disk pulse-server will really write to)
+#   PULSE_BENCH_HTTP       0 skips the HTTP load benchmark (cmake/bench-http.sh, wrk against
+#                          the real pulse-server and nginx; about 90 s), which runs last
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${PULSE_BENCH_BUILD_DIR:-$root/build/bench}
@@ -27,4 +29,9 @@ while IFS= read -r -d '' exe; do
   "$exe" "$@" || status=1
 done < <(find "$build_dir/tests/bench" -maxdepth 1 -type f -perm -u+x \( -name 'bench_*' -o -name '*_bench' \) \
   -print0 | sort -z)
+
+if [ "${PULSE_BENCH_HTTP:-1}" != 0 ]; then
+  echo "=== bench-http.sh"
+  PULSE_BENCH_BUILD_DIR=$build_dir "$root/cmake/bench-http.sh" || status=1
+fi
 exit "$status"

@@ -94,7 +94,14 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
     sql += " AND is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= :now)";
   }
   sql += " ORDER BY id";
-  std::vector<core::StoredFinding> out;
+  // Rows are copied out under the connection lock and decoded after it is released: decoding
+  // dominates the cost of a list, and every other request waits for that lock.
+  struct RawRow {
+    std::string id;
+    std::string json;
+    std::int64_t version = 0;
+  };
+  std::vector<RawRow> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement q(db, sql);
     if (filter.resource_id.has_value()) {
@@ -107,19 +114,26 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
       q.bind(":now", static_cast<std::int64_t>(*active_ns));
     }
     while (q.executeStep()) {
-      absl::StatusOr<core::StoredFinding> stored = DecodeRow(q);
-      if (!stored.ok()) {
-        return stored.status();
-      }
-      if (filter.active_at.has_value() && !core::IsActive(stored->finding, *filter.active_at)) {
-        continue;
-      }
-      out.push_back(*std::move(stored));
+      rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
+                            q.getColumn(2).getInt64()});
     }
     return absl::OkStatus();
   });
   if (!status.ok()) {
     return status;
+  }
+  std::vector<core::StoredFinding> out;
+  out.reserve(rows.size());
+  for (RawRow& row : rows) {
+    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
+    if (!finding.ok()) {
+      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
+                                              " does not decode: ", finding.status().message()));
+    }
+    if (filter.active_at.has_value() && !core::IsActive(*finding, *filter.active_at)) {
+      continue;
+    }
+    out.push_back(core::StoredFinding{*std::move(finding), row.version});
   }
   return out;
 }
