@@ -1,19 +1,85 @@
-// pulse-mcp: MCP over stdio (newline-delimited JSON-RPC 2.0) for external agents.
-// Only --help and --version are functional in this build.
-#include <cstdio>
+// pulse-mcp: MCP over stdio (newline-delimited JSON-RPC 2.0) for external agents. Reads the
+// capability manifest from pulse-server once at start, then serves tools, prompts and resources
+// until stdin closes. stdout carries JSON-RPC only; every log line goes to stderr.
+#include <csignal>
+#include <cstdlib>
 #include <string>
+#include <unistd.h>
 
 #include "CLI/CLI.hpp"
 #include "fmt/core.h"
+#include "httplib_pulse_caller.h"
+#include "pulse/adapters/mcp/mcp_server.h"
+#include "pulse/adapters/mcp/mcp_session.h"
+#include "pulse/adapters/mcp/tool_allowlist.h"
+#include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/policy/scope.h"
+#include "stdio_loop.h"
+
+namespace {
+
+std::string RequiredScopes() {
+  std::string out;
+  for (pulse::core::Scope scope : pulse::core::ManifestRequiredScopes()) {
+    out += (out.empty() ? "" : ",") + std::string(pulse::core::ToString(scope));
+  }
+  return out;
+}
+
+int Serve(const std::string& server) {
+  namespace mcp = pulse::adapters::mcp;
+  const char* token_env = std::getenv(std::string(pulse::core::kMcpTokenEnv).c_str());
+  const std::string token = token_env == nullptr ? "" : token_env;
+  if (token.empty()) {
+    fmt::print(stderr,
+               "pulse-mcp: set {} to an API token (pulse-server token create --scopes {})\n",
+               pulse::core::kMcpTokenEnv, RequiredScopes());
+    return 2;
+  }
+  auto caller = pulse::apps::mcp::HttplibPulseCaller::Open(server, token, absl::Seconds(30));
+  if (!caller.ok()) {
+    fmt::print(stderr, "pulse-mcp: {}\n", std::string(caller.status().message()));
+    return 2;
+  }
+  auto manifest = (*caller)->Send({"GET", "/api/agent/capabilities", std::nullopt});
+  if (!manifest.ok()) {
+    fmt::print(stderr, "pulse-mcp: cannot reach pulse-server at {}: {}\n", server,
+               std::string(manifest.status().message()));
+    return 1;
+  }
+  if (manifest->status != 200) {
+    fmt::print(stderr, "pulse-mcp: {} answered HTTP {} for the capability manifest\n", server,
+               manifest->status);
+    return 1;
+  }
+  auto surface = mcp::McpSurfaceFromManifest(manifest->body);
+  if (!surface.ok()) {
+    fmt::print(stderr, "pulse-mcp: {}\n", std::string(surface.status().message()));
+    return 1;
+  }
+  const std::size_t tool_count = surface->tool_names.size();
+  mcp::McpServer mcp_server(**caller, *std::move(surface), PULSE_CORE_VERSION_STRING);
+  mcp::McpSession session(mcp_server);
+  fmt::print(stderr, "pulse-mcp {}: {} tools from {}; reading JSON-RPC on stdin\n",
+             PULSE_CORE_VERSION_STRING, tool_count, server);
+  return pulse::apps::mcp::RunStdioLoop(session, STDIN_FILENO, STDOUT_FILENO);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a client that went away shows up as a failed write
   CLI::App app{"pulse-mcp: the Pulse governed surface as an MCP stdio server"};
   app.set_version_flag("--version", std::string("pulse-mcp ") + PULSE_CORE_VERSION_STRING);
-  std::string server = "http://127.0.0.1:7655";
-  app.add_option("--server", server, "pulse-server base URL (token from PULSE_API_TOKEN)")
+  std::string server(pulse::core::kMcpDefaultBaseUrl);
+  app.add_option("--server", server,
+                 "pulse-server base URL (token from " + std::string(pulse::core::kMcpTokenEnv) +
+                     ")")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  fmt::print(stderr, "pulse-mcp {}: the MCP adapter is not part of this build yet.\n",
-             PULSE_CORE_VERSION_STRING);
-  return 2;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return Serve(server);
 }

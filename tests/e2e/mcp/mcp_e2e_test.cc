@@ -1,0 +1,172 @@
+// pulse-mcp against the real pulse-server: an MCP session over the binary's pipes (negotiate,
+// list and call tools, read resources, render prompts), scope refusals and the agent-surface
+// marker as tool results, and the start-up failures (no server, no token).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "mcp_stdio_client.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/manifest/capability_manifest.h"
+#include "server_harness.h"
+
+namespace pulse::testing::e2e {
+namespace {
+
+std::string McpBinary() { return PULSE_MCP_BINARY; }
+
+// An integer value, or a sentinel that fails any comparison a test makes.
+int Int(const rapidjson::Value& v) { return v.IsInt() ? v.GetInt() : -999999; }
+// The error code of a reply; 0 for a result.
+int ErrorCodeOf(const rapidjson::Value& reply) {
+  return reply.HasMember("error") ? Int(reply["error"]["code"]) : 0;
+}
+
+class Session {
+ public:
+  Session(int port, const std::string& token, const TempDir& dir)
+      : client_({McpBinary(), "--server", "http://127.0.0.1:" + std::to_string(port)},
+                {"PULSE_API_TOKEN=" + token}, dir.File("mcp-stderr.log")) {}
+
+  // Sends one request and returns its reply, REQUIRE-ing a JSON-RPC line with the same id.
+  // `params_json` may be written across lines in the source; it is sent as one line.
+  rapidjson::Document Request(const std::string& method, std::string params_json) {
+    std::replace(params_json.begin(), params_json.end(), '\n', ' ');
+    const int id = ++next_id_;
+    REQUIRE(client_.Write(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" +
+                          method + R"(","params":)" + params_json + "}\n"));
+    std::optional<std::string> line = client_.ReadLine();
+    REQUIRE(line.has_value());
+    INFO(*line);
+    rapidjson::Document reply = Json(*line);
+    REQUIRE(reply.IsObject());
+    CHECK(Str(reply, "jsonrpc") == "2.0");
+    REQUIRE(reply.HasMember("id"));
+    CHECK(Int(reply["id"]) == id);
+    return reply;
+  }
+  McpStdioClient& client() { return client_; }
+
+ private:
+  McpStdioClient client_;
+  int next_id_ = 0;
+};
+
+rapidjson::Document ToolCall(Session& s, const std::string& name, const std::string& args) {
+  rapidjson::Document reply =
+      s.Request("tools/call", R"({"name":")" + name + R"(","arguments":)" + args + "}");
+  INFO(core::ToJsonString(reply));
+  REQUIRE(reply.HasMember("result"));
+  return reply;
+}
+
+TEST_CASE("pulse-mcp serves the manifest tools, resources and prompts of a real pulse-server",
+          "[e2e][mcp]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*");
+  ServerProcess server(dir.path());
+  Session s(server.port(), token, dir);
+
+  rapidjson::Document init =
+      s.Request("initialize", R"({"protocolVersion":"2025-03-26","capabilities":{},
+                                  "clientInfo":{"name":"e2e","version":"1"}})");
+  CHECK(Str(init["result"], "protocolVersion") == "2025-03-26");
+  CHECK(Str(init["result"]["serverInfo"], "name") == "pulse-mcp");
+  REQUIRE(s.client().Write(R"({"jsonrpc":"2.0","method":"notifications/initialized"})" "\n"));
+
+  rapidjson::Document tools = s.Request("tools/list", "{}");
+  std::vector<std::string> names;
+  for (const rapidjson::Value& tool : tools["result"]["tools"].GetArray()) {
+    names.push_back(Str(tool, "name"));
+  }
+  CHECK(names == core::McpToolCapabilityNames());
+  CHECK(std::find(names.begin(), names.end(), "subscribe_events") == names.end());
+
+  rapidjson::Document fleet = ToolCall(s, "get_fleet_context", "{}");
+  CHECK_FALSE(fleet["result"].HasMember("isError"));
+  REQUIRE(fleet["result"]["structuredContent"]["resources"].IsArray());
+  CHECK(fleet["result"]["structuredContent"]["resources"].Size() > 0);
+
+  rapidjson::Document refused = s.Request("tools/call", R"({"name":"subscribe_events"})");
+  CHECK(ErrorCodeOf(refused) == -32602);
+
+  rapidjson::Document resources = s.Request("resources/list", "{}");
+  const rapidjson::Value& list = resources["result"]["resources"];
+  REQUIRE(list.Size() > 0);
+  const std::string uri = Str(list[0], "uri");
+  CHECK(uri.rfind("pulse://resource/", 0) == 0);
+  rapidjson::Document read = s.Request("resources/read", R"({"uri":")" + uri + "\"}");
+  REQUIRE(read.HasMember("result"));
+  const rapidjson::Document context = Json(Str(read["result"]["contents"][0], "text"));
+  CHECK(context.IsObject());
+
+  rapidjson::Document prompt = s.Request(
+      "prompts/get", R"({"name":"pulse_investigate_resource","arguments":{"resourceId":"vm:101"}})");
+  REQUIRE(prompt.HasMember("result"));
+  CHECK(Str(prompt["result"]["messages"][0]["content"], "text").find("vm:101") !=
+        std::string::npos);
+
+  // Garbage between requests is answered and does not end the session.
+  REQUIRE(s.client().Write("this is not json\n"));
+  std::optional<std::string> garbage = s.client().ReadLine();
+  REQUIRE(garbage.has_value());
+  CHECK(ErrorCodeOf(Json(*garbage)) == -32700);
+  CHECK(s.Request("ping", "{}").HasMember("result"));
+
+  CHECK(s.client().CloseAndWait() == 0);
+}
+
+TEST_CASE("governance refusals reach the agent as error results with the stable code",
+          "[e2e][mcp]") {
+  TempDir dir;
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  const std::string operator_token = MintToken(dir.path(), "*", "operator");
+  ServerProcess server(dir.path());
+
+  SECTION("a missing scope") {
+    Session s(server.port(), reader, dir);
+    rapidjson::Document reply = ToolCall(s, "list_findings", R"({"include_resolved":true})");
+    CHECK(core::GetBool(reply["result"], "isError") == std::optional<bool>(true));
+    CHECK(Str(reply["result"]["structuredContent"], "error") == "missing_scope");
+  }
+  SECTION("pulse-mcp calls as an agent, which may plan but not approve") {
+    Session s(server.port(), operator_token, dir);
+    rapidjson::Document plan = ToolCall(s, "plan_action", R"({"requestId":"e2e-mcp-1",
+        "resourceId":"vm:101","capabilityName":"restart","params":{},"reason":"e2e",
+        "requestedBy":"e2e-agent"})");
+    INFO(core::ToJsonString(plan));
+    REQUIRE_FALSE(plan["result"].HasMember("isError"));
+    const std::string action_id = Str(plan["result"]["structuredContent"], "actionId");
+    rapidjson::Document decide = ToolCall(s, "decide_action", R"({"actionId":")" + action_id +
+                                                                   R"(","outcome":"approved",
+        "reason":"e2e"})");
+    CHECK(core::GetBool(decide["result"], "isError") == std::optional<bool>(true));
+    CHECK(Str(decide["result"]["structuredContent"], "error") == "action_approval_forbidden");
+  }
+}
+
+TEST_CASE("pulse-mcp exits non-zero with a message when it cannot start", "[e2e][mcp]") {
+  SECTION("no server") {
+    const Captured c = RunCommand({"/usr/bin/env", "PULSE_API_TOKEN=x", McpBinary(), "--server",
+                                   "http://127.0.0.1:1"});
+    CHECK(c.exit_code == 1);
+    CHECK(c.out.empty());
+    CHECK(c.err.find("cannot reach pulse-server at http://127.0.0.1:1") != std::string::npos);
+  }
+  SECTION("no token") {
+    const Captured c = RunCommand({"/usr/bin/env", "-u", "PULSE_API_TOKEN", McpBinary()});
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+    CHECK(c.err.find("PULSE_API_TOKEN") != std::string::npos);
+  }
+  SECTION("not a URL") {
+    const Captured c =
+        RunCommand({"/usr/bin/env", "PULSE_API_TOKEN=x", McpBinary(), "--server", "127.0.0.1"});
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+  }
+}
+
+}  // namespace
+}  // namespace pulse::testing::e2e
