@@ -117,6 +117,19 @@ F* Keep(std::vector<std::unique_ptr<MetricFamily>>& families, std::unique_ptr<F>
   return raw;
 }
 
+// The value of `key`'s series, created at zero while the family has room; null once it holds
+// kMaxSeriesPerFamily series (the update is then dropped). Call with the family's lock held.
+double* SeriesSlot(std::map<std::string, double>& series, std::string key) {
+  auto it = series.find(key);
+  if (it == series.end()) {
+    if (series.size() >= kMaxSeriesPerFamily) {
+      return nullptr;
+    }
+    it = series.emplace(std::move(key), 0.0).first;
+  }
+  return &it->second;
+}
+
 }  // namespace
 
 std::vector<double> DefaultLatencyBuckets() {
@@ -164,14 +177,9 @@ void CounterFamily::Increment(LabelValues labels, double amount) {
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = series_.find(key);
-  if (it == series_.end()) {
-    if (series_.size() >= kMaxSeriesPerFamily) {
-      return;
-    }
-    it = series_.emplace(std::move(key), 0.0).first;
+  if (double* slot = SeriesSlot(series_, std::move(key))) {
+    *slot += amount;
   }
-  it->second += amount;
 }
 
 double CounterFamily::Value(LabelValues labels) const {
@@ -196,14 +204,9 @@ void GaugeFamily::Set(LabelValues labels, double value) {
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = series_.find(key);
-  if (it == series_.end()) {
-    if (series_.size() >= kMaxSeriesPerFamily) {
-      return;
-    }
-    it = series_.emplace(std::move(key), 0.0).first;
+  if (double* slot = SeriesSlot(series_, std::move(key))) {
+    *slot = value;
   }
-  it->second = value;
 }
 
 void GaugeFamily::Add(LabelValues labels, double delta) {
@@ -212,14 +215,9 @@ void GaugeFamily::Add(LabelValues labels, double delta) {
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = series_.find(key);
-  if (it == series_.end()) {
-    if (series_.size() >= kMaxSeriesPerFamily) {
-      return;
-    }
-    it = series_.emplace(std::move(key), 0.0).first;
+  if (double* slot = SeriesSlot(series_, std::move(key))) {
+    *slot += delta;
   }
-  it->second += delta;
 }
 
 double GaugeFamily::Value(LabelValues labels) const {
