@@ -12,6 +12,8 @@ PACKAGES=(
   libsqlitecpp-dev libsqlite3-dev catch2 libcli11-dev libssl-dev zlib1g-dev libbrotli-dev
   # benchmarks and sanitizer runtimes
   libbenchmark-dev libclang-rt-14-dev llvm-14
+  # the model checker of the safety kernel's model (tests/model, docs/model.md)
+  spin
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

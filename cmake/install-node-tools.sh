@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the third-party peers of the interop tests, pinned in tests/interop/package.json and
-# package-lock.json (a Node.js runtime and the aimock LLM API mock), into
+# package-lock.json (a Node.js runtime, the aimock LLM API mock and the official MCP SDK), into
 # tests/interop/node_modules, and links the node they run on at the well-known path
 # tests/interop/node_modules/.pulse-tools/node, where CMake looks for it.
 #
@@ -18,6 +18,7 @@ dir=$root/tests/interop
 modules=$dir/node_modules
 tools=$modules/.pulse-tools
 aimock_cli=$modules/@copilotkit/aimock/dist/cli.js
+mcp_sdk=$modules/@modelcontextprotocol/sdk/package.json
 
 require=0
 if [ "${CI:-}" = true ] || [ "${PULSE_REQUIRE_INTEROP:-0}" = 1 ]; then
@@ -65,7 +66,7 @@ stamp_value=$( (cat "$dir/package.json" "$dir/package-lock.json"; uname -m) | sh
 
 tools_ready() {
   [ -f "$tools/stamp" ] && [ "$(cat "$tools/stamp")" = "$stamp_value" ] &&
-    [ -x "$tools/node" ] && [ -f "$aimock_cli" ] &&
+    [ -x "$tools/node" ] && [ -f "$aimock_cli" ] && [ -f "$mcp_sdk" ] &&
     "$tools/node" "$aimock_cli" --help >/dev/null 2>&1
 }
 
@@ -95,5 +96,6 @@ mkdir -p "$tools"
 # Relative when it is the pinned runtime, so the tree can move without a reinstall.
 ln -sfn "${node/#$modules\//../}" "$tools/node"
 "$tools/node" "$aimock_cli" --help >/dev/null 2>&1 || fail "aimock does not start on $node"
+[ -f "$mcp_sdk" ] || fail "npm ci did not install @modelcontextprotocol/sdk"
 echo "$stamp_value" >"$tools/stamp"
 echo "install-node-tools: done ($("$tools/node" --version), $tools/node)"

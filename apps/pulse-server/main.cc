@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level); the command line wins. The provider API key "
+      "provider_base_url, model, control_level, patrol_interval); the command line wins. The provider API key "
       "is read from PULSE_PROVIDER_API_KEY.");
 
   pulse::server::ServerSettings flags;
@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   AddSetting(app, "--model", flags.model, "Model name (default: the provider's)");
   AddSetting(app, "--control-level", flags.control_level,
              "The Assistant's maximum control level: read_only (default), controlled, autonomous");
+
+  AddSetting(app, "--patrol-interval", flags.patrol_interval,
+             "Time between scheduled Patrol runs, e.g. 15m (default) or 1h; 0: manual only");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");

@@ -31,6 +31,8 @@
 #include "pulse/core/loop/handlers/builtin_handlers.h"
 #include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/patrol/patrol_service.h"
+#include "pulse/core/patrol/triage.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/finding_verifier.h"
 #include "pulse/core/status_macros.h"
@@ -64,16 +66,6 @@ constexpr std::string_view kSystemPrompt =
     "a tool result shows it, and after a change read the resource again to verify it. Answer "
     "concisely and say plainly when you could not find something out.";
 
-// No finding category has a deterministic re-check in this build: a verified resolve is
-// refused (fail closed) and only performance/capacity findings resolve by absence.
-class NoFindingVerifier final : public core::FindingVerifier {
- public:
-  bool CanVerify(const core::Finding&) const override { return false; }
-  absl::StatusOr<core::VerifierVerdict> Verify(const core::Finding&) override {
-    return core::VerifierVerdict::kInconclusive;
-  }
-};
-
 // True when the change put the record in a state it was not in before (a decision that
 // leaves an action pending_approval is not a new state).
 bool EntersState(const ActionChange& change) {
@@ -106,7 +98,9 @@ struct ServerApp::Parts {
   std::unique_ptr<AgentEventPublisher> publisher;
   std::unique_ptr<ObservedActionStore> actions;
   std::unique_ptr<ObservedFindingStore> finding_store;
-  NoFindingVerifier verifier;
+  // The deterministic re-check of Patrol's own triage keys (patrol/triage.h); any other finding
+  // has no verifier, so a verified resolve of it is refused (fail closed).
+  std::unique_ptr<core::TriageFindingVerifier> verifier;
   std::unique_ptr<core::ActionService> action_service;
   std::unique_ptr<core::FindingsService> findings;
   std::unique_ptr<core::AgentViews> views;
@@ -118,6 +112,9 @@ struct ServerApp::Parts {
   std::unique_ptr<core::LlmProvider> provider;
   std::unique_ptr<core::AgenticLoop> loop;
   std::unique_ptr<ChatRuns> runs;
+  std::unique_ptr<core::ActionService> autopilot_actions;  // Patrol at full; same stores
+  std::unique_ptr<core::PatrolService> patrol;
+  std::unique_ptr<PatrolScheduler> scheduler;
   SessionLevels levels;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<http::TokenAuthenticator> authenticator;
@@ -127,6 +124,7 @@ struct ServerApp::Parts {
   absl::Status OpenFleet();
   absl::Status OpenServices();
   absl::Status OpenAssistant();
+  void OpenPatrol();
   absl::Status OpenServer();
 };
 
@@ -176,7 +174,8 @@ absl::Status ServerApp::Parts::OpenServices() {
       *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); });
   action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
                                                          *storage->audit, clock);
-  findings = std::make_unique<core::FindingsService>(*finding_store, clock, verifier, *history);
+  verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
+  findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history);
   views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
                                              *storage->operator_state, clock);
   // An execution a previous process admitted but never settled: its outcome is unknown, and it
@@ -227,6 +226,30 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   return absl::OkStatus();
 }
 
+void ServerApp::Parts::OpenPatrol() {
+  std::optional<core::PatrolModel> model;
+  if (loop != nullptr) {
+    core::OperatorStateStore* operator_state = storage->operator_state.get();
+    core::Fleet* fleet_ptr = fleet.get();
+    model.emplace(core::PatrolModel{
+        *provider, *storage->sessions, *tool_runner, *route, [operator_state, fleet_ptr] {
+          return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
+        }});
+  }
+  // Autopilot (full, acknowledged by a human) plans under a ceiling that admits elevated
+  // capabilities; every other caller keeps the default low_risk ceiling.
+  core::ActionPolicyOptions autopilot_policy = action_service->options();
+  autopilot_policy.automatic_ceiling = core::AutoAuthorization::kElevated;
+  autopilot_actions = std::make_unique<core::ActionService>(
+      *actions, *fleet, *storage->operator_state, *storage->audit, clock, autopilot_policy);
+  core::PatrolServiceOptions patrol_options;
+  patrol_options.autopilot_actions = autopilot_actions.get();
+  patrol = std::make_unique<core::PatrolService>(
+      *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs,
+      *history, clock, *ids, std::move(model), std::move(patrol_options));
+  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval);
+}
+
 absl::Status ServerApp::Parts::OpenServer() {
   runs = std::make_unique<ChatRuns>();
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
@@ -235,12 +258,14 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *storage->sessions, *storage->tokens, *action_service, *findings,
                                   *views, loop.get(),
                                   provider_config.has_value() ? &*provider_config : nullptr, *runs,
-                                  levels, *bus, *metrics, registry});
+                                  levels, *bus, *metrics, registry, *patrol,
+                                  *storage->patrol_runs, *scheduler});
   http::Router router;
   PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindActionRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindAssistantRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindPatrolRoutes(router, *context));
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   http::HttpServerOptions options;
   options.host = config.listen.host;
@@ -280,6 +305,7 @@ absl::StatusOr<std::unique_ptr<ServerApp>> ServerApp::Open(const ServerConfig& c
     return absl::Status(assistant.code(),
                         absl::StrCat("--provider ", config.provider, ": ", assistant.message()));
   }
+  parts->OpenPatrol();
   PULSE_RETURN_IF_ERROR(parts->OpenServer());
   return std::unique_ptr<ServerApp>(new ServerApp(std::move(parts)));
 }
@@ -290,7 +316,11 @@ ServerApp::~ServerApp() { Shutdown(); }
 
 int ServerApp::port() const { return parts_->server->port(); }
 
-absl::Status ServerApp::Start() { return parts_->server->Start(); }
+absl::Status ServerApp::Start() {
+  PULSE_RETURN_IF_ERROR(parts_->server->Start());
+  parts_->scheduler->Start();
+  return absl::OkStatus();
+}
 
 bool ServerApp::Shutdown() {
   Parts& p = *parts_;
@@ -298,6 +328,8 @@ bool ServerApp::Shutdown() {
     return true;
   }
   p.shut_down = true;
+  // Patrol first: its model calls are cancelled and queued runs abandoned (prompt).
+  p.scheduler->Stop();
   // Runs first, while the server still writes their streams: each ends with error + done.
   bool runs_ended = p.runs->Shutdown(kRunStopGrace);
   p.bus->Close();
@@ -315,7 +347,12 @@ std::string ServerApp::Describe() const {
   bound.port = p.server->port();
   return absl::StrCat("listening on ", bound.ToString(), " (data dir ", p.config.data_dir,
                       ", fleet ", p.config.fleet, ", assistant ", AssistantLabel(p.config, p.route),
-                      ", control level ", std::string(core::ToString(p.config.control_level)), ")");
+                      ", control level ", std::string(core::ToString(p.config.control_level)),
+                      ", patrol ",
+                      p.config.patrol_interval > absl::ZeroDuration()
+                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval))
+                          : std::string("manual only"),
+                      ")");
 }
 
 int RunServer(const ServerConfig& config) {

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pulse/core/json/json.h"
@@ -173,6 +174,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.model;
     } else if (key == "control_level") {
       slot = &out.control_level;
+    } else if (key == "patrol_interval") {
+      slot = &out.patrol_interval;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -260,8 +263,32 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
     return absl::InvalidArgumentError(
         absl::StrCat(source(flags.model, "model", "model"), " needs a provider (--provider)"));
   }
+  const std::string interval =
+      Pick(flags.patrol_interval, file.patrol_interval).value_or(std::string("15m"));
+  absl::StatusOr<absl::Duration> parsed_interval = ParsePatrolInterval(interval);
+  if (!parsed_interval.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source(flags.patrol_interval, "patrol-interval", "patrol_interval"), " ",
+                     parsed_interval.status().message()));
+  }
+  config.patrol_interval = *parsed_interval;
   config.api_key = api_key.value_or("");
   return config;
+}
+
+absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text) {
+  if (text == "0") {
+    return absl::ZeroDuration();
+  }
+  absl::Duration d;
+  const bool has_unit = !text.empty() && !absl::ascii_isdigit(
+                                             static_cast<unsigned char>(text.back()));
+  if (!has_unit || !absl::ParseDuration(absl::string_view(text.data(), text.size()), &d) ||
+      d < kMinPatrolInterval || d > kMaxPatrolInterval) {
+    return absl::InvalidArgumentError(
+        "must be 0 (manual runs only) or a duration from 1s to 168h with units, e.g. 15m");
+  }
+  return d;
 }
 
 }  // namespace pulse::server

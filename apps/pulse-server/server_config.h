@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "pulse/core/policy/control_level.h"
 
 namespace pulse::server {
@@ -22,6 +23,15 @@ inline constexpr std::string_view kApiKeyEnv = "PULSE_PROVIDER_API_KEY";
 // --fleet values that are not a file.
 inline constexpr std::string_view kFleetDemo = "demo";
 inline constexpr std::string_view kFleetLocal = "local";
+// Scheduled Patrol runs: every 15 minutes unless configured; 0 means manual runs only.
+inline constexpr absl::Duration kDefaultPatrolInterval = absl::Minutes(15);
+inline constexpr absl::Duration kMinPatrolInterval = absl::Seconds(1);
+inline constexpr absl::Duration kMaxPatrolInterval = absl::Hours(24 * 7);
+
+// A Patrol interval: "0" (manual only) or a duration of 1s..168h written with units, e.g.
+// "15m", "90s", "1h30m". InvalidArgument otherwise (a bare number other than 0 is refused, so
+// "15" is not silently read as 15 seconds or minutes).
+[[nodiscard]] absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text);
 
 struct ListenAddress {
   std::string host;  // an IPv4 literal, a host name, or an IPv6 literal without brackets
@@ -44,11 +54,13 @@ struct ServerSettings {
   std::optional<std::string> provider_base_url;
   std::optional<std::string> model;
   std::optional<std::string> control_level;
+  std::optional<std::string> patrol_interval;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
 inline constexpr std::string_view kConfigKeys[] = {
-    "listen", "fleet", "provider", "provider_base_url", "model", "control_level"};
+    "listen", "fleet", "provider", "provider_base_url", "model", "control_level",
+    "patrol_interval"};
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
@@ -66,6 +78,8 @@ struct ServerConfig {
   std::string model;              // empty: the registry default
   core::ControlLevel control_level = core::ControlLevel::kReadOnly;  // the Assistant's maximum
   std::string api_key;  // from the environment; never logged or echoed
+  // Between scheduled Patrol runs; zero: manual runs only.
+  absl::Duration patrol_interval = kDefaultPatrolInterval;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -76,7 +90,7 @@ struct ServerConfig {
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL or model without a
-// provider.
+// provider, a bad patrol interval (ParsePatrolInterval).
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

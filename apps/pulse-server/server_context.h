@@ -20,7 +20,10 @@
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/findings/findings_service.h"
+#include "patrol_scheduler.h"
 #include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/patrol/patrol_service.h"
+#include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
 #include "pulse/core/ports/operator_state_store.h"
@@ -50,6 +53,9 @@ struct ServerContext {
   AgentEventBus& bus;
   ServerMetrics& metrics;
   const adapters::http::MetricsRegistry& registry;
+  core::PatrolService& patrol;
+  core::PatrolRunStore& patrol_runs;
+  PatrolScheduler& scheduler;
 };
 
 // The marker header an external agent adapter sends (wire surface §0.1); its calls act as an
@@ -74,5 +80,6 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindFindingRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindActionRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindAssistantRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -131,9 +131,9 @@ std::optional<HttpReply> HttplibServer::Impl::ReadInputs(const httplib::Request&
                                                          HttpRequest& request, Outcome& out,
                                                          bool& body_consumed) {
   for (const auto& [name, value] : params) {
-    if (!core::CheckPathParamValue(value).ok()) {
+    if (const absl::Status checked = core::CheckPathParam(name, value); !checked.ok()) {
       return HttpReply::Error(AgentErrorCode::kInvalidRequest,
-                              absl::StrCat("path parameter ", name, " is not a valid identifier"));
+                              absl::StrCat("path parameter ", name, ": ", checked.message()));
     }
   }
   request.path_params = std::move(params);

@@ -5,6 +5,7 @@
 #include "pulse/adapters/mcp/line_reader.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/utf8.h"
 
 namespace pulse::adapters::mcp {
 namespace {
@@ -15,9 +16,20 @@ DecodedMessage Fail(int code, std::string message, std::string id_json = "null")
   return decoded;
 }
 
+// The id as compact JSON. Through JsonWriter, which repairs ill-formed UTF-8: the line was
+// valid UTF-8, but an escaped lone surrogate ("\udc00") decodes to bytes that are not.
+std::string IdJson(const rapidjson::Value& id) {
+  core::JsonWriter w;
+  w.Value(id);
+  return w.Take();
+}
+
 }  // namespace
 
 DecodedMessage DecodeMessage(std::string_view line) {
+  if (!core::IsValidUtf8(line)) {
+    return Fail(kParseError, "malformed JSON-RPC message: the line is not valid UTF-8");
+  }
   auto parsed = core::ParseJson(line, core::JsonLimits{.max_bytes = kMaxLineBytes});
   if (!parsed.ok()) {
     return Fail(kParseError,
@@ -30,12 +42,15 @@ DecodedMessage DecodeMessage(std::string_view line) {
   if (!doc.IsObject()) {
     return Fail(kInvalidRequest, "a JSON-RPC message must be an object");
   }
+  if (!doc.HasMember("method") && (doc.HasMember("result") || doc.HasMember("error"))) {
+    return DecodedMessage{};  // a response, well-formed or not: never answered
+  }
   std::optional<std::string> id_json;
   if (const rapidjson::Value* id = core::GetMember(doc, "id"); id != nullptr && !id->IsNull()) {
     if (!id->IsString() && !id->IsNumber()) {
       return Fail(kInvalidRequest, "id must be a string or a number");
     }
-    id_json = core::ToJsonString(*id);
+    id_json = IdJson(*id);
   }
   const std::string reply_id = id_json.value_or("null");
   if (core::GetString(doc, "jsonrpc") != std::optional<std::string_view>(kJsonRpcVersion)) {
@@ -43,8 +58,6 @@ DecodedMessage DecodeMessage(std::string_view line) {
   }
   const std::optional<std::string_view> method = core::GetString(doc, "method");
   if (!method.has_value()) {
-    // A response from the client (result/error) needs no answer; we never send requests, so
-    // treat it like any other message without a method.
     return Fail(kInvalidRequest, "method must be a string", reply_id);
   }
   RpcRequest request;

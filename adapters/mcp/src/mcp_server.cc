@@ -6,9 +6,12 @@
 
 #include "pulse/adapters/mcp/line_reader.h"
 #include "pulse/adapters/mcp/mcp_resources.h"
+#include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/manifest/capability_projection.h"
+#include "pulse/core/manifest/path_template.h"
 #include "pulse/core/manifest/workflow_prompts.h"
 #include "pulse/core/status_macros.h"
 
@@ -29,6 +32,19 @@ constexpr std::string_view kInstructions =
     "approval its policy requires, then execute_action; verify by reading the state again.\n"
     "Treat approval-required, policy-blocked and unavailable results as safety boundaries: "
     "report them, never work around them.";
+
+// The error envelope (agent_error.h) as an isError result carries it in structuredContent.
+constexpr std::string_view kErrorEnvelopeSchema = R"json({
+  "type": "object",
+  "description": "The structuredContent of an isError result: the Pulse error envelope. Branch on error, a stable code; message is for people.",
+  "properties": {
+    "error": {"type": "string", "minLength": 1},
+    "message": {"type": "string"},
+    "details": {"type": "object"}
+  },
+  "required": ["error", "message"],
+  "additionalProperties": true
+})json";
 
 int CodeFor(const absl::Status& status) {
   switch (status.code()) {
@@ -96,8 +112,18 @@ std::string BuildToolsJson(const McpSurface& surface) {
     WriteJsonText(w, schema != surface.input_schemas.end() ? schema->second
                                                            : tool.input_schema_json);
     if (!tool.output_schema_json.empty()) {
+      // The manifest's schema, or the error envelope: a refusal keeps its stable code in
+      // structuredContent, and clients that validate structuredContent even when isError is
+      // true (the official TypeScript SDK 1.x does) must accept it.
       w.Key("outputSchema");
+      w.StartObject();
+      w.Member("type", "object");
+      w.Key("anyOf");
+      w.StartArray();
       WriteJsonText(w, tool.output_schema_json);
+      WriteJsonText(w, kErrorEnvelopeSchema);
+      w.EndArray();
+      w.EndObject();
     }
     w.Key("annotations");
     w.StartObject();
@@ -113,6 +139,45 @@ std::string BuildToolsJson(const McpSurface& surface) {
   w.EndArray();
   w.EndObject();
   return w.Take();
+}
+
+// An isError CallToolResult for a call that never got a reply from pulse-server: the envelope
+// is both the text and structuredContent, like a refusal from the server.
+std::string ToolErrorResult(const core::AgentError& error) {
+  const std::string envelope = core::SanitizeUtf8(error.ToJson());
+  core::JsonWriter w;
+  w.StartObject();
+  w.Key("content");
+  w.StartArray();
+  w.StartObject();
+  w.Member("type", "text");
+  w.Member("text", envelope);
+  w.EndObject();
+  w.EndArray();
+  w.Key("structuredContent");
+  w.RawValue(envelope);
+  w.Member("isError", true);
+  w.EndObject();
+  return w.Take();
+}
+
+// The arguments of a call that cannot be projected onto its route (a path argument is missing
+// or not a non-empty string): invalid_request, with {argument: problem} for each such one, so a
+// model can correct the call (MCP 2025-11-25: input validation errors are tool results).
+core::AgentError ArgumentError(const core::AgentCapability& capability,
+                               const rapidjson::Value& args, const absl::Status& status) {
+  core::AgentError error = core::MakeAgentError(
+      core::AgentErrorCode::kInvalidRequest,
+      capability.name + ": " + std::string(status.message()) + " (see the tool's inputSchema)");
+  for (const std::string& name : core::PathPlaceholders(capability.path)) {
+    const rapidjson::Value* value = core::GetMember(args, name);
+    if (value == nullptr) {
+      error.details.emplace(name, "required");
+    } else if (!value->IsString() || value->GetStringLength() == 0) {
+      error.details.emplace(name, "must be a non-empty string");
+    }
+  }
+  return error;
 }
 
 // The CallToolResult for one reply of pulse-server.
@@ -185,6 +250,9 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   DecodedMessage decoded = DecodeMessage(line);
   if (decoded.error.has_value()) {
     return EncodeError(*decoded.error);
+  }
+  if (!decoded.request.has_value()) {
+    return std::nullopt;  // a response from the client: never answered
   }
   const RpcRequest& request = *decoded.request;
   if (request.notification()) {
@@ -308,10 +376,21 @@ absl::StatusOr<std::string> McpServer::CallTool(const rapidjson::Value& params) 
     args = &empty;
   }
   if (!args->IsObject()) {
+    // Not a CallToolRequest: a protocol error. What the arguments say is judged below, as a
+    // tool result the model can act on.
     return absl::InvalidArgumentError("tools/call arguments must be an object");
   }
-  PULSE_ASSIGN_OR_RETURN(PulseReply reply, CallCapability(caller_, *capability, *args));
-  return ToolResult(reply);
+  absl::StatusOr<core::CapabilityCall> call = core::ProjectCapabilityCall(*capability, *args);
+  if (!call.ok()) {
+    return ToolErrorResult(ArgumentError(*capability, *args, call.status()));
+  }
+  absl::StatusOr<PulseReply> reply = SendCall(caller_, *call);
+  if (!reply.ok()) {
+    // An API failure is a tool execution error too: the agent can report it or retry.
+    return ToolErrorResult(core::MakeAgentError(core::AgentErrorCode::kServiceUnavailable,
+                                                std::string(reply.status().message())));
+  }
+  return ToolResult(*reply);
 }
 
 std::string McpServer::ListPrompts() const {

@@ -216,10 +216,28 @@ ALTER TABLE operator_state
 CREATE INDEX operator_state_local_only ON operator_state (resource_id) WHERE local_only = 1;
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4: Patrol run history (the core's PatrolRunRecord JSON, newest 100 kept) and the
+// Patrol settings (autonomy). IF NOT EXISTS keeps the migration safe to re-run on files a test
+// rolled back.
+constexpr char kSchemaV4[] = R"sql(
+CREATE TABLE IF NOT EXISTS patrol_runs (
+  id TEXT NOT NULL PRIMARY KEY,
+  started_at_ns INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('running', 'healthy', 'issues_found', 'error')),
+  record_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS patrol_runs_by_start ON patrol_runs (started_at_ns DESC, id DESC);
+CREATE TABLE IF NOT EXISTS patrol_settings (
+  name TEXT NOT NULL PRIMARY KEY,
+  value_json TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
+    {4, "patrol runs and settings", kSchemaV4},
 }};
 
 }  // namespace

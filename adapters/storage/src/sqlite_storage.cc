@@ -75,6 +75,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::stri
   if (status.ok()) {
     status = Take(SqliteCredentialStore::Open(db, *storage->secrets), storage->credentials);
   }
+  if (status.ok()) {
+    status = Take(SqlitePatrolRunStore::Open(db), storage->patrol_runs);
+  }
   if (!status.ok()) {
     return status;
   }

@@ -2,6 +2,7 @@
 // postcondition observation and the terminal two-axis result (gate order in action_service.h).
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/json/json_time.h"
@@ -311,7 +312,9 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::RecordResult(
     // and crash recovery (ReconcileInterruptedExecutions) settles it as inconclusive.
     Audit("result_unrecorded", record.id(), record.plan.resource_id, &request.actor, "",
           OutcomeSentence(result));
-    return finished.status();
+    absl::Status unrecorded = finished.status();
+    unrecorded.SetPayload(kActionDispatchedPayload, absl::Cord(record.id()));
+    return unrecorded;
   }
   absl::StatusOr<ActionRecord> current = store_.Get(record.id());
   ActionRefusal refusal =
@@ -319,8 +322,16 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::RecordResult(
              absl::StrCat("the action left executing while it ran; its outcome (",
                           OutcomeSentence(result), ") was not recorded"),
              current.ok() ? std::optional<ActionRecord>(*current) : std::nullopt);
+  refusal.dispatched = true;
   AuditRefusal(refusal, record.id(), record.plan.resource_id, request.actor);
   return refusal;
+}
+
+bool ExecuteDispatchedUnrecorded(const absl::StatusOr<Refusable<ExecuteOutcome>>& executed) {
+  if (!executed.ok()) {
+    return executed.status().GetPayload(kActionDispatchedPayload).has_value();
+  }
+  return executed->refused() && executed->refusal().dispatched;
 }
 
 }  // namespace pulse::core

@@ -160,6 +160,10 @@ absl::StatusOr<ActionRecord> ActionService::MaterializeExpiry(const ActionRecord
     t.expected_states = {ActionState::kPlanned, ActionState::kPendingApproval,
                          ActionState::kApproved};
     t.expected_plan_hash = current.plan.plan_hash;
+    // Compared, so that a decision committed since `current` was read (a sub-quorum approval
+    // keeps the state and advances the revision) is a CAS conflict that re-reads below, not
+    // the FailedPrecondition "only a decision may change the revision".
+    t.expected_decision_revision = current.decision_revision;
     t.new_state = ActionState::kExpired;
     t.new_decision_revision = current.decision_revision;
     t.updated_at = now;

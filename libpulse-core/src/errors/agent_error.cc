@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 55> kCodes = {{
+constexpr std::array<CodeInfo, 63> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -30,6 +30,14 @@ constexpr std::array<CodeInfo, 55> kCodes = {{
     {C::kFindingNotFound, "finding_not_found", 404},
     {C::kFindingActionNotAllowed, "finding_action_not_allowed", 409},
     {C::kPatrolUnavailable, "patrol_unavailable", 503},
+    {C::kInvalidAutonomyLevel, "invalid_autonomy_level", 400},
+    {C::kInvalidPatrolScope, "invalid_patrol_scope", 400},
+    {C::kPatrolScopeUnresolved, "patrol_scope_unresolved", 422},
+    {C::kPatrolAlreadyRunning, "patrol_already_running", 409},
+    {C::kPatrolRunNotFound, "patrol_run_not_found", 404},
+    {C::kInvalidAutopilotAcknowledgement, "invalid_autopilot_acknowledgement", 400},
+    {C::kAutopilotAcknowledgementForbidden, "autopilot_acknowledgement_forbidden", 403},
+    {C::kAutopilotAcknowledgementNotFound, "autopilot_acknowledgement_not_found", 404},
     {C::kInvalidActionRequest, "invalid_action_request", 400},
     {C::kMockModeEnabled, "mock_mode_enabled", 409},
     {C::kActionActorUnavailable, "action_actor_unavailable", 403},

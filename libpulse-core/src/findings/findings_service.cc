@@ -371,6 +371,28 @@ absl::StatusOr<Finding> FindingsService::SetNote(std::string_view finding_id,
   return std::move(m.finding);
 }
 
+absl::StatusOr<Finding> FindingsService::RecordInvestigation(
+    std::string_view finding_id, InvestigationStatus status,
+    std::optional<InvestigationOutcome> outcome, std::string_view session_id) {
+  PULSE_ASSIGN_OR_RETURN(
+      Mutation m, Mutate(finding_id, [&](Transition& tx) {
+        tx.finding.investigation_status = status;
+        tx.finding.investigation_outcome = outcome;
+        tx.finding.investigation_session_id = std::string(session_id);
+        tx.finding.last_investigated_at = tx.now;
+        ++tx.finding.investigation_attempts;
+        std::map<std::string, std::string> metadata;
+        metadata["status"] = std::string(ToString(status));
+        if (outcome.has_value()) {
+          metadata["outcome"] = std::string(ToString(*outcome));
+        }
+        tx.Event(LifecycleEventType::kInvestigationRecordUpdated, "Patrol investigation recorded",
+                 std::move(metadata));
+        return absl::OkStatus();
+      }));
+  return std::move(m.finding);
+}
+
 absl::StatusOr<Finding> FindingsService::Get(std::string_view finding_id) const {
   absl::StatusOr<StoredFinding> stored = store_.Get(finding_id);
   if (!stored.ok()) {

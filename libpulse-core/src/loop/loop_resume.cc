@@ -113,6 +113,14 @@ LoopRun::DecisionResult LoopRun::ApplyDecision(const SuspendedCall& suspended,
         execute.reason = absl::StrCat("approved plan resumed in session ", session_.id);
         execute.actor = actor;
         absl::StatusOr<Refusable<ExecuteOutcome>> executed = loop_.actions_.Execute(execute);
+        if (ExecuteDispatchedUnrecorded(executed)) {
+          // The action ran but its outcome was not recorded: an error result, and still a
+          // dispatched write (never a retry later: the action would not run again).
+          dispatched = true;
+          content = UnrecordedDispatchError(suspended.action_id, executed).ToJson();
+          is_error = true;
+          break;
+        }
         if (!executed.ok()) {
           error = executed.status();
           events_.ToolEnd(suspended.tool_call_id, suspended.tool_name,

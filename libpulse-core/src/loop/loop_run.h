@@ -24,9 +24,16 @@
 #include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/loop/session_record.h"
 #include "pulse/core/policy/projection.h"
+#include "pulse/core/tools/tool_names.h"
 #include "loop_emitter.h"
 
 namespace pulse::core {
+
+// The finding lifecycle writes of the Patrol Watch (report, assess, resolve).
+inline bool IsFindingLifecycleWrite(std::string_view tool) {
+  return tool == kToolPatrolReportFinding || tool == kToolPatrolAssessFinding ||
+         tool == kToolPatrolResolveFinding;
+}
 
 class LoopRun {
  public:
@@ -79,8 +86,13 @@ class LoopRun {
 
   // --- loop_turn.cc ---
   std::vector<ToolDefinition> ToolsForTurn(int turn);
+  // The turn budget: max_turns, plus one once the LOOP-5 repair turn was granted.
+  int MaxTurns() const;
   std::string SystemPrompt() const;
   LlmRequest BuildRequest(std::vector<ToolDefinition> tools, std::vector<Message> extra) const;
+  // `cap` lowered to the unspent LoopOptions::output_token_allowance (never below
+  // kMinDecisionTokens); unchanged without an allowance.
+  std::optional<int> CapToAllowance(std::optional<int> cap) const;
   // One provider turn with bounded retries; nullopt after a terminal failure (recorded).
   std::optional<StreamedTurn> StreamTurn(const LlmRequest& request, bool buffer_content);
   // A turn without tool calls: the final-answer gate, then the final-text guarantee.
@@ -150,6 +162,10 @@ class LoopRun {
   std::optional<std::vector<ProjectedTool>> projection_;  // computed on the first turn
   int first_turn_ = 0;
   bool brake_next_turn_ = false;
+  // LOOP-5: the one repair turn was granted (the turn budget grows by one), and whether the
+  // next turn is that repair-only turn.
+  bool repair_granted_ = false;
+  bool repair_only_next_ = false;
 
   std::optional<RunEnd> end_;
   std::string final_text_;

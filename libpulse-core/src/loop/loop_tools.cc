@@ -29,11 +29,6 @@ using loop_internal::JsonObject;
 // Arguments are bounded again by the executor; this bound only caps the pre-check parse.
 constexpr JsonLimits kArgumentLimits{256 * 1024, 64};
 
-bool IsLifecycleWrite(std::string_view tool) {
-  return tool == kToolPatrolReportFinding || tool == kToolPatrolAssessFinding ||
-         tool == kToolPatrolResolveFinding;
-}
-
 std::string ErrorJson(ToolErrorCode code, std::string message, bool blocked) {
   ToolError error;
   error.code = code;
@@ -272,7 +267,7 @@ bool LoopRun::Execute(std::vector<Slot>& slots) {
     slot.started = true;
     any_write = any_write || IsInfrastructureWrite(slot.invocation);
     has_findings_read = has_findings_read || slot.tool == kToolPatrolGetFindings;
-    has_lifecycle_write = has_lifecycle_write || IsLifecycleWrite(slot.tool);
+    has_lifecycle_write = has_lifecycle_write || IsFindingLifecycleWrite(slot.tool);
   }
   if (queued.empty()) {
     return true;
@@ -332,11 +327,18 @@ void LoopRun::PostProcessExecuted(Slot& slot, BatchGate& gate, std::size_t index
   } else {
     ++counters_.tools_run[slot.tool];
   }
+  const bool infra_write = EffectOf(slot.invocation) == FsmEffect::kWrite;
   if (!outcome.result.Ok()) {
+    if (infra_write && outcome.dispatched && outcome.result.mutation_dispatched) {
+      // The call failed after its mutation was dispatched (its outcome was not recorded). A
+      // dispatched mutation is a write transition whatever its result, as on resume: it must be
+      // verified before the model may answer or write again. Never self-verified.
+      gate.OnSucceeded(slot.gate_index, true).IgnoreError();  // cannot fail: admitted, once
+      announce_verify = fsm_.State() == SessionState::kVerifying;
+    }
     return;
   }
   result.any_success = true;
-  const bool infra_write = EffectOf(slot.invocation) == FsmEffect::kWrite;
   bool dispatched = outcome.dispatched;
   if (infra_write) {
     const WriteOutcome write = ParseWriteOutcome(slot.content);
@@ -415,6 +417,19 @@ LoopRun::TurnResult LoopRun::PostProcess(std::vector<Slot>& slots, BatchGate& ga
 
 void LoopRun::FinishTurn(const std::vector<Slot>& slots, const TurnResult& result) {
   const LoopOptions& o = loop_.options_;
+  if (o.lifecycle_repair_turn && !repair_granted_) {
+    int accepted = 0;
+    int rejected = 0;
+    for (const Slot& slot : slots) {
+      if (IsFindingLifecycleWrite(slot.tool)) {
+        (slot.is_error ? rejected : accepted)++;
+      }
+    }
+    if (accepted > 0 && rejected > 0) {
+      repair_granted_ = true;  // once per run: one more turn, lifecycle tools only
+      repair_only_next_ = true;
+    }
+  }
   if (result.any_success) {
     counters_.consecutive_error_turns = 0;
   } else if (++counters_.consecutive_error_turns >= o.max_consecutive_error_turns) {

@@ -118,15 +118,22 @@ void LoopRun::End(RunEnd end, std::string final_text) {
   final_text_ = std::move(final_text);
 }
 
+int LoopRun::MaxTurns() const { return loop_.options_.max_turns + (repair_granted_ ? 1 : 0); }
+
 std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
   const LoopOptions& o = loop_.options_;
   std::vector<ToolDefinition> tools;
-  if (turn >= o.max_turns - 1) {
+  const bool repair_only = repair_only_next_;
+  repair_only_next_ = false;
+  if (turn >= MaxTurns() - 1 && !repair_only) {
     return tools;  // the last allowed turn is always tool-free
   }
   if (brake_next_turn_) {
     brake_next_turn_ = false;
     return tools;
+  }
+  if (o.output_token_allowance > 0 && counters_.output_tokens >= o.output_token_allowance) {
+    return tools;  // the allowance is spent: the final decision, without tools
   }
   const bool evidence_spent = policy_.Profile() == ExecutionProfile::kPatrolInvestigation &&
                               counters_.evidence_calls >= o.max_evidence_calls;
@@ -138,6 +145,9 @@ std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
     if (evidence_spent && projected.action_mode == ActionMode::kRead &&
         projected.name != kToolPatrolProposeAction) {
       continue;  // evidence tools are structurally removed once the budget is spent
+    }
+    if (repair_only && !IsFindingLifecycleWrite(projected.name)) {
+      continue;  // the LOOP-5 repair turn offers only the finding lifecycle tools
     }
     tools.push_back(
         ToolDefinition{projected.name, projected.description, projected.input_schema_json});
@@ -188,9 +198,20 @@ LlmRequest LoopRun::BuildRequest(std::vector<ToolDefinition> tools,
   }
   request.tools = std::move(tools);
   request.tool_choice = ToolChoice::kUnset;
-  request.max_tokens = loop_.options_.max_tokens;
+  request.max_tokens = CapToAllowance(loop_.options_.max_tokens);
   request.cancelled = cancelled_;
   return request;
+}
+
+std::optional<int> LoopRun::CapToAllowance(std::optional<int> cap) const {
+  const LoopOptions& o = loop_.options_;
+  if (o.output_token_allowance <= 0) {
+    return cap;
+  }
+  const std::int64_t left = std::clamp<std::int64_t>(
+      o.output_token_allowance - counters_.output_tokens, kMinDecisionTokens, 1 << 30);
+  const int remaining = static_cast<int>(left);
+  return cap.has_value() ? std::min(*cap, remaining) : remaining;
 }
 
 std::optional<LoopRun::StreamedTurn> LoopRun::StreamTurn(const LlmRequest& request,
@@ -293,7 +314,7 @@ void LoopRun::RunTurns() {
       FailCancelled();
       return;
     }
-    if (counters_.turns >= o.max_turns) {
+    if (counters_.turns >= MaxTurns()) {
       FinishAtBudget();
       return;
     }
@@ -375,7 +396,7 @@ void LoopRun::EnsureFinalText() {
       return;
     }
     LlmRequest request = BuildRequest({}, {Message::User(std::string(kSummaryInstruction))});
-    request.max_tokens = o.summary_max_tokens;
+    request.max_tokens = CapToAllowance(o.summary_max_tokens);
     std::string text;
     bool finished = false;
     const absl::Status status = CallProvider(request, [&](const LlmStreamEvent& event) {

@@ -248,6 +248,151 @@ std::vector<AgentCapability> BuildCatalogue() {
       .error_codes = FindingErrorCodes(),
       .body_error_code = C::kInvalidFindingRequest,
   });
+  // ---- Patrol runs and autonomy ----
+  out.push_back({
+      .name = "run_patrol",
+      .title = "Run Patrol",
+      .description =
+          "Starts a Patrol run now: deterministic checks of the fleet (or of the resources and "
+          "types named), then the model pass when a provider is configured, then "
+          "investigation and governed fixes as the autonomy level allows. Returns at once with "
+          "the run id; read the outcome with get_patrol_run. One run at a time per scope.",
+      .category = std::string(kCategoryPatrol),
+      .method = "POST",
+      .path = "/api/ai/patrol/run",
+      .scope = Scope::kAiExecute,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "{ success, accepted, message, run_id, started_at, scope_resolution? }",
+      .request_body_shape = "{ resource_ids?: string[], resource_types?: string[] }",
+      .input_schema = std::string(mi::kRunPatrolInput),
+      .output_schema = std::string(mi::kRunPatrolOutput),
+      .error_codes = {C::kInvalidPatrolScope, C::kPatrolScopeUnresolved,
+                      C::kPatrolAlreadyRunning},
+      .body_error_code = C::kInvalidPatrolScope,
+  });
+  out.push_back({
+      .name = "list_patrol_runs",
+      .title = "List Patrol runs",
+      .description = "Lists the last Patrol runs (at most 100), newest first: scope, trigger, "
+                     "status, finding counts, model pass, tokens, tool calls and fixes.",
+      .category = std::string(kCategoryPatrol),
+      .method = "GET",
+      .path = "/api/ai/patrol/runs",
+      .scope = Scope::kAiExecute,
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "PatrolRunRecord[]",
+      .output_schema = std::string(mi::kListOutput),
+  });
+  out.push_back({
+      .name = "get_patrol_run",
+      .title = "Get Patrol run",
+      .description = "Reads one Patrol run record by id (running or finished).",
+      .category = std::string(kCategoryPatrol),
+      .method = "GET",
+      .path = "/api/ai/patrol/runs/{runId}",
+      .scope = Scope::kAiExecute,
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "PatrolRunRecord",
+      .output_schema = std::string(mi::kPatrolRunOutput),
+      .error_codes = {C::kPatrolRunNotFound},
+  });
+  out.push_back({
+      .name = "get_patrol_status",
+      .title = "Get Patrol status",
+      .description = "Reports whether Patrol is running, its schedule, the effective autonomy "
+                     "level, whether the model pass is available, and the last run's outcome.",
+      .category = std::string(kCategoryPatrol),
+      .method = "GET",
+      .path = "/api/ai/patrol/status",
+      .scope = Scope::kAiExecute,
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "PatrolStatus",
+      .output_schema = std::string(mi::kPatrolStatusOutput),
+  });
+  out.push_back({
+      .name = "get_patrol_autonomy",
+      .title = "Get Patrol autonomy",
+      .description = "Reads how far Patrol may act on its own: the requested and effective "
+                     "autonomy level (monitor, approval, assisted, full), the Autopilot "
+                     "acknowledgement and the investigation budget.",
+      .category = std::string(kCategoryPatrol),
+      .method = "GET",
+      .path = "/api/ai/patrol/autonomy",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "PatrolAutonomy",
+      .output_schema = std::string(mi::kPatrolAutonomyOutput),
+  });
+  out.push_back({
+      .name = "set_patrol_autonomy",
+      .title = "Set Patrol autonomy",
+      .description =
+          "Sets the autonomy level: monitor (findings only), approval (investigate, every fix "
+          "waits for a human), assisted (low-risk fixes run automatically) or full (Autopilot: "
+          "needs an acknowledgement_id recorded by a human; without one it acts as approval).",
+      .category = std::string(kCategoryPatrol),
+      .method = "PUT",
+      .path = "/api/ai/patrol/autonomy",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "PatrolAutonomy",
+      .request_body_shape =
+          "{ autonomy_level, acknowledgement_id?, investigation_budget?, "
+          "investigation_timeout_sec? }",
+      .input_schema = std::string(mi::kSetPatrolAutonomyInput),
+      .output_schema = std::string(mi::kPatrolAutonomyOutput),
+      .error_codes = {C::kInvalidAutonomyLevel},
+      .body_error_code = C::kInvalidAutonomyLevel,
+  });
+  out.push_back({
+      .name = "acknowledge_patrol_autopilot",
+      .title = "Acknowledge Patrol Autopilot",
+      .description =
+          "Records the calling human's Autopilot acknowledgement: while it exists, autonomy "
+          "level full lets Patrol execute low-risk and elevated capabilities that need no "
+          "approval on its own. Repeating the current acknowledgement id changes nothing "
+          "(created false); another id replaces it. Humans only: a caller marked as an agent is "
+          "refused.",
+      .category = std::string(kCategoryPatrol),
+      .method = "POST",
+      .path = "/api/ai/patrol/autonomy/acknowledgements",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "AutopilotAcknowledgementResult",
+      .request_body_shape = "{ acknowledgement_id }",
+      .input_schema = std::string(mi::kAcknowledgeAutopilotInput),
+      .output_schema = std::string(mi::kAutopilotAcknowledgementOutput),
+      .error_codes = {C::kInvalidAutopilotAcknowledgement, C::kAutopilotAcknowledgementForbidden},
+      .body_error_code = C::kInvalidAutopilotAcknowledgement,
+      .human_only = true,
+  });
+  out.push_back({
+      .name = "revoke_patrol_autopilot",
+      .title = "Revoke Patrol Autopilot acknowledgement",
+      .description =
+          "Revokes the recorded Autopilot acknowledgement with an optional body {reason}: from "
+          "then on autonomy level full acts as approval until a human acknowledges again. "
+          "Humans only.",
+      .category = std::string(kCategoryPatrol),
+      .method = "DELETE",
+      .path = "/api/ai/patrol/autonomy/acknowledgements/{acknowledgementId}",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "AutopilotAcknowledgementRevocation",
+      .input_schema = std::string(mi::kRevokeAutopilotInput),
+      .output_schema = std::string(mi::kAutopilotRevocationOutput),
+      .error_codes = {C::kInvalidAutopilotAcknowledgement, C::kAutopilotAcknowledgementForbidden,
+                      C::kAutopilotAcknowledgementNotFound},
+      .human_only = true,
+  });
   // ---- governed actions ----
   out.push_back({
       .name = "plan_action",
@@ -396,6 +541,9 @@ const std::vector<ManifestCategory>& ManifestCategories() {
          "maintenance, locked against remediation."},
         {std::string(kCategoryFinding), "Findings (Patrol lifecycle)",
          "Problems Patrol found, and the operator decisions that close or defer them."},
+        {std::string(kCategoryPatrol), "Patrol (runs and autonomy)",
+         "Starting Patrol runs, reading their records, and how far Patrol may act on its "
+         "own."},
         {std::string(kCategoryAction), "Actions (governed plan/approval/execute)",
          "Changes to infrastructure: planned, approved by policy or a human, executed once "
          "and verified independently."},
@@ -429,7 +577,7 @@ std::vector<Scope> ManifestRequiredScopes() {
 std::vector<std::string> McpToolCapabilityNames() {
   std::vector<std::string> names;
   for (const AgentCapability& capability : AgentCapabilities()) {
-    if (!capability.streaming) {
+    if (!capability.streaming && !capability.human_only) {
       names.push_back(capability.name);
     }
   }

@@ -99,6 +99,80 @@ inline constexpr std::string_view kResolveFindingInput = R"json({
   "required": ["finding_id"]
 })json";
 
+inline constexpr std::string_view kRunPatrolInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "resource_ids": {"type": "array", "maxItems": 100,
+                     "items": {"type": "string", "minLength": 1, "maxLength": 256},
+                     "description": "Canonical ids of the resources to check (default: all)."},
+    "resource_types": {"type": "array", "maxItems": 100,
+                       "items": {"type": "string", "minLength": 1, "maxLength": 256},
+                       "description": "Resource types to check, e.g. vm, storage, backup-job."}
+  }
+})json";
+
+inline constexpr std::string_view kSetPatrolAutonomyInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "autonomy_level": {"type": "string", "enum": ["monitor", "approval", "assisted", "full"],
+                       "description": "How far Patrol may act on its own."},
+    "acknowledgement_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                           "description": "Records the Autopilot acknowledgement (humans only)."},
+    "full_mode_unlocked": {"type": "boolean", "description": "Deprecated; ignored."},
+    "investigation_budget": {"type": "integer",
+                             "description": "Evidence calls per investigation (clamped 5-30)."},
+    "investigation_timeout_sec": {"type": "integer",
+                                  "description": "Investigation timeout (clamped 60-1800)."}
+  },
+  "required": ["autonomy_level"]
+})json";
+
+inline constexpr std::string_view kAcknowledgeAutopilotInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "acknowledgement_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                           "description": "The operator's reference for this acknowledgement."}
+  },
+  "required": ["acknowledgement_id"]
+})json";
+
+inline constexpr std::string_view kRevokeAutopilotInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "acknowledgementId": {"type": "string", "minLength": 1, "maxLength": 128,
+                          "description": "The acknowledgement to revoke."},
+    "reason": {"type": "string", "maxLength": 512,
+               "description": "Why it is revoked (recorded); in the body or as ?reason=."}
+  },
+  "required": ["acknowledgementId"]
+})json";
+
+inline constexpr std::string_view kAutopilotAcknowledgementOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "created": {"type": "boolean"},
+    "acknowledgement": {"type": "object"},
+    "autonomy": {"type": "object"}
+  },
+  "required": ["created", "acknowledgement"]
+})json";
+
+inline constexpr std::string_view kAutopilotRevocationOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "revoked": {"type": "boolean"},
+    "revocation": {"type": "object"},
+    "autonomy": {"type": "object"}
+  },
+  "required": ["revoked", "revocation"]
+})json";
+
 inline constexpr std::string_view kPlanActionInput = R"json({
   "type": "object",
   "additionalProperties": false,
@@ -253,6 +327,60 @@ inline constexpr std::string_view kListOutput = R"json({
     "count": {"type": "integer", "minimum": 0}
   },
   "required": ["items", "count"]
+})json";
+
+inline constexpr std::string_view kRunPatrolOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "success": {"type": "boolean"},
+    "accepted": {"type": "boolean"},
+    "message": {"type": "string"},
+    "run_id": {"type": "string"},
+    "started_at": {"type": "string"}
+  },
+  "required": ["success", "accepted", "run_id"]
+})json";
+
+inline constexpr std::string_view kPatrolRunOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "id": {"type": "string"},
+    "status": {"type": "string", "enum": ["running", "healthy", "issues_found", "error"]},
+    "trigger_reason": {"type": "string"},
+    "started_at": {"type": "string"},
+    "new_finding_ids": {"type": "array", "items": {"type": "string"}},
+    "model_pass_ran": {"type": "boolean"}
+  },
+  "required": ["id", "status", "started_at"]
+})json";
+
+inline constexpr std::string_view kPatrolStatusOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "running": {"type": "boolean"},
+    "enabled": {"type": "boolean"},
+    "interval_ms": {"type": "integer"},
+    "model_configured": {"type": "boolean"},
+    "autonomy_level": {"type": "string"}
+  },
+  "required": ["running", "enabled", "interval_ms"]
+})json";
+
+inline constexpr std::string_view kPatrolAutonomyOutput = R"json({
+  "type": "object",
+  "additionalProperties": true,
+  "properties": {
+    "autonomy_level": {"type": "string"},
+    "requested_autonomy_level": {"type": "string"},
+    "effective_autonomy_level": {"type": "string"},
+    "full_mode_unlocked": {"type": "boolean"},
+    "investigation_budget": {"type": "integer"},
+    "investigation_timeout_sec": {"type": "integer"}
+  },
+  "required": ["autonomy_level", "effective_autonomy_level"]
 })json";
 
 inline constexpr std::string_view kFindingActionOutput = R"json({

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/actions/resource_id.h"
 #include "pulse/core/json/utf8.h"
 
 namespace pulse::core {
@@ -161,6 +162,19 @@ absl::Status CheckPathParamValue(std::string_view value) {
   }
   if (value == "." || value == "..") {
     return absl::InvalidArgumentError("a path parameter is a dot segment");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPathParam(std::string_view name, std::string_view value) {
+  if (name != kResourceIdPathParam) {
+    return CheckPathParamValue(value);
+  }
+  // The canonical rule admits only printable ASCII from a closed set, at most
+  // kMaxResourceIdBytes, with no empty, "." or ".." segment around a "/".
+  if (!IsCanonicalResourceId(value)) {
+    return absl::InvalidArgumentError(
+        "not a canonical resource id (type:local)");
   }
   return absl::OkStatus();
 }

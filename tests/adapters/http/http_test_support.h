@@ -288,6 +288,8 @@ inline std::string ValidBody(const std::string& name) {
        R"({"requestId":"r1","resourceId":"vm:101","capabilityName":"restart","reason":"hung","requestedBy":"agent","params":{"force":true}})"},
       {"decide_action", R"({"outcome":"approved"})"},
       {"execute_action", R"({})"},
+      {"set_patrol_autonomy", R"({"autonomy_level":"monitor"})"},
+      {"acknowledge_patrol_autopilot", R"({"acknowledgement_id":"ack-1"})"},
       {"chat", R"({"message":"hello"})"},
       {"resume_session", R"({})"},
       {"abort_session", R"({})"},

@@ -6,6 +6,7 @@
 #include "fake_pulse_caller.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "rapidjson/schema.h"
 
 namespace pulse::adapters::mcp {
 namespace {
@@ -155,6 +156,49 @@ TEST_CASE("tools/list offers the pulse_mcp contract and never subscribe_events",
   CHECK(plan_tool["annotations"]["destructiveHint"].GetBool());
 }
 
+TEST_CASE("each outputSchema admits the manifest's result or the error envelope of a refusal",
+          "[adapters][mcp][server][tools]") {
+  Fixture f;
+  auto reply = f.Call("tools/list", "{}");
+  REQUIRE(Fixture::Code(reply) == 0);
+  const auto accepts = [](const rapidjson::Value& schema, const char* instance_json) {
+    rapidjson::Document schema_copy;
+    schema_copy.CopyFrom(schema, schema_copy.GetAllocator());
+    rapidjson::SchemaDocument compiled(schema_copy);
+    rapidjson::SchemaValidator validator(compiled);
+    auto instance = core::ParseJson(instance_json);
+    REQUIRE(instance.ok());
+    return instance->Accept(validator);
+  };
+  int with_schema = 0;
+  for (const rapidjson::Value& tool : reply["result"]["tools"].GetArray()) {
+    const std::string name = S(tool["name"]);
+    INFO(name);
+    const core::AgentCapability* capability = core::FindAgentCapability(name);
+    REQUIRE(capability != nullptr);
+    if (capability->output_schema.empty()) {
+      CHECK_FALSE(tool.HasMember("outputSchema"));
+      continue;
+    }
+    ++with_schema;
+    const rapidjson::Value& schema = tool["outputSchema"];
+    CHECK(S(schema["type"]) == "object");  // MCP requires an object schema at the root
+    REQUIRE(schema["anyOf"].IsArray());
+    REQUIRE(schema["anyOf"].Size() == 2);
+    auto manifest = core::ParseJson(capability->output_schema);
+    REQUIRE(manifest.ok());
+    CHECK(core::CanonicalJson(schema["anyOf"][0]) == core::CanonicalJson(*manifest));
+    CHECK(accepts(schema, R"({"error":"missing_scope","message":"needs ai:execute",
+                             "requiredScope":"ai:execute","details":{"requiredScope":"ai:execute"}})"));
+    CHECK(
+        accepts(schema, R"({"error":"invalid_request","message":"m","details":{"a":"required"}})"));
+    CHECK_FALSE(accepts(schema, "{}"));
+    CHECK_FALSE(accepts(schema, R"({"message":"no code"})"));
+    CHECK_FALSE(accepts(schema, R"({"error":"","message":"empty code"})"));
+  }
+  CHECK(with_schema > 0);
+}
+
 TEST_CASE("tools/call refuses subscribe_events and unknown tools without calling the server",
           "[adapters][mcp][server][tools]") {
   Fixture f;
@@ -168,11 +212,43 @@ TEST_CASE("tools/call refuses subscribe_events and unknown tools without calling
         kInvalidParams);
   CHECK(Fixture::Code(f.Rpc(R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})")) ==
         kInvalidParams);
-  auto missing = f.Call("tools/call", R"({"name":"get_resource_context","arguments":{}})");
-  CHECK(Fixture::Code(missing) == kInvalidParams);
-  CHECK(Fixture::Message(missing).find("missing path argument(s): resourceId") !=
-        std::string::npos);
+  CHECK(Fixture::Code(f.Call("tools/call", R"({"name":5,"arguments":{}})")) == kInvalidParams);
+  CHECK(Fixture::Code(f.Call("tools/call", R"({"name":"get_fleet_context","arguments":"x"})")) ==
+        kInvalidParams);
   CHECK(f.caller.requests.empty());
+}
+
+TEST_CASE("arguments a tool cannot take are an isError result the model can correct",
+          "[adapters][mcp][server][tools]") {
+  Fixture f;
+  SECTION("a missing path argument") {
+    auto reply = f.Call("tools/call", R"({"name":"get_resource_context","arguments":{}})");
+    REQUIRE(Fixture::Code(reply) == 0);
+    const rapidjson::Value& result = reply["result"];
+    CHECK(result["isError"].GetBool());
+    const rapidjson::Value& envelope = result["structuredContent"];
+    CHECK(S(envelope["error"]) == "invalid_request");
+    CHECK(S(envelope["message"]).find("missing path argument(s): resourceId") != std::string::npos);
+    CHECK(S(envelope["details"]["resourceId"]) == "required");
+    // The text is the same envelope, for clients that show only content.
+    auto text = core::ParseJson(S(result["content"][0]["text"]));
+    REQUIRE(text.ok());
+    CHECK(core::ToJsonString(*text) == core::ToJsonString(envelope));
+  }
+  SECTION("path arguments of the wrong type, or empty") {
+    auto reply =
+        f.Call("tools/call",
+               R"({"name":"decide_action","arguments":{"actionId":7,"outcome":"approved"}})");
+    CHECK(reply["result"]["isError"].GetBool());
+    CHECK(S(reply["result"]["structuredContent"]["details"]["actionId"]) ==
+          "must be a non-empty string");
+    auto empty =
+        f.Call("tools/call", R"({"name":"get_operator_state","arguments":{"resourceId":""}})");
+    CHECK(empty["result"]["isError"].GetBool());
+    CHECK(S(empty["result"]["structuredContent"]["details"]["resourceId"]) ==
+          "must be a non-empty string");
+  }
+  CHECK(f.caller.requests.empty());  // nothing that cannot be routed reaches pulse-server
 }
 
 TEST_CASE("tools/call is one HTTP request projected from the manifest route",
@@ -244,13 +320,15 @@ TEST_CASE("a tool result carries the reply, and a refusal is isError with the st
     CHECK(S(reply["result"]["structuredContent"]["error"]) == "upstream_error");
     CHECK(S(reply["result"]["content"][0]["text"]) == "Bad Gateway");
   }
-  SECTION("no reply at all is an internal error naming the route") {
+  SECTION("no reply at all is an isError result naming the route") {
     f.caller.SetHandler([](const PulseRequest&) -> absl::StatusOr<PulseReply> {
       return absl::UnavailableError("Connection refused");
     });
     auto reply = f.Call("tools/call", call);
-    CHECK(Fixture::Code(reply) == kInternalError);
-    CHECK(Fixture::Message(reply) ==
+    REQUIRE(Fixture::Code(reply) == 0);
+    CHECK(reply["result"]["isError"].GetBool());
+    CHECK(S(reply["result"]["structuredContent"]["error"]) == "service_unavailable");
+    CHECK(S(reply["result"]["structuredContent"]["message"]) ==
           "call Pulse: GET /api/agent/fleet-context: Connection refused");
   }
 }

@@ -56,6 +56,8 @@ TEST_CASE("interleaved requests and notifications split at every byte get one re
       "\r\n\n"
       R"({"jsonrpc":"2.0","id":"two","method":"ping"})"
       "\n"
+      R"({"jsonrpc":"2.0","id":1,"result":{}})"  // a client's response: not answered
+      "\n"
       R"({"jsonrpc":"2.0","id":3,"method":"server/discover"})"
       "\n"
       R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_fleet_context"}})"

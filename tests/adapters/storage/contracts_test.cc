@@ -6,11 +6,13 @@
 #include "contracts/action_store_contract.h"
 #include "contracts/finding_store_contract.h"
 #include "contracts/operator_state_store_contract.h"
+#include "contracts/patrol_run_store_contract.h"
 #include "contracts/session_store_contract.h"
 #include "contracts/token_store_contract.h"
 #include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/adapters/storage/sqlite_patrol_run_store.h"
 #include "pulse/adapters/storage/sqlite_session_store.h"
 #include "pulse/adapters/storage/sqlite_token_store.h"
 #include "pulse/testing/in_memory_token_store.h"
@@ -23,6 +25,7 @@ using adapters::storage::SqliteActionStore;
 using adapters::storage::SqliteDatabase;
 using adapters::storage::SqliteFindingStore;
 using adapters::storage::SqliteOperatorStateStore;
+using adapters::storage::SqlitePatrolRunStore;
 using adapters::storage::SqliteSessionStore;
 using adapters::storage::SqliteTokenStore;
 
@@ -44,6 +47,13 @@ Owned<SqliteOperatorStateStore> OperatorStateStoreIn(bool in_file) {
   });
 }
 
+Owned<SqlitePatrolRunStore> PatrolRunStoreIn(bool in_file) {
+  return MakeOwned<SqlitePatrolRunStore>(
+      in_file, [](SqliteDatabase& db, const TempDir&) { return SqlitePatrolRunStore::Open(db); });
+}
+Owned<SqlitePatrolRunStore> MemoryPatrolRunStore() { return PatrolRunStoreIn(false); }
+Owned<SqlitePatrolRunStore> FilePatrolRunStore() { return PatrolRunStoreIn(true); }
+
 Owned<SqliteSessionStore> SessionStoreIn(bool in_file) {
   return MakeOwned<SqliteSessionStore>(
       in_file, [](SqliteDatabase& db, const TempDir&) { return SqliteSessionStore::Open(db); });
@@ -59,6 +69,11 @@ Owned<SqliteTokenStore> TokenStoreIn(bool in_file) {
 
 PULSE_FINDING_STORE_CONTRACT("SqliteFindingStore (:memory:)", MemoryFindingStore)
 PULSE_FINDING_STORE_CONTRACT("SqliteFindingStore (file)", FileFindingStore)
+
+PULSE_PATROL_RUN_STORE_CONTRACT("SqlitePatrolRunStore (:memory:)", "[adapters][storage][contract]",
+                                MemoryPatrolRunStore)
+PULSE_PATROL_RUN_STORE_CONTRACT("SqlitePatrolRunStore (file)", "[adapters][storage][contract]",
+                                FilePatrolRunStore)
 
 TEST_CASE("SqliteActionStore (:memory:) honours the ActionStore contract",
           "[adapters][storage][contract]") {

@@ -281,6 +281,78 @@ TEST_CASE("a decision racing another decision re-reads and still counts both", "
   CHECK(approved.approvals[1].actor == Human("alice"));
 }
 
+TEST_CASE("an expiry racing a decision below quorum re-reads and expires the plan",
+          "[core][actions]") {
+  // Every caller that materializes expiry: Get, Decide, Execute and the sweep.
+  const int caller = GENERATE(0, 1, 2, 3);
+  INFO("caller " << caller);
+  ActionPolicyOptions two;
+  two.approval_quorum = 2;
+  Harness h(two);
+  const ActionRecord planned = PendingRestart(h);
+  h.clock.Advance(absl::Minutes(5));
+  bool raced = false;
+  h.store.SetBeforeTransition([&](const ActionTransition& t) {
+    if (raced || t.new_state != ActionState::kExpired) {
+      return;
+    }
+    raced = true;
+    // Bob's approval, one short of the quorum, commits between the expiry's read and its
+    // compare-and-swap: same state, revision 0 -> 1.
+    const ActionRecord read = StoredRecord(h, planned.id());
+    ActionTransition bob;
+    bob.action_id = read.id();
+    bob.expected_states = {ActionState::kPendingApproval};
+    bob.expected_plan_hash = read.plan.plan_hash;
+    bob.expected_decision_revision = read.decision_revision;
+    bob.new_state = ActionState::kPendingApproval;
+    bob.new_decision_revision = read.decision_revision + 1;
+    bob.appended_approval = ApprovalRecord{Human("bob"), DecisionOutcome::kApproved, "",
+                                           h.clock.Now(), read.plan.plan_hash};
+    bob.updated_at = h.clock.Now();
+    ActionLifecycleEvent decision;
+    decision.action_id = read.id();
+    decision.state = ActionState::kPendingApproval;
+    decision.kind = LifecycleEventKind::kDecision;
+    bob.events = {decision};
+    REQUIRE(h.store.Transition(bob).ok());
+  });
+
+  switch (caller) {
+    case 0: {
+      absl::StatusOr<Refusable<ActionRecord>> got = h.service.Get(planned.id());
+      REQUIRE(got.ok());
+      REQUIRE_FALSE(got->refused());
+      CHECK(got->value().state == ActionState::kExpired);
+      break;
+    }
+    case 1:
+      CHECK(MustRefuse(h.service.Decide(Approve(planned, Human("alice")))).code ==
+            AgentErrorCode::kActionPlanExpired);
+      break;
+    case 2:
+      CHECK(MustRefuse(h.service.Execute(Execution(planned, Human("alice")))).code ==
+            AgentErrorCode::kActionPlanExpired);
+      break;
+    default: {
+      absl::StatusOr<std::size_t> moved = h.service.SweepExpired(10);
+      REQUIRE(moved.ok());
+      CHECK(*moved == 1);
+      break;
+    }
+  }
+  CHECK(raced);
+  // The lost compare was retried on the re-read record, with Bob's decision kept.
+  CHECK(h.store.cas_conflicts() == 1);
+  const ActionRecord stored = StoredRecord(h, planned.id());
+  CHECK(stored.state == ActionState::kExpired);
+  CHECK(stored.decision_revision == 1);
+  REQUIRE(stored.approvals.size() == 1);
+  CHECK(stored.approvals[0].actor == Human("bob"));
+  CHECK(EventStates(h, planned.id()).back() == ActionState::kExpired);
+  CHECK(h.fleet.dispatch_calls() == 0);
+}
+
 TEST_CASE("a fleet outage during approval refuses without changing the plan", "[core][actions]") {
   Harness h;
   const ActionRecord planned = PendingRestart(h);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loop_test_support.h"
+#include "pulse/core/actions/action_reconciler.h"
 
 namespace pulse::testing::loop {
 namespace {
@@ -308,6 +309,134 @@ TEST_CASE("a plan refused by the lifecycle is an error result and suspends nothi
   CHECK(ResultFor(h.provider.Request(2), "c1")->content.find("capability_not_found") !=
         std::string::npos);
   CHECK(out->fsm_state == SessionState::kReading);
+}
+
+// ---- a dispatch whose outcome cannot be recorded ------------------------------------------
+
+constexpr const char* kQueryNginx = R"({"action":"get","resource_id":"service:pve1/nginx"})";
+constexpr const char* kReadNginx = R"({"action":"status","resource_id":"service:pve1/nginx"})";
+constexpr const char* kReloadNginx =
+    R"({"type":"resource","resource_id":"service:pve1/nginx","capability":"reload",)"
+    R"("reason":"config changed"})";
+
+// After Fleet::Dispatch, the finishing CAS of the action cannot commit: either the store fails
+// the write (the record stays executing) or the reconciler settled the action first (the CAS is
+// lost: action_not_executing).
+void LoseTheResultAfterDispatch(Harness& h, bool store_error) {
+  h.fleet.SetDispatchHook([&h, store_error](const core::DispatchRequest&) {
+    if (store_error) {
+      h.action_store.FailNext(absl::UnavailableError("database is locked"));
+    } else {
+      REQUIRE(core::ReconcileInterruptedExecutions(h.action_store, h.audit, h.clock).ok());
+    }
+  });
+}
+
+// The tool result of a dispatch that was not recorded: an error the model can branch on that
+// says the change was made, and that is not offered as retryable.
+void CheckUnrecordedDispatchResult(const core::Message& result, const std::string& action_id,
+                                   bool store_error) {
+  CHECK(result.is_error);
+  const rapidjson::Document doc = Parse(result.content);
+  const rapidjson::Value* error = core::GetMember(doc, "error");
+  REQUIRE(error != nullptr);
+  CHECK(Str(*error, "code") == "EXECUTION_FAILED");
+  CHECK(core::GetBool(*error, "failed") == std::optional<bool>(true));
+  CHECK_FALSE(core::GetBool(*error, "retryable").value_or(false));
+  CHECK(Str(*error, "message").find("was dispatched") != std::string::npos);
+  const rapidjson::Value* details = core::GetMember(*error, "details");
+  REQUIRE(details != nullptr);
+  CHECK(core::GetBool(*details, "dispatched") == std::optional<bool>(true));
+  CHECK(Str(*details, "action_id") == action_id);
+  CHECK(Str(*details, "action_error") == (store_error ? "" : "action_not_executing"));
+}
+
+bool SawVerifyingAfter(const RecordingEventSink& events, std::string_view tool) {
+  for (const rapidjson::Document& d : events.DataOf(LoopEventType::kWorkflowState)) {
+    if (Str(d, "phase") == "verify" && Str(d, "state") == "VERIFYING" && Str(d, "tool") == tool) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("an autonomous dispatch whose outcome cannot be recorded must still be verified",
+          "[core][loop]") {
+  const bool store_error = GENERATE(true, false);
+  INFO((store_error ? "the store fails the result write" : "the finishing CAS is lost"));
+  Harness h;
+  h.BindDefaults();
+  LoseTheResultAfterDispatch(h, store_error);
+  h.provider.Add(ScriptedTurn::Calls({Call("q1", "pulse_query", kQueryNginx)}));
+  h.provider.Add(ScriptedTurn::Calls({Call("c1", "pulse_control", kReloadNginx)}));
+  h.provider.Add(ScriptedTurn::Calls({Call("c2", "pulse_control", kReloadNginx)}));
+  h.provider.Add(ScriptedTurn::Text("Reloaded nginx."));
+  h.provider.Add(ScriptedTurn::Calls({Call("r1", "pulse_read", kReadNginx)}));
+  h.provider.Add(ScriptedTurn::Text("nginx reloaded and active."));
+  absl::StatusOr<core::RunOutcome> out = h.Run("reload nginx", Policy(ControlLevel::kAutonomous));
+  REQUIRE(out.ok());
+  CHECK(out->end == RunEnd::kAnswered);
+  CHECK(out->final_text == "nginx reloaded and active.");
+
+  // The fleet saw exactly one dispatch, and the failure says so.
+  CHECK(h.fleet.dispatch_calls() == 1);
+  CHECK(h.fleet.executions() == 1);
+  REQUIRE(h.provider.RequestCount() == 6);
+  std::optional<core::Message> c1 = ResultFor(h.provider.Request(2), "c1");
+  REQUIRE(c1.has_value());
+  const std::string action_id = h.fleet.dispatched().front().action_id;
+  CheckUnrecordedDispatchResult(*c1, action_id, store_error);
+  // The session moved to VERIFYING on that failure: the next write is blocked ...
+  CHECK(SawVerifyingAfter(h.events, "pulse_control"));
+  CHECK(CodeFor(h.provider.Request(3), "c2") == "FSM_BLOCKED");
+  // ... and so is the answer, until a read brings evidence.
+  const core::LlmRequest verify = h.provider.Request(4);
+  CHECK(verify.messages.back().role == MessageRole::kUser);
+  CHECK(verify.messages.back().content.find("Verification required") != std::string::npos);
+  CHECK(h.events.ContentText().find("Reloaded nginx.") == std::string::npos);
+  CHECK(out->fsm_state == SessionState::kReading);
+  CHECK(h.Session().fsm.wrote_this_episode);
+
+  // The recorded action itself never runs again.
+  absl::StatusOr<core::ActionRecord> stored = h.action_store.Get(action_id);
+  REQUIRE(stored.ok());
+  CHECK(stored->state == (store_error ? ActionState::kExecuting : ActionState::kFailed));
+  core::ExecuteRequest again;
+  again.action_id = action_id;
+  again.actor = core::ActionActor{core::ActorKind::kAgent, "assistant"};
+  absl::StatusOr<core::Refusable<core::ExecuteOutcome>> retried = h.actions.Execute(again);
+  REQUIRE(retried.ok());
+  CHECK((retried->refused() || retried->value().replayed));
+  CHECK(h.fleet.dispatch_calls() == 1);
+}
+
+TEST_CASE("a resumed execution whose outcome cannot be recorded is a dispatched write",
+          "[core][loop]") {
+  const bool store_error = GENERATE(true, false);
+  INFO((store_error ? "the store fails the result write" : "the finishing CAS is lost"));
+  Harness h;
+  h.BindDefaults();
+  const core::SessionRecord suspended = SuspendOnRestart(h);
+  DecideOn(h, suspended, core::DecisionOutcome::kApproved);
+  LoseTheResultAfterDispatch(h, store_error);
+  h.provider.Add(ScriptedTurn::Text("web-01 was restarted."));
+  h.provider.Add(ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm)}));
+  h.provider.Add(ScriptedTurn::Text("web-01 is running again after the restart."));
+  absl::StatusOr<core::RunOutcome> out = h.Resume();
+  REQUIRE(out.ok());
+  CHECK(out->end == RunEnd::kAnswered);
+  CHECK(out->final_text == "web-01 is running again after the restart.");
+  CHECK(h.fleet.dispatch_calls() == 1);
+  REQUIRE(h.provider.RequestCount() == 5);
+  std::optional<core::Message> c1 = ResultFor(h.provider.Request(2), "c1");
+  REQUIRE(c1.has_value());
+  CheckUnrecordedDispatchResult(*c1, suspended.suspended->action_id, store_error);
+  CHECK(SawVerifyingAfter(h.events, "pulse_control"));
+  CHECK(h.provider.Request(3).messages.back().role == MessageRole::kUser);
+  // Applied, not left suspended for a retry.
+  CHECK_FALSE(h.Session().suspended.has_value());
+  CHECK(absl::IsFailedPrecondition(h.Resume().status()));
+  CHECK(h.fleet.dispatch_calls() == 1);
 }
 
 }  // namespace

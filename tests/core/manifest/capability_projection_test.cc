@@ -37,7 +37,7 @@ TEST_CASE("annotations follow the action mode", "[core][manifest][projection]") 
         ToolAnnotations{false, true, false, true});
 }
 
-TEST_CASE("tools are the contract's capabilities, never the event stream",
+TEST_CASE("tools are the contract's capabilities, never the event stream nor a human-only one",
           "[core][manifest][projection]") {
   const std::vector<CapabilityTool> tools = ProjectCapabilityTools();
   std::vector<std::string> names;
@@ -46,7 +46,10 @@ TEST_CASE("tools are the contract's capabilities, never the event stream",
   }
   CHECK(names == McpToolCapabilityNames());
   CHECK(std::find(names.begin(), names.end(), "subscribe_events") == names.end());
-  CHECK(names.size() == AgentCapabilities().size() - 1);
+  // An agent must not acknowledge Autopilot for a human: no tool for it.
+  CHECK(std::find(names.begin(), names.end(), "acknowledge_patrol_autopilot") == names.end());
+  CHECK(std::find(names.begin(), names.end(), "revoke_patrol_autopilot") == names.end());
+  CHECK(names.size() == AgentCapabilities().size() - 3);
 }
 
 TEST_CASE("the description ends with the capability metadata block",

@@ -48,7 +48,11 @@ const std::vector<std::string> kManifestOrder = {
     "clear_operator_state", "subscribe_events",
     "list_findings",        "acknowledge_finding",
     "snooze_finding",       "dismiss_finding",
-    "resolve_finding",      "plan_action",
+    "resolve_finding",      "run_patrol",
+    "list_patrol_runs",     "get_patrol_run",
+    "get_patrol_status",    "get_patrol_autonomy",
+    "set_patrol_autonomy",  "acknowledge_patrol_autopilot",
+    "revoke_patrol_autopilot", "plan_action",
     "decide_action",        "execute_action"};
 
 TEST_CASE("the catalogue passes its own validation", "[core][manifest]") {
@@ -57,7 +61,7 @@ TEST_CASE("the catalogue passes its own validation", "[core][manifest]") {
   CHECK(status.ok());
 }
 
-TEST_CASE("the catalogue serves context, operator state, events, findings and actions only",
+TEST_CASE("the catalogue serves context, operator state, events, findings, Patrol and actions only",
           "[core][manifest]") {
   std::vector<std::string> names;
   for (const AgentCapability& c : AgentCapabilities()) {
@@ -107,6 +111,11 @@ TEST_CASE("routes, scopes and governance follow the wire catalogue", "[core][man
        "finding"},
       {"resolve_finding", "POST", "/api/ai/patrol/resolve", "ai:execute", "write", "scope_only",
        "finding"},
+      {"acknowledge_patrol_autopilot", "POST", "/api/ai/patrol/autonomy/acknowledgements",
+       "settings:write", "write", "scope_only", "patrol"},
+      {"revoke_patrol_autopilot", "DELETE",
+       "/api/ai/patrol/autonomy/acknowledgements/{acknowledgementId}", "settings:write", "write",
+       "scope_only", "patrol"},
       {"plan_action", "POST", "/api/actions/plan", "actions:plan", "write", "action_plan",
        "action"},
       {"decide_action", "POST", "/api/actions/{actionId}/decision", "actions:approve", "write",
@@ -170,14 +179,16 @@ TEST_CASE("the document has the top-level shape of the wire manifest", "[core][m
                                       "workflowPrompts", "capabilities"});
   CHECK(StringViewOf(doc["version"]) == "v1");
   CHECK(Strings(doc["requiredScopes"]) ==
-        std::vector<std::string>{"monitoring:read", "monitoring:write", "ai:execute",
-                                 "actions:plan", "actions:approve", "actions:execute"});
+        std::vector<std::string>{"monitoring:read", "monitoring:write", "settings:write",
+                                 "ai:execute", "actions:plan", "actions:approve",
+                                 "actions:execute"});
   std::vector<std::string> categories;
   for (const auto& c : doc["categories"].GetArray()) {
     categories.emplace_back(StringViewOf(c["id"]));
     CHECK(c.HasMember("label"));
   }
-  CHECK(categories == std::vector<std::string>{"context", "operator-state", "finding", "action"});
+  CHECK(categories ==
+        std::vector<std::string>{"context", "operator-state", "finding", "patrol", "action"});
   const auto& surfaces = doc["surfaceContract"]["operatorSurfaces"];
   REQUIRE(surfaces.Size() == 2);
   CHECK(StringViewOf(surfaces[0]["id"]) == "pulse_assistant");
@@ -199,7 +210,10 @@ TEST_CASE("the one MCP tool contract lists every request/response capability", "
   CHECK(StringViewOf(contract["surfaceLabel"]) == "Pulse MCP");
   CHECK(StringViewOf(contract["toolSource"]) == "capability_manifest");
   std::vector<std::string> expected = kManifestOrder;
-  expected.erase(std::find(expected.begin(), expected.end(), "subscribe_events"));
+  for (const char* not_a_tool :
+       {"subscribe_events", "acknowledge_patrol_autopilot", "revoke_patrol_autopilot"}) {
+    expected.erase(std::find(expected.begin(), expected.end(), not_a_tool));
+  }
   CHECK(Strings(contract["toolNames"]) == expected);
   CHECK(Strings(contract["capabilityNames"]) == expected);
   CHECK(McpToolCapabilityNames() == expected);

@@ -64,5 +64,27 @@ TEST_CASE("path parameter values may not traverse or carry controls", "[core][ma
   }
 }
 
+TEST_CASE("a resource id parameter follows the canonical resource id rule, slashes included",
+          "[core][manifest][path]") {
+  for (const char* good : {"service:pve1/nginx", "storage:pve1/local-zfs", "vm:101", "node:pve1"}) {
+    INFO(good);
+    CHECK(CheckPathParam(kResourceIdPathParam, good).ok());
+  }
+  // The decoded value is judged as it is: "%2F" left over from a double encoding is no id.
+  for (const std::string& bad :
+       {std::string(), std::string("pve1"), std::string("service:pve1/../etc"),
+        std::string("service:pve1//nginx"), std::string("service:/nginx"),
+        std::string("service:pve1/"), std::string("service:pve1%2Fnginx"),
+        std::string("service:pve1\\nginx"), std::string("service:pve1/ngi\nnx"),
+        std::string("../etc/passwd"), std::string("vm:") + std::string(300, 'a')}) {
+    INFO(bad);
+    CHECK_FALSE(CheckPathParam(kResourceIdPathParam, bad).ok());
+  }
+  // Every other placeholder keeps the opaque-id rule, which has no room for a slash.
+  CHECK(CheckPathParam("actionId", "act_1").ok());
+  CHECK_FALSE(CheckPathParam("actionId", "a/b").ok());
+  CHECK_FALSE(CheckPathParam("sessionId", "..").ok());
+}
+
 }  // namespace
 }  // namespace pulse::core

@@ -146,6 +146,55 @@ TEST_CASE("governance refusals reach the agent as error results with the stable 
   }
 }
 
+TEST_CASE("an agent locks a service whose id holds a slash, and HTTP reads the same lock",
+          "[e2e][mcp]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*", "operator");
+  ServerProcess server(dir.path());
+  Session s(server.port(), token, dir);
+  // pulse-mcp encodes the id as one segment (service%3Apve2%2Fpostfix); the server decodes it
+  // once and validates it as a canonical resource id.
+  rapidjson::Document set = ToolCall(s, "set_operator_state", R"({
+      "resourceId":"service:pve2/postfix","intentionallyOffline":false,
+      "neverAutoRemediate":true,"note":"flapping mail relay"})");
+  INFO(core::ToJsonString(set));
+  REQUIRE_FALSE(set["result"].HasMember("isError"));
+  rapidjson::Document get =
+      ToolCall(s, "get_operator_state", R"({"resourceId":"service:pve2/postfix"})");
+  REQUIRE_FALSE(get["result"].HasMember("isError"));
+  CHECK(Str(get["result"]["structuredContent"], "canonicalId") == "service:pve2/postfix");
+  const Reply http =
+      Send(server.port(), "GET", "/api/resources/service%3Apve2%2Fpostfix/operator-state", token);
+  REQUIRE(http.status == 200);
+  CHECK(Json(http.body)["neverAutoRemediate"].GetBool());
+  // A traversal spelled as an id is refused with the transport code, as a tool error.
+  rapidjson::Document bad =
+      ToolCall(s, "get_operator_state", R"({"resourceId":"service:pve2/../postfix"})");
+  CHECK(core::GetBool(bad["result"], "isError") == std::optional<bool>(true));
+  CHECK(Str(bad["result"]["structuredContent"], "error") == "invalid_request");
+  CHECK(s.client().CloseAndWait() == 0);
+}
+
+TEST_CASE("when pulse-server goes away, a tool call is a service_unavailable result and the "
+          "session goes on", "[e2e][mcp]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*");
+  ServerProcess server(dir.path());
+  Session s(server.port(), token, dir);
+  CHECK_FALSE(ToolCall(s, "get_fleet_context", "{}")["result"].HasMember("isError"));
+  CHECK(server.Stop() == "exited 0");
+
+  rapidjson::Document gone = ToolCall(s, "get_fleet_context", "{}");
+  CHECK(core::GetBool(gone["result"], "isError") == std::optional<bool>(true));
+  CHECK(Str(gone["result"]["structuredContent"], "error") == "service_unavailable");
+  CHECK(Str(gone["result"]["structuredContent"], "message")
+            .rfind("call Pulse: GET /api/agent/fleet-context: ", 0) == 0);
+  // Resources have no isError: the same failure is a JSON-RPC internal error there.
+  CHECK(ErrorCodeOf(s.Request("resources/list", "{}")) == -32603);
+  CHECK(s.Request("ping", "{}").HasMember("result"));
+  CHECK(s.client().CloseAndWait() == 0);
+}
+
 TEST_CASE("pulse-mcp exits non-zero with a message when it cannot start", "[e2e][mcp]") {
   SECTION("no server") {
     const Captured c = RunCommand({"/usr/bin/env", "PULSE_API_TOKEN=x", McpBinary(), "--server",

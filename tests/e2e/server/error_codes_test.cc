@@ -372,6 +372,50 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
            "/api/actions/" + then_locked + "/execute", alice, "{}");
 }
 
+// Patrol runs, records and autonomy. Runs execute on the server's Patrol thread, so a start
+// right after another start finds the scope busy.
+void ProvokePatrolCodes(Recorder& r, const std::string& alice) {
+  r.Expect("invalid_patrol_scope", "run_patrol", "POST", "/api/ai/patrol/run", alice,
+           R"({"alert_type":"x"})");
+  r.Expect("patrol_scope_unresolved", "run_patrol", "POST", "/api/ai/patrol/run", alice,
+           R"({"resource_ids":["vm:99999"]})");
+  bool busy = false;
+  for (int i = 0; i < 50 && !busy; ++i) {
+    const Reply reply = r.Call("run_patrol", "POST", "/api/ai/patrol/run", alice);
+    busy = ErrorCode(reply.body) == "patrol_already_running";
+  }
+  CHECK(busy);
+  r.Expect("", "list_patrol_runs", "GET", "/api/ai/patrol/runs", alice);
+  r.Expect("", "get_patrol_status", "GET", "/api/ai/patrol/status", alice);
+  r.Expect("patrol_run_not_found", "get_patrol_run", "GET", "/api/ai/patrol/runs/patrol-none",
+           alice);
+  const Reply runs = Send(r.port(), "GET", "/api/ai/patrol/runs", alice);
+  REQUIRE(runs.status == 200);
+  rapidjson::Document list = Json(runs.body);
+  REQUIRE(list.Size() >= 1);
+  r.Expect("", "get_patrol_run", "GET", "/api/ai/patrol/runs/" + Str(list[0], "id"), alice);
+  r.Expect("", "get_patrol_autonomy", "GET", "/api/ai/patrol/autonomy", alice);
+  r.Expect("invalid_autonomy_level", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy",
+           alice, R"({"autonomy_level":"reckless"})");
+  r.Expect("", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy", alice,
+           R"({"autonomy_level":"monitor"})");
+  const std::string acks = "/api/ai/patrol/autonomy/acknowledgements";
+  const httplib::Headers agent = {{"X-Pulse-Agent-Surface", "pulse_mcp"}};
+  r.Expect("invalid_autopilot_acknowledgement", "acknowledge_patrol_autopilot", "POST", acks,
+           alice, R"({"acknowledgement_id":""})");
+  r.Expect("autopilot_acknowledgement_forbidden", "acknowledge_patrol_autopilot", "POST", acks,
+           alice, R"({"acknowledgement_id":"ack-e2e"})", agent);
+  r.Expect("", "acknowledge_patrol_autopilot", "POST", acks, alice,
+           R"({"acknowledgement_id":"ack-e2e"})");
+  r.Expect("invalid_autopilot_acknowledgement", "revoke_patrol_autopilot", "DELETE",
+           acks + "/ack-e2e", alice, R"({"reason":7})");
+  r.Expect("autopilot_acknowledgement_forbidden", "revoke_patrol_autopilot", "DELETE",
+           acks + "/ack-e2e", alice, "", agent);
+  r.Expect("", "revoke_patrol_autopilot", "DELETE", acks + "/ack-e2e", alice);
+  r.Expect("autopilot_acknowledgement_not_found", "revoke_patrol_autopilot", "DELETE",
+           acks + "/ack-e2e", alice);
+}
+
 // Every answered code is declared (or transport), every declared code was provoked (here, in
 // the locked-store test case, or is listed unreachable), and the list names real codes.
 void CheckLedger(const Recorder& r) {
@@ -426,6 +470,7 @@ TEST_CASE("every declared error code is reachable and every answered code is dec
   r.Expect("", "clear_operator_state", "DELETE", "/api/resources/vm%3A102/operator-state", alice);
   r.Expect("operator_state_not_set", "get_operator_state", "GET",
            "/api/resources/vm%3A102/operator-state", alice);
+  ProvokePatrolCodes(r, alice);
   CheckLedger(r);
   CHECK(server.Stop() == "exited 0");
 }

@@ -31,7 +31,9 @@ std::string Fill(const std::string& path_template) {
   static const std::map<std::string, std::string> values = {{"{resourceId}", "vm%3A101"},
                                                             {"{actionId}", "act_0123456789abcdef"},
                                                             {"{sessionId}", "ses_e2e"},
-                                                            {"{questionId}", "q_e2e"}};
+                                                            {"{questionId}", "q_e2e"},
+                                                            {"{runId}", "patrol-e2e"},
+                                                            {"{acknowledgementId}", "ack-e2e"}};
   std::string out = path_template;
   for (const auto& [placeholder, value] : values) {
     for (std::size_t at = out.find(placeholder); at != std::string::npos;

@@ -149,6 +149,31 @@ TEST_CASE("flags override pulse.json, which overrides the defaults", "[server][c
         std::string::npos);
 }
 
+TEST_CASE("the Patrol interval is 15 minutes by default, 0 for manual, and needs units",
+          "[server][config]") {
+  CHECK(*ParsePatrolInterval("15m") == absl::Minutes(15));
+  CHECK(*ParsePatrolInterval("1h30m") == absl::Minutes(90));
+  CHECK(*ParsePatrolInterval("0") == absl::ZeroDuration());
+  for (const char* bad : {"", "15", "-5m", "0s", "200h", "soon", "1.5", "15m "}) {
+    INFO(bad);
+    CHECK_FALSE(ParsePatrolInterval(bad).ok());
+  }
+  TempDir dir;
+  ServerSettings defaults;
+  defaults.data_dir = dir.path();
+  CHECK(ResolveServerConfig(defaults, std::nullopt)->patrol_interval == absl::Minutes(15));
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"patrol_interval":"0"})"; }
+  CHECK(ResolveServerConfig(defaults, std::nullopt)->patrol_interval == absl::ZeroDuration());
+  ServerSettings flag = defaults;
+  flag.patrol_interval = "5m";
+  CHECK(ResolveServerConfig(flag, std::nullopt)->patrol_interval == absl::Minutes(5));
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"patrol_interval":"often"})"; }
+  absl::StatusOr<ServerConfig> bad = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("pulse.json \"patrol_interval\"") !=
+        std::string::npos);
+}
+
 TEST_CASE("the event bus sends stream.connected first and events with increasing ids",
           "[server][events]") {
   testing::FakeClock clock;

@@ -188,6 +188,28 @@ ToolError ActionRefusalToToolError(const ActionRefusal& refusal) {
   return error;
 }
 
+ToolError UnrecordedDispatchError(std::string_view action_id,
+                                  const absl::StatusOr<Refusable<ExecuteOutcome>>& executed) {
+  const std::string reason = !executed.ok()          ? std::string(executed.status().message())
+                             : executed->refused() ? executed->refusal().message
+                                                   : std::string("no outcome was returned");
+  ToolError error;
+  error.code = ToolErrorCode::kExecutionFailed;
+  error.message = absl::StrCat(
+      "the action was dispatched to the fleet, but its outcome could not be recorded (", reason,
+      "). Take the change as made: read the target's current state to verify it before "
+      "answering or changing anything else. Do not call pulse_control for it again: this "
+      "action never runs again, and a new call would dispatch the change a second time.");
+  error.failed = true;
+  error.retryable = false;
+  error.details.emplace_back("action_id", std::string(action_id));
+  error.details.emplace_back(std::string(kResultDispatchedField), true);
+  if (executed.ok() && executed->refused()) {
+    error.details.emplace_back("action_error", std::string(ToString(executed->refusal().code)));
+  }
+  return error;
+}
+
 PulseControlHandler::PulseControlHandler(ActionService& actions, IdSource& ids,
                                          ActionActor requester)
     : actions_(actions), ids_(ids), requester_(std::move(requester)) {}
@@ -239,6 +261,12 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   execute.reason = request.reason;
   execute.actor = requester_;
   absl::StatusOr<Refusable<ExecuteOutcome>> executed = actions_.Execute(execute);
+  if (ExecuteDispatchedUnrecorded(executed)) {
+    // Not an unreachable lifecycle: the change happened. The loop must verify it.
+    ToolResult result = ToolResult::Failure(UnrecordedDispatchError(execute.action_id, executed));
+    result.mutation_dispatched = true;
+    return result;
+  }
   if (!executed.ok()) {
     return LifecycleUnavailable(executed.status());
   }

@@ -31,6 +31,10 @@ struct ActionRefusal {
   std::string message;
   std::map<std::string, std::string> details;  // field -> reason for validation refusals
   std::optional<ActionRecord> record;
+  // Execute only: Fleet::Dispatch ran before this refusal was decided (the finishing CAS was
+  // lost, action_not_executing), so the change must be taken as made. Everywhere else false:
+  // a refusal otherwise means nothing was dispatched.
+  bool dispatched = false;
 
   // The agent error envelope value (code, message, details).
   AgentError ToAgentError() const { return AgentError{code, message, details}; }
@@ -56,7 +60,11 @@ class Refusable {
 
 inline ActionRefusal Refuse(AgentErrorCode code, std::string message,
                             std::optional<ActionRecord> record = std::nullopt) {
-  return ActionRefusal{code, std::move(message), {}, std::move(record)};
+  ActionRefusal refusal;
+  refusal.code = code;
+  refusal.message = std::move(message);
+  refusal.record = std::move(record);
+  return refusal;
 }
 
 }  // namespace pulse::core

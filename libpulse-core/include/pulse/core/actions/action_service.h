@@ -8,6 +8,8 @@
 // Results: absl::StatusOr<Refusable<T>>. A refusal carries the closed AgentErrorCode of the
 // surface (sets P, D and E of the wire surface §1.3); a non-OK status means the engine could
 // not decide (Unavailable / Internal from a port) and nothing was dispatched because of it.
+// One exception, Execute after a dispatch whose result could not be recorded, is typed: see
+// ExecuteDispatchedUnrecorded.
 //
 // Execute gates, in this order (the first that applies answers):
 //   1. malformed id -> missing_id / invalid_id; no valid actor -> action_actor_unavailable;
@@ -33,7 +35,11 @@
 //      3-5.
 //  13. Fleet::Dispatch once (attempt id "<action_id>.dispatch.1"); then, unless the executor
 //      says it did not run, Fleet::ObservePostcondition; then CAS into completed (execution
-//      succeeded) or failed (anything else) with the two-axis result.
+//      succeeded) or failed (anything else) with the two-axis result. When that CAS cannot
+//      commit, the dispatch has still happened: a store error is returned carrying
+//      kActionDispatchedPayload (the record stays executing until
+//      ReconcileInterruptedExecutions settles it), a lost CAS is the refusal
+//      action_not_executing with `dispatched` set. The action never dispatches again either way.
 #pragma once
 
 #include <atomic>
@@ -192,6 +198,16 @@ class ActionService {
   const ActionPolicyOptions options_;
   std::atomic<std::uint64_t> audit_failures_{0};
 };
+
+// Type URL of the payload Execute attaches to a non-OK status returned after Fleet::Dispatch
+// ran (the result could not be stored).
+inline constexpr char kActionDispatchedPayload[] = "type.pulse.dev/pulse.core.ActionDispatched";
+
+// True when an Execute answer says the capability WAS dispatched although its outcome could
+// not be recorded: a non-OK status carrying kActionDispatchedPayload, or a refusal with
+// `dispatched` set. The caller must take the change as made (verify it before concluding) and
+// must not plan the same change again as if nothing had happened.
+bool ExecuteDispatchedUnrecorded(const absl::StatusOr<Refusable<ExecuteOutcome>>& executed);
 
 // Checks an action id as the surface does: empty -> missing_id; longer than 128 bytes or
 // outside [A-Za-z0-9_-] -> invalid_id. nullopt when valid.

@@ -28,6 +28,16 @@ enum class AgentErrorCode {
   kFindingNotFound,
   kFindingActionNotAllowed,
   kPatrolUnavailable,
+  // Patrol runs and autonomy (/api/ai/patrol/*)
+  kInvalidAutonomyLevel,   // PUT autonomy: unknown level or a malformed body
+  kInvalidPatrolScope,     // POST run: a malformed or non-strict scope body
+  kPatrolScopeUnresolved,  // POST run: the scope names no existing resource
+  kPatrolAlreadyRunning,   // POST run: a run of the same scope holds the slot (current_run_id)
+  kPatrolRunNotFound,      // GET runs/{id}: no such run (or pruned from the last 100)
+  // Autopilot acknowledgements (/api/ai/patrol/autonomy/acknowledgements)
+  kInvalidAutopilotAcknowledgement,    // a malformed or non-strict body
+  kAutopilotAcknowledgementForbidden,  // the caller is an agent: only a human may acknowledge
+  kAutopilotAcknowledgementNotFound,   // DELETE: no such acknowledgement is recorded
   // plan (set P)
   kInvalidActionRequest,
   kMockModeEnabled,
@@ -90,7 +100,7 @@ std::string_view ToString(AgentErrorCode code);
 // Exact-match parse; unknown strings are nullopt.
 std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
 // The HTTP status a route answers with for this code (400, 401, 403, 404, 405, 409, 410,
-// 413, 414, 423, 500, 502, 503).
+// 413, 414, 422, 423, 500, 502, 503).
 int HttpStatusFor(AgentErrorCode code);
 
 // Sets of codes a capability declares (wire surface §1.3), in advertised order.

@@ -196,6 +196,15 @@ class FindingsService {
   [[nodiscard]] absl::StatusOr<StaleReconciliation> ReconcileStale(
       const FindingRunLedger& ledger);
 
+  // Records what a Patrol investigation of the finding came to: status, outcome (nullopt:
+  // none yet), the investigation's session id, last_investigated_at = now, attempts + 1, and one
+  // `investigation_record_updated` event carrying the outcome. The derived loop state follows
+  // the outcome (fix_queued -> remediation_planned, fix_verified -> remediated, ...).
+  // NotFound for an unknown id.
+  [[nodiscard]] absl::StatusOr<Finding> RecordInvestigation(
+      std::string_view finding_id, InvestigationStatus status,
+      std::optional<InvestigationOutcome> outcome, std::string_view session_id);
+
   // --- Operator operations (each returns the finding as written) ---
 
   // Sets acknowledged_at; no state change. Acknowledging an acknowledged finding is a no-op.

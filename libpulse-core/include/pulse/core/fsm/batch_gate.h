@@ -46,7 +46,8 @@ class BatchGate {
   // True when an infrastructure write was admitted; then no read of this turn is evidence.
   bool AdmittedWrite() const { return admitted_write_; }
 
-  // Phase 3: call `index` executed successfully (order does not matter, each at most once).
+  // Phase 3: call `index` executed successfully (order does not matter, each at most once); a
+  // write that failed after its mutation was dispatched is reported here too, as dispatched.
   // Applies SessionFsm::OnToolSucceeded, except that when this turn admitted an infrastructure
   // write a read is recorded without counting as verification evidence: it ran in parallel
   // with the write, so it says nothing about the write's effect. InvalidArgument for an index

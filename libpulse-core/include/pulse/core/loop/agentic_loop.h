@@ -66,6 +66,8 @@ namespace pulse::core {
 
 // The most calls of one turn that ever run at the same time.
 inline constexpr std::size_t kMaxToolConcurrency = 4;
+// The smallest completion cap a declining output allowance ever leaves a request.
+inline constexpr int kMinDecisionTokens = 256;
 
 struct LoopOptions {
   std::string system_prompt;  // the operator's base prompt, frozen for the loop's life
@@ -88,6 +90,17 @@ struct LoopOptions {
   std::optional<double> max_cost_usd;
   std::optional<int> max_tokens;      // completion cap per turn
   int summary_max_tokens = 1024;      // completion cap of the tool-free summary call
+  // A declining allowance of output tokens per run (Patrol's Watch economy, B-LOOP-9); 0 means
+  // none. Every request's completion cap (max_tokens, or the summary's) is lowered to what is
+  // left of it, never below kMinDecisionTokens; once it is spent the next turn offers no tools,
+  // so high prior usage ends the run with a final answer instead of aborting it. Input tokens
+  // are not counted here (max_total_tokens bounds them, when set).
+  std::int64_t output_token_allowance = 0;
+  // Patrol's Watch (LOOP-5): after a turn whose parallel finding-lifecycle batch
+  // (patrol_report/assess/resolve_finding) had both accepted and rejected calls, the run gets
+  // one extra turn — once per run — that offers only those lifecycle tools, to repair the
+  // rejected ones. Off: the turn budget is fixed.
+  bool lifecycle_repair_turn = false;
   int max_evidence_calls = 12;        // patrol_investigation only
   int max_consecutive_error_turns = 3;  // then the next turn offers no tools
   int max_calls_per_turn = 16;          // later calls of a turn are refused, not run

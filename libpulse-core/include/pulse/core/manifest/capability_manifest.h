@@ -34,6 +34,7 @@ inline constexpr std::string_view kMcpTokenEnv = "PULSE_API_TOKEN";
 inline constexpr std::string_view kCategoryContext = "context";
 inline constexpr std::string_view kCategoryOperatorState = "operator-state";
 inline constexpr std::string_view kCategoryFinding = "finding";
+inline constexpr std::string_view kCategoryPatrol = "patrol";
 inline constexpr std::string_view kCategoryAction = "action";
 
 struct ManifestCategory {
@@ -71,6 +72,9 @@ struct AgentCapability {
   // ValidateParams in actions/capability.h).
   std::vector<std::string> open_members{};
   bool streaming = false;  // an event stream: never a tool, never in a tool contract
+  // Only a human caller may use it (the handler refuses a caller marked as an agent), so it is
+  // never projected as an agent tool either (McpToolCapabilityNames).
+  bool human_only = false;
 };
 
 // Every capability, in manifest order.

@@ -43,9 +43,19 @@ std::string PercentEncode(std::string_view raw);
 // NUL. Nothing else is judged here (see CheckPathParamValue).
 [[nodiscard]] absl::StatusOr<std::string> PercentDecode(std::string_view encoded);
 
-// The rule for a decoded path parameter: non-empty, at most kMaxPathParamBytes, valid UTF-8,
-// no C0 control or DEL, no "/" or "\", and not "." or "..". InvalidArgument otherwise (the
-// message never echoes the value).
+// The rule for a decoded opaque id (action, session, run, question ids): non-empty, at most
+// kMaxPathParamBytes, valid UTF-8, no C0 control or DEL, no "/" or "\", and not "." or "..".
+// InvalidArgument otherwise (the message never echoes the value).
 [[nodiscard]] absl::Status CheckPathParamValue(std::string_view value);
+
+// The placeholder every route uses for a resource id.
+inline constexpr std::string_view kResourceIdPathParam = "resourceId";
+
+// The rule for the decoded value of the placeholder `name`: a resource id
+// (kResourceIdPathParam) must be a canonical resource id (actions/resource_id.h), which may
+// hold "/" between real name segments ("service:pve1/nginx", "storage:pve1/local-zfs") — the
+// client sent it as one %2F-encoded segment and the router decoded it exactly once; any other
+// placeholder follows CheckPathParamValue. InvalidArgument otherwise, never echoing the value.
+[[nodiscard]] absl::Status CheckPathParam(std::string_view name, std::string_view value);
 
 }  // namespace pulse::core

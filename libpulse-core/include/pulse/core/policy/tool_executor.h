@@ -35,6 +35,12 @@ struct ToolContext {
 struct ToolResult {
   std::string content;
   std::optional<ToolError> error;
+  // A failure after the handler handed a mutation to infrastructure anyway (pulse_control: the
+  // action was dispatched, then its outcome could not be recorded). The loop applies the write
+  // transition for it as for a dispatched success, so the change is verified before the model
+  // may conclude or write again. A success says whether it dispatched in its JSON instead
+  // (loop/write_outcome.h); a refusal by the executor never sets this.
+  bool mutation_dispatched = false;
 
   static ToolResult Success(std::string content);
   static ToolResult Failure(ToolError error);  // content = error.ToJson()

@@ -38,7 +38,7 @@ struct Principal {
 struct HttpRequest {
   std::string method;
   const RouteSpec* route = nullptr;  // the matched route; never null inside a handler
-  PathParams path_params;            // checked by core::CheckPathParamValue
+  PathParams path_params;            // checked by core::CheckPathParam
   QueryParams query;                 // strictly percent-decoded, '+' read as a space
   // The body as received (at most the server's limit). For a route with a body schema it has
   // passed the schema; an empty body then reads as "{}".

@@ -37,15 +37,20 @@ struct RpcError {
   std::string id_json = "null";  // the request's id when it could be read
 };
 
+// What a line is. At most one member is set; neither is set for a response (a message with
+// "result" or "error" and no "method"), which is never answered: this server sends no
+// requests, and a reply to a response could be mistaken for the answer to the client's own
+// request with the same id.
 struct DecodedMessage {
-  std::optional<RpcRequest> request;  // set when the line is a valid request or notification
-  std::optional<RpcError> error;      // set otherwise: the reply to send
+  std::optional<RpcRequest> request;  // a valid request or notification
+  std::optional<RpcError> error;      // the error reply the line deserves
 };
 
-// Decodes one line. A line that is not JSON is a parse error (-32700); JSON that is not a
-// single request object with "jsonrpc":"2.0", a string "method" and an id that is a string or
-// a number (or absent/null) is an invalid request (-32600). Batches (arrays) are refused as
-// invalid requests: MCP 2025-06-18 removed them.
+// Decodes one line. A line that is not JSON, or not UTF-8 (RFC 8259 §8.1), is a parse error
+// (-32700); JSON that is not a single request object with "jsonrpc":"2.0", a string "method"
+// and an id that is a string or a number (or absent/null) is an invalid request (-32600).
+// Batches (arrays) are refused as invalid requests: MCP 2025-06-18 removed them. The id is
+// echoed as compact JSON with any ill-formed UTF-8 replaced, so a reply is always valid UTF-8.
 DecodedMessage DecodeMessage(std::string_view line);
 
 // {"jsonrpc":"2.0","id":<id_json>,"result":<result_json>}. Both must be valid compact JSON.

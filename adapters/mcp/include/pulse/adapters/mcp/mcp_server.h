@@ -32,7 +32,7 @@ class McpServer {
   McpServer(PulseCaller& caller, McpSurface surface, std::string server_version);
 
   // Handles one line (without its newline). The reply line without a newline, or nullopt for
-  // a notification and for a blank line.
+  // a notification, a response from the client and a blank line.
   std::optional<std::string> HandleLine(std::string_view line);
 
   // The reply to a line that was dropped for exceeding the line bound.

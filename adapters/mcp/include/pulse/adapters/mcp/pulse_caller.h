@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/manifest/capability_projection.h"
 #include "rapidjson/document.h"
 
 namespace pulse::adapters::mcp {
@@ -34,9 +35,13 @@ class PulseCaller {
   [[nodiscard]] virtual absl::StatusOr<PulseReply> Send(const PulseRequest& request) = 0;
 };
 
+// Sends one projected call. The caller's error, prefixed "call Pulse: METHOD PATH: ", when no
+// reply arrived.
+[[nodiscard]] absl::StatusOr<PulseReply> SendCall(PulseCaller& caller,
+                                                  const core::CapabilityCall& call);
+
 // Projects `args` onto `capability`'s route (core::ProjectCapabilityCall) and sends it.
-// InvalidArgument from the projection; the caller's error, prefixed "call Pulse: METHOD PATH: ",
-// when no reply arrived.
+// InvalidArgument from the projection; SendCall's error when no reply arrived.
 [[nodiscard]] absl::StatusOr<PulseReply> CallCapability(PulseCaller& caller,
                                                        const core::AgentCapability& capability,
                                                        const rapidjson::Value& args);

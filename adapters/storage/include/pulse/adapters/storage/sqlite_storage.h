@@ -18,6 +18,7 @@
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_metrics_history.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/adapters/storage/sqlite_patrol_run_store.h"
 #include "pulse/adapters/storage/sqlite_session_store.h"
 #include "pulse/adapters/storage/sqlite_token_store.h"
 
@@ -34,6 +35,7 @@ struct SqliteStorage {
   std::unique_ptr<SqliteSessionStore> sessions;
   std::unique_ptr<SqliteTokenStore> tokens;
   std::unique_ptr<SqliteCredentialStore> credentials;
+  std::unique_ptr<SqlitePatrolRunStore> patrol_runs;
 };
 
 // Opens (creating what is missing) the storage of `data_dir`. Errors: those of

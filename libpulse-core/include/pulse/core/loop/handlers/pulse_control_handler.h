@@ -4,13 +4,15 @@
 // and the plan is approval-free, in which case the lifecycle executes it at once. The result
 // states whether execution was requested and dispatched (loop/write_outcome.h), and carries the
 // plan's risk, approval requirement and preflight; the lifecycle's own verification is reported
-// under "result" and is never taken as the session's verification evidence.
+// under "result" and is never taken as the session's verification evidence. A dispatch whose
+// outcome could not be recorded is a failure marked ToolResult::mutation_dispatched.
 // Thread-safe when ActionService and IdSource are (the loop may run it beside other calls).
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/actions/action_types.h"
@@ -62,5 +64,13 @@ std::string ActionNotRunJson(const ActionRecord& record, std::string_view messag
 // The tool error for a lifecycle refusal: NOT_FOUND, INVALID_INPUT, POLICY_BLOCKED or
 // EXECUTION_FAILED by code, with details action_error (the agent error code) and action_id.
 ToolError ActionRefusalToToolError(const ActionRefusal& refusal);
+
+// The tool error for an Execute of `action_id` that dispatched the action but could not record
+// its outcome (ExecuteDispatchedUnrecorded(executed) is true): EXECUTION_FAILED, failed, and
+// never retryable, because the recorded action never runs again while a new pulse_control call
+// plans a new action and would dispatch the change a second time. Details: action_id,
+// dispatched: true, and action_error when the lifecycle refused (action_not_executing).
+ToolError UnrecordedDispatchError(std::string_view action_id,
+                                  const absl::StatusOr<Refusable<ExecuteOutcome>>& executed);
 
 }  // namespace pulse::core

@@ -1,0 +1,351 @@
+#include "cli_app.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "commands.h"
+#include "completion.h"
+#include "text_safety.h"
+
+namespace pulse::cli {
+namespace {
+
+constexpr char kProgram[] = "pulse-cli";
+
+constexpr char kEpilog[] = R"(
+Environment:
+  PULSE_API_TOKEN  the API token, sent as X-API-Token (never a flag: flags show up in ps)
+  NO_COLOR         when set and non-empty, no colours even on a terminal
+
+Output: human-readable by default (colours and tool activity only on a terminal); --json
+prints exactly one JSON document on stdout (ask, sessions resume and answer: one JSON event
+per line). Errors go to stderr as "pulse-cli: <code>: <message>"; with --json the error
+envelope {"error":"<code>","message":"..."} is also printed on stdout.
+
+Exit codes:
+  0    ok
+  1    the operation was refused or failed; the stable error code is printed
+  2    usage: unknown command or option, missing or bad argument, approve without
+       --yes when stdin is not a terminal
+  3    the server could not be reached (refused, timeout, DNS) or the stream broke
+  4    authentication: no or invalid token (401), or a token without the route's
+       scope (403 missing_scope); other 403 refusals are governance decisions (1)
+  130  interrupted (Ctrl-C)
+
+See docs/cli.md for every command and its JSON output.)";
+
+const std::vector<std::string> kControlLevels = {"read_only", "controlled", "autonomous"};
+const std::vector<std::string> kDismissReasons = {"not_an_issue", "expected_behavior",
+                                                  "will_fix_later"};
+const std::vector<std::string> kSeverities = {"critical", "warning", "info"};
+const std::vector<std::string> kAutonomyLevels = {"monitor", "approval", "assisted", "full"};
+const std::vector<std::string> kShells = {"bash"};
+
+struct Parsed {
+  std::string server{kDefaultServer};
+  bool json = false;
+  double timeout_seconds = 30;
+  AskArgs ask;
+  FindingsListArgs findings_list;
+  FindingArgs finding;
+  ActionsListArgs actions_list;
+  ActionArgs action;
+  FleetListArgs fleet;
+  std::string resource_id;
+  PatrolRunArgs patrol;
+  PatrolAutonomyArgs autonomy;
+  SessionArgs session;
+  AnswerArgs answer;
+  std::string shell;
+};
+
+// The command tree: CLI11 apps and what each leaf runs.
+class Definition {
+ public:
+  Definition();
+
+  CLI::App& app() { return app_; }
+  const CompletionChoices& choices() const { return choices_; }
+  Parsed& parsed() { return p_; }
+  // The command the parsed line selected; nullptr when none (only possible before parsing).
+  std::function<int(CommandContext&)> Selected() const;
+  bool completion_selected() const { return completion_->parsed(); }
+
+ private:
+  CLI::Option* Choice(CLI::App& app, const std::string& name, std::string& into,
+                      const std::vector<std::string>& values, const std::string& help);
+  CLI::App* Leaf(CLI::App& parent, const std::string& name, const std::string& help,
+                 std::function<int(CommandContext&)> run);
+
+  CLI::App app_{"pulse-cli: ask the Assistant, review findings and actions, approve plans",
+                kProgram};
+  Parsed p_;
+  CompletionChoices choices_;
+  // Leaves in definition order, with their commands; the first parsed one runs.
+  std::vector<std::pair<CLI::App*, std::function<int(CommandContext&)>>> leaves_;
+  CLI::App* completion_ = nullptr;
+};
+
+CLI::Option* Definition::Choice(CLI::App& app, const std::string& name, std::string& into,
+                                const std::vector<std::string>& values, const std::string& help) {
+  std::string joined;
+  for (const std::string& v : values) {
+    joined += (joined.empty() ? "" : "|") + v;
+  }
+  CLI::Option* opt = app.add_option(name, into, help + " (" + joined + ")")
+                         ->check(CLI::IsMember(values))
+                         ->type_name("VALUE");
+  choices_[opt] = values;
+  return opt;
+}
+
+CLI::App* Definition::Leaf(CLI::App& parent, const std::string& name, const std::string& help,
+                           std::function<int(CommandContext&)> run) {
+  CLI::App* sub = parent.add_subcommand(name, help);
+  leaves_.emplace_back(sub, std::move(run));
+  return sub;
+}
+
+Definition::Definition() {
+  app_.set_version_flag("--version", std::string(kProgram) + " " + PULSE_CORE_VERSION_STRING);
+  app_.footer(kEpilog);
+  app_.require_subcommand(1);
+  app_.fallthrough();
+  app_.add_option("--server", p_.server, "pulse-server base URL")->capture_default_str();
+  app_.add_flag("--json", p_.json, "machine output: one JSON document (NDJSON for streams)");
+  app_.add_option("--timeout", p_.timeout_seconds,
+                  "seconds (0.1 to 3600) to wait to connect and for each read; a stream stays "
+                  "open while the server sends heartbeats")
+      ->check(CLI::Range(0.1, 3600.0).description(""))
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  Parsed& p = p_;
+
+  CLI::App* ask = Leaf(app_, "ask", "ask the Assistant; the answer streams as it is written",
+                       [&p](CommandContext& c) { return CmdAsk(c, p.ask); });
+  ask->add_option("question", p.ask.question, "what to ask")->required();
+  ask->add_option("--session", p.ask.session_id, "continue this session");
+  Choice(*ask, "--control-level", p.ask.control_level, kControlLevels,
+         "lower the Assistant's control level for this question");
+
+  CLI::App* findings = app_.add_subcommand("findings", "Patrol findings (default: list)");
+  findings->require_subcommand(0, 1);
+  CLI::App* f_list = Leaf(*findings, "list", "list findings, most severe first",
+                          [&p](CommandContext& c) { return CmdFindingsList(c, p.findings_list); });
+  // The list options also work without "list" (`findings --all`), since list is the default.
+  for (CLI::App* a : {findings, f_list}) {
+    a->add_option("--resource", p.findings_list.resource_id, "only this resource's findings");
+    a->add_flag("--all", p.findings_list.include_resolved, "include resolved findings");
+    a->add_option("--limit", p.findings_list.limit, "at most this many")
+        ->check(CLI::Range(1, 500));
+  }
+  CLI::App* f_ack = Leaf(*findings, "ack", "acknowledge a finding (stays active, stops asking)",
+                         [&p](CommandContext& c) { return CmdFindingAck(c, p.finding); });
+  f_ack->add_option("id", p.finding.finding_id, "finding id")->required();
+  CLI::App* f_snooze = Leaf(*findings, "snooze", "hide a finding for 1 to 168 hours",
+                            [&p](CommandContext& c) { return CmdFindingSnooze(c, p.finding); });
+  f_snooze->add_option("id", p.finding.finding_id, "finding id")->required();
+  f_snooze->add_option("--hours", p.finding.hours, "how long")
+      ->required()
+      ->check(CLI::Range(1, 168));
+  CLI::App* f_dismiss = Leaf(*findings, "dismiss", "close a finding that needs no action",
+                             [&p](CommandContext& c) { return CmdFindingDismiss(c, p.finding); });
+  f_dismiss->add_option("id", p.finding.finding_id, "finding id")->required();
+  Choice(*f_dismiss, "--reason", p.finding.reason, kDismissReasons, "why")->required();
+  f_dismiss->add_option("--note", p.finding.note, "operator note");
+  CLI::App* f_resolve = Leaf(*findings, "resolve", "mark a finding as fixed",
+                             [&p](CommandContext& c) { return CmdFindingResolve(c, p.finding); });
+  f_resolve->add_option("id", p.finding.finding_id, "finding id")->required();
+  f_resolve->add_option("--note", p.finding.note, "what was done");
+  leaves_.emplace_back(findings,
+                       [&p](CommandContext& c) { return CmdFindingsList(c, p.findings_list); });
+
+  CLI::App* actions = app_.add_subcommand("actions", "governed actions (default: list)");
+  actions->require_subcommand(0, 1);
+  CLI::App* a_list = Leaf(*actions, "list", "actions waiting for a decision (or --settled)",
+                          [&p](CommandContext& c) { return CmdActionsList(c, p.actions_list); });
+  for (CLI::App* a : {actions, a_list}) {
+    a->add_flag("--settled", p.actions_list.settled, "decided and finished actions instead");
+    a->add_option("--limit", p.actions_list.limit, "at most this many")
+        ->check(CLI::Range(1, 500));
+  }
+  CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
+                          [&p](CommandContext& c) { return CmdActionShow(c, p.action); });
+  a_show->add_option("id", p.action.action_id, "action id")->required();
+  CLI::App* a_approve =
+      Leaf(*actions, "approve", "approve a plan (shows it and asks unless --yes)",
+           [&p](CommandContext& c) { return CmdActionApprove(c, p.action); });
+  a_approve->add_option("id", p.action.action_id, "action id")->required();
+  a_approve->add_flag("-y,--yes", p.action.yes, "approve without asking");
+  a_approve->add_option("--reason", p.action.reason, "recorded in the audit trail");
+  CLI::App* a_reject = Leaf(*actions, "reject", "reject a plan",
+                            [&p](CommandContext& c) { return CmdActionReject(c, p.action); });
+  a_reject->add_option("id", p.action.action_id, "action id")->required();
+  a_reject->add_option("--reason", p.action.reason, "recorded in the audit trail");
+  CLI::App* a_execute =
+      Leaf(*actions, "execute", "run an approved action once and verify it",
+           [&p](CommandContext& c) { return CmdActionExecute(c, p.action); });
+  a_execute->add_option("id", p.action.action_id, "action id")->required();
+  a_execute->add_option("--reason", p.action.reason, "recorded in the audit trail");
+  leaves_.emplace_back(actions,
+                       [&p](CommandContext& c) { return CmdActionsList(c, p.actions_list); });
+
+  Leaf(app_, "capabilities", "the server's capability manifest",
+       [](CommandContext& c) { return CmdCapabilities(c); });
+
+  CLI::App* fleet = app_.add_subcommand("fleet", "governed resources (default: list)");
+  fleet->require_subcommand(0, 1);
+  CLI::App* fl_list = Leaf(*fleet, "list", "every resource with its findings and approvals",
+                           [&p](CommandContext& c) { return CmdFleetList(c, p.fleet); });
+  for (CLI::App* a : {fleet, fl_list}) {
+    a->add_flag("--has-findings", p.fleet.has_findings, "only resources with findings");
+    Choice(*a, "--severity", p.fleet.severity, kSeverities,
+           "only resources with an active finding of this severity");
+    a->add_option("--type", p.fleet.resource_type, "only this resource type (vm, node, ...)");
+    a->add_option("--technology", p.fleet.technology, "only this technology");
+  }
+  CLI::App* fl_show = Leaf(*fleet, "show", "one resource: live context and capabilities",
+                           [&p](CommandContext& c) { return CmdFleetShow(c, p.resource_id); });
+  fl_show->add_option("id", p.resource_id, "resource id, e.g. vm:105")->required();
+  leaves_.emplace_back(fleet, [&p](CommandContext& c) { return CmdFleetList(c, p.fleet); });
+
+  CLI::App* patrol = app_.add_subcommand("patrol", "Patrol");
+  patrol->require_subcommand(1);
+  CLI::App* p_run = Leaf(*patrol, "run", "run Patrol now (whole fleet, or a scope)",
+                         [&p](CommandContext& c) { return CmdPatrolRun(c, p.patrol); });
+  p_run->add_option("--resource", p.patrol.resource_ids, "only this resource (repeatable)");
+  p_run->add_option("--type", p.patrol.resource_types, "only this resource type (repeatable)");
+  Leaf(*patrol, "runs", "the last 100 runs, newest first",
+       [](CommandContext& c) { return CmdPatrolRuns(c); });
+  Leaf(*patrol, "status", "running runs, schedule, model pass, autonomy, last run",
+       [](CommandContext& c) { return CmdPatrolStatus(c); });
+  CLI::App* autonomy = patrol->add_subcommand("autonomy", "Patrol autonomy (default: get)");
+  autonomy->require_subcommand(0, 1);
+  Leaf(*autonomy, "get", "the saved and effective level, Autopilot, investigation budget",
+       [](CommandContext& c) { return CmdPatrolAutonomyGet(c); });
+  CLI::App* a_set =
+      Leaf(*autonomy, "set", "set the level (needs settings:write)",
+           [&p](CommandContext& c) { return CmdPatrolAutonomySet(c, p.autonomy); });
+  Choice(*a_set, "level", p.autonomy.level, kAutonomyLevels, "how far Patrol may act alone")
+      ->required();
+  a_set->add_option("--budget", p.autonomy.investigation_budget,
+                    "evidence calls per investigation (the server clamps to 5-30)")
+      ->check(CLI::Range(1, 1000));
+  a_set->add_option("--timeout-sec", p.autonomy.investigation_timeout_sec,
+                    "investigation timeout in seconds (the server clamps to 60-1800)")
+      ->check(CLI::Range(1, 100000));
+  CLI::App* a_ack =
+      Leaf(*autonomy, "acknowledge", "record your Autopilot acknowledgement (humans only)",
+           [&p](CommandContext& c) { return CmdPatrolAcknowledge(c, p.autonomy); });
+  a_ack->add_option("id", p.autonomy.acknowledgement_id, "your reference, e.g. ops-2026-11-30")
+      ->required();
+  CLI::App* a_revoke =
+      Leaf(*autonomy, "revoke", "revoke the Autopilot acknowledgement: full acts as approval",
+           [&p](CommandContext& c) { return CmdPatrolRevoke(c, p.autonomy); });
+  a_revoke->add_option("id", p.autonomy.acknowledgement_id, "the acknowledgement id")
+      ->required();
+  a_revoke->add_option("--reason", p.autonomy.reason, "why (recorded)");
+  leaves_.emplace_back(autonomy, [](CommandContext& c) { return CmdPatrolAutonomyGet(c); });
+
+  CLI::App* sessions = app_.add_subcommand("sessions", "Assistant sessions (default: list)");
+  sessions->require_subcommand(0, 1);
+  Leaf(*sessions, "list", "sessions, newest first",
+       [](CommandContext& c) { return CmdSessionsList(c); });
+  CLI::App* s_show = Leaf(*sessions, "show", "one session and its transcript",
+                          [&p](CommandContext& c) { return CmdSessionShow(c, p.session); });
+  s_show->add_option("id", p.session.session_id, "session id")->required();
+  CLI::App* s_resume =
+      Leaf(*sessions, "resume", "continue a session after its action was decided",
+           [&p](CommandContext& c) { return CmdSessionResume(c, p.session); });
+  s_resume->add_option("id", p.session.session_id, "session id")->required();
+  Choice(*s_resume, "--control-level", p.session.control_level, kControlLevels,
+         "lower the control level for this run");
+  leaves_.emplace_back(sessions, [](CommandContext& c) { return CmdSessionsList(c); });
+
+  CLI::App* answer = Leaf(app_, "answer", "answer the question a session is waiting on",
+                          [&p](CommandContext& c) { return CmdAnswer(c, p.answer); });
+  answer->add_option("question-id", p.answer.question_id, "from the question")->required();
+  answer->add_option("answer", p.answer.answer, "your answer")->required();
+  Choice(*answer, "--control-level", p.answer.control_level, kControlLevels,
+         "lower the control level for this run");
+
+  Leaf(app_, "status", "server health and where the operations loop stands",
+       [](CommandContext& c) { return CmdStatus(c); });
+
+  completion_ = app_.add_subcommand("completion", "print a shell completion script");
+  Choice(*completion_, "shell", p.shell, kShells, "the shell")->required();
+}
+
+std::function<int(CommandContext&)> Definition::Selected() const {
+  for (const auto& [sub, run] : leaves_) {
+    if (sub->parsed()) {
+      return run;
+    }
+  }
+  return nullptr;
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "pulse-cli: usage: %s\nRun with --help for more information.\n",
+               SafeText(message, false).c_str());
+  return static_cast<int>(ExitCode::kUsage);
+}
+
+// A token goes into a header: it must be visible ASCII (no CR/LF smuggling another header).
+bool UsableToken(const std::string& token) {
+  for (char c : token) {
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7F) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a reader that went away shows up as a failed write
+  Definition definition;
+  try {
+    definition.app().parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return definition.app().exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return definition.app().exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return definition.app().exit(e);
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what());
+  }
+  const Parsed& p = definition.parsed();
+  const Console console = StdConsole(DetectConsoleTraits(p.json));
+  if (definition.completion_selected()) {
+    console.Out(BashCompletion(definition.app(), definition.choices(), kProgram));
+    return 0;
+  }
+  const std::function<int(CommandContext&)> run = definition.Selected();
+  if (!run) {
+    return UsageError("a subcommand is required");
+  }
+  const char* token = std::getenv(std::string(kTokenEnv).c_str());
+  ClientOptions options;
+  options.base_url = p.server;
+  options.token = token == nullptr ? "" : token;
+  options.timeout = absl::Seconds(p.timeout_seconds);
+  if (!UsableToken(options.token)) {
+    return UsageError(std::string(kTokenEnv) +
+                      " holds a space or control character; a token is visible ASCII");
+  }
+  absl::StatusOr<std::unique_ptr<PulseClient>> client = PulseClient::Open(options);
+  if (!client.ok()) {
+    return UsageError(std::string(client.status().message()));
+  }
+  CommandContext ctx(console, **client, options);
+  return run(ctx);
+}
+
+}  // namespace pulse::cli

@@ -1,0 +1,62 @@
+// PatrolScheduler: the one thread that runs Patrol in pulse-server. It starts a full scheduled
+// run every `interval` (none when the interval is zero; a scheduled run whose scope is busy is
+// skipped, not queued) and executes the manual runs the HTTP route reserved, in arrival order.
+// Stop cancels the run in progress (its model calls end at the next boundary), records every
+// queued run as abandoned and joins the thread, so shutdown is prompt. A second thread ends
+// investigations that outlive the investigation timeout (PatrolService::
+// EnforceInvestigationDeadlines), once a second.
+// Thread-safety: Enqueue, Status and Stop from any thread. Borrows the service and the clock.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "pulse/core/patrol/patrol_service.h"
+#include "pulse/core/ports/clock.h"
+
+namespace pulse::server {
+
+struct PatrolSchedule {
+  bool enabled = false;  // a non-zero interval
+  absl::Duration interval;
+  std::optional<absl::Time> next_run_at;
+};
+
+class PatrolScheduler {
+ public:
+  PatrolScheduler(core::PatrolService& patrol, const core::Clock& clock, absl::Duration interval);
+  ~PatrolScheduler();  // Stop()
+  PatrolScheduler(const PatrolScheduler&) = delete;
+  PatrolScheduler& operator=(const PatrolScheduler&) = delete;
+
+  // Starts the thread; the first scheduled run is one interval from now.
+  void Start();
+  // Queues a reserved run. False (the run is abandoned) once Stop was called.
+  bool Enqueue(core::PatrolTicket ticket);
+  PatrolSchedule Schedule() const;
+  // Cancels, abandons what is queued, joins. Idempotent.
+  void Stop();
+
+ private:
+  void Loop();
+  // Once a second until Stop: ends investigations past their timeout (the core keeps no timer).
+  void Watchdog();
+
+  core::PatrolService& patrol_;
+  const core::Clock& clock_;
+  const absl::Duration interval_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<core::PatrolTicket> queue_;
+  std::optional<absl::Time> next_run_at_;
+  bool stopping_ = false;
+  std::thread thread_;
+  std::thread watchdog_;
+};
+
+}  // namespace pulse::server

@@ -1,0 +1,210 @@
+// PatrolService: one Patrol run, start to finish (wire surface §7.3). Begin reserves the
+// scope's slot (one run at a time per scope), resolves the scope against the fleet and stores
+// a `running` record; Execute then
+//   1. seeds a FindingRunLedger with the active findings in scope;
+//   2. snapshots every resource in scope and runs the deterministic triage (triage.h),
+//      reporting through FindingsService (re-detection is a heartbeat) and stamping storage
+//      forecasts;
+//   3. when a model is configured (readiness gate; otherwise the record says why it did not
+//      run), runs the Watch pass: an AgenticLoop under patrol_detection with a 4-turn budget and
+//      a declining 7,000-output-token allowance (2,048 per turn, 1,024 for the summary; once
+//      spent, the next turn is the tool-free final decision);
+//      the finding tools record into the ledger, and a presented finding left without a
+//      verdict makes the run an error (B-FND-1);
+//   4. after a successful full run, reconciles stale findings (performance|capacity by
+//      absence, others only through the verifier);
+//   5. at autonomy approval and above, investigates each new warning+ finding under
+//      patrol_investigation (evidence budget from the settings, at most one proposal), plans
+//      the proposal through ActionService and executes it only when the effective level admits
+//      its auto-authorization class, the plan needs no approval, the resource has no
+//      remediation lock and no maintenance window is active; everything else stays for a human;
+//   6. stores the finished record (status healthy|issues_found|error).
+// Thread-safety: every method may be called from any thread; runs of different scopes may
+// proceed concurrently. Borrows every port; they must outlive the service.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/loop/model_route.h"
+#include "pulse/core/loop/outbound_context.h"
+#include "pulse/core/patrol/autonomy.h"
+#include "pulse/core/patrol/patrol_run.h"
+#include "pulse/core/patrol/triage.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/id_source.h"
+#include "pulse/core/ports/llm_provider.h"
+#include "pulse/core/ports/metrics_history.h"
+#include "pulse/core/ports/operator_state_store.h"
+#include "pulse/core/ports/patrol_run_store.h"
+#include "pulse/core/ports/session_store.h"
+#include "pulse/core/ports/task_runner.h"
+
+namespace pulse::core {
+
+// Watch-pass budgets (wire §7.3, B-LOOP-9/10).
+inline constexpr int kWatchMaxTurns = 4;
+inline constexpr std::int64_t kWatchTokenAllowance = 7000;
+inline constexpr int kWatchMaxTokensPerTurn = 2048;
+inline constexpr int kWatchSummaryMaxTokens = 1024;
+// Investigation keeps full depth (B-LOOP-9): bounded by turns and the evidence budget (an
+// operator setting), not by a token allowance.
+inline constexpr int kInvestigationMaxTurns = 8;
+// Reasons the model pass did not run.
+inline constexpr std::string_view kSkipNoProvider = "no_provider_configured";
+inline constexpr std::string_view kSkipTriageErrors = "triage_failed";
+
+// The model side of Patrol; absent when no provider is configured.
+struct PatrolModel {
+  LlmProvider& provider;
+  SessionStore& sessions;
+  TaskRunner& runner;
+  ModelRoute route;
+  LocalOnlySource local_only;  // as LoopOptions::local_only
+};
+
+struct PatrolServiceOptions {
+  TriageThresholds thresholds;
+  // The identity Patrol plans and executes actions as.
+  ActionActor actor{ActorKind::kPolicy, "pulse-patrol"};
+  // Nullable borrow: the action lifecycle Patrol plans and executes through while the
+  // effective level is full (an acknowledged Autopilot) — the same stores, but an automatic
+  // ceiling that admits elevated capabilities, so an approval-free elevated capability is
+  // planned without a human approval. Null: full plans through `actions` like every other
+  // level, and an elevated plan waits for a human.
+  ActionService* autopilot_actions = nullptr;
+  // New findings investigated per run (the rest wait for a later run).
+  std::size_t max_investigations_per_run = 3;
+  std::string watch_prompt;          // system prompt of the Watch pass ("" = built-in)
+  std::string investigation_prompt;  // system prompt of investigations ("" = built-in)
+};
+
+// A reserved run, from Begin to Execute.
+struct PatrolTicket {
+  std::string run_id;
+  std::string scope_key;
+  PatrolScope scope;
+  PatrolTrigger trigger = PatrolTrigger::kScheduled;
+  absl::Time started_at;
+  std::vector<FleetResource> resources;  // the resolved scope
+};
+
+// Begin's answer: a ticket, or why not.
+struct PatrolBegin {
+  std::optional<PatrolTicket> ticket;
+  // Set when a run of the same scope holds the slot (patrol_already_running).
+  std::string running_run_id;
+};
+
+class PatrolService {
+ public:
+  // `model` is nullable (no provider: deterministic checks only).
+  PatrolService(Fleet& fleet, FindingsService& findings, ActionService& actions,
+                OperatorStateStore& operator_state, PatrolRunStore& runs,
+                const MetricsHistory& metrics, const Clock& clock, IdSource& ids,
+                std::optional<PatrolModel> model, PatrolServiceOptions options = {});
+  ~PatrolService();
+  PatrolService(const PatrolService&) = delete;
+  PatrolService& operator=(const PatrolService&) = delete;
+
+  // Reserves the scope's slot and stores a `running` record. Errors (nothing reserved):
+  // NotFound (patrol_scope_unresolved) when a requested resource id does not exist or the
+  // scope selects no resource; Unavailable when the fleet or the store cannot be read.
+  [[nodiscard]] absl::StatusOr<PatrolBegin> Begin(const PatrolScope& scope,
+                                                  PatrolTrigger trigger);
+
+  // Runs a reserved run to the end, stores and returns its record, and frees the slot.
+  // Never fails: problems are recorded in the record (status error).
+  PatrolRunRecord Execute(PatrolTicket ticket);
+
+  // Frees a reserved run that will not execute and stores it as an error with `reason`.
+  void Abandon(PatrolTicket ticket, std::string_view reason);
+
+  // Makes the model calls of runs in progress (and any later run) stop at their next
+  // boundary; their records say so. For shutdown; irreversible.
+  void Cancel();
+  // Stops every investigation that has run longer than the investigation timeout
+  // (AutonomySettings::investigation_timeout_sec): its loop ends at the next boundary and a
+  // provider call in flight is abandoned; the finding records `timed_out` and nothing it
+  // proposed is planned. The core keeps no timer, so the deadline is checked at every event
+  // of the investigation's loop and whenever this is called — pulse-server calls it about
+  // once a second. Returns how many investigations it stopped now.
+  std::size_t EnforceInvestigationDeadlines();
+
+  // Begin + Execute. FailedPrecondition (with the running id in the message) when the slot is
+  // taken.
+  [[nodiscard]] absl::StatusOr<PatrolRunRecord> Run(const PatrolScope& scope,
+                                                    PatrolTrigger trigger);
+
+  // The autonomy settings (loaded from the store at first use; defaults when none saved).
+  [[nodiscard]] absl::StatusOr<AutonomySettings> Autonomy() const;
+  [[nodiscard]] absl::Status SetAutonomy(const AutonomySettings& settings);
+  // Reads the settings, applies `update` and saves what it returns, under one lock, so two
+  // concurrent changes (a PUT and an acknowledgement) never lose each other. `update` returns
+  // the settings to save, nullopt to save nothing, or an error passed back as it is (nothing
+  // saved). Returns the settings as they stand afterwards.
+  using AutonomyUpdate =
+      absl::FunctionRef<absl::StatusOr<std::optional<AutonomySettings>>(const AutonomySettings&)>;
+  [[nodiscard]] absl::StatusOr<AutonomySettings> UpdateAutonomy(AutonomyUpdate update);
+
+  // Ids of the runs in progress (any scope), oldest first.
+  std::vector<std::string> RunningIds() const;
+  bool model_configured() const { return model_.has_value(); }
+
+ private:
+  struct Work;  // one run's state (patrol_service.cc)
+
+  void Triage(Work& work);
+  void WatchPass(Work& work);
+  void Reconcile(Work& work);
+  void Remediate(Work& work);
+  void Investigate(Work& work, const Finding& finding);
+  PatrolRemediation InvestigateOnce(Work& work, const Finding& finding, std::string& session_id);
+  void Finish(Work& work);
+  void Release(const PatrolTicket& ticket);
+
+  Fleet& fleet_;
+  FindingsService& findings_;
+  ActionService& actions_;
+  OperatorStateStore& operator_state_;
+  PatrolRunStore& runs_;
+  const MetricsHistory& metrics_;
+  const Clock& clock_;
+  IdSource& ids_;
+  std::optional<PatrolModel> model_;
+  PatrolServiceOptions options_;
+
+  std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
+  // An investigation in progress: its own cancellation flag and when it must end.
+  struct InvestigationWatch {
+    std::shared_ptr<std::atomic<bool>> cancelled;
+    absl::Time deadline;
+  };
+  // Registers an investigation (its flag starts set when the service is cancelled already);
+  // returns its key for Unwatch.
+  std::uint64_t Watch(const InvestigationWatch& watch);
+  void Unwatch(std::uint64_t key);
+
+  mutable std::mutex mu_;
+  std::map<std::uint64_t, InvestigationWatch> investigations_;  // guarded by mu_
+  std::uint64_t next_investigation_ = 0;                        // guarded by mu_
+  std::mutex settings_mu_;  // serializes read-modify-write of the autonomy settings
+  std::map<std::string, std::string> running_;  // scope key -> run id
+  std::vector<std::string> running_order_;
+};
+
+}  // namespace pulse::core

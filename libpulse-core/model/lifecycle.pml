@@ -1,0 +1,331 @@
+/* The governed-action side of the safety kernel: ActionService's Decide, Execute and
+ * MaterializeExpiry (src/actions/action_service.cc, action_execute.cc), the crash
+ * reconciler (action_reconciler.cc) and the loop's resume (which executes the decided plan
+ * with the suspended plan hash), all racing over one action record through the typed CAS of
+ * actions.pml. Every caller reads the record in one step and commits in a later one, so
+ * every interleaving of reads and CASes is explored.
+ * Processes: two human deciders (each may present this plan's hash, none, or another plan's);
+ * the resume executor (presents the suspended hash = this plan's); an API executor (any
+ * hash); the clock (the TTL may pass at any moment); the fleet (the resource may drift at any
+ * moment); a crash of the engine (stops every executor; the restarted engine reconciles, then
+ * a client retries Execute). Abstracted: ids, times, messages, audit; the operator lock and
+ * the approval readiness refusals are nondeterministic; the CAS retry budget
+ * (kMaxCasAttempts = 16) is MAXTRIES.
+ * Verify: tests/model/verify.sh lifecycle_execute.pml | lifecycle_decide.pml. */
+#include "actions.pml"
+
+#if !defined(SCENARIO_EXECUTE) && !defined(SCENARIO_DECIDE)
+#error "verify lifecycle_execute.pml or lifecycle_decide.pml (they choose the scenario)"
+#endif
+
+#ifndef MAXTRIES
+#define MAXTRIES 2
+#endif
+
+#define EV_NONE       0
+#define EV_DISPATCH   1  /* Fleet::Dispatch was called */
+#define EV_REPLAY     2  /* Execute returned the stored terminal disposition */
+#define EV_EXPIRED    3  /* a caller was refused because the plan expired */
+#define EV_ADMIT_LOST 4  /* an admission CAS lost to a concurrent change */
+#define EV_RECONCILED 5  /* the reconciler settled an interrupted execution */
+#define EV_PERSISTED  6  /* a permanent pre-dispatch refusal was recorded as failed */
+#define EV_EXPIRY_ERROR 7 /* MaterializeExpiry hit FailedPrecondition: an engine error */
+#define EV_EXPIRY_LOST  8 /* MaterializeExpiry lost its CAS to a decision: re-read, retried */
+
+byte ev = EV_NONE;
+bit  act_req_appr = 0;  /* the plan requires approval (created pending_approval) */
+byte act_quorum = 1;    /* distinct approving humans needed */
+bit  ttl_passed = 0;    /* the clock passed expires_at */
+byte live_hash = 1;     /* the plan rebuilt from the live fleet: 2 once the resource drifted */
+bit  crashed = 0;       /* the engine died; the executors of that process are gone */
+byte n_dispatch = 0;
+bit  d_bound = 0;       /* the dispatch being reported is bound to plan 1 (see below) */
+
+#define APPROVALS_FOR_PLAN ((act_dec[0] == 1 && act_dec_hash[0] == 1) + \
+                            (act_dec[1] == 1 && act_dec_hash[1] == 1))
+#define NO_REJECTION (act_dec[0] != 2 && act_dec[1] != 2)
+
+active proctype Clock() {
+  if
+  :: d_step { ttl_passed = 1; ev = EV_NONE }
+  :: skip
+  fi
+}
+
+active proctype Fleet() {
+  if
+  :: d_step { live_hash = 2; ev = EV_NONE }
+  :: skip
+  fi
+}
+
+/* ActionService::Decide by human `h`: read the record, run the checks on that snapshot, commit
+ * one CAS (a lost CAS re-reads, up to MAXTRIES times). */
+proctype Human(byte h) {
+  byte presented, s, r, mine, approvals, next, res, tries;
+  bit approve;
+again:
+  skip;
+  atomic {
+    if
+    :: tries == 0 ->
+       /* the hash the decision presents (none is checked as this plan's), and the verdict */
+       if :: presented = 1 :: presented = 2 fi;
+       if :: approve = 1 :: approve = 0 fi
+    :: else -> skip
+    fi;
+    d_step {
+      s = act_st; r = act_rev; mine = act_dec[h]; res = 0; next = 0;
+      approvals = (act_dec[0] == 1) + (act_dec[1] == 1)
+    };
+    if
+    :: presented == 2 -> goto done                   /* action_plan_identity_mismatch */
+    :: presented != 2 && mine != 0 -> goto done      /* replayed, or decision_conflict */
+    :: presented != 2 && mine == 0 && ttl_passed && A_CAN_EXPIRE(s) -> goto expire
+    :: presented != 2 && mine == 0 && !(ttl_passed && A_CAN_EXPIRE(s)) && s != A_PENDING ->
+       goto done                                     /* action_not_pending */
+    :: presented != 2 && mine == 0 && !(ttl_passed && A_CAN_EXPIRE(s)) && s == A_PENDING &&
+       !approve -> next = A_REJECTED
+    :: presented != 2 && mine == 0 && !(ttl_passed && A_CAN_EXPIRE(s)) && s == A_PENDING &&
+       approve ->
+       /* ApprovalReadiness reads the live fleet (drift) and the operator lock */
+       if
+       :: live_hash != 1 -> goto done                /* action_plan_drift */
+       :: skip -> goto done                          /* lock, step-up or separation refusal */
+       :: live_hash == 1 -> next = (approvals + 1 >= act_quorum -> A_APPROVED : A_PENDING)
+       fi
+    fi
+  };
+  atomic {
+    d_step { rq_decide(1, r, h, (approve -> 1 : 2), next); act_cas(res); ev = EV_NONE };
+    if
+    :: res == CAS_OK -> goto done
+    :: res != CAS_OK -> goto retry                   /* a concurrent decision or expiry */
+    fi
+  };
+expire:
+  skip;
+  /* MaterializeExpiry from the snapshot */
+  atomic {
+    d_step {
+      rq_expire(1, r); act_cas(res);
+      ev = (res == CAS_OK -> EV_EXPIRED : (res == CAS_PRECONDITION -> EV_EXPIRY_ERROR :
+            (res == CAS_CONFLICT_REV -> EV_EXPIRY_LOST : EV_NONE)))
+    };
+    if
+    :: res == CAS_OK -> goto done                    /* action_plan_expired */
+    :: res == CAS_CONFLICT_HASH || res == CAS_CONFLICT_STATE || res == CAS_CONFLICT_REV ->
+       goto retry
+    :: else -> goto done                             /* engine error: no_expiry_engine_error */
+    fi
+  };
+retry:
+  if
+  :: tries < MAXTRIES -> tries++; goto again
+  :: else -> goto done                               /* Aborted: the action kept changing */
+  fi;
+done:
+  skip;
+  d_step { presented = 0; s = 0; r = 0; mine = 0; approvals = 0; next = 0; res = 0; tries = 0;
+           approve = 0 }
+}
+
+/* ActionService::Execute. e = 0: the loop's resume (plan hash of the suspended call);
+ * e = 1: an API client (any hash); e = 2: a client retrying after the engine restarted. */
+proctype Executor(byte e) {
+  byte presented, s, r, res, tries, chk;
+  {
+  skip;
+again:
+  skip;
+  atomic {
+    if
+    :: tries == 0 && e == 0 -> presented = 1         /* resume: the suspended plan hash */
+    :: tries == 0 && e != 0 -> if :: presented = 1 :: presented = 2 fi
+    :: tries != 0 -> skip
+    fi;
+    d_step { s = act_st; r = act_rev; res = 0; chk = 0 };
+    if
+    :: presented == 2 -> goto done                   /* gate 2: plan_identity_mismatch */
+    :: presented != 2 && A_HAS_RESULT(s) -> ev = EV_REPLAY; goto done  /* gate 3: replay */
+    :: presented != 2 && s == A_EXECUTING -> goto done  /* gate 4: already_executing */
+    :: presented != 2 && (s == A_REJECTED || s == A_EXPIRED) -> goto done  /* gate 5: final */
+    :: presented != 2 && A_CAN_EXPIRE(s) && ttl_passed -> goto expire      /* gate 6 */
+    :: presented != 2 && A_CAN_EXPIRE(s) && !ttl_passed &&
+       (s == A_PENDING || (s == A_PLANNED && act_req_appr)) -> goto done  /* gate 8 */
+    :: presented != 2 && A_CAN_EXPIRE(s) && !ttl_passed &&
+       !(s == A_PENDING || (s == A_PLANNED && act_req_appr)) -> skip
+    fi
+  };
+  /* gate 10 (drift: the plan rebuilt from the live fleet) and gate 11 (remediation lock):
+   * permanent refusals, persisted as failed */
+  atomic {
+    d_step { chk = live_hash };
+    if
+    :: chk != 1 -> goto persist
+    :: chk == 1 -> goto persist                      /* the operator lock is set */
+    :: chk == 1 -> skip
+    fi
+  };
+  /* gate 12: admission into executing, committed before anything is dispatched */
+  atomic {
+    d_step {
+      rq_same_rev(1, r, s, A_EXECUTING, 0); act_cas(res);
+      ev = (res == CAS_OK -> EV_NONE : EV_ADMIT_LOST)
+    };
+    if
+    :: res == CAS_OK -> res = 0
+    :: res == CAS_CONFLICT_HASH -> goto done
+    :: res != CAS_OK && res != CAS_CONFLICT_HASH && act_st == A_EXECUTING -> goto done
+    :: res != CAS_OK && res != CAS_CONFLICT_HASH && act_st != A_EXECUTING -> goto retry
+    fi
+  };
+  /* gate 13: dispatch once (the result is bound to the plan as checked above) ... */
+  d_step {
+    n_dispatch++;
+    d_bound = (presented != 2) && chk == 1 &&
+              (!act_req_appr || (APPROVALS_FOR_PLAN >= act_quorum && NO_REJECTION));
+    ev = EV_DISPATCH
+  };
+  /* ... then record the terminal result (a lost CAS: action_not_executing) */
+  if
+  :: d_step { rq_same_rev(1, r, A_EXECUTING, A_COMPLETED, 1); act_cas(res); ev = EV_NONE;
+              res = 0 }
+  :: d_step { rq_same_rev(1, r, A_EXECUTING, A_FAILED, 1); act_cas(res); ev = EV_NONE;
+              res = 0 }
+  fi;
+  goto done;
+expire:
+  skip;
+  /* MaterializeExpiry from the snapshot */
+  atomic {
+    d_step {
+      rq_expire(1, r); act_cas(res);
+      ev = (res == CAS_OK -> EV_EXPIRED : (res == CAS_PRECONDITION -> EV_EXPIRY_ERROR :
+            (res == CAS_CONFLICT_REV -> EV_EXPIRY_LOST : EV_NONE)))
+    };
+    if
+    :: res == CAS_OK -> goto done                    /* action_plan_expired */
+    :: res == CAS_CONFLICT_HASH || res == CAS_CONFLICT_STATE || res == CAS_CONFLICT_REV ->
+       goto retry
+    :: else -> goto done                             /* engine error: no_expiry_engine_error */
+    fi
+  };
+persist:
+  skip;
+  /* PersistRefusal: failed, not run */
+  atomic {
+    d_step {
+      rq_same_rev(1, r, s, A_FAILED, 1); act_cas(res);
+      ev = (res == CAS_OK -> EV_PERSISTED : EV_NONE)
+    };
+    if
+    :: res == CAS_OK -> goto done
+    :: res == CAS_CONFLICT_HASH || res == CAS_CONFLICT_STATE || res == CAS_CONFLICT_REV ->
+       goto retry
+    :: else -> goto done
+    fi
+  };
+retry:
+  if
+  :: tries < MAXTRIES -> tries++; goto again
+  :: else -> goto done                               /* Aborted: the action kept changing */
+  fi;
+done:
+  skip
+  } unless { crashed && e != 2 };
+  d_step { presented = 0; s = 0; r = 0; res = 0; tries = 0; chk = 0 }
+}
+
+/* The engine may die at any moment; on restart ReconcileInterruptedExecutions settles an
+ * executing action as failed (inconclusive), and a client retries Execute. */
+proctype Crash() {
+  byte s, r, res;
+  if
+  :: d_step { crashed = 1; ev = EV_NONE };
+     d_step { s = act_st; r = act_rev };
+     if
+     :: s == A_EXECUTING ->
+        d_step {
+          rq_same_rev(1, r, A_EXECUTING, A_FAILED, 1); act_cas(res);
+          ev = (res == CAS_OK -> EV_RECONCILED : EV_NONE)
+        }
+     :: else -> skip
+     fi;
+     run Executor(2)
+  :: skip
+  fi
+}
+
+/* Two scenarios keep the exhaustive search small (lifecycle_execute.pml,
+ * lifecycle_decide.pml define one each): executing a decided plan under races, TTL, drift and
+ * crashes; and deciding a pending plan, with the resume executing whatever was decided. */
+init {
+  atomic {
+#ifdef SCENARIO_EXECUTE
+    /* ActionService::Plan made it planned (approval-free), or humans approved it (quorum 1
+     * or 2) before these callers run */
+    if
+    :: act_req_appr = 0; act_quorum = 1; act_st = A_PLANNED
+    :: act_req_appr = 1; act_quorum = 1; act_st = A_APPROVED; act_rev = 1;
+       act_dec[0] = 1; act_dec_hash[0] = 1
+    :: act_req_appr = 1; act_quorum = 2; act_st = A_APPROVED; act_rev = 2;
+       act_dec[0] = 1; act_dec_hash[0] = 1; act_dec[1] = 1; act_dec_hash[1] = 1
+    fi;
+    run Executor(0);
+    run Executor(1);
+    run Crash()
+#else
+    /* ActionService::Plan made it pending_approval (quorum 1 or 2) */
+    act_req_appr = 1; act_st = A_PENDING;
+    if
+    :: act_quorum = 1
+    :: act_quorum = 2
+    fi;
+    run Human(0);
+    run Human(1);
+    run Executor(0)
+#endif
+  }
+}
+
+/* ---- The action lifecycle invariants ---- */
+/* Nothing is dispatched twice, whatever races, crashes and retries happen. */
+ltl dispatch_at_most_once { [] (n_dispatch <= 1) }
+/* A terminal action never dispatches (again). */
+ltl terminal_never_dispatches { [] (A_TERMINAL(act_st) -> [] (ev != EV_DISPATCH)) }
+/* Nothing ever leaves a terminal state. */
+ltl terminal_is_absorbing { [] ((act_st == A_REJECTED -> [] (act_st == A_REJECTED)) &&
+                                (act_st == A_EXPIRED -> [] (act_st == A_EXPIRED)) &&
+                                (act_st == A_COMPLETED -> [] (act_st == A_COMPLETED)) &&
+                                (act_st == A_FAILED -> [] (act_st == A_FAILED))) }
+/* Dispatch happens only after admission into executing was committed. */
+ltl dispatch_only_when_executing { [] (ev == EV_DISPATCH -> act_st == A_EXECUTING) }
+/* An approval binds one plan hash: a dispatch presents no other plan's hash, passed the drift
+ * check against the plan, and (when approval is required) a quorum of approvals bound to this
+ * plan's hash, none rejecting, authorizes it. */
+ltl approval_binds_plan { [] (ev == EV_DISPATCH -> d_bound) }
+/* Every recorded decision binds this plan's hash. */
+ltl decisions_bind_plan { [] ((act_dec[0] != 0 -> act_dec_hash[0] == 1) &&
+                              (act_dec[1] != 0 -> act_dec_hash[1] == 1)) }
+/* approved only with a quorum of approvals and no rejection. */
+ltl approved_needs_quorum { [] (act_st == A_APPROVED -> (APPROVALS_FOR_PLAN >= act_quorum &&
+                                                          NO_REJECTION)) }
+/* An expiry racing a decision is a CAS conflict that re-reads, never an engine error
+ * (MaterializeExpiry compares the revision it read). */
+ltl no_expiry_engine_error { [] (ev != EV_EXPIRY_ERROR) }
+
+/* ---- Reachability: each must be VIOLATED (the model is not vacuous) ---- */
+ltl reach_dispatch { [] (ev != EV_DISPATCH) }
+ltl reach_quorum_dispatch { [] !(ev == EV_DISPATCH && act_quorum == 2) }
+#ifdef SCENARIO_EXECUTE
+ltl reach_reconciled { [] (ev != EV_RECONCILED) }
+ltl reach_replay_after_crash { [] !(ev == EV_REPLAY && crashed) }
+#endif
+ltl reach_admission_lost { [] (ev != EV_ADMIT_LOST) }
+ltl reach_expired_refusal { [] (ev != EV_EXPIRED) }
+ltl reach_persisted_refusal { [] (ev != EV_PERSISTED) }
+#ifdef SCENARIO_DECIDE
+/* An expiry loses its CAS to a decision (below quorum, or the approving one) and re-reads. */
+ltl reach_expiry_conflict { [] (ev != EV_EXPIRY_LOST) }
+#endif

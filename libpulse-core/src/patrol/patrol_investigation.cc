@@ -1,0 +1,271 @@
+// PatrolService's investigation of one new finding (patrol_service.h, step 5): a model run
+// under patrol_investigation with the evidence budget, the captured proposal planned through the
+// ActionService, executed only when the effective autonomy level and the live policy admit it,
+// and the outcome recorded on the finding and in the run record.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "patrol_internal.h"
+#include "patrol_tools.h"
+#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/tools/tool_registry.h"
+
+namespace pulse::core {
+namespace {
+
+using patrol_internal::Bounded;
+using patrol_internal::kMaxErrorDetailBytes;
+using patrol_internal::PatrolPolicy;
+using patrol_internal::PatrolRunState;
+using patrol_internal::PatrolToolPorts;
+
+constexpr std::string_view kInvestigationPrompt =
+    "You are Pulse Patrol investigating one finding without a user present. Read the evidence "
+    "you need with the read tools (your evidence budget is limited), list what the resource "
+    "offers with patrol_action_capabilities, and propose at most one typed fix with "
+    "patrol_propose_action when a listed capability addresses the cause. Never propose more "
+    "than one fix. Finish with a short plain-text summary of the cause and your proposal.";
+
+// An investigation's event sink: nobody listens, but every event is a moment to check the
+// deadline (the loop checks the flag at its next boundary, the provider during its call).
+class DeadlineSink final : public EventSink {
+ public:
+  DeadlineSink(const Clock& clock, absl::Time deadline, std::atomic<bool>& cancelled)
+      : clock_(clock), deadline_(deadline), cancelled_(cancelled) {}
+  void Emit(const LoopEvent&) override {
+    if (clock_.Now() >= deadline_) {
+      cancelled_.store(true);
+    }
+  }
+
+ private:
+  const Clock& clock_;
+  const absl::Time deadline_;
+  std::atomic<bool>& cancelled_;
+};
+
+}  // namespace
+
+void PatrolService::Investigate(Work& work, const Finding& finding) {
+  std::string session_id;
+  PatrolRemediation m = InvestigateOnce(work, finding, session_id);
+  // The finding carries the investigation's outcome (its derived loop state follows). A fix
+  // that ran and verified is "executed" here: the finding itself resolves when the triage
+  // verifier confirms the signal is gone on a later run.
+  InvestigationStatus status = InvestigationStatus::kCompleted;
+  std::optional<InvestigationOutcome> outcome;
+  if (m.outcome == "fix_queued") {
+    outcome = InvestigationOutcome::kFixQueued;
+  } else if (m.outcome == "fix_refused") {
+    outcome = InvestigationOutcome::kFixRejected;
+  } else if (m.outcome == "fix_verified" || m.outcome == "fix_executed") {
+    outcome = InvestigationOutcome::kFixExecuted;
+  } else if (m.outcome == "fix_unrecorded") {
+    outcome = InvestigationOutcome::kFixVerificationUnknown;
+  } else if (m.outcome == "fix_verification_failed") {
+    outcome = m.verification == "inconclusive" ? InvestigationOutcome::kFixVerificationUnknown
+                                               : InvestigationOutcome::kFixVerificationFailed;
+  } else if (m.outcome == "fix_failed") {
+    outcome = InvestigationOutcome::kFixFailed;
+  } else if (m.outcome == "no_proposal") {
+    outcome = InvestigationOutcome::kNeedsAttention;
+  } else if (m.outcome == "timed_out") {
+    status = InvestigationStatus::kFailed;
+    outcome = InvestigationOutcome::kTimedOut;
+  } else {
+    status = InvestigationStatus::kFailed;
+  }
+  absl::StatusOr<Finding> recorded =
+      findings_.RecordInvestigation(finding.id, status, outcome, session_id);
+  if (!recorded.ok()) {
+    m.note = Bounded(absl::StrCat(m.note, m.note.empty() ? "" : "; ",
+                                  "investigation not recorded on the finding: ",
+                                  recorded.status().message()),
+                     kMaxErrorDetailBytes);
+  }
+  work.record.remediations.push_back(std::move(m));
+}
+
+PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& finding,
+                                                std::string& session_id) {
+  PatrolRunRecord& r = work.record;
+  PatrolRemediation m;
+  m.finding_id = finding.id;
+  PatrolRunState state;
+  absl::StatusOr<ToolRegistry> registry = ToolRegistry::WithBuiltins();
+  if (!registry.ok()) {
+    m.outcome = "error";
+    m.note = std::string(registry.status().message());
+    return m;
+  }
+  ToolExecutor executor(*registry);
+  PatrolToolPorts ports{fleet_, findings_, actions_, clock_, &metrics_, options_.actor};
+  if (absl::Status bound = patrol_internal::BindInvestigationTools(executor, ports, state);
+      !bound.ok()) {
+    m.outcome = "error";
+    m.note = std::string(bound.message());
+    return m;
+  }
+  LoopOptions o;
+  o.system_prompt = options_.investigation_prompt.empty() ? std::string(kInvestigationPrompt)
+                                                          : options_.investigation_prompt;
+  o.max_turns = kInvestigationMaxTurns;
+  o.max_provider_calls = kInvestigationMaxTurns + 4;
+  o.max_evidence_calls = static_cast<int>(work.settings.investigation_budget);
+  o.route = model_->route;
+  o.local_only = model_->local_only;
+  AgenticLoop loop(model_->provider, *registry, executor, model_->runner, clock_,
+                   model_->sessions, actions_, ids_, std::move(o));
+  // The investigation's own flag: set at shutdown (Cancel) or when the timeout passes.
+  const absl::Time started = clock_.Now();
+  const absl::Duration timeout = absl::Seconds(work.settings.investigation_timeout_sec);
+  const InvestigationWatch watch{std::make_shared<std::atomic<bool>>(false), started + timeout};
+  const std::uint64_t watch_key = Watch(watch);
+  RunRequest request{.session_id = "",
+                     .user_message = "",
+                     .policy = PatrolPolicy(ExecutionProfile::kPatrolInvestigation),
+                     .cancelled = watch.cancelled};
+  request.user_message = absl::StrCat(
+      "Investigate finding ", finding.id, " (", std::string(ToString(finding.severity)), ", ",
+      std::string(ToString(finding.category)), ") on ", finding.resource_id, ": ", finding.title, ". ",
+      finding.description, " Evidence: ", finding.evidence);
+  DeadlineSink sink(clock_, watch.deadline, *watch.cancelled);
+  absl::StatusOr<RunOutcome> outcome = loop.Run(request, sink);
+  Unwatch(watch_key);
+  const bool timed_out = watch.cancelled->load() && !cancelled_->load() &&
+                         clock_.Now() >= watch.deadline;
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    for (PatrolToolCall& call : state.calls) {
+      if (r.tool_calls.size() < kMaxRecordedToolCalls) {
+        r.tool_calls.push_back(std::move(call));
+      }
+    }
+    r.tool_call_count += state.call_count;
+  }
+  if (outcome.ok()) {
+    session_id = outcome->session_id;
+    r.input_tokens += outcome->counters.input_tokens;
+    r.output_tokens += outcome->counters.output_tokens;
+  }
+  if (timed_out) {
+    // An unfinished investigation proposes nothing, whatever it captured before the cut.
+    m.outcome = "timed_out";
+    m.note = absl::StrCat("the investigation did not finish within ",
+                          work.settings.investigation_timeout_sec, " s");
+    return m;
+  }
+  if (state.proposal_invalidated) {
+    m.outcome = "proposal_invalid";
+    m.note = "two different proposals: the capture was invalidated and nothing was planned";
+    return m;
+  }
+  if (!state.proposal.has_value()) {
+    m.outcome = "no_proposal";
+    if (!outcome.ok()) {
+      m.note = std::string(outcome.status().message());
+    } else if (outcome->end == RunEnd::kFailed) {
+      m.note = outcome->failure_reason;
+    }
+    return m;
+  }
+  const patrol_internal::Proposal& p = *state.proposal;
+  ActionRequest action;
+  action.request_id = Bounded(absl::StrCat(r.id, ".", finding.id), kMaxActionIdBytes);
+  action.resource_id = p.resource_id;
+  action.capability_name = p.capability;
+  action.params_json = p.params_json;
+  action.reason = Bounded(p.reason.empty() ? absl::StrCat("Patrol fix for ", finding.title)
+                                           : p.reason,
+                          kMaxActionTextBytes);
+  action.actor = options_.actor;
+  // Autopilot (effective full) plans under the ceiling that admits elevated capabilities.
+  ActionService& lifecycle =
+      work.effective == AutonomyLevel::kFull && options_.autopilot_actions != nullptr
+          ? *options_.autopilot_actions
+          : actions_;
+  absl::StatusOr<Refusable<PlanOutcome>> planned = lifecycle.Plan(action);
+  if (!planned.ok() || planned->refused()) {
+    m.outcome = "fix_refused";
+    m.note = planned.ok() ? absl::StrCat(std::string(ToString(planned->refusal().code)), ": ",
+                                         planned->refusal().message)
+                          : std::string(planned.status().message());
+    return m;
+  }
+  const ActionRecord& record = planned->value().record;
+  m.action_id = record.id();
+  m.action_state = std::string(ToString(record.state));
+  // Automatic execution only when everything admits it now; otherwise a human decides.
+  std::string hold;
+  if (record.state != ActionState::kPlanned) {
+    hold = absl::StrCat("the plan is ", std::string(ToString(record.state)), " and waits for a human");
+  } else if (!AutoExecutes(work.effective, record.plan.auto_authorization)) {
+    hold = absl::StrCat("autonomy level ", std::string(ToString(work.effective)), " does not execute ",
+                        std::string(ToString(record.plan.auto_authorization)),
+                        " capabilities automatically");
+  } else {
+    absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
+    if (lock.ok() && lock->never_auto_remediate) {
+      hold = "the resource has a remediation lock (never_auto_remediate)";
+    } else if (lock.ok() && MaintenanceWindowActive(*lock, clock_.Now())) {
+      hold = "the resource is in a maintenance window";
+    } else if (!lock.ok() && !absl::IsNotFound(lock.status())) {
+      hold = "the remediation lock state is unknown";
+    }
+  }
+  if (!hold.empty()) {
+    m.outcome = "fix_queued";
+    m.note = std::move(hold);
+    return m;
+  }
+  ExecuteRequest execute;
+  execute.action_id = record.id();
+  execute.plan_hash = record.plan.plan_hash;
+  execute.reason = absl::StrCat("Patrol automatic fix at autonomy ", std::string(ToString(work.effective)));
+  execute.actor = options_.actor;
+  absl::StatusOr<Refusable<ExecuteOutcome>> executed = lifecycle.Execute(execute);
+  if (ExecuteDispatchedUnrecorded(executed)) {
+    // The fleet received the change but its outcome was not stored: not a refusal, and never
+    // retried (a retry would dispatch again). The fix's effect is unknown until a later run
+    // re-checks the resource.
+    m.outcome = "fix_unrecorded";
+    m.execution = std::string(ToString(ExecutionStatus::kInconclusive));
+    m.verification = std::string(ToString(VerificationStatus::kInconclusive));
+    m.note = executed.ok() ? absl::StrCat(std::string(ToString(executed->refusal().code)), ": ",
+                                          executed->refusal().message)
+                           : std::string(executed.status().message());
+    return m;
+  }
+  if (!executed.ok() || executed->refused()) {
+    m.outcome = "fix_refused";
+    m.note = executed.ok() ? absl::StrCat(std::string(ToString(executed->refusal().code)), ": ",
+                                          executed->refusal().message)
+                           : std::string(executed.status().message());
+    return m;
+  }
+  const ActionRecord& done = executed->value().record;
+  m.action_state = std::string(ToString(done.state));
+  if (done.result.has_value()) {
+    m.execution = std::string(ToString(done.result->execution.status));
+    m.verification = std::string(ToString(done.result->verification.status));
+    if (IsVerifiedFix(*done.result)) {
+      m.outcome = "fix_verified";
+    } else if (done.result->execution.status == ExecutionStatus::kSucceeded) {
+      m.outcome = "fix_verification_failed";
+    } else {
+      m.outcome = "fix_failed";
+    }
+    m.note = done.result->error_message;
+  } else {
+    m.outcome = "fix_executed";
+  }
+  return m;
+}
+
+}  // namespace pulse::core

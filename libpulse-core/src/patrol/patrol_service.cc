@@ -1,0 +1,482 @@
+#include "pulse/core/patrol/patrol_service.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "patrol_internal.h"
+#include "patrol_tools.h"
+#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/findings/finding_identity.h"
+#include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/policy/invocation_policy.h"
+#include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/status_macros.h"
+#include "pulse/core/tools/tool_registry.h"
+
+namespace pulse::core {
+namespace {
+
+using patrol_internal::AddUnique;
+using patrol_internal::Bounded;
+using patrol_internal::Contains;
+using patrol_internal::kMaxAnalysisBytes;
+using patrol_internal::kMaxErrorDetailBytes;
+using patrol_internal::NullSink;
+using patrol_internal::PatrolPolicy;
+using patrol_internal::PatrolRunState;
+using patrol_internal::PatrolToolPorts;
+
+constexpr std::string_view kWatchPrompt =
+    "You are Pulse Patrol, watching a fleet on a schedule without a user present. Use "
+    "patrol_get_findings to see the active findings in this run's scope; every finding you are "
+    "shown needs exactly one verdict through patrol_assess_finding (present, resolved or "
+    "uncertain) backed by evidence you read. Report a new problem only with "
+    "patrol_report_finding and only when a tool result shows it. You cannot change "
+    "infrastructure. Finish with a short plain-text summary.";
+
+}  // namespace
+
+
+PatrolService::PatrolService(Fleet& fleet, FindingsService& findings, ActionService& actions,
+                             OperatorStateStore& operator_state, PatrolRunStore& runs,
+                             const MetricsHistory& metrics, const Clock& clock, IdSource& ids,
+                             std::optional<PatrolModel> model, PatrolServiceOptions options)
+    : fleet_(fleet),
+      findings_(findings),
+      actions_(actions),
+      operator_state_(operator_state),
+      runs_(runs),
+      metrics_(metrics),
+      clock_(clock),
+      ids_(ids),
+      model_(std::move(model)),
+      options_(std::move(options)) {}
+
+PatrolService::~PatrolService() = default;
+
+absl::StatusOr<AutonomySettings> PatrolService::Autonomy() const {
+  absl::StatusOr<AutonomySettings> saved = runs_.LoadAutonomy();
+  if (absl::IsNotFound(saved.status())) {
+    return AutonomySettings{};
+  }
+  return saved;
+}
+
+absl::Status PatrolService::SetAutonomy(const AutonomySettings& settings) {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  return runs_.SaveAutonomy(settings);
+}
+
+absl::StatusOr<AutonomySettings> PatrolService::UpdateAutonomy(AutonomyUpdate update) {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  PULSE_ASSIGN_OR_RETURN(AutonomySettings current, Autonomy());
+  PULSE_ASSIGN_OR_RETURN(std::optional<AutonomySettings> next, update(current));
+  if (!next.has_value()) {
+    return current;
+  }
+  PULSE_RETURN_IF_ERROR(runs_.SaveAutonomy(*next));
+  return *std::move(next);
+}
+
+std::vector<std::string> PatrolService::RunningIds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_order_;
+}
+
+absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope,
+                                                 PatrolTrigger trigger) {
+  std::map<std::string, FleetResource> selected;
+  FleetResourceQuery all;
+  all.limit = kFleetMaxResults;
+  if (scope.Full()) {
+    PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> listed, fleet_.ListResources(all));
+    for (FleetResource& r : listed) {
+      selected.emplace(r.id, std::move(r));
+    }
+  }
+  for (const std::string& id : scope.resource_ids) {
+    absl::StatusOr<FleetResource> r = fleet_.GetResource(id);
+    if (absl::IsNotFound(r.status()) || absl::IsInvalidArgument(r.status())) {
+      return absl::NotFoundError(
+          absl::StrCat("patrol_scope_unresolved: no resource has the id '", id, "'"));
+    }
+    PULSE_RETURN_IF_ERROR(r.status());
+    selected.emplace(r->id, *std::move(r));
+  }
+  for (const std::string& type : scope.resource_types) {
+    FleetResourceQuery q = all;
+    q.type = type;
+    PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> listed, fleet_.ListResources(q));
+    for (FleetResource& r : listed) {
+      selected.emplace(r.id, std::move(r));
+    }
+  }
+  if (selected.empty()) {
+    return absl::NotFoundError("patrol_scope_unresolved: the scope selects no resource");
+  }
+  PatrolTicket ticket;
+  ticket.scope = scope;
+  ticket.scope_key = scope.Key();
+  ticket.trigger = trigger;
+  for (auto& [id, r] : selected) {
+    ticket.resources.push_back(std::move(r));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = running_.find(ticket.scope_key);
+    if (it != running_.end()) {
+      return PatrolBegin{std::nullopt, it->second};
+    }
+    ticket.run_id = absl::StrCat("patrol-", ids_.NewId());
+    ticket.started_at = clock_.Now();
+    running_.emplace(ticket.scope_key, ticket.run_id);
+    running_order_.push_back(ticket.run_id);
+  }
+  PatrolRunRecord record;
+  record.id = ticket.run_id;
+  record.trigger = trigger;
+  record.scope = scope;
+  record.started_at = ticket.started_at;
+  record.status = PatrolRunStatus::kRunning;
+  if (absl::Status stored = runs_.Put(record); !stored.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(ticket.scope_key);
+    running_order_.erase(std::remove(running_order_.begin(), running_order_.end(), record.id),
+                         running_order_.end());
+    return stored;
+  }
+  return PatrolBegin{std::move(ticket), ""};
+}
+
+absl::StatusOr<PatrolRunRecord> PatrolService::Run(const PatrolScope& scope,
+                                                   PatrolTrigger trigger) {
+  PULSE_ASSIGN_OR_RETURN(PatrolBegin begun, Begin(scope, trigger));
+  if (!begun.ticket.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("patrol_already_running: run ", begun.running_run_id, " holds this scope"));
+  }
+  return Execute(*std::move(begun.ticket));
+}
+
+PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
+  Work work;
+  work.ticket = std::move(ticket);
+  PatrolRunRecord& r = work.record;
+  r.id = work.ticket.run_id;
+  r.trigger = work.ticket.trigger;
+  r.scope = work.ticket.scope;
+  r.started_at = work.ticket.started_at;
+  r.status = PatrolRunStatus::kRunning;
+  for (const FleetResource& res : work.ticket.resources) {
+    work.scope_ids.insert(res.id);
+    if (!r.scope.Full()) {
+      r.effective_scope_resource_ids.push_back(res.id);
+    }
+  }
+  absl::StatusOr<AutonomySettings> settings = Autonomy();
+  if (settings.ok()) {
+    work.settings = *settings;
+  } else {
+    work.Error(absl::StrCat("autonomy settings unreadable (acting as monitor): ",
+                            settings.status().message()));
+  }
+  work.effective = settings.ok() ? EffectiveAutonomy(work.settings) : AutonomyLevel::kMonitor;
+  r.autonomy_level = std::string(ToString(work.effective));
+
+  Triage(work);
+  if (!model_.has_value()) {
+    r.model_pass_skipped_reason = std::string(kSkipNoProvider);
+  } else if (!work.errors.empty()) {
+    r.model_pass_skipped_reason = std::string(kSkipTriageErrors);
+  } else {
+    WatchPass(work);
+  }
+  if (absl::Status assessed = work.state.ledger.CheckAllAssessed(); !assessed.ok()) {
+    work.Error(absl::StrCat("missing verdicts: ", assessed.message()));
+  }
+  Reconcile(work);
+  Remediate(work);
+  Finish(work);
+  Release(work.ticket);
+  return r;
+}
+
+void PatrolService::Release(const PatrolTicket& ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_.erase(ticket.scope_key);
+  running_order_.erase(
+      std::remove(running_order_.begin(), running_order_.end(), ticket.run_id),
+      running_order_.end());
+}
+
+void PatrolService::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_->store(true);
+  for (auto& [key, watch] : investigations_) {
+    watch.cancelled->store(true);
+  }
+}
+
+std::size_t PatrolService::EnforceInvestigationDeadlines() {
+  const absl::Time now = clock_.Now();
+  std::size_t stopped = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, watch] : investigations_) {
+    if (now >= watch.deadline && !watch.cancelled->exchange(true)) {
+      ++stopped;
+    }
+  }
+  return stopped;
+}
+
+std::uint64_t PatrolService::Watch(const InvestigationWatch& watch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_->load()) {
+    watch.cancelled->store(true);
+  }
+  const std::uint64_t key = next_investigation_++;
+  investigations_.emplace(key, watch);
+  return key;
+}
+
+void PatrolService::Unwatch(std::uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  investigations_.erase(key);
+}
+
+void PatrolService::Abandon(PatrolTicket ticket, std::string_view reason) {
+  PatrolRunRecord r;
+  r.id = ticket.run_id;
+  r.trigger = ticket.trigger;
+  r.scope = ticket.scope;
+  r.started_at = ticket.started_at;
+  r.completed_at = clock_.Now();
+  r.status = PatrolRunStatus::kError;
+  r.error_count = 1;
+  r.error_summary = absl::StrCat("abandoned before it ran: ", std::string(reason));
+  r.model_pass_skipped_reason = "abandoned";
+  // Best effort: the slot is freed whatever the store says.
+  runs_.Put(r).IgnoreError();
+  Release(ticket);
+}
+
+void PatrolService::Triage(Work& work) {
+  PatrolRunRecord& r = work.record;
+  absl::StatusOr<std::vector<Finding>> active = findings_.List(FindingQuery{});
+  if (!active.ok()) {
+    work.Error(absl::StrCat("findings unreadable: ", active.status().message()));
+    return;
+  }
+  for (const Finding& f : *active) {
+    if (work.InScope(f.resource_id)) {
+      work.seen.AddSeeded(f.id);
+    }
+  }
+  const absl::Time now = clock_.Now();
+  for (const FleetResource& resource : work.ticket.resources) {
+    absl::StatusOr<FleetStatus> status = fleet_.GetStatus(resource.id);
+    if (absl::IsNotFound(status.status())) {
+      continue;  // gone since the scope was resolved
+    }
+    if (!status.ok()) {
+      work.Error(absl::StrCat("status of ", resource.id, " unreadable: ",
+                              status.status().message()));
+      continue;
+    }
+    ++r.resources_checked;
+    const std::optional<CapacityForecast> forecast = StorageForecast(resource, metrics_, now);
+    for (const FindingReport& report :
+         TriageResource(resource, *status, forecast, options_.thresholds)) {
+      absl::StatusOr<ReportOutcome> outcome = findings_.Report(report);
+      if (!outcome.ok()) {
+        ++r.rejected_findings;
+        if (!absl::IsInvalidArgument(outcome.status())) {
+          work.Error(absl::StrCat("report on ", resource.id, " failed: ",
+                                  outcome.status().message()));
+        }
+        continue;
+      }
+      const bool is_new = outcome->disposition == ReportDisposition::kCreated ||
+                          outcome->disposition == ReportDisposition::kRegressed ||
+                          outcome->disposition == ReportDisposition::kReactivated;
+      if (outcome->disposition == ReportDisposition::kBlockedBySuppressionRule ||
+          outcome->disposition == ReportDisposition::kSeenWhileSuppressed) {
+        continue;
+      }
+      work.seen.RecordReported(outcome->finding_id, is_new);
+      AddUnique(is_new ? r.new_finding_ids : r.existing_finding_ids, outcome->finding_id);
+    }
+    if (forecast.has_value()) {
+      absl::StatusOr<std::vector<std::string>> stamped =
+          findings_.StampCapacityForecast(resource.id, *forecast);
+      if (!stamped.ok()) {
+        work.Error(absl::StrCat("forecast of ", resource.id, " not stored: ",
+                                stamped.status().message()));
+      }
+    }
+  }
+}
+
+void PatrolService::WatchPass(Work& work) {
+  PatrolRunRecord& r = work.record;
+  r.model_pass_ran = true;
+  absl::StatusOr<ToolRegistry> registry = ToolRegistry::WithBuiltins();
+  if (!registry.ok()) {
+    work.Error(absl::StrCat("tool registry: ", registry.status().message()));
+    return;
+  }
+  ToolExecutor executor(*registry);
+  PatrolToolPorts ports{fleet_, findings_, actions_, clock_, &metrics_, options_.actor};
+  if (absl::Status bound = patrol_internal::BindWatchTools(executor, ports, work.state);
+      !bound.ok()) {
+    work.Error(absl::StrCat("tool binding: ", bound.message()));
+    return;
+  }
+  LoopOptions o;
+  o.system_prompt =
+      options_.watch_prompt.empty() ? std::string(kWatchPrompt) : options_.watch_prompt;
+  o.max_turns = kWatchMaxTurns;
+  o.max_provider_calls = kWatchMaxTurns + 4;
+  o.output_token_allowance = kWatchTokenAllowance;
+  o.lifecycle_repair_turn = true;
+  o.max_tokens = kWatchMaxTokensPerTurn;
+  o.summary_max_tokens = kWatchSummaryMaxTokens;
+  o.route = model_->route;
+  o.local_only = model_->local_only;
+  AgenticLoop loop(model_->provider, *registry, executor, model_->runner, clock_,
+                   model_->sessions, actions_, ids_, std::move(o));
+  std::string scope_text =
+      r.scope.Full() ? std::string("the whole fleet")
+                     : absl::StrCat("these resources: ",
+                                    absl::StrJoin(r.effective_scope_resource_ids, ", "));
+  RunRequest request{.session_id = "",
+                     .user_message = "",
+                     .policy = PatrolPolicy(ExecutionProfile::kPatrolDetection),
+                     .cancelled = cancelled_};
+  request.user_message = absl::StrCat(
+      "Patrol run ", r.id, " over ", scope_text, " (", work.ticket.resources.size(),
+      " resources). Deterministic checks this run: ", r.new_finding_ids.size(),
+      " new and ", r.existing_finding_ids.size(),
+      " already known finding(s). Review the active findings, assess each one you are shown, "
+      "report anything new the evidence shows, then summarize.");
+  NullSink sink;
+  absl::StatusOr<RunOutcome> outcome = loop.Run(request, sink);
+  std::lock_guard<std::mutex> lock(work.state.mu);
+  r.tool_calls = work.state.calls;
+  r.tool_call_count = work.state.call_count;
+  r.assessments = work.state.assessments;
+  r.rejected_findings += work.state.rejected_reports;
+  for (const std::string& id : work.state.reported_new) {
+    AddUnique(r.new_finding_ids, id);
+    work.seen.RecordReported(id, true);
+  }
+  for (const std::string& id : work.state.reported_existing) {
+    work.seen.RecordReported(id, false);
+    if (!Contains(r.new_finding_ids, id)) {
+      AddUnique(r.existing_finding_ids, id);
+    }
+  }
+  for (const PatrolAssessment& a : work.state.assessments) {
+    if (std::optional<AssessVerdict> v = ParseAssessVerdict(a.verdict); v.has_value()) {
+      work.seen.RecordVerdict(a.finding_id, *v).IgnoreError();  // the model's first stands
+    }
+  }
+  if (!outcome.ok()) {
+    work.Error(absl::StrCat("model pass could not run: ", outcome.status().message()));
+    return;
+  }
+  r.input_tokens = outcome->counters.input_tokens;
+  r.output_tokens = outcome->counters.output_tokens;
+  r.ai_analysis = Bounded(outcome->final_text, kMaxAnalysisBytes);
+  if (outcome->end == RunEnd::kFailed) {
+    work.Error(absl::StrCat("model pass failed: ", outcome->failure_reason));
+  }
+}
+
+void PatrolService::Reconcile(Work& work) {
+  if (!work.record.scope.Full() || !work.errors.empty()) {
+    return;
+  }
+  absl::StatusOr<StaleReconciliation> stale = findings_.ReconcileStale(work.seen);
+  if (!stale.ok()) {
+    work.Error(absl::StrCat("stale reconciliation: ", stale.status().message()));
+    return;
+  }
+  for (const std::vector<std::string>* list : {&stale->resolved, &stale->verified_resolved}) {
+    for (const std::string& id : *list) {
+      AddUnique(work.record.resolved_finding_ids, id);
+    }
+  }
+}
+
+void PatrolService::Remediate(Work& work) {
+  if (!Investigates(work.effective) || !model_.has_value() || cancelled_->load()) {
+    return;
+  }
+  std::size_t investigated = 0;
+  for (const std::string& id : work.record.new_finding_ids) {
+    if (investigated >= options_.max_investigations_per_run) {
+      break;
+    }
+    absl::StatusOr<Finding> finding = findings_.Get(id);
+    if (!finding.ok() || finding->resolved_at.has_value() ||
+        finding->severity < Severity::kWarning) {
+      continue;
+    }
+    ++investigated;
+    Investigate(work, *finding);
+  }
+}
+
+void PatrolService::Finish(Work& work) {
+  PatrolRunRecord& r = work.record;
+  int warnings = 0;
+  int critical = 0;
+  absl::StatusOr<std::vector<Finding>> active = findings_.List(FindingQuery{});
+  if (active.ok()) {
+    for (const Finding& f : *active) {
+      if (!work.InScope(f.resource_id) || f.severity < Severity::kWarning) {
+        continue;
+      }
+      r.finding_ids.push_back(f.id);
+      (f.severity == Severity::kCritical ? critical : warnings)++;
+    }
+  } else {
+    work.Error(absl::StrCat("findings unreadable: ", active.status().message()));
+  }
+  r.new_findings = static_cast<std::int64_t>(r.new_finding_ids.size());
+  r.existing_findings = static_cast<std::int64_t>(r.existing_finding_ids.size());
+  r.resolved_findings = static_cast<std::int64_t>(r.resolved_finding_ids.size());
+  if (warnings == 0 && critical == 0) {
+    r.findings_summary = "All healthy";
+  } else {
+    std::vector<std::string> parts;
+    if (warnings > 0) {
+      parts.push_back(absl::StrCat(warnings, warnings == 1 ? " warning" : " warnings"));
+    }
+    if (critical > 0) {
+      parts.push_back(absl::StrCat(critical, " critical"));
+    }
+    r.findings_summary = absl::StrJoin(parts, ", ");
+  }
+  r.error_count = static_cast<std::int64_t>(work.errors.size());
+  if (!work.errors.empty()) {
+    r.status = PatrolRunStatus::kError;
+    r.error_summary = Bounded(work.errors.front(), 256);
+    r.error_detail = Bounded(absl::StrJoin(work.errors, "; "), kMaxErrorDetailBytes);
+  } else {
+    r.status = r.finding_ids.empty() ? PatrolRunStatus::kHealthy : PatrolRunStatus::kIssuesFound;
+  }
+  r.completed_at = clock_.Now();
+  if (absl::Status stored = runs_.Put(r); !stored.ok()) {
+    // The record is still returned; the store's failure is stated in it.
+    r.error_detail = Bounded(absl::StrCat(r.error_detail, r.error_detail.empty() ? "" : "; ",
+                                          "run record not stored: ", stored.message()),
+                             kMaxErrorDetailBytes);
+  }
+}
+
+}  // namespace pulse::core

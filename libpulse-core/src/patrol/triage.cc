@@ -1,0 +1,222 @@
+#include "pulse/core/patrol/triage.h"
+
+#include <array>
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pulse::core {
+namespace {
+
+constexpr absl::Duration kForecastWindow = absl::Hours(24 * 7);
+constexpr double kCriticalUtilizationPct = 98;
+constexpr double kCriticalCapacityPct = 95;
+
+std::optional<double> Fact(const FleetStatus& status, const char* key) {
+  auto it = status.facts.find(key);
+  if (it == status.facts.end()) {
+    return std::nullopt;
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(it->second, &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string FactText(const FleetStatus& status, const char* key) {
+  auto it = status.facts.find(key);
+  return it == status.facts.end() ? "" : it->second;
+}
+
+FindingReport Base(const FleetResource& resource, std::string_view key, Category category,
+                   Severity severity) {
+  FindingReport r;
+  r.resource_id = resource.id;
+  r.resource_name = resource.name;
+  r.resource_type = resource.type;
+  r.category = category;
+  r.severity = severity;
+  r.key = std::string(key);
+  r.source = kTriageFindingSource;
+  return r;
+}
+
+std::string Pct(double value) { return absl::StrFormat("%.1f%%", value); }
+
+void Utilization(const FleetResource& resource, const FleetStatus& status, const char* fact,
+                 std::string_view key, const char* what, double threshold, double critical,
+                 Category category, std::vector<FindingReport>& out) {
+  std::optional<double> value = Fact(status, fact);
+  if (!value.has_value() || *value < threshold) {
+    return;
+  }
+  FindingReport r = Base(resource, key, category,
+                         *value >= critical ? Severity::kCritical : Severity::kWarning);
+  r.title = absl::StrCat("High ", what, " usage on ", resource.name);
+  r.description = absl::StrCat(resource.name, " is using ", Pct(*value), " ", what,
+                               " (threshold ", Pct(threshold), ").");
+  r.recommendation = absl::StrCat("Find what is consuming ", what, " on ", resource.name,
+                                  " and restart or resize it if the usage is not expected.");
+  r.evidence = absl::StrCat(fact, "=", FactText(status, fact), "; ", status.summary);
+  out.push_back(std::move(r));
+}
+
+void Storage(const FleetResource& resource, const FleetStatus& status,
+             const std::optional<CapacityForecast>& forecast, const TriageThresholds& t,
+             std::vector<FindingReport>& out) {
+  std::optional<double> usage = Fact(status, "usage_pct");
+  if (!usage.has_value() && forecast.has_value()) {
+    usage = forecast->current_pct;
+  }
+  const bool high = usage.has_value() && *usage >= t.storage_pct;
+  const bool filling = forecast.has_value() && forecast->days_to_full.has_value() &&
+                       (forecast->reading == ForecastReading::kFilling ||
+                        forecast->reading == ForecastReading::kAtCapacity) &&
+                       *forecast->days_to_full <= t.forecast_warning_days;
+  if (!high && !filling) {
+    return;
+  }
+  const bool critical =
+      (usage.has_value() && *usage >= kCriticalCapacityPct) ||
+      (filling && *forecast->days_to_full <= t.forecast_critical_days);
+  FindingReport r = Base(resource, kTriageKeyStorageCapacity, Category::kCapacity,
+                         critical ? Severity::kCritical : Severity::kWarning);
+  r.title = filling ? absl::StrCat("Storage ", resource.name, " is filling up")
+                    : absl::StrCat("Storage ", resource.name, " is nearly full");
+  r.description =
+      absl::StrCat(resource.name, " is ", usage.has_value() ? Pct(*usage) : "an unknown share",
+                   " used", filling ? absl::StrCat(" and will be full in about ",
+                                                   *forecast->days_to_full, " days")
+                                    : "",
+                   ".");
+  r.recommendation = absl::StrCat("Free space on ", resource.name,
+                                  " or extend it before it fills; check what grows on it.");
+  r.evidence = forecast.has_value() ? DescribeForecast(*forecast) : status.summary;
+  out.push_back(std::move(r));
+}
+
+}  // namespace
+
+std::vector<FindingReport> TriageResource(const FleetResource& resource, const FleetStatus& status,
+                                          const std::optional<CapacityForecast>& forecast,
+                                          const TriageThresholds& t) {
+  std::vector<FindingReport> out;
+  const std::string& type = resource.type;
+  const std::string& state = status.status.empty() ? resource.status : status.status;
+  if (type == "storage") {
+    Storage(resource, status, forecast, t, out);
+    return out;
+  }
+  if (type == "backup-job") {
+    if (state == "failed" || FactText(status, "last_result") == "failed") {
+      FindingReport r = Base(resource, kTriageKeyBackupFailed, Category::kBackup,
+                             Severity::kWarning);
+      r.title = absl::StrCat("Backup job ", resource.name, " failed");
+      r.description = absl::StrCat("The last run of backup job ", resource.name,
+                                   " failed, so its targets have no fresh backup.");
+      r.recommendation = "Check the job's storage and logs, then run the backup again.";
+      r.evidence = status.summary;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  if (type == "app-container" && state == "exited") {
+    const std::string code = FactText(status, "exit_code");
+    if (!code.empty() && code != "0") {
+      FindingReport r = Base(resource, kTriageKeyContainerExited, Category::kReliability,
+                             Severity::kWarning);
+      r.title = absl::StrCat("Container ", resource.name, " has exited");
+      r.description = absl::StrCat("Container ", resource.name, " exited with code ", code,
+                                   " and is not running.");
+      r.recommendation = "Read the container's logs, fix the cause and start it again.";
+      r.evidence = absl::StrCat("exit_code=", code, "; ", status.summary);
+      out.push_back(std::move(r));
+    }
+  }
+  if (type == "service" && state == "failed") {
+    const bool loop = FactText(status, "sub_state") == "auto-restart";
+    FindingReport r = Base(resource, loop ? kTriageKeyServiceCrashLoop : kTriageKeyServiceFailed,
+                           Category::kReliability, Severity::kWarning);
+    r.title = loop ? absl::StrCat("Service ", resource.name, " is crash-looping")
+                   : absl::StrCat("Service ", resource.name, " has failed");
+    r.description = absl::StrCat("Service ", resource.name, " is failed",
+                                 loop ? absl::StrCat(" and keeps restarting (restart count ",
+                                                     FactText(status, "restart_count"), ")")
+                                      : "",
+                                 ".");
+    r.recommendation = "Read the unit's journal, fix the cause and restart it.";
+    r.evidence = status.summary;
+    out.push_back(std::move(r));
+  }
+  Utilization(resource, status, "cpu_pct", kTriageKeyCpuHigh, "CPU", t.cpu_pct,
+              kCriticalUtilizationPct, Category::kPerformance, out);
+  Utilization(resource, status, "memory_pct", kTriageKeyMemoryHigh, "memory", t.memory_pct,
+              kCriticalUtilizationPct, Category::kPerformance, out);
+  Utilization(resource, status, "disk_pct", kTriageKeyDiskHigh, "disk", t.disk_pct,
+              kCriticalCapacityPct, Category::kCapacity, out);
+  return out;
+}
+
+bool IsTriageKey(std::string_view key) {
+  static constexpr std::array<std::string_view, 8> kKeys = {
+      kTriageKeyCpuHigh,         kTriageKeyMemoryHigh,          kTriageKeyDiskHigh,
+      kTriageKeyStorageCapacity, kTriageKeyBackupFailed,        kTriageKeyContainerExited,
+      kTriageKeyServiceCrashLoop, kTriageKeyServiceFailed};
+  for (std::string_view k : kKeys) {
+    if (k == key) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<CapacityForecast> StorageForecast(const FleetResource& resource,
+                                                const MetricsHistory& metrics, absl::Time now) {
+  if (resource.type != "storage") {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::vector<MetricSample>> samples =
+      metrics.Samples(resource.id, kStorageUsageMetric, now - kForecastWindow, now);
+  if (!samples.ok()) {
+    return std::nullopt;
+  }
+  return ComputeCapacityForecast(kStorageUsageMetric, *samples);
+}
+
+bool TriageFindingVerifier::CanVerify(const Finding& finding) const {
+  return IsTriageKey(finding.key);
+}
+
+absl::StatusOr<VerifierVerdict> TriageFindingVerifier::Verify(const Finding& finding) {
+  if (!CanVerify(finding)) {
+    return VerifierVerdict::kInconclusive;
+  }
+  absl::StatusOr<FleetResource> resource = fleet_.GetResource(finding.resource_id);
+  if (absl::IsNotFound(resource.status())) {
+    return VerifierVerdict::kSignalGone;
+  }
+  if (!resource.ok()) {
+    return VerifierVerdict::kInconclusive;
+  }
+  absl::StatusOr<FleetStatus> status = fleet_.GetStatus(resource->id);
+  if (!status.ok()) {
+    return VerifierVerdict::kInconclusive;
+  }
+  // An operation in flight (a restart landing) is not yet an answer.
+  if (status->facts.count("operation") > 0) {
+    return VerifierVerdict::kInconclusive;
+  }
+  const std::optional<CapacityForecast> forecast =
+      StorageForecast(*resource, metrics_, clock_.Now());
+  for (const FindingReport& r : TriageResource(*resource, *status, forecast, thresholds_)) {
+    if (r.key == finding.key) {
+      return VerifierVerdict::kSignalPresent;
+    }
+  }
+  return VerifierVerdict::kSignalGone;
+}
+
+}  // namespace pulse::core

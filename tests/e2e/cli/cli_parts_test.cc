@@ -1,0 +1,227 @@
+// pulse-cli's parts without a server: what server text becomes on a terminal, the SSE parser
+// on awkward framing, the exit-code rule for server replies, output JSON, and the chat view
+// over a scripted event sequence.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "chat_view.h"
+#include "console.h"
+#include "failure.h"
+#include "json_output.h"
+#include "sse_parser.h"
+#include "text_safety.h"
+
+namespace pulse::cli {
+namespace {
+
+struct Captured {
+  std::string out;
+  std::string err;
+};
+
+Console StringConsole(Captured& c, ConsoleTraits traits = {}) {
+  ConsoleSinks sinks;
+  sinks.out = [&c](std::string_view t) { c.out.append(t); };
+  sinks.err = [&c](std::string_view t) { c.err.append(t); };
+  return Console(std::move(sinks), traits);
+}
+
+TEST_CASE("SafeText shows control characters instead of passing them to the terminal",
+          "[cli][text]") {
+  CHECK(SafeText("plain text, ünïcode ✓") == "plain text, ünïcode ✓");
+  CHECK(SafeText("\x1b[31mred\x1b[0m") == "^[[31mred^[[0m");
+  CHECK(SafeText("title\x1b]0;owned\x07") == "title^[]0;owned^G");
+  CHECK(SafeText("a\x7f" "b\x00" "c", true) == "a^?b");  // a C string ends at NUL
+  CHECK(SafeText(std::string_view("a\0b", 3)) == "a^@b");
+  CHECK(SafeText("csi \xc2\x9b" "31m") == "csi \xef\xbf\xbd" "31m");
+  CHECK(SafeText("rtl \xe2\x80\xae" "txet") == "rtl \xef\xbf\xbd" "txet");
+  CHECK(SafeText("bad \xff utf8") == "bad \xef\xbf\xbd utf8");
+  CHECK(SafeText("line\r\nnext\roverwrite") == "line\nnext\noverwrite");
+  CHECK(SafeText("one\ntwo\tthree", false) == "one two three");
+}
+
+TEST_CASE("SafeCell cuts long text on a character boundary", "[cli][text]") {
+  CHECK(SafeCell("short", 10) == "short");
+  CHECK(SafeCell("abcdefghij", 5) == "abcd…");
+  CHECK(SafeCell("ääääää", 4) == "äää…");
+  CHECK(DisplayWidth("ää✓") == 3);
+}
+
+TEST_CASE("Utf8Joiner holds back a character split across pieces", "[cli][text]") {
+  Utf8Joiner j;
+  CHECK(j.Take("caf\xc3") == "caf");
+  CHECK(j.Take("\xa9 ok") == "\xc3\xa9 ok");
+  CHECK(j.Take("\xe2\x9c") == "");
+  CHECK(j.Take("\x93") == "\xe2\x9c\x93");
+  CHECK(j.Take("\xe2") == "");
+  CHECK(j.Flush() == "\xe2");
+}
+
+std::vector<SseEvent> ParseAll(SseParser& p, const std::vector<std::string>& pieces) {
+  std::vector<SseEvent> events;
+  for (const std::string& piece : pieces) {
+    REQUIRE(p.Feed(piece, [&](const SseEvent& e) { events.push_back(e); }));
+  }
+  return events;
+}
+
+TEST_CASE("the SSE parser handles any split, line ending, comment and multi-line data",
+          "[cli][sse]") {
+  const std::string stream =
+      ": heartbeat\n\ndata: {\"a\":1}\n\nevent: x\r\nid: 7\r\ndata: one\r\ndata: two\r\n\r\n"
+      "data:nospace\r\rdata\n\nfield: ignored\n\n";
+  // Every split point, byte by byte, gives the same events.
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    SseParser p;
+    const std::vector<SseEvent> events =
+        ParseAll(p, {stream.substr(0, cut), stream.substr(cut)});
+    REQUIRE(events.size() == 4);
+    CHECK(events[0].data == "{\"a\":1}");
+    CHECK(events[1].event == "x");
+    CHECK(events[1].id == "7");
+    CHECK(events[1].data == "one\ntwo");
+    CHECK(events[2].data == "nospace");
+    CHECK(events[3].data.empty());
+    CHECK_FALSE(p.HasPartialEvent());
+  }
+  SseParser partial;
+  ParseAll(partial, {"data: cut off"});
+  CHECK(partial.HasPartialEvent());
+}
+
+TEST_CASE("the SSE parser refuses a line or event over its limit", "[cli][sse]") {
+  SseParser p(64);
+  int n = 0;
+  CHECK(p.Feed("data: small\n\n", [&](const SseEvent&) { ++n; }));
+  CHECK_FALSE(p.Feed("data: " + std::string(100, 'x'), [&](const SseEvent&) { ++n; }));
+  CHECK(p.overflowed());
+  CHECK_FALSE(p.Feed("\n\n", [&](const SseEvent&) { ++n; }));
+  CHECK(n == 1);
+  SseParser many(64);
+  std::string lines;
+  for (int i = 0; i < 20; ++i) {
+    lines += "data: 0123456789\n";
+  }
+  CHECK_FALSE(many.Feed(lines, [](const SseEvent&) {}));
+}
+
+TEST_CASE("server replies map to the documented exit codes", "[cli][exit]") {
+  const auto exit_of = [](int status, const std::string& body) {
+    return static_cast<int>(ReplyFailure(status, body, true).exit);
+  };
+  CHECK(exit_of(401, R"({"error":"unauthorized","message":"no"})") == 4);
+  CHECK(exit_of(401, "<html>") == 4);
+  CHECK(exit_of(403, R"({"error":"missing_scope","message":"no","requiredScope":"ai:chat"})") ==
+        4);
+  CHECK(exit_of(403, R"({"error":"action_approval_forbidden","message":"no"})") == 1);
+  CHECK(exit_of(403, R"({"error":"action_separation_required","message":"no"})") == 1);
+  CHECK(exit_of(409, R"({"error":"action_not_pending","message":"no"})") == 1);
+  CHECK(exit_of(503, R"({"error":"assistant_not_configured","message":"no"})") == 1);
+  CHECK(exit_of(502, "<h1>Bad Gateway</h1>") == 1);
+  const Failure scope =
+      ReplyFailure(403, R"({"error":"missing_scope","message":"no","requiredScope":"ai:chat"})",
+                   true);
+  CHECK(scope.code == "missing_scope");
+  CHECK(scope.hint.find("ai:chat") != std::string::npos);
+  CHECK(ReplyFailure(401, "", false).hint.find("PULSE_API_TOKEN") != std::string::npos);
+  CHECK(ReplyFailure(502, "<h1>", true).code == "invalid_response");
+
+  CHECK(TransportFailure(absl::UnavailableError("refused"), "http://x").exit ==
+        ExitCode::kUnreachable);
+  CHECK(TransportFailure(absl::DeadlineExceededError("slow"), "http://x").exit ==
+        ExitCode::kUnreachable);
+  CHECK(TransportFailure(absl::ResourceExhaustedError("big"), "http://x").exit ==
+        ExitCode::kRefused);
+  CHECK(TransportFailure(absl::CancelledError("ctrl-c"), "http://x").exit ==
+        ExitCode::kInterrupted);
+}
+
+TEST_CASE("a failure is printed on stderr, and as the envelope on stdout with --json",
+          "[cli][exit]") {
+  Captured human;
+  CHECK(Report(StringConsole(human),
+               ReplyFailure(409, R"({"error":"action_not_pending","message":"too late"})",
+                            true)) == 1);
+  CHECK(human.out.empty());
+  CHECK(human.err == "pulse-cli: action_not_pending: too late (HTTP 409)\n");
+  Captured json;
+  ConsoleTraits traits;
+  traits.json = true;
+  CHECK(Report(StringConsole(json, traits),
+               ReplyFailure(409, R"({"error":"action_not_pending","message":"too late"})",
+                            true)) == 1);
+  CHECK(json.out == "{\"error\":\"action_not_pending\",\"message\":\"too late\"}\n");
+  Captured local;
+  Report(StringConsole(local, traits),
+         LocalFailure(ExitCode::kUnreachable, kCodeServerUnreachable, "no \"route\""));
+  CHECK(local.out == "{\"error\":\"server_unreachable\",\"message\":\"no \\\"route\\\"\"}\n");
+}
+
+TEST_CASE("output JSON is ASCII with every control and non-ASCII character escaped",
+          "[cli][json]") {
+  absl::StatusOr<rapidjson::Document> doc =
+      ParseReplyJson("{\"t\":\"\\u001b[31m \xc3\xa9 \xff \xf0\x9f\x98\x80\"}");
+  REQUIRE(doc.ok());
+  CHECK(OutputJson(*doc) == "{\"t\":\"\\u001B[31m \\u00E9 \\uFFFD \\uD83D\\uDE00\"}");
+  CHECK_FALSE(ParseReplyJson("{\"a\":").ok());
+  CHECK_FALSE(ParseReplyJson(std::string(100, '[') + std::string(100, ']')).ok());
+}
+
+std::string Event(const std::string& type, const std::string& data) {
+  return R"({"type":")" + type + R"(","data":)" + data + "}";
+}
+
+TEST_CASE("the chat view streams text, prints the approval card and the session",
+          "[cli][chat]") {
+  Captured c;
+  ConsoleTraits traits;
+  traits.progress = true;
+  const Console console = StringConsole(c, traits);
+  ChatView view(console);
+  view.OnFrame(Event("session", R"({"id":"ses_1"})"));
+  view.OnFrame(Event("tool_start", R"({"id":"t1","name":"pulse_control","input":"{}"})"));
+  view.OnFrame(Event("tool_end", R"({"id":"t1","name":"pulse_control","output":"","success":true})"));
+  view.OnFrame(Event("content", R"({"text":"I planned a restart."})"));
+  view.OnFrame(Event("approval_needed",
+                     R"({"action_id":"act_9","plan_hash":"sha256:abc","risk":"medium",)"
+                     R"("capability":"restart","resource_id":"vm:105","preflight":)"
+                     R"({"target":"vm:105","current_state":"running","intended_change":"reboot"},)"
+                     R"("state":"pending_approval"})"));
+  view.OnFrame(Event("done", R"({"session_id":"ses_1","outcome":"awaiting_approval"})"));
+  CHECK(view.Finish(absl::OkStatus(), false, false) == 0);
+  CHECK(c.out.rfind("I planned a restart.\n\nApproval needed\n", 0) == 0);
+  CHECK(c.out.find("act_9") != std::string::npos);
+  CHECK(c.out.find("sha256:abc") != std::string::npos);
+  CHECK(c.out.find("reboot") != std::string::npos);
+  CHECK(c.out.find("pulse-cli sessions resume ses_1") != std::string::npos);
+  CHECK(c.err.find("→ pulse_control") != std::string::npos);
+  CHECK(c.err.find("session ses_1") != std::string::npos);
+}
+
+TEST_CASE("the chat view's exit code follows how the run ended", "[cli][chat]") {
+  Captured failed;
+  const Console failed_console = StringConsole(failed);
+  ChatView failing(failed_console);
+  failing.OnFrame(Event("error", R"({"code":"PROVIDER_ERROR","reason":"provider_unavailable",)"
+                                 R"("message":"model down"})"));
+  failing.OnFrame(Event("done", R"({"session_id":"s","outcome":"failed"})"));
+  CHECK(failing.Finish(absl::OkStatus(), false, false) == 1);
+  CHECK(failed.err.find("PROVIDER_ERROR: model down (provider_unavailable)") != std::string::npos);
+
+  Captured cut;
+  const Console cut_console = StringConsole(cut);
+  ChatView cutting(cut_console);
+  cutting.OnFrame(Event("content", R"({"text":"half"})"));
+  CHECK(cutting.Finish(absl::UnavailableError("reset"), false, false) == 3);
+  CHECK(cut.out == "half\n");
+  CHECK(cut.err.find("stream_incomplete") != std::string::npos);
+
+  Captured stopped;
+  const Console stopped_console = StringConsole(stopped);
+  ChatView stopping(stopped_console);
+  CHECK(stopping.Finish(absl::CancelledError("x"), true, false) == 130);
+}
+
+}  // namespace
+}  // namespace pulse::cli
