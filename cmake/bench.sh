@@ -8,6 +8,9 @@
 #                          to measure the disk pulse-server will really write to)
 #   PULSE_BENCH_HTTP       0 skips the HTTP load benchmark (cmake/bench-http.sh, wrk against
 #                          the real pulse-server and nginx; about 90 s), which runs last
+#   PULSE_BENCH_LOAD       0 skips bench_chat_load (100 concurrent chat sessions through the
+#                          real pulse-server and the fake provider; a plain program that
+#                          ignores the Google Benchmark flags)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${PULSE_BENCH_BUILD_DIR:-$root/build/bench}
@@ -25,6 +28,9 @@ cmake --build "$build_dir" --target "${targets[@]}"
 
 status=0
 while IFS= read -r -d '' exe; do
+  if [ "$(basename "$exe")" = bench_chat_load ] && [ "${PULSE_BENCH_LOAD:-1}" = 0 ]; then
+    continue
+  fi
   echo "=== $(basename "$exe")"
   "$exe" "$@" || status=1
 done < <(find "$build_dir/tests/bench" -maxdepth 1 -type f -perm -u+x \( -name 'bench_*' -o -name '*_bench' \) \

@@ -285,7 +285,10 @@ core::FleetStatus StatusOf(const DemoWorld& world, const DemoResource& r, absl::
   if (!r.faults.empty()) {
     std::string names;
     for (const auto& [kind, fault] : r.faults) {
-      names += (names.empty() ? "" : ",") + std::string(ToString(kind));
+      if (!names.empty()) {
+        names += ',';
+      }
+      names += ToString(kind);
     }
     f["faults"] = names;
   }

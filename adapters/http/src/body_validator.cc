@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/tools/tool_schema.h"
@@ -30,6 +29,13 @@ std::string MemberOf(const rapidjson::Pointer& pointer) {
   }
   const auto& token = pointer.GetTokens()[0];
   return core::QuoteForMessage(std::string_view(token.name, token.length), 64);
+}
+
+// Blank as JSON reads it: only RFC 8259 whitespace (space, tab, LF, CR), the rule every core body
+// decoder applies. A body of other ASCII space ("\f", "\v") is malformed JSON, not {}: were it
+// {} here, a decoder handed the raw body (run_patrol's) would refuse what this accepted.
+bool IsBlankBody(std::string_view body) {
+  return body.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
 std::vector<std::string> StringArray(const rapidjson::Value* v) {
@@ -77,7 +83,7 @@ std::optional<core::AgentError> BodyValidator::Validate(std::string_view body,
                                                         core::AgentErrorCode code,
                                                         const PathParams& path_params) const {
   std::string_view text = body;
-  if (absl::StripAsciiWhitespace(absl::string_view(body.data(), body.size())).empty()) {
+  if (IsBlankBody(body)) {
     text = "{}";
   }
   absl::StatusOr<rapidjson::Document> doc =
@@ -132,7 +138,7 @@ std::optional<core::AgentError> BodyValidator::Validate(std::string_view body,
 std::string BodyWithPathParams(std::string_view body, const PathParams& path_params,
                                PathParamsInBody mode) {
   std::string_view text = body;
-  if (absl::StripAsciiWhitespace(absl::string_view(body.data(), body.size())).empty()) {
+  if (IsBlankBody(body)) {
     text = "{}";
   }
   absl::StatusOr<rapidjson::Document> doc =

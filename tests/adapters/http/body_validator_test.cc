@@ -26,6 +26,12 @@ TEST_CASE("the body validator accepts what the schema allows", "[adapters][http]
   const auto execute = ForCapability("execute_action");
   CHECK_FALSE(execute->Validate("", AgentErrorCode::kInvalidActionExecution, {}).has_value());
   CHECK_FALSE(execute->Validate("  \n", AgentErrorCode::kInvalidActionExecution, {}).has_value());
+  // Blank is JSON whitespace only, as every core decoder reads it: a form feed is malformed JSON
+  // (run_patrol's decoder, which gets the raw body, would refuse it after this accepted it).
+  const auto run_patrol = ForCapability("run_patrol");
+  CHECK_FALSE(run_patrol->Validate(" \t\r\n", AgentErrorCode::kInvalidPatrolScope, {}).has_value());
+  CHECK(run_patrol->Validate(" \f ", AgentErrorCode::kInvalidPatrolScope, {}).has_value());
+  CHECK(BodyWithPathParams("\v", {{"actionId", "a"}}, PathParamsInBody::kRemove) == "\v");
   // Open members stay open: params is checked later against the capability's declaration.
   const auto plan = ForCapability("plan_action");
   CHECK_FALSE(plan->Validate(R"({"requestId":"r","resourceId":"vm:1","capabilityName":"c",)"

@@ -5,6 +5,19 @@
 // synchronous=FULL (raw FULL vs raw NORMAL). Every commit waits for the disk, so rates use wall
 // time. The database lives in a fresh directory under $PULSE_BENCH_DIR (default /tmp).
 // No pass/fail: numbers are for docs/storage.md and regressions spotted by a human.
+//
+// At scale (issue 13), with synchronous=NORMAL and N = 10k or 100k findings already stored
+// (each on its own resource, written through SqliteFindingStore::Put before the timing; the
+// same database serves every benchmark of one N):
+//   BM_RawSqliteInsertAt/N      — the baseline: a single-row insert transaction into a raw
+//                                 table that already holds N finding-sized rows;
+//   BM_FindingPutAt/N           — SqliteFindingStore::Put of an existing finding at its version;
+//   BM_FindingReportHeartbeat/N — FindingsService::Report of an active finding again (the
+//                                 dedupe by id: Get, the heartbeat mutation, Put);
+//   BM_FindingReportNew/N       — Report of a finding with a new id on a new resource: the
+//                                 dedupe against equivalent active siblings lists and decodes
+//                                 every active finding, then the create.
+// These run a fixed number of iterations, so the N-row setup happens once per N.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <benchmark/benchmark.h>
@@ -22,7 +35,12 @@
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/core/actions/action_transition.h"
 #include "pulse/core/findings/finding.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/testing/fake_clock.h"
+#include "pulse/testing/fake_finding_verifier.h"
+#include "pulse/testing/in_memory_metrics_history.h"
 
 namespace {
 
@@ -255,12 +273,188 @@ void BM_ActionTransition_Normal(benchmark::State& state) {
   ActionTransition(state, Durability::kNormal);
 }
 
+
+// ---- at scale: N findings already stored ----
+
+core::FindingReport ScaleReport(int i) {
+  core::FindingReport report;
+  report.resource_id = "vm:" + std::to_string(100000 + i);
+  report.resource_name = "bench-vm-" + std::to_string(i);
+  report.resource_type = "vm";
+  report.node = "pve" + std::to_string(1 + i % 3);
+  report.category = core::Category::kPerformance;
+  report.severity = core::Severity::kWarning;
+  report.key = "memory-high";
+  report.title = "Memory pressure on bench-vm-" + std::to_string(i);
+  report.description = "Memory use has stayed above 90 % for the last six samples.";
+  report.recommendation = "Give the VM more memory or move its heaviest service elsewhere.";
+  report.evidence = "memory_pct 93 over 30 minutes";
+  return report;
+}
+
+// The finding FindingsService::Report(ScaleReport(i)) would have created.
+core::Finding ScaleFinding(int i) {
+  const core::FindingReport r = ScaleReport(i);
+  core::Finding f;
+  f.key = core::NormalizeFindingKey(r.key);
+  f.id = core::FindingIdFor(r.resource_id, r.category, f.key);
+  f.severity = r.severity;
+  f.category = r.category;
+  f.resource_id = r.resource_id;
+  f.resource_name = r.resource_name;
+  f.resource_type = r.resource_type;
+  f.node = r.node;
+  f.title = r.title;
+  f.description = r.description;
+  f.recommendation = r.recommendation;
+  f.evidence = r.evidence;
+  f.source = r.source;
+  f.detected_at = kT0;
+  f.last_seen_at = kT0;
+  f.times_raised = 1;
+  return f;
+}
+
+// A file database holding `n` findings and a raw table of `n` rows, built once per n.
+struct Populated {
+  explicit Populated(int n) : count(n) {
+    db = OpenOrDie(dir.File("pulse.db"), Durability::kNormal);
+    store = std::make_unique<SqliteFindingStore>(*db);
+    for (int i = 0; i < n; ++i) {
+      absl::StatusOr<std::int64_t> v = store->Put(ScaleFinding(i), 0);
+      if (!v.ok()) {
+        std::fprintf(stderr, "populate: %s\n", v.status().ToString().c_str());
+        std::abort();
+      }
+    }
+    service = std::make_unique<core::FindingsService>(*store, clock, verifier, metrics);
+    raw = std::make_unique<SQLite::Database>(dir.File("raw.db"),
+                                             SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, 5000);
+    raw->execAndGet("PRAGMA journal_mode = WAL");
+    raw->exec("PRAGMA synchronous = NORMAL");
+    raw->exec("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
+    const std::string body = core::FindingToJson(ScaleFinding(0));
+    SQLite::Statement insert(*raw, "INSERT INTO t (id, body) VALUES (?, ?)");
+    raw->exec("BEGIN");
+    for (int i = 0; i < n; ++i) {
+      insert.bind(1, "seed-" + std::to_string(i));
+      insert.bind(2, body);
+      insert.exec();
+      insert.reset();
+    }
+    raw->exec("COMMIT");
+  }
+
+  int count;
+  BenchDir dir;
+  std::unique_ptr<SqliteDatabase> db;
+  std::unique_ptr<SqliteFindingStore> store;
+  pulse::testing::FakeClock clock;
+  pulse::testing::FakeFindingVerifier verifier;
+  pulse::testing::InMemoryMetricsHistory metrics;
+  std::unique_ptr<core::FindingsService> service;
+  std::unique_ptr<SQLite::Database> raw;
+  int next_new = 0;                // new findings reported so far (on resources past `count`)
+  std::int64_t next_raw_row = 0;  // rows inserted into the raw table by the baseline
+};
+
+// Owns the populated databases for the life of main(); removed before it returns.
+std::map<int, std::unique_ptr<Populated>>& PopulatedCache() {
+  static std::map<int, std::unique_ptr<Populated>> cache;
+  return cache;
+}
+
+Populated& PopulatedAt(int n) {
+  std::unique_ptr<Populated>& slot = PopulatedCache()[n];
+  if (slot == nullptr) {
+    std::fprintf(stderr, "storage_bench: storing %d findings (setup, not timed)...\n", n);
+    slot = std::make_unique<Populated>(n);
+  }
+  return *slot;
+}
+
+void BM_RawSqliteInsertAt(benchmark::State& state) {
+  Populated& p = PopulatedAt(static_cast<int>(state.range(0)));
+  const std::string body = core::FindingToJson(ScaleFinding(0));
+  SQLite::Statement insert(*p.raw, "INSERT INTO t (id, body) VALUES (?, ?)");
+  for (auto _ : state) {
+    p.raw->exec("BEGIN IMMEDIATE");
+    insert.bind(1, "row-" + std::to_string(p.next_raw_row++));
+    insert.bind(2, body);
+    insert.exec();
+    insert.reset();
+    p.raw->exec("COMMIT");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_FindingPutAt(benchmark::State& state) {
+  Populated& p = PopulatedAt(static_cast<int>(state.range(0)));
+  int i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const int index = (i++ * 7919) % p.count;
+    absl::StatusOr<core::StoredFinding> stored = p.store->Get(ScaleFinding(index).id);
+    if (!stored.ok()) {
+      state.SkipWithError(stored.status().ToString().c_str());
+      break;
+    }
+    core::Finding f = stored->finding;
+    f.last_seen_at += absl::Minutes(5);
+    ++f.times_raised;
+    state.ResumeTiming();
+    absl::StatusOr<std::int64_t> version = p.store->Put(f, stored->version);
+    if (!version.ok()) {
+      state.SkipWithError(version.status().ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_FindingReportHeartbeat(benchmark::State& state) {
+  Populated& p = PopulatedAt(static_cast<int>(state.range(0)));
+  int i = 0;
+  for (auto _ : state) {
+    const int index = (i++ * 7919) % p.count;
+    absl::StatusOr<core::ReportOutcome> out = p.service->Report(ScaleReport(index));
+    if (!out.ok() || out->disposition != core::ReportDisposition::kHeartbeat) {
+      state.SkipWithError(out.ok() ? "not a heartbeat" : out.status().ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_FindingReportNew(benchmark::State& state) {
+  Populated& p = PopulatedAt(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    absl::StatusOr<core::ReportOutcome> out =
+        p.service->Report(ScaleReport(p.count + p.next_new++));
+    if (!out.ok() || out->disposition != core::ReportDisposition::kCreated) {
+      state.SkipWithError(out.ok() ? "not created" : out.status().ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_RawSqliteInsert_Full)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindingUpsert_Full)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ActionTransition_Full)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RawSqliteInsert_Normal)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindingUpsert_Normal)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ActionTransition_Normal)->UseRealTime()->Unit(benchmark::kMicrosecond);
+// Fixed iterations: Google Benchmark calls a function once per run when the count is given,
+// so the populated database is not rebuilt while it searches for an iteration count.
+BENCHMARK(BM_RawSqliteInsertAt)->Arg(10'000)->Arg(100'000)->Iterations(3000)->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindingPutAt)->Arg(10'000)->Arg(100'000)->Iterations(2000)->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindingReportHeartbeat)->Arg(10'000)->Arg(100'000)->Iterations(2000)->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindingReportNew)->Arg(10'000)->Arg(100'000)->Iterations(5)->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Prints the console report and remembers each benchmark's items/s for the summary.
 class RateReporter : public benchmark::ConsoleReporter {
@@ -305,6 +499,20 @@ void PrintSummary(const RateReporter& r) {
   std::printf("  cost of FULL over NORMAL: raw x%.2f slower, findings x%.2f, actions x%.2f\n",
               ratio(raw_normal, raw_full), ratio(finding_normal, finding_full),
               ratio(action_normal, action_full));
+  for (const int n : {10'000, 100'000}) {
+    const std::string arg = "/" + std::to_string(n) + "/iterations:";
+    const double raw = r.Rate("BM_RawSqliteInsertAt" + arg + "3000");
+    const double put = r.Rate("BM_FindingPutAt" + arg + "2000");
+    const double beat = r.Rate("BM_FindingReportHeartbeat" + arg + "2000");
+    const double fresh = r.Rate("BM_FindingReportNew" + arg + "5");
+    if (raw <= 0) {
+      continue;
+    }
+    std::printf(
+        "  %6d stored, NORMAL: raw insert %8.0f/s | store Put %8.0f/s (%.2f of raw) | "
+        "Report heartbeat %8.0f/s (%.2f of raw) | Report new id %8.2f/s (%.5f of raw)\n",
+        n, raw, put, ratio(put, raw), beat, ratio(beat, raw), fresh, ratio(fresh, raw));
+  }
 }
 
 }  // namespace
@@ -317,6 +525,7 @@ int main(int argc, char** argv) {
   RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   PrintSummary(reporter);
+  PopulatedCache().clear();
   benchmark::Shutdown();
   return 0;
 }

@@ -1,0 +1,132 @@
+// SIGKILL of pulse-server while an approved action is executing (admitted and dispatched to the
+// demo fleet, whose change lands 300 ms later, result not yet recorded), then a restart on the
+// same data dir: the start-up reconciliation settles the action as failed with execution
+// inconclusive, executing it again replays that disposition without dispatching, and every
+// row written before the kill (plan, decision, admission, audit) is still there, once.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "fault_support.h"
+
+namespace pulse::testing::fault {
+namespace {
+
+using e2e::Json;
+using e2e::MintToken;
+using e2e::Reply;
+using e2e::Str;
+
+TEST_CASE("a server killed while an action executes settles it once and never dispatches again",
+          "[fault][server]") {
+  e2e::TempDir dir;
+  const std::string planner = MintToken(dir.path(), "actions:plan,monitoring:read", "planner");
+  const std::string approver = MintToken(dir.path(), "actions:approve,monitoring:read", "approver");
+  const std::string executor =
+      MintToken(dir.path(), "actions:execute,actions:approve,monitoring:read", "executor");
+
+  std::string action_id;
+  {
+    auto server = std::make_unique<e2e::ServerProcess>(dir.path());
+    const int port = server->port();
+    const Reply planned = PlanAction(port, planner, "kill-1", "vm:101", "restart",
+                                     R"({"mode":"reset"})");
+    INFO(planned.body);
+    REQUIRE(planned.status == 200);
+    const rapidjson::Document plan = Json(planned.body);
+    action_id = Str(plan, "actionId");
+    const std::string plan_hash = Str(plan, "planHash");
+    REQUIRE_FALSE(action_id.empty());
+    const Reply decided = e2e::Send(
+        port, "POST", "/api/actions/" + action_id + "/decision", approver,
+        R"({"outcome":"approved","reason":"go","planHash":")" + plan_hash + "\"}");
+    INFO(decided.body);
+    REQUIRE(decided.status == 200);
+
+    // Execute on a thread of its own; kill the server as soon as the admission is durable.
+    Reply executed;
+    std::thread execute([&] { executed = ExecuteAction(port, executor, action_id); });
+    bool admitted = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!admitted && std::chrono::steady_clock::now() < deadline) {
+      admitted = CountRows(dir.path(), "SELECT count(*) FROM action_dispatches WHERE action_id = '" +
+                                           action_id + "'") == 1;
+      if (!admitted) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    REQUIRE(::kill(server->pid(), SIGKILL) == 0);
+    execute.join();
+    REQUIRE(admitted);
+    CHECK(server->Stop() == "killed by signal 9");
+    // The kill landed inside the execution: no reply, and the record is still executing.
+    CHECK(executed.status == 0);
+    const ActionRows at_kill = ReadActionRows(dir.path(), action_id);
+    REQUIRE(at_kill.state == "executing");
+    CHECK(at_kill.dispatches == 1);
+    CHECK(at_kill.executing_events == 1);
+    CHECK(at_kill.results == 0);
+    CHECK(at_kill.audit_planned == 1);
+    CHECK(at_kill.audit_dispatch_started == 1);
+  }
+
+  // Restart on the same data dir: the interrupted execution is settled at start-up.
+  e2e::ServerProcess restarted(dir.path());
+  const int port = restarted.port();
+  CHECK(restarted.Log().find("settled 1 action(s) interrupted") != std::string::npos);
+  const Reply detail = e2e::Send(port, "GET", "/api/actions/" + action_id, executor);
+  INFO(detail.body);
+  REQUIRE(detail.status == 200);
+  const rapidjson::Document body = Json(detail.body);
+  CHECK(Str(body["audit"], "state") == "failed");
+  CHECK(Str(body["audit"]["result"]["execution"], "status") == "inconclusive");
+  std::vector<std::string> states;
+  for (const rapidjson::Value& e : body["events"].GetArray()) {
+    states.push_back(Str(e, "state") + "/" + Str(e, "kind"));
+  }
+  CHECK(states == std::vector<std::string>{"planned/transition", "pending_approval/transition",
+                                           "approved/decision", "approved/transition",
+                                           "executing/transition", "failed/transition"});
+
+  // Executing again (twice) replays the stored disposition and dispatches nothing.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const Reply again = ExecuteAction(port, executor, action_id);
+    INFO(again.body);
+    REQUIRE(again.status == 200);
+    const rapidjson::Document replay = Json(again.body);
+    CHECK(Str(replay, "state") == "failed");
+    CHECK(replay["replayed"].GetBool());
+    CHECK_FALSE(replay["dispatched"].GetBool());
+  }
+  // The demo fleet of this process saw no dispatch: the VM is not restarting.
+  const Reply vm = e2e::Send(port, "GET", "/api/agent/resource-context/vm:101", executor);
+  REQUIRE(vm.status == 200);
+  CHECK(vm.body.find("restarting") == std::string::npos);
+
+  const ActionRows after = ReadActionRows(dir.path(), action_id);
+  CHECK(after.state == "failed");
+  CHECK(after.execution_status == "inconclusive");
+  CHECK(after.dispatches == 1);
+  CHECK(after.executing_events == 1);
+  CHECK(after.terminal_events == 1);
+  CHECK(after.results == 1);
+  CHECK(after.audit_planned == 1);
+  CHECK(after.audit_dispatch_started == 1);
+  CHECK(CountRows(dir.path(), "SELECT count(*) FROM audit_log WHERE event = 'reconciled' AND "
+                              "subject_id = '" + action_id + "'") == 1);
+  CHECK(CountRows(dir.path(), "SELECT count(*) FROM audit_log WHERE event = 'decided' AND "
+                              "subject_id = '" + action_id + "'") == 1);
+  CHECK(IntegrityCheck(dir.path()) == "ok");
+  CHECK(restarted.Stop() == "exited 0");
+
+  // A third start finds nothing left to settle.
+  e2e::ServerProcess third(dir.path());
+  CHECK(third.Log().find("settled") == std::string::npos);
+  CHECK(ReadActionRows(dir.path(), action_id).terminal_events == 1);
+}
+
+}  // namespace
+}  // namespace pulse::testing::fault
