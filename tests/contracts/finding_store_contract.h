@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -246,6 +247,64 @@ void ListOrdersByIdAndFilters(Store& store) {
 }
 
 template <class Store>
+void ListFiltersByRelatedResource(Store& store) {
+  const absl::Time now = kContractT0 + absl::Hours(10);
+  core::Finding by_id = SimpleFinding("a-by-id", "vm:1", core::Category::kPerformance);
+  core::Finding by_name = SimpleFinding("b-by-name", "vm:2", core::Category::kBackup);
+  by_name.resource_name = "Web-01";
+  core::Finding typed_storage = SimpleFinding("c-typed", "dev:1", core::Category::kCapacity);
+  typed_storage.resource_type = "storage";
+  core::Finding named_pool = SimpleFinding("d-pool", "node/tank", core::Category::kCapacity);
+  named_pool.resource_name = "ZFS POOL tank";
+  core::Finding array_id = SimpleFinding("e-array", "ARRAY:main", core::Category::kGeneral);
+  core::Finding unrelated = SimpleFinding("f-other", "vm:3", core::Category::kPerformance);
+  unrelated.resource_name = "web-02";
+  core::Finding resolved = SimpleFinding("g-resolved", "vm:1", core::Category::kPerformance);
+  resolved.resolved_at = now - absl::Hours(1);
+  core::Finding renamed = SimpleFinding("h-renamed", "vm:4", core::Category::kPerformance);
+  renamed.resource_name = "web-01";
+  for (const core::Finding* f : {&by_id, &by_name, &typed_storage, &named_pool, &array_id,
+                                 &unrelated, &resolved, &renamed}) {
+    REQUIRE(store.Put(*f, 0).ok());
+  }
+  // An update moves a finding out of (and into) the related set.
+  renamed.resource_name = "db-01";
+  REQUIRE(store.Put(renamed, 1).ok());
+  unrelated.resource_type = "storage";
+  REQUIRE(store.Put(unrelated, 1).ok());
+
+  auto related = [&](core::RelatedResourceFilter r, bool active) {
+    core::FindingFilter filter;
+    filter.related_to = std::move(r);
+    if (active) {
+      filter.active_at = now;
+    }
+    auto listed = store.List(filter);
+    REQUIRE(listed.ok());
+    return Ids(*listed);
+  };
+  using V = std::vector<std::string>;
+  CHECK(related({"vm:1", "", false}, false) == V{"a-by-id", "g-resolved"});
+  CHECK(related({"vm:1", "", false}, true) == V{"a-by-id"});
+  // Names match ASCII case-insensitively; an empty name or id matches nothing.
+  CHECK(related({"", "WEB-01", false}, true) == V{"b-by-name"});
+  CHECK(related({"", "", false}, false).empty());
+  CHECK(related({"vm:9", "web-01", false}, true) == V{"b-by-name"});
+  CHECK(related({"vm:1", "web-01", false}, true) == V{"a-by-id", "b-by-name"});
+  // Storage: resource_type "storage", or storage/pool/array anywhere in the id or name.
+  CHECK(related({"", "", true}, true) == V{"c-typed", "d-pool", "e-array", "f-other"});
+  CHECK(related({"vm:1", "", true}, true) ==
+        V{"a-by-id", "c-typed", "d-pool", "e-array", "f-other"});
+  // Combined with the other filters.
+  core::FindingFilter combined;
+  combined.related_to = core::RelatedResourceFilter{"", "", true};
+  combined.category = core::Category::kCapacity;
+  auto comb = store.List(combined);
+  REQUIRE(comb.ok());
+  CHECK(Ids(*comb) == V{"c-typed", "d-pool"});
+}
+
+template <class Store>
 void SuppressionRulesUpsertListAndDelete(Store& store) {
   auto empty = store.ListSuppressionRules();
   REQUIRE(empty.ok());
@@ -388,6 +447,9 @@ void RetriedReadModifyWriteLosesNoUpdate(Store& store) {
                                      "list is ordered by id and filters by resource, "       \
                                      "category and activity",                                \
                                      ListOrdersByIdAndFilters)                                \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     "list filters by related resource",                     \
+                                     ListFiltersByRelatedResource)                            \
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
                                      "suppression rules upsert, list by id and delete",      \
                                      SuppressionRulesUpsertListAndDelete)                     \

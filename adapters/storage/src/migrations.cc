@@ -233,11 +233,31 @@ CREATE TABLE IF NOT EXISTS patrol_settings (
 );
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: the columns that find a new finding's sibling candidates without reading every
+// finding (core::RelatedResourceFilter): the resource name, matched ASCII case-insensitively
+// through a NOCASE index, and whether the finding may be on a storage resource
+// (core::MayBeStorageResource: LIKE is ASCII case-insensitive like the core's fold), through a
+// partial index. Existing rows are filled from their record.
+constexpr char kSchemaV5[] = R"sql(
+ALTER TABLE findings ADD COLUMN resource_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE findings
+  ADD COLUMN may_be_storage INTEGER NOT NULL DEFAULT 0 CHECK (may_be_storage IN (0, 1));
+UPDATE findings SET resource_name = coalesce(json_extract(record_json, '$.resource_name'), '');
+UPDATE findings SET may_be_storage = 1
+  WHERE coalesce(json_extract(record_json, '$.resource_type'), '') = 'storage'
+     OR resource_id LIKE '%storage%' OR resource_id LIKE '%pool%' OR resource_id LIKE '%array%'
+     OR resource_name LIKE '%storage%' OR resource_name LIKE '%pool%'
+     OR resource_name LIKE '%array%';
+CREATE INDEX findings_by_resource_name ON findings (resource_name COLLATE NOCASE);
+CREATE INDEX findings_on_storage ON findings (may_be_storage) WHERE may_be_storage = 1;
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
     {4, "patrol runs and settings", kSchemaV4},
+    {5, "findings resource name and storage columns", kSchemaV5},
 }};
 
 }  // namespace

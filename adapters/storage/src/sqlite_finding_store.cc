@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/findings/finding_types.h"
 #include "sqlite_connection.h"
@@ -90,6 +91,24 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   if (filter.category.has_value()) {
     sql += " AND category = :category";
   }
+  if (filter.related_to.has_value()) {
+    // Each term is served by an index (findings_by_resource, findings_by_resource_name,
+    // findings_on_storage); the rows are re-checked after decoding.
+    const core::RelatedResourceFilter& related = *filter.related_to;
+    std::string terms;
+    if (!related.resource_id.empty()) {
+      terms += "resource_id = :related_id";
+    }
+    if (!related.resource_name.empty()) {
+      terms += terms.empty() ? "" : " OR ";
+      terms += "resource_name = :related_name COLLATE NOCASE";
+    }
+    if (related.storage) {
+      terms += terms.empty() ? "" : " OR ";
+      terms += "may_be_storage = 1";
+    }
+    sql += terms.empty() ? " AND 0 = 1" : absl::StrCat(" AND (", terms, ")");
+  }
   if (active_ns.has_value()) {
     sql += " AND is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= :now)";
   }
@@ -109,6 +128,12 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
     }
     if (filter.category.has_value()) {
       q.bind(":category", std::string(core::ToString(*filter.category)));
+    }
+    if (filter.related_to.has_value() && !filter.related_to->resource_id.empty()) {
+      q.bind(":related_id", filter.related_to->resource_id);
+    }
+    if (filter.related_to.has_value() && !filter.related_to->resource_name.empty()) {
+      q.bind(":related_name", filter.related_to->resource_name);
     }
     if (active_ns.has_value()) {
       q.bind(":now", static_cast<std::int64_t>(*active_ns));
@@ -131,6 +156,10 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
                                               " does not decode: ", finding.status().message()));
     }
     if (filter.active_at.has_value() && !core::IsActive(*finding, *filter.active_at)) {
+      continue;
+    }
+    if (filter.related_to.has_value() &&
+        !core::MatchesRelatedResource(*filter.related_to, *finding)) {
       continue;
     }
     out.push_back(core::StoredFinding{*std::move(finding), row.version});
@@ -156,32 +185,39 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
   }
   const std::string category(core::ToString(finding.category));
   const int open = IsOpen(finding) ? 1 : 0;
+  const int may_be_storage = core::MayBeStorageResource(finding) ? 1 : 0;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     int changed = 0;
     if (expected_version == 0) {
       SQLite::Statement insert(
           db,
           "INSERT INTO findings (id, version, resource_id, category, is_open, snoozed_until_ns, "
-          "record_json) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+          "record_json, resource_name, may_be_storage) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) "
+          "ON CONFLICT (id) DO NOTHING");
       insert.bind(1, finding.id);
       insert.bind(2, finding.resource_id);
       insert.bind(3, category);
       insert.bind(4, open);
       BindOptionalTime(insert, 5, snoozed_ns);
       insert.bind(6, *json);
+      insert.bind(7, finding.resource_name);
+      insert.bind(8, may_be_storage);
       changed = insert.exec();
     } else {
       SQLite::Statement update(
           db,
           "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
-          "is_open = ?, snoozed_until_ns = ?, record_json = ? WHERE id = ? AND version = ?");
+          "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
+          "may_be_storage = ? WHERE id = ? AND version = ?");
       update.bind(1, finding.resource_id);
       update.bind(2, category);
       update.bind(3, open);
       BindOptionalTime(update, 4, snoozed_ns);
       update.bind(5, *json);
-      update.bind(6, finding.id);
-      update.bind(7, static_cast<std::int64_t>(expected_version));
+      update.bind(6, finding.resource_name);
+      update.bind(7, may_be_storage);
+      update.bind(8, finding.id);
+      update.bind(9, static_cast<std::int64_t>(expected_version));
       changed = update.exec();
     }
     if (changed == 1) {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -246,6 +248,39 @@ double SemanticSimilarity(const Finding& a, const Finding& b) {
   score += 0.1 * KeywordOverlap(a.description, b.description);
   return std::min(score, 1.0);
 }
+
+namespace {
+
+bool AsciiCaseEqual(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return AsciiLower(x) == AsciiLower(y);
+         });
+}
+
+bool ContainsStorageNoun(std::string_view text) {
+  const std::string folded = CaseFold(text);
+  for (std::string_view noun : kStorageIdentityNoise) {
+    if (folded.find(noun) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool MayBeStorageResource(const Finding& f) {
+  return f.resource_type == "storage" || ContainsStorageNoun(f.resource_id) ||
+         ContainsStorageNoun(f.resource_name);
+}
+
+bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f) {
+  return (!filter.resource_id.empty() && f.resource_id == filter.resource_id) ||
+         (!filter.resource_name.empty() && AsciiCaseEqual(f.resource_name, filter.resource_name)) ||
+         (filter.storage && MayBeStorageResource(f));
+}
+
+bool HasStorageIdentity(const Finding& f) { return !StorageIdentities(f).empty(); }
 
 std::optional<double> SiblingEquivalence(const Finding& existing, const Finding& incoming) {
   if (existing.id == incoming.id || !RelatedResource(existing, incoming)) {

@@ -315,8 +315,12 @@ absl::StatusOr<bool> FindingsService::BlockedByRule(const Finding& incoming) con
 // nullopt when no equivalent active sibling exists (or it stopped being one meanwhile).
 absl::StatusOr<std::optional<ReportOutcome>> FindingsService::MergeIntoSibling(
     const Finding& incoming, absl::Time now) {
+  // Only findings on a related resource can be equivalent (SiblingEquivalence), so the store
+  // narrows to those through its indexes instead of returning every active finding.
   FindingFilter active;
   active.active_at = now;
+  active.related_to = RelatedResourceFilter{incoming.resource_id, incoming.resource_name,
+                                            HasStorageIdentity(incoming)};
   PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> candidates, store_.List(active));
   const Finding* best = nullptr;
   double best_score = -1;

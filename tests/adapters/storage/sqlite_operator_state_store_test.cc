@@ -32,8 +32,12 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
     REQUIRE((*store)->Set(before).ok());
   }
   {
-    // Roll the file back to what release 2 wrote.
+    // Roll the file back to what release 2 wrote (migration 5 is undone too).
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP INDEX findings_by_resource_name");
+    raw.exec("DROP INDEX findings_on_storage");
+    raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
+    raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
     raw.exec("DROP INDEX operator_state_local_only");
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
     raw.exec("DELETE FROM schema_version WHERE version >= 3");
@@ -42,7 +46,7 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 4);
+  CHECK(kSchemaVersion == 5);
   auto store = SqliteOperatorStateStore::Open(*db);
   REQUIRE(store.ok());
   absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");

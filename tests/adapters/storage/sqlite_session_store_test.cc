@@ -23,8 +23,12 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   const std::string path = dir.File("pulse.db");
   MustOpen(path).reset();
   {
-    // Roll the file back to what release 1 wrote (migration 3 is undone too).
+    // Roll the file back to what release 1 wrote (migrations 3 and 5 are undone too).
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP INDEX findings_by_resource_name");
+    raw.exec("DROP INDEX findings_on_storage");
+    raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
+    raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
     raw.exec("DROP TABLE sessions");
     raw.exec("DROP INDEX operator_state_local_only");
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
@@ -34,7 +38,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 4);
+  CHECK(kSchemaVersion == 5);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());

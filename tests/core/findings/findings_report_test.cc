@@ -335,6 +335,62 @@ TEST_CASE("an equivalent active sibling absorbs a new report once per duplicate 
   CHECK(merged.metadata.at("duplicate_severity") == "critical");
 }
 
+TEST_CASE(
+    "siblings are still found by resource id, name and storage identity among many "
+    "unrelated findings",
+    "[core][findings]") {
+  Fixture fx;
+  // Unrelated active findings, storage ones included, in every category.
+  for (int i = 0; i < 300; ++i) {
+    FindingReport other =
+        Fixture::MakeReport("vm:" + std::to_string(1000 + i), static_cast<Category>(i % 6),
+                            "cpu-high", "High CPU usage on vm " + std::to_string(i));
+    other.resource_name = "host-" + std::to_string(i);
+    if (i % 10 == 0) {
+      other = PoolReport("storage:pve9:tank" + std::to_string(i), Category::kCapacity,
+                         "pool-usage-high", "Pool tank" + std::to_string(i) + " nearly full",
+                         "Usage at 91%");
+      other.resource_name = "tank" + std::to_string(i);
+    }
+    REQUIRE(fx.service.Report(other).ok());
+  }
+  const std::string cpu_id = fx.ReportOk(Fixture::MakeReport("vm:100"));
+  FindingReport same_resource = Fixture::MakeReport("vm:100", Category::kPerformance,
+                                                    "cpu-saturation", "High CPU usage on web-1");
+  auto by_id = fx.service.Report(same_resource);
+  REQUIRE(by_id.ok());
+  CHECK(by_id->disposition == ReportDisposition::kMerged);
+  CHECK(by_id->finding_id == cpu_id);
+
+  FindingReport named =
+      Fixture::MakeReport("vm:200", Category::kPerformance, "mem-high", "Memory pressure on db-1");
+  named.resource_name = "DB-1";
+  const std::string mem_id = fx.ReportOk(named);
+  FindingReport same_name =
+      Fixture::MakeReport("qemu/200", Category::kReliability, "mem", "Memory pressure on db-1");
+  same_name.resource_name = "db-1";
+  auto by_name = fx.service.Report(same_name);
+  REQUIRE(by_name.ok());
+  CHECK(by_name->disposition == ReportDisposition::kMerged);
+  CHECK(by_name->finding_id == mem_id);
+
+  const std::string pool_id =
+      fx.ReportOk(PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
+                             "Pool local-zfs nearly full", "Usage at 91%, 180 GB free"));
+  FindingReport same_storage = Fixture::MakeReport("pool/local-zfs", Category::kCapacity,
+                                                   "zfs-full", "Pool local-zfs nearly full");
+  same_storage.resource_type = "storage";
+  auto by_storage = fx.service.Report(same_storage);
+  REQUIRE(by_storage.ok());
+  CHECK(by_storage->disposition == ReportDisposition::kMerged);
+  CHECK(by_storage->finding_id == pool_id);
+
+  // And a report related to nothing is created.
+  auto fresh = fx.service.Report(Fixture::MakeReport("vm:999"));
+  REQUIRE(fresh.ok());
+  CHECK(fresh->disposition == ReportDisposition::kCreated);
+}
+
 TEST_CASE("a lower-severity duplicate keeps the sibling's severity and text",
           "[core][findings]") {
   Fixture fx;

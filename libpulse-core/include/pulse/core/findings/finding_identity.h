@@ -10,6 +10,7 @@
 
 #include "pulse/core/findings/finding.h"
 #include "pulse/core/findings/finding_types.h"
+#include "pulse/core/ports/finding_store.h"
 
 namespace pulse::core {
 
@@ -50,6 +51,19 @@ double KeywordOverlap(std::string_view a, std::string_view b);
 // 0..1: +0.3 same resource id, +0.2 same category, +0.4 same non-empty key,
 // +0.2 * title overlap, +0.1 * description overlap; capped at 1.
 double SemanticSimilarity(const Finding& a, const Finding& b);
+
+// Whether `f` is on a storage resource with a storage identity (see SiblingEquivalence): only
+// then can a finding on another resource id and name be its sibling.
+bool HasStorageIdentity(const Finding& f);
+
+// Whether `f` may be on a storage resource in the sense of RelatedResourceFilter::storage.
+// Stores that pre-filter in a query keep exactly this predicate (or a superset).
+bool MayBeStorageResource(const Finding& f);
+
+// Whether `f` matches `filter` (RelatedResourceFilter); a superset of the findings with which
+// SiblingEquivalence can pair a finding `g` when filter is {g.resource_id, g.resource_name,
+// HasStorageIdentity(g)}.
+bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f);
 
 // Whether `incoming` (not yet stored) is the same real problem as the active `existing`
 // finding, and how strongly (the similarity, for picking the best of several siblings).

@@ -31,6 +31,23 @@ struct StoredFinding {
   std::int64_t version = 0;
 };
 
+// The findings that may be on the same resource as a given one: the candidates of
+// SiblingEquivalence's related-resource test, so a new finding's siblings are found without
+// reading every finding. A finding matches when any of these holds:
+//   * resource_id is not empty and equals its resource_id;
+//   * resource_name is not empty and equals its resource_name, ASCII case-insensitively;
+//   * storage is set and it may be on a storage resource: its resource_type is "storage", or
+//     its resource_id or resource_name contains "storage", "pool" or "array" (ASCII
+//     case-insensitive substring; a superset of the storage identities).
+// core::MatchesRelatedResource (finding_identity.h) is the predicate.
+struct RelatedResourceFilter {
+  std::string resource_id;
+  std::string resource_name;
+  bool storage = false;
+
+  friend bool operator==(const RelatedResourceFilter&, const RelatedResourceFilter&) = default;
+};
+
 // Which findings List returns; unset members do not filter. Results are ordered by id.
 struct FindingFilter {
   std::optional<std::string> resource_id;
@@ -38,6 +55,8 @@ struct FindingFilter {
   // When set, only findings active at this instant (IsActive): not resolved, not suppressed,
   // not dismissed and not snoozed past it. When unset, every finding, inactive ones included.
   std::optional<absl::Time> active_at;
+  // When set, only findings related to it (RelatedResourceFilter).
+  std::optional<RelatedResourceFilter> related_to;
 };
 
 class FindingStore {

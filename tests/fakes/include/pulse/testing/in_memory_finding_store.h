@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/findings/suppression_rule.h"
 #include "pulse/core/ports/finding_store.h"
@@ -67,6 +68,9 @@ class InMemoryFindingStore final : public core::FindingStore {
         continue;
       }
       if (filter.active_at.has_value() && !core::IsActive(f, *filter.active_at)) {
+        continue;
+      }
+      if (filter.related_to.has_value() && !core::MatchesRelatedResource(*filter.related_to, f)) {
         continue;
       }
       out.push_back(std::move(*stored));

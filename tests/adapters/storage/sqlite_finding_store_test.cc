@@ -1,0 +1,126 @@
+// SqliteFindingStore beyond the contract: migration 5 fills the sibling-lookup columns
+// (resource_name, may_be_storage) of the findings a version-4 file already holds, and the
+// findings service still merges a new report into its sibling through SQLite when many
+// unrelated findings are stored.
+#include "pulse/adapters/storage/sqlite_finding_store.h"
+
+#include <SQLiteCpp/Database.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "contracts/finding_store_contract.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/testing/fake_clock.h"
+#include "pulse/testing/fake_finding_verifier.h"
+#include "pulse/testing/in_memory_metrics_history.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+using adapters::storage::kSchemaVersion;
+using adapters::storage::SqliteFindingStore;
+using contracts::Ids;
+using contracts::SimpleFinding;
+
+TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its findings",
+          "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  core::Finding named = SimpleFinding("a-named", "vm:1", core::Category::kPerformance);
+  named.resource_name = "Web-01";
+  core::Finding typed = SimpleFinding("b-typed", "dev:7", core::Category::kCapacity);
+  typed.resource_type = "storage";
+  core::Finding pool = SimpleFinding("c-pool", "node/Pool-1", core::Category::kCapacity);
+  core::Finding plain = SimpleFinding("d-plain", "vm:2", core::Category::kPerformance);
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteFindingStore::Open(*db);
+    REQUIRE(store.ok());
+    for (const core::Finding* f : {&named, &typed, &pool, &plain}) {
+      REQUIRE((*store)->Put(*f, 0).ok());
+    }
+  }
+  {
+    // Roll the file back to what release 4 wrote.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP INDEX findings_by_resource_name");
+    raw.exec("DROP INDEX findings_on_storage");
+    raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
+    raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
+    raw.exec("DELETE FROM schema_version WHERE version >= 5");
+  }
+  auto db = MustOpen(path);
+  absl::StatusOr<int> version = db->SchemaVersion();
+  REQUIRE(version.ok());
+  CHECK(*version == kSchemaVersion);
+  auto store = SqliteFindingStore::Open(*db);
+  REQUIRE(store.ok());
+  core::FindingFilter by_name;
+  by_name.related_to = core::RelatedResourceFilter{"", "web-01", false};
+  auto listed = (*store)->List(by_name);
+  REQUIRE(listed.ok());
+  CHECK(Ids(*listed) == std::vector<std::string>{"a-named"});
+  core::FindingFilter storage;
+  storage.related_to = core::RelatedResourceFilter{"", "", true};
+  listed = (*store)->List(storage);
+  REQUIRE(listed.ok());
+  CHECK(Ids(*listed) == std::vector<std::string>{"b-typed", "c-pool"});
+}
+
+core::FindingReport VmReport(const std::string& resource, const std::string& title) {
+  core::FindingReport r;
+  r.resource_id = resource;
+  r.resource_name = resource;
+  r.resource_type = "vm";
+  r.category = core::Category::kPerformance;
+  r.key = "cpu-high";
+  r.title = title;
+  r.description = "CPU has been above 95% for 40 minutes.";
+  r.recommendation = "Check the top processes.";
+  r.evidence = "pulse_metrics: cpu 97% avg over 40m";
+  return r;
+}
+
+TEST_CASE("a new report still merges into its sibling among many unrelated stored findings",
+          "[adapters][storage]") {
+  auto db = MustOpen(":memory:");
+  auto store = SqliteFindingStore::Open(*db);
+  REQUIRE(store.ok());
+  FakeClock clock;
+  FakeFindingVerifier verifier;
+  InMemoryMetricsHistory metrics;
+  core::FindingsService service(**store, clock, verifier, metrics);
+  for (int i = 0; i < 500; ++i) {
+    const std::string resource = "vm:" + std::to_string(1000 + i);
+    REQUIRE(service.Report(VmReport(resource, "High CPU usage on " + resource)).ok());
+  }
+  core::FindingReport first = VmReport("vm:100", "High CPU usage on web-1");
+  first.resource_name = "Web-1";
+  auto created = service.Report(first);
+  REQUIRE(created.ok());
+  REQUIRE(created->disposition == core::ReportDisposition::kCreated);
+
+  core::FindingReport same_resource = VmReport("vm:100", "High CPU usage on web-1");
+  same_resource.key = "cpu-saturation";
+  auto by_id = service.Report(same_resource);
+  REQUIRE(by_id.ok());
+  CHECK(by_id->disposition == core::ReportDisposition::kMerged);
+  CHECK(by_id->finding_id == created->finding_id);
+
+  core::FindingReport same_name = VmReport("qemu/100", "High CPU usage on web-1");
+  same_name.resource_name = "WEB-1";
+  auto by_name = service.Report(same_name);
+  REQUIRE(by_name.ok());
+  CHECK(by_name->disposition == core::ReportDisposition::kMerged);
+  CHECK(by_name->finding_id == created->finding_id);
+
+  auto fresh = service.Report(VmReport("vm:99", "High CPU usage on web-1"));
+  REQUIRE(fresh.ok());
+  CHECK(fresh->disposition == core::ReportDisposition::kCreated);
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage
