@@ -96,6 +96,7 @@ trap 'exit 130' INT TERM
 data=$tmp/data
 "$seed_bin" --data-dir "$data" --count "$findings" >/dev/null
 token=$("$server_bin" token create --data-dir "$data" --name bench --scopes '*')
+: >"$tmp/server.log"  # exists before the poll below reads it (the redirect is the child's)
 "$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo 2>"$tmp/server.log" &
 server_pid=$!
 port=""
