@@ -6,6 +6,7 @@
 // everything else keeps working.
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -106,6 +107,22 @@ HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
   return HttpReply::EventStream(std::move(stream));
 }
 
+// Starts a new turn of the loop (a chat message or an answer) on `session_id`, streamed; the
+// control level the run settled on is remembered for the session's later resumes.
+HttpReply StartLoopRun(ServerContext& ctx, std::string session_id, core::RunRequest run) {
+  core::AgenticLoop& loop = *ctx.loop;
+  SessionLevels& levels = ctx.levels;
+  return StartRun(ctx, std::move(session_id),
+                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
+                    run.cancelled = chat.cancel_flag();
+                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
+                    if (outcome.ok()) {  // a refused run (session busy) set nothing
+                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
+                    }
+                    return outcome;
+                  });
+}
+
 HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
   if (ctx.loop == nullptr) {
     return NotConfigured();
@@ -118,18 +135,8 @@ HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
                        std::string(core::GetString(*body, "message").value_or("")),
                        core::InvocationPolicy::FromRequest(InputsFor(ctx, request), *body),
                        nullptr};
-  core::AgenticLoop& loop = *ctx.loop;
-  SessionLevels& levels = ctx.levels;
   const std::string session_id = run.session_id;
-  return StartRun(ctx, session_id,
-                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
-                    run.cancelled = chat.cancel_flag();
-                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
-                    if (outcome.ok()) {  // a refused run (session busy) set nothing
-                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
-                    }
-                    return outcome;
-                  });
+  return StartLoopRun(ctx, session_id, std::move(run));
 }
 
 HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
@@ -221,17 +228,7 @@ HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
   core::RunRequest run{
       *session, absl::StrJoin(lines, "\n"),
       core::InvocationPolicy::FromRequest(InputsFor(ctx, request, *session), *body), nullptr};
-  core::AgenticLoop& loop = *ctx.loop;
-  SessionLevels& levels = ctx.levels;
-  return StartRun(ctx, *session,
-                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
-                    run.cancelled = chat.cancel_flag();
-                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
-                    if (outcome.ok()) {  // a refused run (session busy) set nothing
-                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
-                    }
-                    return outcome;
-                  });
+  return StartLoopRun(ctx, *session, std::move(run));
 }
 
 HttpReply Abort(ServerContext& ctx, const HttpRequest& request) {

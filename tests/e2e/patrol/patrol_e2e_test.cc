@@ -30,6 +30,13 @@ const std::string kPostfix =
 const std::string kDbMemory =
     core::FindingIdFor("vm:105", core::Category::kPerformance, "memory-high");
 
+// The arguments of the two fixes the scripted models propose.
+constexpr char kProposeWorkerStart[] =
+    R"({"resource_id":"app-container:worker","capability":"start",)"
+    R"("rationale":"the worker exited with code 1"})";
+constexpr char kProposeBackupRerun[] =
+    R"({"resource_id":"backup-job:db-hourly","capability":"run-now",)"
+    R"("params":{"mode":"snapshot"},"rationale":"retry the backup"})";
 constexpr char kScopes[] = "ai:execute,settings:write,monitoring:read,monitoring:write,"
                            "actions:approve";
 
@@ -324,12 +331,10 @@ TEST_CASE("assisted fixes a low_risk fault and verifies it, never an elevated or
   // (run-now, low_risk but locked), postfix (no proposal).
   fake.Enqueue(Turn(TextTurn("Five findings.")));
   fake.Enqueue(Turn(ToolTurn("p1", "patrol_propose_action",
-                             R"({"resource_id":"app-container:worker","capability":"start",)"
-                             R"("rationale":"the worker exited with code 1"})")));
+                             kProposeWorkerStart)));
   fake.Enqueue(Turn(TextTurn("Proposed starting the worker.")));
   fake.Enqueue(Turn(ToolTurn("p1", "patrol_propose_action",
-                             R"({"resource_id":"backup-job:db-hourly","capability":"run-now",)"
-                             R"("params":{"mode":"snapshot"},"rationale":"retry the backup"})")));
+                             kProposeBackupRerun)));
   fake.Enqueue(Turn(TextTurn("Proposed running the backup again.")));
   fake.Enqueue(Turn(TextTurn("postfix needs a human to read its journal.")));
   rapidjson::Document run = WaitRun(port, token, StartRun(port, token));
@@ -468,8 +473,7 @@ TEST_CASE("Autopilot without an acknowledgement acts as approval", "[e2e][patrol
 
   fake.Enqueue(Turn(TextTurn("The worker exited.")));
   fake.Enqueue(Turn(ToolTurn("p1", "patrol_propose_action",
-                             R"({"resource_id":"app-container:worker","capability":"start",)"
-                             R"("rationale":"the worker exited with code 1"})")));
+                             kProposeWorkerStart)));
   fake.Enqueue(Turn(TextTurn("Proposed starting the worker.")));
   rapidjson::Document run = WaitRun(
       port, token, StartRun(port, token, R"({"resource_ids":["app-container:worker"]})"));
@@ -549,8 +553,7 @@ TEST_CASE("a human's Autopilot acknowledgement unlocks full, an agent's is refus
   // Full acts as full: the exited worker is started and verified with no human in the loop.
   fake.Enqueue(Turn(TextTurn("The worker exited.")));
   fake.Enqueue(Turn(ToolTurn("p1", "patrol_propose_action",
-                             R"({"resource_id":"app-container:worker","capability":"start",)"
-                             R"("rationale":"the worker exited with code 1"})")));
+                             kProposeWorkerStart)));
   fake.Enqueue(Turn(TextTurn("Proposed starting the worker.")));
   rapidjson::Document run = WaitRun(
       port, token, StartRun(port, token, R"({"resource_ids":["app-container:worker"]})"));
@@ -592,8 +595,7 @@ TEST_CASE("a human's Autopilot acknowledgement unlocks full, an agent's is refus
   // Approval behaviour again: the failed backup's low-risk re-run waits for a human.
   fake.Enqueue(Turn(TextTurn("The backup failed.")));
   fake.Enqueue(Turn(ToolTurn("p1", "patrol_propose_action",
-                             R"({"resource_id":"backup-job:db-hourly","capability":"run-now",)"
-                             R"("params":{"mode":"snapshot"},"rationale":"retry the backup"})")));
+                             kProposeBackupRerun)));
   fake.Enqueue(Turn(TextTurn("Proposed running the backup again.")));
   rapidjson::Document clamped = WaitRun(
       port, token, StartRun(port, token, R"({"resource_ids":["backup-job:db-hourly"]})"));
