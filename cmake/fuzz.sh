@@ -13,6 +13,9 @@
 #   PULSE_FUZZ_JOBS      build parallelism               (default: nproc)
 #   PULSE_FUZZ_SEED      libFuzzer -seed; 0 picks one    (default: 1)
 #   PULSE_FUZZ_SKIP_BUILD=1  reuse the build as it is
+#   PULSE_FUZZ_MERGE=1   after a clean run, add the inputs of the run's scratch corpus that
+#                        reach coverage the committed corpus does not (libFuzzer
+#                        -set_cover_merge=1) to tests/fuzz/corpus/<target>/
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${PULSE_FUZZ_BUILD_DIR:-$root/build/fuzz}
@@ -72,6 +75,13 @@ for t in $targets; do
   fi
   line=$(printf '%-17s %9s execs %8ss %7s exec/s  cov %-6s %s' "$t" "$execs" "$secs" "$rate" \
     "${cov:-?}" "$result")
+  if [ "$result" = ok ] && [ "${PULSE_FUZZ_MERGE:-0}" = 1 ]; then
+    corpus=$root/tests/fuzz/corpus/$t
+    before=$(find "$corpus" -type f | wc -l)
+    "$bin" -set_cover_merge=1 -max_len="$max_len" -rss_limit_mb=2048 "$corpus" "$out/corpus" \
+      >"$out/merge.log" 2>&1 || { echo "merge of $t failed, see $out/merge.log"; failed=1; }
+    line="$line  +$(( $(find "$corpus" -type f | wc -l) - before )) corpus files"
+  fi
   echo "$line"
   summary+=("$line")
 done
