@@ -52,6 +52,9 @@ namespace system = adapters::system;
 // The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
 // for watching it happen): an approve -> execute round trip then takes well under a second.
 constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
+// How long a dispatch waits for the demo agent's answer; only a dispatch_hangs fault makes it
+// wait (DemoFleet's default is 10 s): the fault then costs an execute 2 s, not 10.
+constexpr absl::Duration kDemoDispatchTimeout = absl::Seconds(2);
 constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
 // Tool calls of one turn run on this many threads (the loop caps a turn at 4 at once).
 constexpr std::size_t kToolThreads = 4;
@@ -140,6 +143,7 @@ absl::Status ServerApp::Parts::OpenFleet() {
   }
   agents::DemoFleetOptions options;
   options.dispatch_delay = kDemoDispatchDelay;
+  options.dispatch_timeout = kDemoDispatchTimeout;
   options.observe_poll_interval = kDemoObservePoll;
   options.clock = &clock;
   absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =

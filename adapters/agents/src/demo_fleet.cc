@@ -68,14 +68,14 @@ std::string_view ToString(DemoFaultKind kind) {
       return "backup_failed";
     case DemoFaultKind::kActionFails:
       return "action_fails";
+    case DemoFaultKind::kDispatchHangs:
+      return "dispatch_hangs";
   }
   return "exited";
 }
 
 std::optional<DemoFaultKind> ParseDemoFaultKind(std::string_view text) {
-  for (DemoFaultKind kind :
-       {DemoFaultKind::kExited, DemoFaultKind::kCrashLoop, DemoFaultKind::kHighMemory,
-        DemoFaultKind::kBackupFailed, DemoFaultKind::kActionFails}) {
+  for (DemoFaultKind kind : internal::kAllDemoFaultKinds) {
     if (ToString(kind) == text) {
       return kind;
     }
@@ -337,12 +337,35 @@ absl::StatusOr<core::DispatchReceipt> DemoFleet::Dispatch(const core::DispatchRe
   if (request.attempt_id.empty()) {
     return absl::InvalidArgumentError("a dispatch needs an attempt id");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  bool hangs = false;
+  absl::StatusOr<core::DispatchReceipt> receipt;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    receipt = DispatchLocked(request, &hangs);
+  }
+  if (hangs) {
+    // The change (if any) is recorded; only the answer is lost. Waiting without the lock keeps
+    // every other read and dispatch going meanwhile, as a real agent connection would.
+    return HangUp(request, receipt->executor_id);
+  }
+  return receipt;
+}
+
+absl::StatusOr<core::DispatchReceipt> DemoFleet::DispatchLocked(
+    const core::DispatchRequest& request, bool* hangs) {
   const absl::Time now = Now();
   AdvanceLocked(now);
   auto done = world_->receipts.find(request.attempt_id);
   if (done != world_->receipts.end()) {
-    return done->second;  // idempotent: an attempt never runs twice
+    // Idempotent: an attempt never runs twice. One whose answer was lost is not answered
+    // either while its resource keeps the fault.
+    auto lost = world_->unanswered.find(request.attempt_id);
+    if (lost != world_->unanswered.end()) {
+      auto r = world_->resources.find(lost->second);
+      *hangs = r != world_->resources.end() &&
+               r->second.faults.count(DemoFaultKind::kDispatchHangs) != 0;
+    }
+    return done->second;
   }
   auto it = world_->resources.find(request.resource_id);
   if (it == world_->resources.end()) {
@@ -391,7 +414,23 @@ absl::StatusOr<core::DispatchReceipt> DemoFleet::Dispatch(const core::DispatchRe
     AdvanceLocked(now);  // a zero delay lands the change at once
   }
   world_->receipts.emplace(request.attempt_id, receipt);
+  if (r.faults.count(DemoFaultKind::kDispatchHangs) != 0) {
+    world_->unanswered.emplace(request.attempt_id, r.base.id);
+    *hangs = true;
+  }
   return receipt;
+}
+
+absl::Status DemoFleet::HangUp(const core::DispatchRequest& request,
+                               const std::string& executor_id) {
+  if (options_.sleep) {
+    options_.sleep(options_.dispatch_timeout);
+  } else {
+    absl::SleepFor(options_.dispatch_timeout);
+  }
+  return absl::DeadlineExceededError(fmt::format(
+      "{} of {}: no answer from {} within {}", request.capability_name, request.resource_id,
+      executor_id, absl::FormatDuration(options_.dispatch_timeout)));
 }
 
 // ---- identity, exec, faults, metrics ----------------------------------------------------

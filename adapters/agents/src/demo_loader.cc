@@ -622,9 +622,8 @@ absl::Status Loader::Faults(Fields& top) {
     }
     std::optional<DemoFaultKind> kind = ParseDemoFaultKind(*kind_text);
     if (!kind.has_value()) {
-      return Bad(f->At("kind"), fmt::format("unknown fault kind '{}' (exited, crash_loop, "
-                                            "high_memory, backup_failed, action_fails)",
-                                            *kind_text));
+      return Bad(f->At("kind"),
+                 fmt::format("unknown fault kind '{}' ({})", *kind_text, DemoFaultKindNames()));
     }
     if (absl::Status s = CheckFaultApplies(it->second, *kind); !s.ok()) {
       return Bad(f->At("kind"), std::string(s.message()));

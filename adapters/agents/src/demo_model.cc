@@ -387,6 +387,14 @@ void LandChange(DemoResource& r, absl::Time at) {
   ++r.revision;
 }
 
+std::string DemoFaultKindNames() {
+  std::string names;
+  for (DemoFaultKind kind : kAllDemoFaultKinds) {
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", ToString(kind));
+  }
+  return names;
+}
+
 absl::Status CheckFaultApplies(const DemoResource& r, DemoFaultKind kind) {
   bool applies = false;
   switch (kind) {
@@ -403,6 +411,7 @@ absl::Status CheckFaultApplies(const DemoResource& r, DemoFaultKind kind) {
       applies = r.kind == Kind::kBackupJob;
       break;
     case DemoFaultKind::kActionFails:
+    case DemoFaultKind::kDispatchHangs:
       applies = r.kind != Kind::kNode && r.kind != Kind::kStorage;
       break;
   }
@@ -447,6 +456,11 @@ void ApplyFault(DemoResource& r, DemoFault fault, absl::Time at) {
     case DemoFaultKind::kActionFails:
       AppendLog(r, at, "fault injected: the executor fails every operation on this resource");
       break;
+    case DemoFaultKind::kDispatchHangs:
+      AppendLog(r, at,
+                "fault injected: the executor carries out operations on this resource but its "
+                "answers are lost");
+      break;
   }
   RecordUp(r, at);
   ++r.revision;
@@ -477,6 +491,9 @@ void RemoveFault(DemoResource& r, DemoFaultKind kind, absl::Time at) {
       break;
     case DemoFaultKind::kActionFails:
       AppendLog(r, at, "executor healthy again (fault cleared)");
+      break;
+    case DemoFaultKind::kDispatchHangs:
+      AppendLog(r, at, "executor answers again (fault cleared)");
       break;
   }
   RecordUp(r, at);

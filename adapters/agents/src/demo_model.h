@@ -70,6 +70,9 @@ struct DemoWorld {
   std::map<std::string, DemoResource> resources;  // by canonical id
   std::vector<core::FleetRelationship> relationships;
   std::map<std::string, core::DispatchReceipt> receipts;  // by attempt id
+  // Attempts made under a dispatch_hangs fault (attempt id -> resource id): their answer was
+  // lost, and a repeat is not answered either while that resource keeps the fault.
+  std::map<std::string, std::string> unanswered;
 };
 
 // What the observer can see of one resource.
@@ -101,6 +104,14 @@ class ObserverView {
   mutable std::mutex mu_;
   std::map<std::string, ObservedState> snapshot_;
 };
+
+// Every fault kind, in declaration order: ParseDemoFaultKind and the loader's error read it.
+inline constexpr DemoFaultKind kAllDemoFaultKinds[] = {
+    DemoFaultKind::kExited,       DemoFaultKind::kCrashLoop,   DemoFaultKind::kHighMemory,
+    DemoFaultKind::kBackupFailed, DemoFaultKind::kActionFails, DemoFaultKind::kDispatchHangs,
+};
+// Their wire names, comma-separated ("exited, crash_loop, ...").
+std::string DemoFaultKindNames();
 
 std::string_view KindType(Kind kind);  // node, vm, app-container, storage, backup-job, service
 

@@ -35,13 +35,16 @@ class ObserverView;
 }  // namespace internal
 
 // Faults a test (or a demo operator) can stage. Wire names: exited, crash_loop, high_memory,
-// backup_failed, action_fails.
+// backup_failed, action_fails, dispatch_hangs.
 enum class DemoFaultKind {
   kExited,        // app-container: shows exited (exit code 1) until started or cleared
   kCrashLoop,     // service: failed and restarting; restart/start end it
   kHighMemory,    // vm, app-container, node: memory ~96 %; a (re)start ends it
   kBackupFailed,  // backup-job: the last run failed; a successful run-now ends it
   kActionFails,   // any resource with capabilities: every dispatch fails without effect
+  // Any resource with capabilities: the agent applies a dispatch but its answer never comes
+  // back, so Dispatch waits options.dispatch_timeout and returns DeadlineExceeded.
+  kDispatchHangs,
 };
 std::string_view ToString(DemoFaultKind kind);
 std::optional<DemoFaultKind> ParseDemoFaultKind(std::string_view text);
@@ -62,14 +65,18 @@ struct DemoFleetOptions {
   // transitional status (starting, stopping, restarting, reloading, running) and offers no
   // capabilities. Zero applies the change inside Dispatch.
   absl::Duration dispatch_delay = absl::Seconds(3);
+  // How long Dispatch waits for the agent's answer before it gives up with DeadlineExceeded.
+  // Only a dispatch_hangs fault makes the answer not come: the wait is then this long (through
+  // `sleep`, without holding the fleet's lock). Default 10 s.
+  absl::Duration dispatch_timeout = absl::Seconds(10);
   // How long ObservePostcondition waits for a change still in flight before answering
   // inconclusive, and how often it looks again meanwhile.
   absl::Duration observe_timeout = absl::Seconds(30);
   absl::Duration observe_poll_interval = absl::Milliseconds(200);
   // Borrowed; nullptr means the system clock.
   const core::Clock* clock = nullptr;
-  // How the observer waits between looks; empty means absl::SleepFor. Tests with a FakeClock
-  // pass a function that advances it.
+  // How the observer waits between looks and a hung dispatch waits for its answer; empty
+  // means absl::SleepFor. Tests with a FakeClock pass a function that advances it.
   std::function<void(absl::Duration)> sleep;
   // Where generated metric histories end; default: the clock's time at Open, floored to the
   // hour. Histories step back from here by each series' interval.
@@ -118,6 +125,11 @@ class DemoFleet final : public core::Fleet {
   // current catalogue, e.g. start on a running VM or anything while an operation is in
   // flight). A repeated attempt id returns the first receipt and changes nothing. With an
   // action_fails fault the receipt is failed (reason simulated_failure) and nothing changes.
+  // With a dispatch_hangs fault the dispatch takes effect as it would without the fault (or
+  // fails, with action_fails too) and is recorded under its attempt id, but its answer is lost:
+  // after options.dispatch_timeout it returns DeadlineExceeded ("<capability> of <id>: no
+  // answer from <executor> within <timeout>"). A repeated attempt id never takes effect again:
+  // while the fault lasts it times out the same way; once cleared it returns the first receipt.
   absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& request) override;
   // Waits (up to options.observe_timeout) while the resource is still transitioning, then
   // confirms or contradicts the capability's end state from the observer's snapshot.
@@ -166,6 +178,12 @@ class DemoFleet final : public core::Fleet {
             std::unique_ptr<core::Clock> owned_clock);
 
   absl::Time Now() const;
+  // Dispatch under the lock: the receipt, or why there is none. Sets *hangs when the
+  // answer is lost (the caller then waits options.dispatch_timeout without the lock).
+  absl::StatusOr<core::DispatchReceipt> DispatchLocked(const core::DispatchRequest& request,
+                                                       bool* hangs);
+  // Waits options.dispatch_timeout (options.sleep when set) and says the answer never came.
+  absl::Status HangUp(const core::DispatchRequest& request, const std::string& executor_id);
   // Lands every dispatched change that is due, then republishes the observer snapshot.
   void AdvanceLocked(absl::Time now);
   void PublishLocked();
