@@ -13,11 +13,43 @@
 namespace pulse::adapters::storage {
 namespace {
 
-absl::Status RunTransaction(const SqliteDatabase& database, const char* begin, TransactionBody body,
-                            std::string_view what) {
-  SqliteDatabase::Connection& connection = database.connection();
-  std::lock_guard<std::mutex> lock(connection.mu);
-  SQLite::Database& db = *connection.db;
+// The transactions this thread is running, innermost first. A body that calls back into a
+// store of the same database must not wait for a connection its own thread holds (the writer
+// mutex, or the last free reader), so ReadTransaction runs it inline and WriteTransaction
+// refuses it. The stores never do this today: with one mutex it would have deadlocked.
+struct ActiveTransaction {
+  const SqliteDatabase::Connection* connection;
+  SQLite::Database* db;
+  const ActiveTransaction* outer;
+};
+thread_local const ActiveTransaction* t_active = nullptr;
+
+const ActiveTransaction* FindActive(const SqliteDatabase::Connection& connection) {
+  for (const ActiveTransaction* a = t_active; a != nullptr; a = a->outer) {
+    if (a->connection == &connection) {
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+class ActiveScope {
+ public:
+  explicit ActiveScope(const ActiveTransaction* active) : outer_(t_active) { t_active = active; }
+  ~ActiveScope() { t_active = outer_; }
+  ActiveScope(const ActiveScope&) = delete;
+  ActiveScope& operator=(const ActiveScope&) = delete;
+
+ private:
+  const ActiveTransaction* outer_;
+};
+
+// BEGIN ... COMMIT on `db`, which the caller holds exclusively (the writer under its mutex, or
+// a leased reader).
+absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite::Database& db,
+                            const char* begin, TransactionBody body, std::string_view what) {
+  const ActiveTransaction active{&connection, &db, t_active};
+  ActiveScope scope(&active);
   try {
     db.exec(begin);
   } catch (const std::exception& e) {
@@ -34,19 +66,136 @@ absl::Status RunTransaction(const SqliteDatabase& database, const char* begin, T
     status = StatusFromException(e, what);
   }
   // Ignored on purpose: SQLite may have rolled back already (an I/O error or a failed COMMIT),
-  // and then ROLLBACK only reports that no transaction is active.
+  // and then ROLLBACK only reports that no transaction is active. A reader still inside a
+  // transaction after this is closed, not reused (ReaderPool::Return).
   db.tryExec("ROLLBACK");
   return status;
 }
 
+absl::Status RunOnWriter(SqliteDatabase::Connection& connection, const char* begin,
+                         TransactionBody body, std::string_view what) {
+  std::lock_guard<std::mutex> lock(connection.mu);
+  return RunTransaction(connection, *connection.db, begin, body, what);
+}
+
 }  // namespace
 
+ReaderPool::ReaderPool(std::string path, int max_readers, int busy_timeout_ms)
+    : path_(std::move(path)), max_readers_(max_readers), busy_timeout_ms_(busy_timeout_ms) {
+  // Return never allocates, so it cannot throw from a destructor.
+  idle_.reserve(static_cast<std::size_t>(max_readers_));
+}
+
+ReaderPool::~ReaderPool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.clear();
+}
+
+ReaderPool::Lease::~Lease() {
+  if (pool_ != nullptr && reader_ != nullptr) {
+    pool_->Return(std::move(reader_));
+  }
+}
+
+ReaderPool::Lease ReaderPool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (max_readers_ == 0) {
+    return Lease();
+  }
+  while (idle_.empty() && open_ >= max_readers_) {
+    returned_.wait(lock);
+  }
+  if (!idle_.empty()) {
+    std::unique_ptr<SQLite::Database> reader = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(this, std::move(reader));
+  }
+  // Open outside the lock (it touches the file system); the slot is reserved meanwhile.
+  ++open_;
+  lock.unlock();
+  std::string error;
+  try {
+    std::unique_ptr<SQLite::Database> reader = OpenReader();
+    return Lease(this, std::move(reader));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // The read still works on the writer, as every read did before there were readers; the
+  // failure is counted and kept for Stats() (the file is open, so this is rare: out of file
+  // descriptors or memory). The next Acquire tries again.
+  lock.lock();
+  --open_;
+  ++writer_fallbacks_;
+  last_open_error_ = std::move(error);
+  lock.unlock();
+  returned_.notify_one();
+  return Lease();
+}
+
+std::unique_ptr<SQLite::Database> ReaderPool::OpenReader() const {
+  // Read-only: a read body that tried to write fails (SQLITE_READONLY) instead of writing
+  // outside BEGIN IMMEDIATE. WAL is a property of the file, synchronous and foreign_keys only
+  // matter to writes; the busy timeout matters to readers in WAL's rare locking cases (another
+  // process recovering the WAL index).
+  auto reader = std::make_unique<SQLite::Database>(path_, SQLite::OPEN_READONLY, busy_timeout_ms_);
+  reader->exec("PRAGMA trusted_schema = OFF");
+  return reader;
+}
+
+void ReaderPool::Return(std::unique_ptr<SQLite::Database> reader) {
+  // A reader left inside a transaction (its ROLLBACK failed) would serve an old snapshot to
+  // the next caller: close it instead.
+  const bool reusable = sqlite3_get_autocommit(reader->getHandle()) != 0;
+  if (!reusable) {
+    reader.reset();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reusable) {
+      idle_.push_back(std::move(reader));
+    } else {
+      --open_;
+    }
+  }
+  returned_.notify_one();
+}
+
+SqliteReadPoolStats ReaderPool::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteReadPoolStats stats;
+  stats.max_readers = max_readers_;
+  stats.open_readers = open_;
+  stats.writer_fallbacks = writer_fallbacks_;
+  stats.last_open_error = last_open_error_;
+  return stats;
+}
+
 absl::Status WriteTransaction(const SqliteDatabase& database, TransactionBody body) {
-  return RunTransaction(database, "BEGIN IMMEDIATE", body, "write");
+  SqliteDatabase::Connection& connection = database.connection();
+  if (FindActive(connection) != nullptr) {
+    return absl::InternalError(
+        "sqlite write: a write transaction cannot start inside another transaction on the same "
+        "database");
+  }
+  return RunOnWriter(connection, "BEGIN IMMEDIATE", body, "write");
 }
 
 absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody body) {
-  return RunTransaction(database, "BEGIN", body, "read");
+  SqliteDatabase::Connection& connection = database.connection();
+  if (const ActiveTransaction* active = FindActive(connection); active != nullptr) {
+    try {
+      return body(*active->db);
+    } catch (const std::exception& e) {
+      return StatusFromException(e, "read");
+    }
+  }
+  if (connection.readers != nullptr) {
+    ReaderPool::Lease lease = connection.readers->Acquire();
+    if (lease.get() != nullptr) {
+      return RunTransaction(connection, *lease.get(), "BEGIN", body, "read");
+    }
+  }
+  return RunOnWriter(connection, "BEGIN", body, "read");
 }
 
 absl::Status StatusFromSqliteError(int extended_code, std::string_view detail,

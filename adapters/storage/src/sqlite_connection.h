@@ -1,11 +1,13 @@
-// Private to adapters/storage: the guarded connection behind SqliteDatabase, transaction
-// runners that turn SQLiteCpp exceptions into absl::Status at this boundary, and the value
-// encodings every store shares (times as int64 nanoseconds, text checks).
+// Private to adapters/storage: the connections behind SqliteDatabase (one guarded writer and a
+// pool of read-only readers), transaction runners that turn SQLiteCpp exceptions into
+// absl::Status at this boundary, and the value encodings every store shares (times as int64
+// nanoseconds, text checks).
 #pragma once
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -13,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -23,18 +27,84 @@
 
 namespace pulse::adapters::storage {
 
+// Read-only connections to one database file, opened on demand up to a bound and reused.
+// Acquire hands a free reader to one caller at a time, opening one when none is free and the
+// bound allows, and otherwise waits until another caller returns one. Thread-safe. Readers
+// closed by the destructor; none may be leased then (the stores borrow the database).
+class ReaderPool {
+ public:
+  // `path` is the file every reader opens (SQLite's absolute name of the writer's file);
+  // `max_readers` 0 makes every Acquire answer "use the writer".
+  ReaderPool(std::string path, int max_readers, int busy_timeout_ms);
+  ~ReaderPool();
+  ReaderPool(const ReaderPool&) = delete;
+  ReaderPool& operator=(const ReaderPool&) = delete;
+
+  // A reader lent to one caller; returned to the pool on destruction (or closed, when it was
+  // left inside a transaction). get() is null when the read must use the writer: the pool is
+  // off (max_readers 0), or opening a reader failed (counted and kept in Stats()).
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(ReaderPool* pool, std::unique_ptr<SQLite::Database> reader)
+        : pool_(pool), reader_(std::move(reader)) {}
+    ~Lease();
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+
+    SQLite::Database* get() const { return reader_.get(); }
+
+   private:
+    ReaderPool* pool_ = nullptr;  // null when there is nothing to return
+    std::unique_ptr<SQLite::Database> reader_;
+  };
+
+  [[nodiscard]] Lease Acquire();
+
+  SqliteReadPoolStats Stats() const;
+
+ private:
+  void Return(std::unique_ptr<SQLite::Database> reader);
+  std::unique_ptr<SQLite::Database> OpenReader() const;
+
+  const std::string path_;
+  const int max_readers_;
+  const int busy_timeout_ms_;
+  mutable std::mutex mu_;
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<SQLite::Database>> idle_;  // guarded by mu_
+  int open_ = 0;                       // idle + lent + being opened; guarded by mu_
+  std::int64_t writer_fallbacks_ = 0;  // guarded by mu_
+  std::string last_open_error_;        // guarded by mu_
+};
+
 struct SqliteDatabase::Connection {
-  std::mutex mu;
-  std::unique_ptr<SQLite::Database> db;
+  // Readers close before the writer, so the writer is the file's last connection in this
+  // process and its close can checkpoint the WAL and remove it, as before there were readers.
+  ~Connection() { readers.reset(); }
+
+  std::mutex mu;                         // guards db
+  std::unique_ptr<SQLite::Database> db;  // the one writer (and the reader of ":memory:")
+  std::unique_ptr<ReaderPool> readers;   // never null after Open
 };
 
 using TransactionBody = absl::FunctionRef<absl::Status(SQLite::Database&)>;
 
-// Runs `body` inside BEGIN IMMEDIATE ... COMMIT holding the connection mutex. A non-OK status
-// or an exception from `body` rolls back; exceptions become statuses (StatusFromException).
+// Runs `body` inside BEGIN IMMEDIATE ... COMMIT on the writer, holding the writer mutex. A
+// non-OK status or an exception from `body` rolls back; exceptions become statuses
+// (StatusFromException). Internal, without waiting, when this thread is already inside a
+// transaction on the same database (a body called back into a store): waiting would deadlock.
 [[nodiscard]] absl::Status WriteTransaction(const SqliteDatabase& database, TransactionBody body);
 
-// The same for reads: BEGIN (deferred) gives `body` one consistent snapshot.
+// The same for reads: BEGIN (deferred) ... COMMIT gives `body` one consistent snapshot, which
+// includes every transaction committed before the call. It runs on a reader from the pool, so
+// it waits neither for the writer mutex nor for another process's write lock; on the writer
+// (under its mutex) when the pool has no readers (":memory:", max_readers 0) or one could not
+// be opened. Called from inside a transaction on the same database on this thread, `body`
+// runs inline in that transaction (and sees its uncommitted writes) instead of waiting for a
+// connection its own thread holds.
 [[nodiscard]] absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody body);
 
 // SQLite's error as a status: BUSY/LOCKED/IOERR/CANTOPEN/FULL/READONLY/PERM -> Unavailable,

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include <utility>
 #include <vector>
@@ -122,9 +123,12 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   if (path.empty()) {
     return absl::InvalidArgumentError("database path is empty");
   }
+  if (options.max_readers < 0) {
+    return absl::InvalidArgumentError("max_readers is negative");
+  }
   auto connection = std::make_unique<Connection>();
+  const auto busy_ms = static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout));
   try {
-    const auto busy_ms = static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout));
     connection->db = std::make_unique<SQLite::Database>(
         path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, busy_ms);
     absl::StatusOr<int> version = ReadVersionWithoutWriting(*connection->db);
@@ -137,6 +141,13 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
     if (absl::Status s = ApplySettings(*connection->db, path, options); !s.ok()) {
       return s;
     }
+    // SQLite's absolute name of the file ("" for ":memory:" and temporary databases, whose
+    // contents only this connection can see: their reads stay on the writer).
+    const char* file = sqlite3_db_filename(connection->db->getHandle(), "main");
+    std::string reader_path = file == nullptr ? "" : file;
+    const int max_readers = reader_path.empty() ? 0 : options.max_readers;
+    connection->readers =
+        std::make_unique<ReaderPool>(std::move(reader_path), max_readers, busy_ms);
   } catch (const std::exception& e) {
     return StatusFromException(e, absl::StrCat("open ", path));
   }
@@ -176,6 +187,10 @@ absl::StatusOr<SqliteSettings> SqliteDatabase::Settings() const {
     return StatusFromException(e, "settings");
   }
   return settings;
+}
+
+SqliteReadPoolStats SqliteDatabase::ReadPoolStats() const {
+  return connection_->readers != nullptr ? connection_->readers->Stats() : SqliteReadPoolStats{};
 }
 
 absl::Status SqliteDatabase::CheckIntegrity() const {

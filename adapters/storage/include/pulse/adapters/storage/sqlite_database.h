@@ -2,13 +2,15 @@
 // this library shares (docs/storage.md). Open applies the durability settings (WAL,
 // synchronous=FULL, busy timeout, foreign keys) and the versioned schema migrations; a file
 // written by a newer release is refused untouched.
-// Thread-safety: one connection guarded by one mutex; every store method holds it for its
-// whole transaction, so the adapters are safe to call from any thread. Other processes may
-// open the same file: write transactions take SQLite's write lock up front (BEGIN IMMEDIATE)
-// and wait up to the busy timeout for it.
-// Lifetime: the stores borrow the database, which must outlive them.
+// Thread-safety: safe from any thread. Writes share one connection guarded by one mutex and
+// take SQLite's write lock up front (BEGIN IMMEDIATE), waiting up to the busy timeout for
+// another process's. Reads of a file database run on a small pool of read-only connections
+// (WAL snapshots), so they run in parallel and wait neither for the writer mutex nor for another
+// process's write lock; ":memory:" reads use the writer.
+// Lifetime: the stores borrow the database, which must outlive them; it closes its readers.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -37,10 +39,29 @@ enum class Durability {
   kNormal,
 };
 
+// The default bound of the read pool (SqliteOptions::max_readers).
+inline constexpr int kDefaultMaxReaders = 4;
+
 struct SqliteOptions {
   Durability durability = Durability::kFull;
-  // How long a writer waits for another process's write lock before Unavailable.
+  // How long a writer waits for another process's write lock before Unavailable (readers use
+  // the same timeout for WAL's rare reader locks).
   absl::Duration busy_timeout = absl::Seconds(5);
+  // Read-only connections that read transactions of a file database may use at once, opened on
+  // demand and kept open; a read finding all of them busy waits for one. 0 sends every read
+  // through the writer (one connection, as before the pool). Ignored for ":memory:", which is
+  // private to its one connection.
+  int max_readers = kDefaultMaxReaders;
+};
+
+// The read pool as it is now (for diagnostics and tests).
+struct SqliteReadPoolStats {
+  int max_readers = 0;   // the effective bound: 0 when reads use the writer (":memory:")
+  int open_readers = 0;  // readers open now, idle or in use (never above max_readers)
+  // Reads that ran on the writer because a reader could not be opened, and SQLite's reason
+  // for the last such failure ("" when none failed).
+  std::int64_t writer_fallbacks = 0;
+  std::string last_open_error;
 };
 
 // The connection's effective settings, as SQLite reports them (for diagnostics and tests).
@@ -61,7 +82,8 @@ class SqliteDatabase final {
   // (written by a newer release, or not a Pulse database: another application's tables or
   // application id), DataLoss (the file is not a SQLite database or is corrupt), Unavailable
   // (cannot be opened or locked: permissions, missing directory, busy), Internal (anything
-  // else SQLite reports). Nothing is written when it fails before migrating.
+  // else SQLite reports), InvalidArgument (an empty path, a negative max_readers). Nothing is
+  // written when it fails before migrating.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(
       const std::string& path, const SqliteOptions& options = {});
 
@@ -75,13 +97,16 @@ class SqliteDatabase final {
   // The schema version recorded in the file (kSchemaVersion after a successful Open).
   [[nodiscard]] absl::StatusOr<int> SchemaVersion() const;
 
-  // The settings in effect on the connection.
+  // The settings in effect on the writer connection.
   [[nodiscard]] absl::StatusOr<SqliteSettings> Settings() const;
+
+  // The read pool's bound, size and fallbacks to the writer.
+  SqliteReadPoolStats ReadPoolStats() const;
 
   // PRAGMA integrity_check: OK, or DataLoss with SQLite's first findings.
   [[nodiscard]] absl::Status CheckIntegrity() const;
 
-  // For the store adapters of this library: the guarded connection.
+  // For the store adapters of this library: the writer and the read pool.
   Connection& connection() const { return *connection_; }
 
  private:
