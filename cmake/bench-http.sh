@@ -38,6 +38,8 @@ die() {
   say "$*"
   exit 1
 }
+# shellcheck source=cmake/bench-lib.sh
+. "$root/cmake/bench-lib.sh"
 
 # ---- tools ----
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null || ! command -v curl >/dev/null; then
@@ -53,12 +55,8 @@ fi
 nginx_bin=$(command -v nginx)
 
 # ---- build (Release, the build dir bench.sh uses) ----
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPULSE_BUILD_TESTS=ON \
-  -DPULSE_SANITIZE= >/dev/null
-if ! cmake --build "$build_dir" --target pulse-server seed_findings sse_hold >"$build_dir/bench-http-build.log" 2>&1; then
-  tail -n 40 "$build_dir/bench-http-build.log" >&2
-  die "the build failed ($build_dir/bench-http-build.log)"
-fi
+mkdir -p "$build_dir"
+bench_build "$build_dir" "$build_dir/bench-http-build.log" pulse-server seed_findings sse_hold
 server_bin=$build_dir/apps/pulse-server/pulse-server
 seed_bin=$build_dir/tests/bench/seed_findings
 hold_bin=$build_dir/tests/bench/sse_hold
@@ -68,20 +66,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pulse-bench-http-XXXXXX")
 server_pid=""
 nginx_pid=""
 hold_pid=""
-
-stop_pid() {  # SIGTERM, then SIGKILL after 5 s
-  local pid=$1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
   stop_pid "$hold_pid"
@@ -99,13 +83,7 @@ token=$("$server_bin" token create --data-dir "$data" --name bench --scopes '*')
 : >"$tmp/server.log"  # exists before the poll below reads it (the redirect is the child's)
 "$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo 2>"$tmp/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 200); do
-  port=$(sed -n -E 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$tmp/server.log" | head -n1)
-  [ -n "$port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
+port=$(await_server_port "$tmp/server.log" "$server_pid")
 [ -n "$port" ] || die "pulse-server did not start: $(tail -n5 "$tmp/server.log")"
 pulse=http://127.0.0.1:$port
 

@@ -30,15 +30,13 @@ die() {
   say "$*"
   exit 1
 }
+# shellcheck source=cmake/bench-lib.sh
+. "$root/cmake/bench-lib.sh"
 command -v curl >/dev/null || die "needs curl"
 
 # ---- build (Release) ----
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPULSE_BUILD_TESTS=ON \
-  -DPULSE_SANITIZE= >/dev/null
-if ! cmake --build "$build_dir" --target pulse-server bench_chat_load >"$build_dir/soak-build.log" 2>&1; then
-  tail -n 40 "$build_dir/soak-build.log" >&2
-  die "the build failed ($build_dir/soak-build.log)"
-fi
+mkdir -p "$build_dir"
+bench_build "$build_dir" "$build_dir/soak-build.log" pulse-server bench_chat_load
 server_bin=$build_dir/apps/pulse-server/pulse-server
 fake_bin=$build_dir/tests/bench/bench_chat_load
 
@@ -47,20 +45,6 @@ tmp=$(mktemp -d "${PULSE_BENCH_DIR:-/tmp}/pulse-soak-XXXXXX")
 server_pid=""
 fake_pid=""
 events_pid=""
-
-stop_pid() {  # SIGTERM, then SIGKILL after 5 s
-  local pid=$1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
   stop_pid "$events_pid"
@@ -75,13 +59,7 @@ trap 'exit 130' INT TERM
 : >"$tmp/server.log"
 "$fake_bin" --serve-provider >"$tmp/fake.out" 2>"$tmp/fake.err" &
 fake_pid=$!
-provider=""
-for _ in $(seq 100); do
-  provider=$(sed -n 's/^fake provider on //p' "$tmp/fake.out")
-  [ -n "$provider" ] && break
-  kill -0 "$fake_pid" 2>/dev/null || break
-  sleep 0.1
-done
+provider=$(await_line "$tmp/fake.out" 's/^fake provider on //p' "$fake_pid" 100)
 [ -n "$provider" ] || die "the fake provider did not start: $(cat "$tmp/fake.err")"
 
 data=$tmp/data
@@ -89,13 +67,7 @@ token=$("$server_bin" token create --data-dir "$data" --name soak --scopes '*')
 "$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --provider openai-compatible \
   --provider-base-url "$provider/v1" --model test-model 2>"$tmp/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 200); do
-  port=$(sed -n -E 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$tmp/server.log" | head -n1)
-  [ -n "$port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
+port=$(await_server_port "$tmp/server.log" "$server_pid")
 [ -n "$port" ] || die "pulse-server did not start: $(tail -n5 "$tmp/server.log")"
 pulse=http://127.0.0.1:$port
 auth="X-API-Token: $token"

@@ -2,9 +2,9 @@
 // holds the write lock on the server's SQLite file with BEGIN EXCLUSIVE while the server
 // handles writes. A write either waits and succeeds once the lock is released within the busy
 // timeout (5 s), or fails with 503 and a stable code and leaves nothing half-written; reads work
-// under the foreign lock (WAL) as long as no server write is waiting (the server has one
-// connection, so a waiting write holds up its reads); after the release every write works and
-// none is lost or duplicated.
+// under the foreign lock (WAL), also while a server write is waiting for it (reads run on the
+// storage's read-only connections, not behind the writer); after the release every write works
+// and none is lost or duplicated.
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <atomic>
@@ -80,7 +80,21 @@ TEST_CASE("a write blocked by another connection's lock succeeds once the lock i
         std::chrono::steady_clock::now() - started);
     answered.store(true);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // While the plan waits for the lock, authenticated reads still answer at once: they do not
+  // queue behind the waiting write (with one connection they waited until the lock went).
+  for (const std::string& path : {"/api/actions/" + first_id, std::string("/api/actions")}) {
+    const auto read_started = std::chrono::steady_clock::now();
+    const Reply during = e2e::Send(port, "GET", path, token);
+    const auto read_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - read_started);
+    INFO(path << " answered " << during.status << " after " << read_ms.count() << " ms");
+    CHECK(during.status == 200);
+    CHECK(read_ms.count() < 1000);
+  }
+  // The waiting plan has written nothing yet.
+  CHECK(RowsForRequest(dir.path(), "busy-1") == 0);
+  std::this_thread::sleep_until(started + std::chrono::milliseconds(1500));
   // Still waiting for the lock.
   CHECK_FALSE(answered.load());
   lock->Release();
@@ -114,8 +128,8 @@ TEST_CASE("writes that outlast the busy timeout fail with 503 and leave nothing 
   Reply executed;
   {
     WriteLock lock(dir.path());
-    // Two writes at once; each waits out the busy timeout (the server has one connection, so
-    // they wait in turn).
+    // Two writes at once; each waits out the busy timeout (the server has one writer
+    // connection, so they wait in turn).
     std::thread plan([&] {
       planned = PlanAction(port, token, "busy-2", "vm:101", "restart", R"({"mode":"reset"})");
     });
