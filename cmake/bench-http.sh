@@ -5,7 +5,10 @@
 #      pulse-server's manifest and its findings list (GET /api/ai/patrol/findings over seeded
 #      findings): requests/s, p50, p99, and the manifest's pulse/nginx ratios;
 #   2. GET /healthz without streams, then again while N agent event streams
-#      (GET /api/agent/events) are held open: p99 and the with/without ratio.
+#      (GET /api/agent/events) are held open: p99 and the with/without ratio;
+#   3. GET /api/ai/sessions (a token lookup and a read), one request at a time, alone and then
+#      while another process holds the database's write lock and a server write (PUT
+#      operator-state) waits for it: median and max latency and their ratios.
 # Everything runs on 127.0.0.1 with ephemeral ports and a temporary directory that is removed
 # on exit, together with every process the script started. Timings never fail the script; it
 # fails when a tool or process cannot start, or a request answered something else than 2xx.
@@ -19,6 +22,7 @@
 #   PULSE_BENCH_HTTP_CONNECTIONS wrk connections                          (default: 32)
 #   PULSE_BENCH_HTTP_STREAMS     event streams held open in part 2        (default: 256)
 #   PULSE_BENCH_HTTP_FINDINGS    findings seeded for the findings list    (default: 200)
+#   PULSE_BENCH_HTTP_LOCK_READS  reads timed in part 3, each way          (default: 20)
 #   PULSE_BENCH_HTTP_JSON        also write the JSON to this file
 # wrk and nginx come from Debian's packages; when missing and running as root, the script
 # installs them with apt-get.
@@ -31,6 +35,7 @@ threads=${PULSE_BENCH_HTTP_THREADS:-2}
 connections=${PULSE_BENCH_HTTP_CONNECTIONS:-32}
 streams=${PULSE_BENCH_HTTP_STREAMS:-256}
 findings=${PULSE_BENCH_HTTP_FINDINGS:-200}
+lock_reads=${PULSE_BENCH_HTTP_LOCK_READS:-20}
 json_out=${PULSE_BENCH_HTTP_JSON:-}
 
 say() { echo "bench-http: $*" >&2; }
@@ -56,19 +61,24 @@ nginx_bin=$(command -v nginx)
 
 # ---- build (Release, the build dir bench.sh uses) ----
 mkdir -p "$build_dir"
-bench_build "$build_dir" "$build_dir/bench-http-build.log" pulse-server seed_findings sse_hold
+bench_build "$build_dir" "$build_dir/bench-http-build.log" pulse-server seed_findings sse_hold hold_write_lock
 server_bin=$build_dir/apps/pulse-server/pulse-server
 seed_bin=$build_dir/tests/bench/seed_findings
 hold_bin=$build_dir/tests/bench/sse_hold
+lock_bin=$build_dir/tests/bench/hold_write_lock
 
 # ---- processes and cleanup ----
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pulse-bench-http-XXXXXX")
 server_pid=""
 nginx_pid=""
 hold_pid=""
+lock_pid=""
+put_pid=""
 
 cleanup() {
   stop_pid "$hold_pid"
+  stop_pid "$put_pid"
+  stop_pid "$lock_pid"
   stop_pid "$nginx_pid"
   stop_pid "$server_pid"
   rm -rf "$tmp"
@@ -236,6 +246,45 @@ kill -TERM "$hold_pid"
 wait "$hold_pid" && streams_ok=true || streams_ok=false
 hold_pid=""
 streams_end=$(sed -n 's/^open //p' "$tmp/hold.out")
+
+# ---- part 3: reads while another process holds the write lock and a server write waits ----
+# One GET at a time; prints "HTTP_CODE SECONDS" per request.
+timed_reads() {
+  for _ in $(seq "$lock_reads"); do
+    curl -sS -o /dev/null -w '%{http_code} %{time_total}\n' -H "$token_header" \
+      "$pulse/api/ai/sessions" || echo "000 0"
+  done
+}
+# median and max of the second column, in ms; the count of non-200 codes.
+read_stats() {
+  sort -k2 -g "$1" | awk '{ t[NR] = $2 * 1000; if ($1 != "200") bad++ }
+    END { printf "%.3f %.3f %d\n", t[int((NR + 1) / 2)], t[NR], bad + 0 }'
+}
+say "timing reads alone, then under another process's write lock"
+timed_reads >"$tmp/reads-free.txt"
+: >"$tmp/lock.out"
+"$lock_bin" --data-dir "$data" --millis 3000 >"$tmp/lock.out" 2>"$tmp/lock.err" &
+lock_pid=$!
+[ -n "$(await_line "$tmp/lock.out" 's/^(locked)$/\1/p' "$lock_pid" 100)" ] ||
+  die "hold_write_lock did not take the lock: $(cat "$tmp/lock.err")"
+# A server write that has to wait for the lock (the server's busy timeout, 5 s, outlasts it).
+curl -sS -o "$tmp/put.body" -w '%{http_code} %{time_total}\n' -X PUT \
+  -H "$token_header" -H 'Content-Type: application/json' \
+  -d '{"intentionallyOffline":false,"neverAutoRemediate":false,"note":"bench-http"}' \
+  "$pulse/api/resources/vm:102/operator-state" >"$tmp/put.txt" &
+put_pid=$!
+sleep 0.3
+timed_reads >"$tmp/reads-locked.txt"
+grep -q '^released' "$tmp/lock.out" && lock_held_throughout=false || lock_held_throughout=true
+wait "$put_pid" || true
+put_pid=""
+wait "$lock_pid" || die "hold_write_lock failed: $(cat "$tmp/lock.err")"
+lock_pid=""
+read -r free_p50 free_max free_bad < <(read_stats "$tmp/reads-free.txt")
+read -r locked_p50 locked_max locked_bad < <(read_stats "$tmp/reads-locked.txt")
+read -r put_code put_secs <"$tmp/put.txt" || true
+put_code=${put_code:-0}
+put_secs=${put_secs:-0}
 load_end=$(loadavg)
 
 server_5xx=$(grep -c ' answered 5' "$tmp/server.log" || true)
@@ -246,6 +295,8 @@ rps_ratio=$(ratio "${rps[manifest]}" "${rps[static]}")
 p99_ratio=$(ratio "${p99[manifest]}" "${p99[static]}")
 p50_ratio=$(ratio "${p50[manifest]}" "${p50[static]}")
 streams_p99_ratio=$(ratio "${p99[healthz-streams]}" "${p99[healthz]}")
+locked_p50_ratio=$(ratio "$locked_p50" "$free_p50")
+locked_max_ratio=$(ratio "$locked_max" "$free_max")
 wrk_version=$(wrk --version 2>&1 | head -n1 | awk '{print $2}' || true)
 nginx_version=$("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')
 
@@ -279,6 +330,10 @@ echo "manifest, pulse-server / nginx: req/s x$rps_ratio, p50 x$p50_ratio, p99 x$
 echo "/healthz p99 with $streams streams open / without: x$streams_p99_ratio" \
   "(server gauge pulse_http_open_streams during the run: ${open_streams:-?};" \
   "streams still open at the end: ${streams_end:-?})"
+echo "GET /api/ai/sessions x$lock_reads, one at a time: alone p50 $free_p50 ms, max $free_max ms;" \
+  "under a foreign write lock with a server write waiting p50 $locked_p50 ms, max $locked_max ms" \
+  "(x$locked_p50_ratio, x$locked_max_ratio; lock held throughout: $lock_held_throughout;" \
+  "the waiting PUT answered $put_code after ${put_secs} s)"
 echo "server log lines for 5xx replies: $server_5xx"
 
 json_run() {
@@ -308,8 +363,14 @@ json=$(
     "$rps_ratio" "$p50_ratio"
   printf '"manifest_p99_pulse_over_nginx":%s,"healthz_p99_streams_over_none":%s},' \
     "$p99_ratio" "$streams_p99_ratio"
-  printf '"open_streams_gauge":%s,"streams_open_at_end":"%s","server_5xx_log_lines":%s}' \
+  printf '"open_streams_gauge":%s,"streams_open_at_end":"%s","server_5xx_log_lines":%s,' \
     "${open_streams:-null}" "${streams_end:-}" "$server_5xx"
+  printf '"reads_under_foreign_lock":{"reads":%s,"alone_p50_ms":%s,"alone_max_ms":%s,' \
+    "$lock_reads" "$free_p50" "$free_max"
+  printf '"locked_p50_ms":%s,"locked_max_ms":%s,"p50_ratio":%s,"max_ratio":%s,' \
+    "$locked_p50" "$locked_max" "$locked_p50_ratio" "$locked_max_ratio"
+  printf '"lock_held_throughout":%s,"waiting_put_status":%s,"waiting_put_seconds":%s}}' \
+    "$lock_held_throughout" "$put_code" "$put_secs"
 )
 echo
 echo "--- json"
@@ -323,8 +384,10 @@ for name in static manifest findings healthz healthz-streams; do
 done
 [ "$streams_ok" = true ] || failed=1
 [ "$server_5xx" = 0 ] || failed=1
+[ "$free_bad" = 0 ] && [ "$locked_bad" = 0 ] && [ "$put_code" = 200 ] || failed=1
 if [ "$failed" != 0 ]; then
-  say "errors during the run (see the errors column, the stream count and the 5xx lines)"
+  say "errors during the run (see the errors column, the stream count, the 5xx lines and" \
+    "the part 3 line: every read and the waiting PUT must answer 200)"
   say "server log tail: $(tail -n5 "$tmp/server.log")"
   exit 1
 fi

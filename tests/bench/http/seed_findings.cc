@@ -1,6 +1,6 @@
 // seed_findings: reports synthetic Patrol findings straight into a pulse-server data dir, so
-// cmake/bench-http.sh measures GET /api/ai/patrol/findings over a list of realistic size (this
-// build runs no Patrol, and no route creates findings). Run it before the server starts.
+// cmake/bench-http.sh measures GET /api/ai/patrol/findings over a list of realistic size (a
+// Patrol run over the demo fleet finds about 5). Run it before the server starts.
 // Usage: seed_findings --data-dir DIR --count N
 // Each finding has its own resource and key, so none merges into another; severities alternate
 // between warning and critical, which the default (active, warning and above) list shows.
