@@ -170,6 +170,7 @@ absl::Status BindAgentRoutes(http::Router& router, ServerContext& ctx) {
   PULSE_RETURN_IF_ERROR(router.Handle("healthz", http::HealthHandler()));
   PULSE_RETURN_IF_ERROR(router.Handle("metrics", [&ctx](const HttpRequest&) {
     ctx.metrics.RefreshActionGauge(ctx.actions);
+    ctx.metrics.RefreshReadPool(ctx.database.ReadPoolStats());
     return HttpReply::Text(ctx.registry.Render(), std::string(http::kPrometheusContentType));
   }));
   PULSE_RETURN_IF_ERROR(

@@ -263,7 +263,7 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *views, loop.get(),
                                   provider_config.has_value() ? &*provider_config : nullptr, *runs,
                                   levels, *bus, *metrics, registry, *patrol,
-                                  *storage->patrol_runs, *scheduler});
+                                  *storage->patrol_runs, *scheduler, *storage->database});
   http::Router router;
   PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));

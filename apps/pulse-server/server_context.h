@@ -16,6 +16,7 @@
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/agent/agent_views.h"
@@ -56,6 +57,7 @@ struct ServerContext {
   core::PatrolService& patrol;
   core::PatrolRunStore& patrol_runs;
   PatrolScheduler& scheduler;
+  const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
 };
 
 // The marker header an external agent adapter sends (wire surface §0.1); its calls act as an

@@ -72,6 +72,19 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Register(
   PULSE_ASSIGN_OR_RETURN(m->events_,
                          registry.AddCounter("pulse_agent_events_total",
                                              "Agent events published, by kind.", {"kind"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->read_connections_,
+      registry.AddGauge("pulse_sqlite_read_connections",
+                        "SQLite read-only connections: open now (state=open) and the bound "
+                        "(state=max; 0 when reads share the writer).",
+                        {"state"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->reader_fallbacks_,
+      registry.AddCounter("pulse_sqlite_reader_fallbacks_total",
+                          "Reads that ran on the writer connection because a read-only "
+                          "connection could not be opened.",
+                          {}));
+  m->reader_fallbacks_->Increment({}, 0);  // shown as 0 from the start, not only once it moves
   return m;
 }
 
@@ -103,6 +116,16 @@ void ServerMetrics::RefreshActionGauge(core::ActionStore& store) {
     if (records.ok()) {
       actions_in_flight_->Set({core::ToString(state)}, static_cast<double>(records->size()));
     }
+  }
+}
+
+void ServerMetrics::RefreshReadPool(const adapters::storage::SqliteReadPoolStats& stats) {
+  read_connections_->Set({"open"}, static_cast<double>(stats.open_readers));
+  read_connections_->Set({"max"}, static_cast<double>(stats.max_readers));
+  std::lock_guard<std::mutex> lock(fallbacks_mu_);
+  if (stats.writer_fallbacks > fallbacks_seen_) {
+    reader_fallbacks_->Increment({}, static_cast<double>(stats.writer_fallbacks - fallbacks_seen_));
+    fallbacks_seen_ = stats.writer_fallbacks;
   }
 }
 

@@ -7,13 +7,16 @@
 // Thread-safe (the registry's families are); RunMetrics is one run's tracker (one thread).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/loop/loop_event.h"
 #include "pulse/core/ports/action_store.h"
@@ -38,6 +41,10 @@ class ServerMetrics {
   // Sets the in-flight action gauge (planned, pending_approval, approved, executing) from the
   // store; at most kActionScanLimit per state are counted. Store errors leave it unchanged.
   void RefreshActionGauge(core::ActionStore& store);
+  // Sets the SQLite read-pool gauges (read connections open, their bound) from `stats` and
+  // advances the fallback counter to stats.writer_fallbacks (reads that ran on the writer
+  // because a read connection could not be opened).
+  void RefreshReadPool(const adapters::storage::SqliteReadPoolStats& stats);
 
  private:
   ServerMetrics() = default;
@@ -49,6 +56,10 @@ class ServerMetrics {
   adapters::http::CounterFamily* action_transitions_ = nullptr;
   adapters::http::GaugeFamily* actions_in_flight_ = nullptr;
   adapters::http::CounterFamily* events_ = nullptr;
+  adapters::http::GaugeFamily* read_connections_ = nullptr;
+  adapters::http::CounterFamily* reader_fallbacks_ = nullptr;
+  std::mutex fallbacks_mu_;
+  std::int64_t fallbacks_seen_ = 0;  // guarded by fallbacks_mu_
 };
 
 // Follows the events of one run and reports its tool calls and its end to ServerMetrics. The

@@ -5,6 +5,7 @@
 // for evidence, the model reads the VM again and answers. The action's detail then shows every
 // lifecycle transition, and the agent event stream saw approval.pending and action.completed.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,16 @@ TEST_CASE("a governed chat plans, waits for approval, executes, verifies and ans
         std::string::npos);
   CHECK(metrics.body.find(R"(pulse_provider_tokens_total{route="openai-compatible:test-model",)"
                           R"(direction="input"} 500)") != std::string::npos);
+  // The reads above ran on the SQLite read pool (1..4 connections), none fell back to the writer.
+  CHECK(metrics.body.find(R"(pulse_sqlite_read_connections{state="max"} 4)") !=
+        std::string::npos);
+  const std::string open_prefix = R"(pulse_sqlite_read_connections{state="open"} )";
+  const std::size_t open_at = metrics.body.find(open_prefix);
+  REQUIRE(open_at != std::string::npos);
+  const int open_readers = std::atoi(metrics.body.c_str() + open_at + open_prefix.size());
+  CHECK(open_readers >= 1);
+  CHECK(open_readers <= 4);
+  CHECK(metrics.body.find("\npulse_sqlite_reader_fallbacks_total 0\n") != std::string::npos);
   CHECK(server.Stop() == "exited 0");
 }
 
