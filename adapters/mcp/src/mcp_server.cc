@@ -180,6 +180,31 @@ core::AgentError ArgumentError(const core::AgentCapability& capability,
   return error;
 }
 
+// The closed-vocabulary code for a failure that came without pulse-server's error envelope
+// (a proxy in front of it, or a body cut short): the transport code its HTTP status means.
+core::AgentErrorCode TransportCodeForStatus(int status) {
+  switch (status) {
+    case 401:
+      return core::AgentErrorCode::kUnauthorized;
+    case 404:
+      return core::AgentErrorCode::kRouteNotFound;
+    case 405:
+      return core::AgentErrorCode::kMethodNotAllowed;
+    case 413:
+      return core::AgentErrorCode::kRequestTooLarge;
+    case 414:
+      return core::AgentErrorCode::kUriTooLong;
+    case 502:
+    case 503:
+    case 504:
+      return core::AgentErrorCode::kServiceUnavailable;
+    default:
+      return status >= 500 ? core::AgentErrorCode::kInternalError
+                           : core::AgentErrorCode::kInvalidRequest;
+  }
+}
+
+
 // The CallToolResult for one reply of pulse-server.
 std::string ToolResult(const PulseReply& reply) {
   const bool ok = reply.status >= 200 && reply.status < 300;
@@ -210,8 +235,9 @@ std::string ToolResult(const PulseReply& reply) {
       w.Value(*body);  // the stable envelope {error, message, details?} as pulse-server sent it
     } else {
       w.StartObject();
-      w.Member("error", "upstream_error");
-      w.Member("message", "pulse-server answered HTTP " + std::to_string(reply.status));
+      w.Member("error", core::ToString(TransportCodeForStatus(reply.status)));
+      w.Member("message", "pulse-server answered HTTP " + std::to_string(reply.status) +
+                              " without an error envelope");
       w.EndObject();
     }
     w.Member("isError", true);

@@ -2,8 +2,11 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fake_pulse_caller.h"
+#include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "rapidjson/schema.h"
@@ -313,12 +316,32 @@ TEST_CASE("a tool result carries the reply, and a refusal is isError with the st
     CHECK(S(result["structuredContent"]["error"]) == "missing_scope");
     CHECK(S(result["structuredContent"]["message"]) == "needs ai:execute");
   }
-  SECTION("a non-JSON failure still gets a code") {
+  SECTION("a non-JSON failure still gets a code from the closed vocabulary") {
     f.caller.Answer(502, "Bad Gateway");
     auto reply = f.Call("tools/call", call);
     CHECK(reply["result"]["isError"].GetBool());
-    CHECK(S(reply["result"]["structuredContent"]["error"]) == "upstream_error");
+    CHECK(S(reply["result"]["structuredContent"]["error"]) == "service_unavailable");
+    CHECK(S(reply["result"]["structuredContent"]["message"]) ==
+          "pulse-server answered HTTP 502 without an error envelope");
     CHECK(S(reply["result"]["content"][0]["text"]) == "Bad Gateway");
+  }
+  SECTION("each envelope-less status maps to its transport code") {
+    const std::vector<std::pair<int, std::string>> cases = {
+        {401, "unauthorized"},      {404, "route_not_found"},   {405, "method_not_allowed"},
+        {413, "request_too_large"}, {414, "uri_too_long"},      {400, "invalid_request"},
+        {418, "invalid_request"},   {500, "internal_error"},    {503, "service_unavailable"},
+        {504, "service_unavailable"}, {599, "internal_error"},
+        // JSON, but not an envelope: an array, or an object without a string "error"
+        {409, "invalid_request"}};
+    for (const auto& [status, code] : cases) {
+      f.caller.Answer(status, status == 409 ? R"({"error":7})" : "<html>oops</html>");
+      auto reply = f.Call("tools/call", call);
+      INFO(status);
+      CHECK(reply["result"]["isError"].GetBool());
+      const std::string got = S(reply["result"]["structuredContent"]["error"]);
+      CHECK(got == code);
+      CHECK(core::ParseAgentErrorCode(got).has_value());
+    }
   }
   SECTION("no reply at all is an isError result naming the route") {
     f.caller.SetHandler([](const PulseRequest&) -> absl::StatusOr<PulseReply> {
