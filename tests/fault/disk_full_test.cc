@@ -123,12 +123,7 @@ TEST_CASE("a full disk under the data dir refuses writes cleanly and loses nothi
     CHECK(r.status == 200);
   }
   for (const std::string& id : {executed_id, second_id}) {
-    const ActionRows rows = ReadActionRows(data, id);
-    CHECK(rows.state == "completed");
-    CHECK(rows.dispatches == 1);
-    CHECK(rows.executing_events == 1);
-    CHECK(rows.terminal_events == 1);
-    CHECK(rows.audit_dispatch_started == 1);
+    CheckRanOnce(data, id, "completed", "");
   }
   CHECK(restarted.Stop() == "exited 0");
 }

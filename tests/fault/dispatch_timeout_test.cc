@@ -128,15 +128,7 @@ TEST_CASE("a fleet dispatch that hangs then times out settles once as inconclusi
   RequireReplayedFailure(engine, action);
   RequireReplayedFailure(other_process, action);
   CHECK(w.fleet.dispatch_calls() == 1);
-  const ActionRows rows = ReadActionRows(w.dir.path(), action.id());
-  CHECK(rows.state == "failed");
-  CHECK(rows.execution_status == "inconclusive");
-  CHECK(rows.dispatches == 1);
-  CHECK(rows.executing_events == 1);
-  CHECK(rows.terminal_events == 1);
-  CHECK(rows.results == 1);
-  CHECK(rows.audit_planned == 1);
-  CHECK(rows.audit_dispatch_started == 1);
+  CheckRanOnce(w.dir.path(), action.id(), "failed", "inconclusive");
   CHECK(CountRows(w.dir.path(),
                   "SELECT count(*) FROM audit_log WHERE event = 'refused' AND code = "
                   "'action_already_executing' AND subject_id = '" +
@@ -169,13 +161,7 @@ TEST_CASE("a fleet dispatch that fails with a deadline is inconclusive and never
   Engine restarted(w.dir.path(), w.fleet, w.clock);
   RequireReplayedFailure(restarted, action);
   CHECK(w.fleet.dispatch_calls() == 1);
-  const ActionRows rows = ReadActionRows(w.dir.path(), action.id());
-  CHECK(rows.state == "failed");
-  CHECK(rows.execution_status == "inconclusive");
-  CHECK(rows.dispatches == 1);
-  CHECK(rows.executing_events == 1);
-  CHECK(rows.terminal_events == 1);
-  CHECK(rows.audit_dispatch_started == 1);
+  CheckRanOnce(w.dir.path(), action.id(), "failed", "inconclusive");
   CHECK(IntegrityCheck(w.dir.path()) == "ok");
 }
 

@@ -91,6 +91,22 @@ ActionRows ReadActionRows(const std::string& data_dir, const std::string& action
   return rows;
 }
 
+void CheckRanOnce(const std::string& data_dir, const std::string& action_id,
+                  const std::string& state, const std::string& execution_status) {
+  const ActionRows rows = ReadActionRows(data_dir, action_id);
+  INFO("action " << action_id);
+  CHECK(rows.state == state);
+  if (!execution_status.empty()) {
+    CHECK(rows.execution_status == execution_status);
+  }
+  CHECK(rows.dispatches == 1);
+  CHECK(rows.executing_events == 1);
+  CHECK(rows.terminal_events == 1);
+  CHECK(rows.results == 1);
+  CHECK(rows.audit_planned == 1);
+  CHECK(rows.audit_dispatch_started == 1);
+}
+
 e2e::Reply PlanAction(int port, const std::string& token, const std::string& request_id,
                       const std::string& resource, const std::string& capability,
                       const std::string& params_json) {

@@ -37,6 +37,11 @@ struct ActionRows {
   std::string execution_status;  // action_results.execution_status ("" when none)
 };
 ActionRows ReadActionRows(const std::string& data_dir, const std::string& action_id);
+// CHECKs that the action ran exactly once and settled: it is in `state`, with
+// `execution_status` (unless empty), one admission (action_dispatches row), one executing and
+// one terminal event, one result, one `planned` and one `dispatch_started` audit row.
+void CheckRanOnce(const std::string& data_dir, const std::string& action_id,
+                  const std::string& state, const std::string& execution_status);
 
 // POST /api/actions/plan for `capability` on `resource` with `request_id`: the reply as is.
 e2e::Reply PlanAction(int port, const std::string& token, const std::string& request_id,

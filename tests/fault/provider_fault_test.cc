@@ -178,11 +178,7 @@ TEST_CASE("a provider 5xx mid-run is retried and the write runs exactly once",
   const std::vector<std::string> ids =
       TextRows(a.dir.path(), "SELECT id FROM actions WHERE resource_id = 'app-container:grafana'");
   REQUIRE(ids.size() == 1);
-  const ActionRows rows = ReadActionRows(a.dir.path(), ids.front());
-  CHECK(rows.state == "completed");
-  CHECK(rows.executing_events == 1);
-  CHECK(rows.terminal_events == 1);
-  CHECK(rows.audit_dispatch_started == 1);
+  CheckRanOnce(a.dir.path(), ids.front(), "completed", "");
   CHECK(a.server->Stop() == "exited 0");
 }
 
@@ -214,11 +210,7 @@ TEST_CASE("a provider disconnect after a write ran keeps the write once and resu
   const std::string action_id =
       TextRows(a.dir.path(), "SELECT id FROM actions WHERE resource_id = 'app-container:grafana'")
           .front();
-  const ActionRows rows = ReadActionRows(a.dir.path(), action_id);
-  CHECK(rows.state == "completed");
-  CHECK(rows.executing_events == 1);
-  CHECK(rows.terminal_events == 1);
-  CHECK(rows.audit_dispatch_started == 1);
+  CheckRanOnce(a.dir.path(), action_id, "completed", "");
 
   // The transcript is intact: the user's message, both calls and both results.
   const Reply session =
