@@ -14,13 +14,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/ports/metrics_history.h"
+#include "time_reporter.h"
 
 namespace {
 
@@ -92,25 +92,7 @@ void BM_Baseline_LeastSquares(benchmark::State& state) {
 }
 BENCHMARK(BM_Baseline_LeastSquares)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
-class TimeReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration && run.iterations > 0) {
-        ns_[run.benchmark_name()] =
-            run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-      }
-    }
-  }
-  double Ns(const std::string& name) const {
-    auto it = ns_.find(name);
-    return it == ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> ns_;
-};
+using pulse::bench::TimeReporter;
 
 }  // namespace
 

@@ -24,7 +24,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +43,7 @@
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_registry.h"
 #include "pulse/testing/fake_clock.h"
+#include "time_reporter.h"
 
 namespace {
 
@@ -277,26 +277,7 @@ void BM_Baseline_CopyManifest(benchmark::State& state) {
 }
 BENCHMARK(BM_Baseline_CopyManifest)->Unit(benchmark::kMicrosecond);
 
-// Prints the console report and remembers each benchmark's real time per iteration (ns).
-class TimeReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration && run.iterations > 0) {
-        ns_[run.benchmark_name()] =
-            run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-      }
-    }
-  }
-  double Ns(const std::string& name) const {
-    auto it = ns_.find(name);
-    return it == ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> ns_;
-};
+using pulse::bench::TimeReporter;
 
 void PrintSummary(const TimeReporter& r) {
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };

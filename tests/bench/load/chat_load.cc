@@ -43,7 +43,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -58,6 +57,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using pulse::bench::PipeProcess;
+using pulse::bench::ReadFile;
 
 constexpr int kWarmupSessions = 10;
 using pulse::bench::ContentAwareProvider;
@@ -67,13 +67,6 @@ constexpr const char* kCompletionsPath = pulse::bench::kChatCompletionsPath;
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "bench_chat_load: %s\n", why.c_str());
   std::exit(1);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 // ---- one session ----
@@ -306,33 +299,13 @@ long RssKib(pid_t pid) {
 }
 
 std::string MintToken(const std::string& dir) {
-  auto process = PipeProcess::Start({PULSE_SERVER_BINARY, "token", "create", "--data-dir", dir,
-                                     "--name", "bench", "--scopes", "*"},
-                                    {}, dir + "/token.log");
-  if (process == nullptr) {
-    Die("cannot run pulse-server token create");
-  }
-  std::optional<std::string> token = process->ReadLine(std::chrono::seconds(20));
-  if (!token.has_value() || token->empty() ||
-      process->CloseAndWait(std::chrono::seconds(20)) != 0) {
-    Die("token create failed: " + ReadFile(dir + "/token.log"));
+  std::string error;
+  std::optional<std::string> token =
+      pulse::bench::MintServerToken(PULSE_SERVER_BINARY, dir, "*", &error);
+  if (!token.has_value()) {
+    Die(error);
   }
   return *token;
-}
-
-// The port from the server's startup line; 0 when it did not print one within 20 s.
-int WaitForPort(const std::string& log) {
-  const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (Clock::now() < deadline) {
-    std::smatch match;
-    const std::string text = ReadFile(log);
-    if (std::regex_search(text, match, listening)) {
-      return std::stoi(match[1].str());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return 0;
 }
 
 double LoadAverage() {
@@ -423,7 +396,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(dir, ignored);
     Die(why);
   };
-  const int port = WaitForPort(log);
+  const int port = pulse::bench::WaitForListeningPort(log, std::chrono::seconds(20));
   if (port == 0) {
     fail("pulse-server did not report its port: " + ReadFile(log));
   }

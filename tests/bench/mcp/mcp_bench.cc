@@ -22,11 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +35,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using pulse::bench::PipeProcess;
+using pulse::bench::ReadFile;
 
 constexpr int kWarmupCalls = 200;
 constexpr int kMeasuredCalls = 3000;
@@ -58,13 +56,6 @@ const std::vector<ReadTool>& ReadTools() {
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "bench_mcp: %s\n", why.c_str());
   std::exit(1);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 struct Percentiles {
@@ -123,16 +114,11 @@ class Rig {
 
  private:
   std::string MintToken() {
-    auto process = PipeProcess::Start({PULSE_SERVER_BINARY, "token", "create", "--data-dir", dir_,
-                                       "--name", "bench", "--scopes", "monitoring:read"},
-                                      {}, dir_ + "/token.log");
-    if (process == nullptr) {
-      Die("cannot run pulse-server token create");
-    }
-    std::optional<std::string> token = process->ReadLine(std::chrono::seconds(20));
-    if (!token.has_value() || token->empty() ||
-        process->CloseAndWait(std::chrono::seconds(20)) != 0) {
-      Die("token create failed: " + ReadFile(dir_ + "/token.log"));
+    std::string error;
+    std::optional<std::string> token =
+        pulse::bench::MintServerToken(PULSE_SERVER_BINARY, dir_, "monitoring:read", &error);
+    if (!token.has_value()) {
+      Die(error);
     }
     return *token;
   }
@@ -145,18 +131,10 @@ class Rig {
     if (server_ == nullptr) {
       Die("cannot start pulse-server");
     }
-    const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      std::smatch match;
-      const std::string text = ReadFile(log);
-      if (std::regex_search(text, match, listening)) {
-        port_ = std::stoi(match[1].str());
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    port_ = pulse::bench::WaitForListeningPort(log, std::chrono::seconds(20));
+    if (port_ == 0) {
+      Die("pulse-server did not report its port: " + ReadFile(log));
     }
-    Die("pulse-server did not report its port: " + ReadFile(log));
   }
 
   void StartMcp() {

@@ -9,6 +9,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -149,6 +152,47 @@ int PipeProcess::CloseAndWait(std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::optional<std::string> MintServerToken(const std::string& server_binary,
+                                           const std::string& dir, const std::string& scopes,
+                                           std::string* error) {
+  const std::string log = dir + "/token.log";
+  auto process = PipeProcess::Start(
+      {server_binary, "token", "create", "--data-dir", dir, "--name", "bench", "--scopes", scopes},
+      {}, log);
+  if (process == nullptr) {
+    *error = "cannot run pulse-server token create";
+    return std::nullopt;
+  }
+  std::optional<std::string> token = process->ReadLine(std::chrono::seconds(20));
+  if (!token.has_value() || token->empty() ||
+      process->CloseAndWait(std::chrono::seconds(20)) != 0) {
+    *error = "token create failed: " + ReadFile(log);
+    return std::nullopt;
+  }
+  return token;
+}
+
+int WaitForListeningPort(const std::string& log, std::chrono::milliseconds timeout) {
+  const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch match;
+    const std::string text = ReadFile(log);
+    if (std::regex_search(text, match, listening)) {
+      return std::stoi(match[1].str());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
 }
 
 }  // namespace pulse::bench
