@@ -24,7 +24,7 @@ max_len=${PULSE_FUZZ_MAX_LEN:-4096}
 jobs=${PULSE_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 seed=${PULSE_FUZZ_SEED:-1}
 all_targets="exec_classifier tool_arguments openai_stream ollama_stream anthropic_stream
-gemini_stream mcp_message http_body"
+gemini_stream mcp_message http_body secret_redactor"
 targets=${PULSE_FUZZ_TARGETS:-$all_targets}
 
 if [ "${PULSE_FUZZ_SKIP_BUILD:-0}" != 1 ]; then

@@ -476,6 +476,7 @@ absl::StatusOr<core::ExecOutput> DemoFleet::RunReadOnlyCommand(std::string_view 
     host = &world_->resources.at(host->base.parent_id);
   }
   core::ExecOutput out = internal::SimulateCommand(*world_, *host, verdict.argv, now);
+  out.output = core::MaskExecOutput(verdict.argv, out.output);
   out.simulated = true;
   if (out.output.size() > core::kMaxExecOutputBytes) {
     out.output.resize(core::kMaxExecOutputBytes);

@@ -17,6 +17,38 @@
 #include "pulse/core/status_macros.h"
 
 namespace pulse::adapters::agents {
+namespace {
+
+// A file a reader may open: under the readable roots, or distribution data that /etc links
+// into (/etc/os-release -> /usr/lib/os-release, /etc/localtime -> /usr/share/zoneinfo/...).
+bool IsReadableTarget(std::string_view canonical) {
+  const bool system_data =
+      (canonical.rfind("/usr/lib/", 0) == 0 || canonical.rfind("/usr/share/", 0) == 0) &&
+      !core::IsSensitiveExecPath(canonical);
+  return system_data || core::IsReadableExecPath(canonical);
+}
+
+// The program printed the descriptor paths it was given (wc's totals, head's ==> headers,
+// error messages): show the operands the command named instead.
+std::string RestoreOperandNames(std::string_view output, const core::ExecVerdict& verdict) {
+  std::string out(output);
+  for (std::size_t i = verdict.file_operands.size(); i > 0; --i) {
+    const std::string fd_path = internal::PassedFdPath(i - 1);
+    const std::string& name = verdict.argv[verdict.file_operands[i - 1]];
+    for (std::size_t at = out.find(fd_path); at != std::string::npos; at = out.find(fd_path, at)) {
+      const std::size_t end = at + fd_path.size();
+      if (end < out.size() && out[end] >= '0' && out[end] <= '9') {
+        at = end;  // /proc/self/fd/31 is not /proc/self/fd/3
+        continue;
+      }
+      out.replace(at, fd_path.size(), name);
+      at += name.size();
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 // ---- dispatch and observation -----------------------------------------------------------
 
@@ -177,40 +209,18 @@ absl::StatusOr<core::ExecOutput> LocalHostFleet::RunReadOnlyCommand(std::string_
   }
   // Every local resource runs its commands on the node; the id only has to exist.
   PULSE_RETURN_IF_ERROR(GetResource(resource_id).status());
-  // Symbolic links must not lead a file reader out of the readable roots.
-  std::size_t program = 0;
-  if (verdict.argv[0] == "timeout") {
-    program = verdict.argv.size();
-    for (std::size_t i = 1; i < verdict.argv.size(); ++i) {
-      const std::string& a = verdict.argv[i];
-      if (a == "-k" || a == "--kill-after") {
-        ++i;
-      } else if (a[0] != '-') {
-        program = i + 1;  // the word after the duration
-        break;
-      }
-    }
-  }
-  const std::string& name = program < verdict.argv.size() ? verdict.argv[program] : verdict.argv[0];
-  if (name == "cat" || name == "head" || name == "tail" || name == "wc") {
-    for (std::size_t i = program + 1; i < verdict.argv.size(); ++i) {
-      const std::string& operand = verdict.argv[i];
-      if (operand.empty() || operand[0] != '/') {
-        continue;
-      }
-      std::array<char, PATH_MAX> resolved{};
-      if (realpath(operand.c_str(), resolved.data()) == nullptr) {
-        continue;  // the program reports the missing file itself
-      }
-      const std::string real = resolved.data();
-      const bool system_data =
-          (real.rfind("/usr/lib/", 0) == 0 || real.rfind("/usr/share/", 0) == 0) &&
-          !core::IsSensitiveExecPath(real);
-      if (!core::IsReadableExecPath(real) && !system_data) {
-        return absl::PermissionDeniedError(fmt::format(
-            "sensitive_path: {} resolves to {}, outside the readable roots", operand, real));
-      }
-    }
+  std::vector<std::string> argv = verdict.argv;
+  // Each file operand is resolved and opened here, then read by the program through the
+  // descriptor it inherits: a link cannot lead it out of the roots, and nothing can be
+  // swapped in between the check and the read.
+  std::vector<internal::CheckedFile> files;
+  std::vector<int> fds;
+  for (const std::size_t index : verdict.file_operands) {
+    PULSE_ASSIGN_OR_RETURN(internal::CheckedFile file,
+                           internal::OpenCheckedFile(verdict.argv[index], IsReadableTarget));
+    argv[index] = internal::PassedFdPath(files.size());
+    fds.push_back(file.fd.get());
+    files.push_back(std::move(file));
   }
   std::optional<std::string> path = internal::FindProgram(verdict.argv[0]);
   core::ExecOutput out;
@@ -219,13 +229,12 @@ absl::StatusOr<core::ExecOutput> LocalHostFleet::RunReadOnlyCommand(std::string_
     out.output = fmt::format("{}: command not found\n", verdict.argv[0]);
     return out;
   }
-  std::vector<std::string> argv = verdict.argv;
   argv[0] = *path;
   PULSE_ASSIGN_OR_RETURN(
       internal::ProcessResult run,
-      internal::RunProcess(argv, options_.command_timeout, core::kMaxExecOutputBytes));
+      internal::RunProcess(argv, options_.command_timeout, core::kMaxExecOutputBytes, fds));
   out.exit_code = run.timed_out ? 124 : run.exit_code;
-  out.output = std::move(run.output);
+  out.output = core::MaskExecOutput(verdict.argv, RestoreOperandNames(run.output, verdict));
   out.truncated = run.truncated;
   return out;
 }

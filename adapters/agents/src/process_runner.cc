@@ -10,6 +10,9 @@
 
 #include <array>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
@@ -17,24 +20,9 @@
 namespace pulse::adapters::agents::internal {
 namespace {
 
-// Closes a descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { Reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void Reset() {
-    if (fd_ >= 0) {
-      close(fd_);
-    }
-    fd_ = -1;
-  }
+using Fd = UniqueFd;
 
- private:
-  int fd_;
-};
+constexpr std::size_t kMaxPassedFds = 64;
 
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) {
@@ -56,6 +44,69 @@ int MillisUntil(absl::Time deadline) {
 
 }  // namespace
 
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void UniqueFd::Reset() {
+  if (fd_ >= 0) {
+    close(fd_);
+  }
+  fd_ = -1;
+}
+
+std::string PassedFdPath(std::size_t i) { return "/proc/self/fd/" + std::to_string(3 + i); }
+
+absl::StatusOr<CheckedFile> OpenCheckedFile(std::string_view operand,
+                                            bool (*allowed)(std::string_view canonical)) {
+  const std::string shown(operand);
+  // The child runs in "/": that is where a relative operand starts.
+  const std::string framed = !operand.empty() && operand[0] == '/' ? shown : "/" + shown;
+  std::array<char, PATH_MAX> resolved{};
+  if (realpath(framed.c_str(), resolved.data()) == nullptr) {
+    return absl::PermissionDeniedError("sensitive_path: " + shown + " cannot be resolved (" +
+                                       std::strerror(errno) +
+                                       "); a file that cannot be resolved is not read");
+  }
+  CheckedFile file;
+  file.path = resolved.data();
+  if (!allowed(file.path)) {
+    return absl::PermissionDeniedError("sensitive_path: " + shown + " resolves to " + file.path +
+                                       ", outside the readable roots");
+  }
+  // Walk the canonical path without following any link: it has none, unless one was swapped
+  // in since realpath, and then the open fails.
+  Fd dir(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::size_t start = 1;
+  while (dir.get() >= 0) {
+    const std::size_t slash = file.path.find('/', start);
+    const std::string part = file.path.substr(start, slash - start);
+    if (slash == std::string::npos) {
+      file.fd = Fd(openat(dir.get(), part.c_str(),
+                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+      break;
+    }
+    dir = Fd(openat(dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    start = slash + 1;
+  }
+  struct stat st {};
+  if (file.fd.get() < 0 || fstat(file.fd.get(), &st) != 0) {
+    return absl::PermissionDeniedError("sensitive_path: " + shown + " (" + file.path +
+                                       ") cannot be opened without following a link (" +
+                                       std::strerror(errno) + ")");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::PermissionDeniedError("sensitive_path: " + shown + " (" + file.path +
+                                       ") is not a regular file");
+  }
+  return file;
+}
+
 std::optional<std::string> FindProgram(std::string_view name) {
   if (name.empty() || name.find('/') != std::string_view::npos) {
     return std::nullopt;
@@ -71,10 +122,27 @@ std::optional<std::string> FindProgram(std::string_view name) {
 }
 
 absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
-                                         absl::Duration timeout, std::size_t max_output) {
+                                         absl::Duration timeout, std::size_t max_output,
+                                         const std::vector<int>& pass_fds) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
     return absl::InvalidArgumentError("the program must be given by its absolute path");
   }
+  if (pass_fds.size() > kMaxPassedFds) {
+    return absl::InvalidArgumentError("too many descriptors for one child");
+  }
+  // Copies above every target number (3 .. 3 + n - 1), so placing one never closes another.
+  std::vector<Fd> passed;
+  for (const int fd : pass_fds) {
+    passed.emplace_back(fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(3 + pass_fds.size())));
+    if (passed.back().get() < 0) {
+      return absl::UnavailableError("cannot pass a descriptor to the child");
+    }
+  }
+  std::array<int, kMaxPassedFds> passed_numbers{};
+  for (std::size_t i = 0; i < passed.size(); ++i) {
+    passed_numbers[i] = passed[i].get();
+  }
+  const std::size_t passed_count = passed.size();
   // Everything the child needs is prepared before fork: after it, only async-signal-safe
   // calls are allowed (the server is multi-threaded).
   std::vector<char*> args;
@@ -111,7 +179,14 @@ absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
         dup2(write_end.get(), STDERR_FILENO) < 0) {
       _exit(126);
     }
-    syscall(SYS_close_range, 3U, ~0U, 0U);  // descriptors the server opened without CLOEXEC
+    for (std::size_t i = 0; i < passed_count; ++i) {
+      // dup2 clears close-on-exec on the copy.
+      if (dup2(passed_numbers[i], static_cast<int>(3 + i)) < 0) {
+        _exit(126);
+      }
+    }
+    // Descriptors the server opened without CLOEXEC.
+    syscall(SYS_close_range, static_cast<unsigned>(3 + passed_count), ~0U, 0U);
     if (chdir("/") != 0) {
       _exit(126);
     }

@@ -1,58 +1,15 @@
 #include "pulse/core/auth/secret_redactor.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
 
+#include "redactor_scan.h"
+
 namespace pulse::core {
+namespace redact_internal {
 namespace {
-
-// One recognised secret: [begin, end) is replaced; the text before `begin` is kept.
-struct Secret {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-};
-
-bool IsAlnum(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-bool IsUpperOrDigit(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-// Characters of an assignment key or flag name: `db.password`, `--api-key`, `X-API-Token`.
-bool IsKeyChar(char c) { return IsAlnum(c) || c == '_' || c == '-' || c == '.'; }
-// Characters of provider key bodies (base64url plus the separators vendors use).
-bool IsKeyBodyChar(char c) { return IsAlnum(c) || c == '_' || c == '-'; }
-// Characters of a bearer credential (RFC 6750 b64token, plus JWT dots).
-bool IsBearerChar(char c) {
-  return IsAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
-         c == '=';
-}
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-bool IsWhitespace(char c) { return IsSpace(c) || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool StartsWithAt(std::string_view text, std::size_t i, std::string_view prefix) {
-  return text.size() - i >= prefix.size() && text.substr(i, prefix.size()) == prefix;
-}
-
-// Case-insensitive: `lower_prefix` must be lowercase.
-bool StartsWithNoCase(std::string_view text, std::size_t i, std::string_view lower_prefix) {
-  if (text.size() - i < lower_prefix.size()) {
-    return false;
-  }
-  for (std::size_t k = 0; k < lower_prefix.size(); ++k) {
-    if (Lower(text[i + k]) != lower_prefix[k]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::size_t SkipWhile(std::string_view text, std::size_t i, bool (*pred)(char)) {
-  while (i < text.size() && pred(text[i])) {
-    ++i;
-  }
-  return i;
-}
 
 // ---- fixed-format credentials -------------------------------------------------------------
 
@@ -163,32 +120,82 @@ std::optional<Secret> PrivateKeyBlock(std::string_view text, std::size_t i) {
 
 // ---- assignments and flags ---------------------------------------------------------------
 
-constexpr std::array<std::string_view, 15> kSensitiveKeySuffixes = {
-    "password",    "passwd",     "passphrase",  "secret",        "token",
-    "api_key",     "apikey",     "access_key",  "accesskey",     "secret_key",
-    "private_key", "credential", "credentials", "authorization",
+constexpr std::array<std::string_view, 23> kSensitiveKeySuffixes = {
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "secret_key",
+    "private_key",
+    "credential",
+    "credentials",
     "_pwd",  // MYSQL_PWD, DB_PWD (a bare PWD is the working directory)
+    "psk",   // wpa_supplicant and NetworkManager Wi-Fi keys: psk=, wpa-psk
+    "wep_key0",
+    "wep_key1",
+    "wep_key2",
+    "wep_key3",          // NetworkManager wep-key0..3
+    "key_data",          // kubeconfig client-key-data
+    "certificate_data",  // kubeconfig client-certificate-data (the pair of the key)
+    "identitytoken",     // docker config.json (also ends in token; listed for the docs)
+    "authorization",     // only as a header name, see IsAuthorizationKey
 };
 
-// The key's lowercase form with '-' and '.' read as '_' ends with a sensitive suffix.
+// The key's lowercase form with '-' and '.' read as '_'.
+char Normalized(char c) {
+  c = Lower(c);
+  return (c == '-' || c == '.') ? '_' : c;
+}
+
+bool EndsWithNormalized(std::string_view key, std::string_view suffix) {
+  if (key.size() < suffix.size()) {
+    return false;
+  }
+  const std::string_view tail = key.substr(key.size() - suffix.size());
+  for (std::size_t k = 0; k < suffix.size(); ++k) {
+    if (Normalized(tail[k]) != suffix[k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `Authorization` and the header names that carry it (`Proxy-Authorization`,
+// `HTTP_AUTHORIZATION`, `X-Authorization`) name credentials; a policy field such as
+// `auto_authorization` / `autoAuthorization` names a class of approval the model must see.
+bool IsAuthorizationKey(std::string_view key) {
+  constexpr std::string_view kWord = "authorization";
+  std::string prefix;
+  for (const char c : key.substr(0, key.size() - kWord.size())) {
+    prefix.push_back(Normalized(c));
+  }
+  while (!prefix.empty() && prefix.back() == '_') {
+    prefix.pop_back();
+  }
+  while (!prefix.empty() && prefix.front() == '_') {
+    prefix.erase(0, 1);  // --authorization, _authorization
+  }
+  constexpr std::array<std::string_view, 7> kHeaderPrefixes = {
+      "", "proxy", "http", "x", "http_proxy", "x_proxy", "upstream"};
+  for (std::string_view allowed : kHeaderPrefixes) {
+    if (prefix == allowed) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The key ends with a sensitive suffix. Only the ending counts: `PGPASSWORD` and
+// `clientSecret` are keys of secrets, `max_tokens` is not.
 bool IsSensitiveKey(std::string_view key) {
   for (std::string_view suffix : kSensitiveKeySuffixes) {
-    if (key.size() < suffix.size()) {
-      continue;
-    }
-    const std::string_view tail = key.substr(key.size() - suffix.size());
-    bool same = true;
-    for (std::size_t k = 0; k < suffix.size() && same; ++k) {
-      char c = Lower(tail[k]);
-      if (c == '-' || c == '.') {
-        c = '_';
-      }
-      same = c == suffix[k];
-    }
-    // Only the ending counts: `PGPASSWORD` and `clientSecret` are keys of secrets,
-    // `max_tokens` is not.
-    if (same) {
-      return true;
+    if (EndsWithNormalized(key, suffix)) {
+      return suffix != "authorization" || IsAuthorizationKey(key);
     }
   }
   return false;
@@ -204,7 +211,8 @@ bool EndsWithNoCase(std::string_view text, std::string_view lower_suffix) {
 // parameter is the cheaper mistake).
 bool IsNotQuoteOrSpace(char c) { return !IsWhitespace(c) && c != '"' && c != '\''; }
 
-// The value span starting at `k` (quoted or bare); nullopt when empty.
+}  // namespace
+
 std::optional<Secret> ValueAt(std::string_view text, std::size_t k) {
   if (k >= text.size()) {
     return std::nullopt;
@@ -258,6 +266,8 @@ std::optional<Secret> ValueAt(std::string_view text, std::size_t k) {
   return Secret{k, end};
 }
 
+namespace {
+
 bool IsAuthScheme(std::string_view word) {
   constexpr std::array<std::string_view, 7> kSchemes = {"bearer",    "basic",  "token", "digest",
                                                         "negotiate", "apikey", "ntlm"};
@@ -291,13 +301,55 @@ Secret SkipAuthScheme(std::string_view text, Secret value) {
   return value;
 }
 
+bool EqualsNoCase(std::string_view text, std::string_view lower) {
+  return text.size() == lower.size() && StartsWithNoCase(text, 0, lower);
+}
+
+// Keys too generic to name a secret by themselves, whose value is one when it has a
+// secret's shape: Ceph keyrings' `key = AQB...==`, docker config.json's `"auth": "<base64>"`.
+enum class ShapedKey { kNone, kCephKey, kDockerAuth };
+
+ShapedKey ShapedKeyOf(std::string_view key) {
+  if (EqualsNoCase(key, "key")) {
+    return ShapedKey::kCephKey;
+  }
+  if (EqualsNoCase(key, "auth")) {
+    return ShapedKey::kDockerAuth;
+  }
+  return ShapedKey::kNone;
+}
+
+// Base64 of at least `min` characters; `mixed` also asks for an upper, a lower and a digit
+// (so a long plain word such as ActiveEnterTimestamp is not taken for a key).
+bool LooksLikeBase64Secret(std::string_view value, std::size_t min, bool mixed) {
+  if (value.size() < min) {
+    return false;
+  }
+  bool upper = false;
+  bool lower = false;
+  bool digit = false;
+  for (const char c : value) {
+    if (!IsBase64Char(c)) {
+      return false;
+    }
+    upper = upper || (c >= 'A' && c <= 'Z');
+    lower = lower || (c >= 'a' && c <= 'z');
+    digit = digit || (c >= '0' && c <= '9');
+  }
+  return !mixed || (upper && lower && digit);
+}
+
 // `key=value`, `key: value`, `"key": "value"`, `--flag value`, `--flag=value` where the key
 // names a secret. `key_end` receives the end of the key run (to skip re-scanning it).
 std::optional<Secret> SensitiveAssignment(std::string_view text, std::size_t i,
                                           std::size_t& key_end) {
   key_end = SkipWhile(text, i, IsKeyChar);
   const std::string_view key = text.substr(i, key_end - i);
-  if (key.empty() || !IsSensitiveKey(key)) {
+  if (key.empty()) {
+    return std::nullopt;
+  }
+  const ShapedKey shaped = IsSensitiveKey(key) ? ShapedKey::kNone : ShapedKeyOf(key);
+  if (shaped == ShapedKey::kNone && !IsSensitiveKey(key)) {
     return std::nullopt;
   }
   std::size_t k = key_end;
@@ -319,6 +371,14 @@ std::optional<Secret> SensitiveAssignment(std::string_view text, std::size_t i,
   }
   if (!value.has_value()) {
     return std::nullopt;
+  }
+  const std::string_view shown = text.substr(value->begin, value->end - value->begin);
+  if (shaped == ShapedKey::kCephKey && !LooksLikeBase64Secret(shown, 16, true)) {
+    return std::nullopt;
+  }
+  if (shaped == ShapedKey::kDockerAuth && (value->begin == 0 || text[value->begin - 1] != '"' ||
+                                           !LooksLikeBase64Secret(shown, 8, false))) {
+    return std::nullopt;  // only a quoted string: `"auth": {...}` is structure, not a secret
   }
   if (EndsWithNoCase(key, "authorization")) {
     return SkipAuthScheme(text, *value);
@@ -430,11 +490,7 @@ std::optional<Secret> UrlPassword(std::string_view text, std::size_t i) {
   return std::nullopt;
 }
 
-}  // namespace
-
-bool NamesSecret(std::string_view name) { return IsSensitiveKey(name); }
-
-std::string RedactSecrets(std::string_view text) {
+std::string Redact(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   std::size_t copied = 0;
@@ -449,8 +505,18 @@ std::string RedactSecrets(std::string_view text) {
     if (IsCommandSeparator(text[i])) {
       command = nullptr;
     }
-    if (text[i] == ':') {
+    if (IsLineStart(text, i) && text[i] != '"') {
+      secret = PgpassPassword(text, i);
+      if (!secret.has_value()) {
+        secret = SaslPassword(text, i);
+      }
+    }
+    if (secret.has_value()) {
+      // a .pgpass line
+    } else if (text[i] == ':') {
       secret = UrlPassword(text, i);
+    } else if (text[i] == '$') {
+      secret = CryptHash(text, i);
     } else if (i == 0 || !IsKeyChar(text[i - 1])) {
       if (command != nullptr) {
         secret = PasswordFlagValue(text, i, *command);
@@ -474,6 +540,12 @@ std::string RedactSecrets(std::string_view text) {
       if (!secret.has_value()) {
         secret = BearerCredential(text, i);
       }
+      if (!secret.has_value()) {
+        secret = CephSecret(text, i);
+      }
+      if (!secret.has_value()) {
+        secret = NetrcPassword(text, i);
+      }
       if (!secret.has_value() && i >= key_skip) {
         std::size_t key_end = i;
         secret = SensitiveAssignment(text, i, key_end);
@@ -494,5 +566,12 @@ std::string RedactSecrets(std::string_view text) {
   out.append(text.substr(copied));
   return out;
 }
+
+}  // namespace
+}  // namespace redact_internal
+
+bool NamesSecret(std::string_view name) { return redact_internal::IsSensitiveKey(name); }
+
+std::string RedactSecrets(std::string_view text) { return redact_internal::Redact(text); }
 
 }  // namespace pulse::core

@@ -1,5 +1,6 @@
-// The exec classifier: tokenizing, the path rules, the refusal table and the public entry
-// points. Per-program rules live in exec_program_rules.cc, the option parser in exec_options.cc.
+// The exec classifier: tokenizing, the refusal table and the public entry points. Per-program
+// rules live in exec_program_rules.cc, the option parser in exec_options.cc, the path rules and
+// output masking in exec_paths.cc.
 #include "pulse/core/tools/exec_classifier.h"
 
 #include <algorithm>
@@ -129,84 +130,13 @@ Check Tokenize(std::string_view text, std::vector<std::string>* words) {
   return std::nullopt;
 }
 
-// ---- paths ------------------------------------------------------------------------------
-
 }  // namespace
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
-namespace {
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// Splits an absolute path into components; nullopt unless it is absolute and normalized (no
-// empty, "." or ".." component; one trailing '/' is tolerated).
-std::optional<std::vector<std::string_view>> Components(std::string_view path) {
-  if (path.empty() || path.front() != '/') {
-    return std::nullopt;
-  }
-  std::vector<std::string_view> parts;
-  std::size_t start = 1;
-  while (start < path.size()) {
-    const std::size_t slash = path.find('/', start);
-    const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
-    const std::string_view part = path.substr(start, end - start);
-    const bool trailing = slash != std::string_view::npos && slash + 1 == path.size();
-    if (part.empty() || part == "." || part == "..") {
-      return std::nullopt;
-    }
-    parts.push_back(part);
-    if (slash == std::string_view::npos || trailing) {
-      break;
-    }
-    start = slash + 1;
-  }
-  return parts;
-}
-
-}  // namespace
-
-bool IsAbsolutePath(std::string_view path) { return Components(path).has_value(); }
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-bool IsSensitiveComponent(std::string_view raw) {
-  const std::string part = Lower(raw);
-  static constexpr std::array<std::string_view, 12> kNamed = {
-      "shadow",  "shadow-", "gshadow", "gshadow-",  "sudoers",   "sudoers.d",
-      "private", "priv",    "secrets", "wireguard", "credstore", "credstore.encrypted"};
-  if (std::find(kNamed.begin(), kNamed.end(), part) != kNamed.end()) {
-    return true;
-  }
-  static constexpr std::array<std::string_view, 5> kContains = {"secret", "token", "password",
-                                                                "credential", "private"};
-  for (std::string_view word : kContains) {
-    if (part.find(word) != std::string::npos) {
-      return true;
-    }
-  }
-  static constexpr std::array<std::string_view, 8> kSuffixes = {".key", "_key", "-key",    ".pem",
-                                                                ".p12", ".pfx", ".keytab", ".gpg"};
-  for (std::string_view suffix : kSuffixes) {
-    if (EndsWith(part, suffix)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // Programs refused with a specific reason (everything unlisted is refused generically).
 struct Known {
@@ -387,43 +317,20 @@ ExecVerdict ClassifyExecCommand(std::string_view command) {
   verdict.allowed = true;
   verdict.refusal = ExecRefusal::kNone;
   verdict.reason = "read-only";
-  verdict.argv = std::move(words);
-  return verdict;
-}
-
-bool IsSensitiveExecPath(std::string_view path) {
-  std::optional<std::vector<std::string_view>> parts = exec_internal::Components(path);
-  if (!parts.has_value()) {
-    return true;  // not even a normalized path: treat as unsafe
-  }
-  for (std::string_view part : *parts) {
-    if (exec_internal::IsSensitiveComponent(part)) {
-      return true;
-    }
-  }
-  if (!parts->empty() && (*parts)[0] == "proc") {
-    static constexpr std::array<std::string_view, 13> kProcViews = {
-        "environ",   "mem",  "kcore",   "kmsg",  "pagemap",       "fd",        "fdinfo",
-        "map_files", "auxv", "syscall", "stack", "sysrq-trigger", "clear_refs"};
-    for (std::string_view part : *parts) {
-      if (std::find(kProcViews.begin(), kProcViews.end(), part) != kProcViews.end()) {
-        return true;
+  // The file readers' operands are exactly their words that start with '/': every operand
+  // passed IsReadableExecPath, and their only valued options take counts.
+  const std::size_t program = exec_internal::ProgramIndex(words);
+  static constexpr std::array<std::string_view, 4> kFileReaders = {"cat", "head", "tail", "wc"};
+  if (program < words.size() &&
+      std::find(kFileReaders.begin(), kFileReaders.end(), words[program]) != kFileReaders.end()) {
+    for (std::size_t i = program + 1; i < words.size(); ++i) {
+      if (words[i].front() == '/') {
+        verdict.file_operands.push_back(i);
       }
     }
   }
-  return false;
-}
-
-bool IsReadableExecPath(std::string_view path) {
-  std::optional<std::vector<std::string_view>> parts = exec_internal::Components(path);
-  if (!parts.has_value() || parts->empty() || path.back() == '/') {
-    return false;
-  }
-  const std::string_view root = (*parts)[0];
-  const bool under_root = root == "proc" || root == "sys" || root == "etc" ||
-                          (root == "var" && parts->size() >= 2 && (*parts)[1] == "log");
-  const std::size_t min_depth = root == "var" ? 3 : 2;
-  return under_root && parts->size() >= min_depth && !IsSensitiveExecPath(path);
+  verdict.argv = std::move(words);
+  return verdict;
 }
 
 const std::vector<std::string_view>& ExecAllowedPrograms() {

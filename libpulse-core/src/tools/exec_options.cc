@@ -54,7 +54,13 @@ Problem NotAllowed(std::string_view program, std::string_view option) {
 }
 
 Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
-                std::vector<std::string>* operands) {
+                std::vector<std::string>* operands,
+                std::vector<std::pair<std::string, std::string>>* options) {
+  const auto seen = [options](std::string_view name, std::string_view value) {
+    if (options != nullptr) {
+      options->emplace_back(std::string(name), std::string(value));
+    }
+  };
   const std::string_view program = argv[0];
   bool options_done = false;
   for (std::size_t i = first; i < argv.size(); ++i) {
@@ -78,15 +84,18 @@ Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
         if (eq != std::string_view::npos) {
           return Unsafe(Cat(program, ": option ", name, " takes no value"));
         }
+        seen(name, "");
         continue;
       }
       if (eq != std::string_view::npos) {
         if (Check bad = CheckValue(program, *opt, a.substr(eq + 1), false)) {
           return bad;
         }
+        seen(name, a.substr(eq + 1));
         continue;
       }
       if (opt->val == Val::kOptional) {
+        seen(name, "");
         continue;
       }
       if (i + 1 >= argv.size()) {
@@ -95,6 +104,7 @@ Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
       if (Check bad = CheckValue(program, *opt, argv[++i], true)) {
         return bad;
       }
+      seen(name, argv[i]);
       continue;
     }
     for (std::size_t j = 1; j < a.size(); ++j) {
@@ -104,6 +114,7 @@ Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
         return NotAllowed(program, name);
       }
       if (opt->val == Val::kNone) {
+        seen(name, "");
         continue;
       }
       const std::string_view rest = a.substr(j + 1);
@@ -111,6 +122,7 @@ Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
         if (Check bad = CheckValue(program, *opt, rest, false)) {
           return bad;
         }
+        seen(name, rest);
       } else if (opt->val != Val::kOptional) {
         if (i + 1 >= argv.size()) {
           return Unsafe(Cat(program, ": option ", name, " needs a value"));
@@ -118,6 +130,9 @@ Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
         if (Check bad = CheckValue(program, *opt, argv[++i], true)) {
           return bad;
         }
+        seen(name, argv[i]);
+      } else {
+        seen(name, "");
       }
       break;
     }

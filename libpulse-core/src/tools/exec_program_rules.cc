@@ -331,6 +331,52 @@ Check JournalctlRule(const Argv& argv) {
   return std::nullopt;
 }
 
+bool NamesSecretProperty(std::string_view property) {
+  std::string lower(property);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; });
+  return lower.find("environment") != std::string::npos ||
+         lower.find("credential") != std::string::npos;
+}
+
+// `--value` (and -P, which is -p NAME --value) prints property values without their names, so
+// the output can no longer be masked by name (MaskExecOutput): allowed only for properties
+// named explicitly, none of them an environment or credential property.
+Check ValueOnlyProperties(const std::vector<std::pair<std::string, std::string>>& options) {
+  bool value_only = false;
+  for (const auto& option : options) {
+    value_only = value_only || option.first == "--value" || option.first == "-P";
+  }
+  if (!value_only) {
+    return std::nullopt;  // every property is printed with its name, so it is masked by name
+  }
+  bool named = false;
+  for (const auto& [name, value] : options) {
+    if (name != "-p" && name != "--property" && name != "-P") {
+      continue;
+    }
+    std::string_view list = value;
+    while (!list.empty()) {
+      const std::size_t comma = list.find(',');
+      const std::string_view property = list.substr(0, comma);
+      if (!property.empty()) {
+        named = true;
+      }
+      if (NamesSecretProperty(property)) {
+        return Unsafe(Cat("systemctl: property ", property,
+                          " holds secrets; it is shown only masked (without --value or -P)"));
+      }
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  if (!named) {
+    return Unsafe(
+        "systemctl: --value prints every property unnamed (environment values unmasked); "
+        "name the properties with -p");
+  }
+  return std::nullopt;
+}
+
 Check SystemctlRule(const Argv& argv) {
   static constexpr std::string_view kOutputs[] = {
       "short", "short-iso", "short-precise", "cat", "json", "json-pretty", "verbose", "with-unit"};
@@ -348,7 +394,11 @@ Check SystemctlRule(const Argv& argv) {
       "status",       "show",      "list-units", "list-unit-files", "list-timers",
       "list-sockets", "is-active", "is-enabled", "is-failed"};
   std::vector<std::string> operands;
-  if (Check bad = SplitArgs(argv, 1, kOpts, &operands)) {
+  std::vector<std::pair<std::string, std::string>> options;
+  if (Check bad = SplitArgs(argv, 1, kOpts, &operands, &options)) {
+    return bad;
+  }
+  if (Check bad = ValueOnlyProperties(options)) {
     return bad;
   }
   // With no verb systemctl lists units, which is read-only.
@@ -520,7 +570,9 @@ bool IsDuration(std::string_view s) {
   return IsDigits(s.substr(0, dot)) && IsDigits(s.substr(dot + 1));
 }
 
-Check TimeoutRule(const Argv& argv) {
+// The index of timeout's duration: past --preserve-status and -k/--kill-after DURATION. Sets
+// `bad` to the first option it does not accept.
+std::size_t TimeoutDurationIndex(const Argv& argv, std::string_view* bad) {
   std::size_t i = 1;
   while (i < argv.size() && StartsWith(argv[i], "-")) {
     const std::string_view a = argv[i];
@@ -532,8 +584,18 @@ Check TimeoutRule(const Argv& argv) {
     } else if (StartsWith(a, "--kill-after=") && IsDuration(a.substr(13))) {
       ++i;
     } else {
-      return NotAllowed("timeout", a);
+      *bad = a;
+      return i;
     }
+  }
+  return i;
+}
+
+Check TimeoutRule(const Argv& argv) {
+  std::string_view bad_option;
+  std::size_t i = TimeoutDurationIndex(argv, &bad_option);
+  if (!bad_option.empty()) {
+    return NotAllowed("timeout", bad_option);
   }
   if (i >= argv.size() || !IsDuration(argv[i])) {
     return Unsafe("timeout: give a duration, then the command it bounds");
@@ -587,5 +649,14 @@ constexpr Program kPrograms[] = {
 }  // namespace
 
 std::span<const Program> Programs() { return kPrograms; }
+
+std::size_t ProgramIndex(const Argv& argv) {
+  if (argv.empty() || argv[0] != "timeout") {
+    return 0;
+  }
+  std::string_view bad_option;
+  const std::size_t duration = TimeoutDurationIndex(argv, &bad_option);
+  return bad_option.empty() && duration < argv.size() ? duration + 1 : argv.size();
+}
 
 }  // namespace pulse::core::exec_internal

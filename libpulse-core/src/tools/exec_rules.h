@@ -66,8 +66,11 @@ struct Opt {
 // options may follow operands, short flags may be grouped (-alh), a short option's value is
 // attached (-n20) or the next word, a long option's value follows '=' or is the next word, and
 // "--" ends the options. Any option not in `opts` is refused (so are abbreviations).
+// `options`, when given, receives each accepted option with its value ("" for a flag or an
+// absent optional value), in order.
 Check SplitArgs(const Argv& argv, std::size_t first, std::span<const Opt> opts,
-                std::vector<std::string>* operands);
+                std::vector<std::string>* operands,
+                std::vector<std::pair<std::string, std::string>>* options = nullptr);
 
 // min <= operands <= max, else a refusal naming the program.
 Check OperandCount(std::string_view program, const std::vector<std::string>& operands,
@@ -95,5 +98,9 @@ std::span<const Program> Programs();
 
 // Classifies a tokenized command; `nested` is true inside a timeout wrapper.
 Check ClassifyArgv(const Argv& argv, bool nested);
+
+// The index of the program an accepted argv runs: 0, or the word after a timeout's options
+// and duration (argv.size() when there is none).
+std::size_t ProgramIndex(const Argv& argv);
 
 }  // namespace pulse::core::exec_internal

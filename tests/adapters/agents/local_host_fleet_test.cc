@@ -138,11 +138,12 @@ TEST_CASE("local exec runs only classifier-approved commands, without a shell",
     INFO(command);
     CHECK(absl::IsPermissionDenied(fleet->RunReadOnlyCommand(fleet->node_id(), command).status()));
   }
-  // A symbolic link may not lead a reader out of the readable roots.
+  // A /proc link may not lead a reader out of the readable roots (local_host_exec_test.cc has
+  // the links the executor resolves itself).
   absl::Status escaped =
       fleet->RunReadOnlyCommand(fleet->node_id(), "cat /proc/self/root/usr/bin/env").status();
   CHECK(absl::IsPermissionDenied(escaped));
-  CHECK(std::string(escaped.message()).find("resolves to /usr/bin/env") != std::string::npos);
+  CHECK(std::string(escaped.message()).find("sensitive_path") != std::string::npos);
   CHECK(absl::IsNotFound(fleet->RunReadOnlyCommand("node:elsewhere", "uptime").status()));
 
   LocalHostFleetOptions no_exec;

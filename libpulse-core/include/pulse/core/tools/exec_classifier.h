@@ -17,7 +17,8 @@
 //
 // Programs (the first word; a bare name, never a path such as /bin/cat or ./cat):
 //   cat, head, tail, wc        files under /proc, /sys, /etc, /var/log (IsReadableExecPath);
-//                              head/tail take -n/-c counts; tail never -f/-F/--follow
+//                              head/tail take -n/-c counts; tail never -f/-F/--follow; never a
+//                              /proc link out of the roots (cwd, root, exe of any process)
 //   ls, stat, df, du, lsblk    metadata of absolute paths; read-only option sets
 //   free, uptime, uname, hostname, whoami, id, nproc, lscpu, lsmod, arch, vmstat
 //                              read-only option sets; hostname never takes a name (that sets
@@ -30,7 +31,10 @@
 //   journalctl                 -u -n -p -b -k -S -U -o -t -g -r ...; never -f, --vacuum-*,
 //                              --rotate, --flush, --sync, --file/--directory/--root
 //   systemctl                  status | show | list-units | list-unit-files | list-timers |
-//                              list-sockets | is-active | is-enabled | is-failed; no --user/-H
+//                              list-sockets | is-active | is-enabled | is-failed; no --user/-H;
+//                              show's --value/-P only with named properties that are not
+//                              Environment* or *Credential* (their values are masked by name,
+//                              MaskExecOutput, which --value would drop)
 //   find                       absolute start paths and test predicates; never -exec, -execdir,
 //                              -ok, -okdir, -delete, -fprint*, -fls
 //   qm, pct                    list | status <id> | config <id>
@@ -86,6 +90,12 @@ struct ExecVerdict {
   // The argument vector to execute (program first), set only when allowed. An executor
   // passes it to execve as is: it is never re-joined into a string for a shell.
   std::vector<std::string> argv;
+  // Indices into argv of the words the program opens and reads as files (the operands of
+  // cat, head, tail and wc, also under timeout), in order; set only when allowed. An executor
+  // that can follow symbolic links must resolve each one in the frame the program will see,
+  // refuse it when it cannot be resolved or leaves the readable roots, and hand the program the
+  // file it checked (not the name again), so nothing can be swapped in between.
+  std::vector<std::size_t> file_operands;
 };
 
 // Classifies `command`. Never fails: anything unrecognised is a refusal.
@@ -97,10 +107,20 @@ ExecVerdict ClassifyExecCommand(std::string_view command);
 bool IsReadableExecPath(std::string_view path);
 
 // True for paths that hold secrets or block a reader even under the readable roots: shadow
-// and sudoers files, private keys and key-like names (*.key, *_key, *.pem, ...), anything
-// named private, secret(s), token, password or credential, and process memory/environment
-// views under /proc (environ, mem, kcore, kmsg, pagemap, fd, map_files, ...).
+// and sudoers files, private keys and key-like names (*.key, *_key, *.pem, *.keyring, ...),
+// anything named private, secret(s), token, password, *passwd* (not passwd itself) or
+// credential, service credentials (.netrc, .pgpass, debian.cnf, docker config.json, auth.json,
+// kubeconfigs, /etc/kubernetes, /etc/rancher, NetworkManager system-connections,
+// wpa_supplicant), each also as a backup copy (shadow-, shadow.bak, *~, *.old, *.dpkg-*,
+// *.rpmsave, ...), the process memory/environment views under /proc (environ, mem, kcore,
+// kmsg, pagemap, fd, map_files, ...) and the /proc links that leave the readable roots
+// (cwd, root and exe of any process or thread, ns).
 bool IsSensitiveExecPath(std::string_view path);
+
+// The output of an accepted command as it may leave the executor: for systemctl, the values
+// of Environment=, EnvironmentFiles=, SetCredential= and SetCredentialEncrypted= lines are
+// replaced by *** (as a unit's configuration read masks them); other output is unchanged.
+std::string MaskExecOutput(const std::vector<std::string>& argv, std::string_view output);
 
 // The allowlisted program names, sorted (documentation and tests).
 const std::vector<std::string_view>& ExecAllowedPrograms();
