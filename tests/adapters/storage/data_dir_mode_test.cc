@@ -101,5 +101,46 @@ TEST_CASE("a database file others could read is made 0600 on open", "[adapters][
   CHECK(FileMode(db + "-shm") == 0600);
 }
 
+TEST_CASE("a database file that is a link or not a regular file is refused, never followed",
+          "[adapters][storage][modes]") {
+  TempDir root;
+  const std::string outside = root.File("elsewhere.db");
+  { std::ofstream(outside) << ""; }
+  REQUIRE(::chmod(outside.c_str(), 0644) == 0);
+  {
+    const std::string data_dir = root.File("linked");
+    REQUIRE(::mkdir(data_dir.c_str(), 0700) == 0);
+    REQUIRE(::symlink(outside.c_str(), (data_dir + "/pulse.db").c_str()) == 0);
+    auto storage = OpenSqliteStorage(data_dir);
+    CHECK(absl::IsFailedPrecondition(storage.status()));
+    CHECK(std::string(storage.status().message()).find("symbolic link") != std::string::npos);
+    CHECK(FileMode(outside) == 0644);  // the target was left alone
+  }
+  {
+    // A FIFO where the log belongs: refused at once (opening it must not wait for a writer).
+    const std::string data_dir = root.File("fifo");
+    REQUIRE(::mkdir(data_dir.c_str(), 0700) == 0);
+    REQUIRE(::mkfifo((data_dir + "/pulse.db-wal").c_str(), 0600) == 0);
+    auto storage = OpenSqliteStorage(data_dir);
+    CHECK(absl::IsFailedPrecondition(storage.status()));
+    CHECK(std::string(storage.status().message()).find("not a regular file") != std::string::npos);
+  }
+}
+
+TEST_CASE("a data dir owned by another user is refused", "[adapters][storage][modes]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to give a directory to another user");
+    return;
+  }
+  TempDir root;
+  const std::string data_dir = root.File("theirs");
+  REQUIRE(::mkdir(data_dir.c_str(), 0700) == 0);
+  REQUIRE(::chown(data_dir.c_str(), 65534, 65534) == 0);
+  auto storage = OpenSqliteStorage(data_dir);
+  CHECK(absl::IsFailedPrecondition(storage.status()));
+  CHECK(std::string(storage.status().message()).find("owned by uid 65534") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(data_dir + "/pulse.db"));
+}
+
 }  // namespace
 }  // namespace pulse::testing::storage
