@@ -326,10 +326,20 @@ HttpReply ListModels(ServerContext& ctx) {
         AgentErrorCode::kProviderUnavailable,
         absl::StrCat("the model list could not be read: ", std::string(models.status().message())));
   }
+  // The same resolution the server started with (it succeeded then; it is pure).
+  absl::StatusOr<adapters::providers::ResolvedProvider> resolved =
+      adapters::providers::ResolveListing(*ctx.provider);
+  if (!resolved.ok()) {
+    return Unavailable("the provider configuration", resolved.status());
+  }
   core::JsonWriter w;
   w.StartObject();
   w.Member("provider", ctx.provider->provider);
   w.Member("model", ctx.provider->model);
+  // Whether this endpoint sees unredacted context, and why (endpoint_locality.h).
+  w.Member("destination",
+           std::string(adapters::providers::ToString(resolved->destination.locality)));
+  w.Member("destination_reason", resolved->destination.reason);
   w.Key("models");
   w.StartArray();
   for (const adapters::providers::ModelInfo& model : *models) {

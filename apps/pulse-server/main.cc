@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level, patrol_interval); the command line wins. The provider API key "
-      "is read from PULSE_PROVIDER_API_KEY.");
+      "provider_base_url, model, control_level, patrol_interval, provider_locality); the "
+      "command line wins. The provider API key is read from PULSE_PROVIDER_API_KEY.");
 
   pulse::server::ServerSettings flags;
   AddSetting(app, "--listen", flags.listen,
@@ -41,6 +41,14 @@ int main(int argc, char** argv) {
   AddSetting(app, "--provider-base-url", flags.provider_base_url,
              "Override the provider's base URL");
   AddSetting(app, "--model", flags.model, "Model name (default: the provider's)");
+  AddSetting(app, "--provider-locality", flags.provider_locality,
+             "Whether the provider endpoint may see unredacted context: auto (default; local "
+             "only for localhost and loopback, private or link-local IP addresses), local, or "
+             "remote (secrets and localOnly resources redacted)");
+  bool trusted_local = false;
+  app.add_flag("--provider-trusted-local", trusted_local,
+               "Declare the provider endpoint local although its address is not: the same as "
+               "--provider-locality local");
   AddSetting(app, "--control-level", flags.control_level,
              "The Assistant's maximum control level: read_only (default), controlled, autonomous");
 
@@ -59,6 +67,15 @@ int main(int argc, char** argv) {
       ->required();
 
   CLI11_PARSE(app, argc, argv);
+  if (trusted_local) {
+    if (flags.provider_locality.has_value() && *flags.provider_locality != "local") {
+      std::fprintf(stderr,
+                   "pulse-server: --provider-trusted-local contradicts --provider-locality %s\n",
+                   flags.provider_locality->c_str());
+      return 2;
+    }
+    flags.provider_locality = "local";
+  }
 
   if (create->parsed()) {
     return pulse::server::RunTokenCreate(token_dir, token_name, token_scopes);

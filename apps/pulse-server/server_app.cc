@@ -76,11 +76,22 @@ bool EntersState(const ActionChange& change) {
                                      change.record.state) == change.from_states.end();
 }
 
-std::string AssistantLabel(const ServerConfig& config, const std::optional<core::ModelRoute>& r) {
+std::string AssistantLabel(const ServerConfig& config, const std::optional<core::ModelRoute>& r,
+                           const std::optional<providers::Destination>& destination,
+                           const std::string& host) {
   if (!config.assistant_configured()) {
     return "not configured";
   }
-  return r.has_value() ? r->Identity() : config.provider;
+  std::string label = r.has_value() ? r->Identity() : config.provider;
+  if (destination.has_value()) {
+    absl::StrAppend(&label, " at ", host, ", destination ",
+                    std::string(providers::ToString(destination->locality)), ": ",
+                    destination->reason,
+                    destination->locality == providers::Locality::kLocal
+                        ? "; context is sent unredacted"
+                        : "; secrets and localOnly resources are redacted");
+  }
+  return label;
 }
 
 }  // namespace
@@ -112,6 +123,8 @@ struct ServerApp::Parts {
   std::unique_ptr<core::ToolExecutor> executor;
   std::optional<providers::ProviderConfig> provider_config;
   std::optional<core::ModelRoute> route;
+  std::optional<providers::Destination> destination;  // where the provider's requests go
+  std::string provider_host;
   std::unique_ptr<core::LlmProvider> provider;
   std::unique_ptr<core::AgenticLoop> loop;
   std::unique_ptr<ChatRuns> runs;
@@ -202,8 +215,11 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   pc.base_url = config.provider_base_url;
   pc.model = config.model;
   pc.api_key = config.api_key;
+  pc.locality = config.provider_locality;
   PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
   pc.model = resolved.model;
+  destination = resolved.destination;
+  provider_host = resolved.base_url.host;
   PULSE_ASSIGN_OR_RETURN(route, providers::ResolveRoute(pc));
   PULSE_ASSIGN_OR_RETURN(provider, providers::MakeProvider(pc));
   provider_config = std::move(pc);
@@ -302,6 +318,9 @@ absl::StatusOr<std::unique_ptr<ServerApp>> ServerApp::Open(const ServerConfig& c
                                                              opened.status().message()));
   }
   parts->storage = *std::move(opened);
+  for (const std::string& repair : parts->storage->database->mode_repairs()) {
+    LogLine(repair);
+  }
   PULSE_RETURN_IF_ERROR(parts->OpenFleet());
   PULSE_RETURN_IF_ERROR(parts->OpenServices());
   absl::Status assistant = parts->OpenAssistant();
@@ -350,7 +369,8 @@ std::string ServerApp::Describe() const {
   ListenAddress bound = p.config.listen;
   bound.port = p.server->port();
   return absl::StrCat("listening on ", bound.ToString(), " (data dir ", p.config.data_dir,
-                      ", fleet ", p.config.fleet, ", assistant ", AssistantLabel(p.config, p.route),
+                      ", fleet ", p.config.fleet, ", assistant ",
+                      AssistantLabel(p.config, p.route, p.destination, p.provider_host),
                       ", control level ", std::string(core::ToString(p.config.control_level)),
                       ", patrol ",
                       p.config.patrol_interval > absl::ZeroDuration()

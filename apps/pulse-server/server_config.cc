@@ -176,6 +176,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.control_level;
     } else if (key == "patrol_interval") {
       slot = &out.patrol_interval;
+    } else if (key == "provider_locality") {
+      slot = &out.provider_locality;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -262,6 +264,22 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
   if (config.provider.empty() && !config.model.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source(flags.model, "model", "model"), " needs a provider (--provider)"));
+  }
+  if (const std::optional<std::string> locality =
+          Pick(flags.provider_locality, file.provider_locality);
+      locality.has_value()) {
+    const std::string where =
+        source(flags.provider_locality, "provider-locality", "provider_locality");
+    if (config.provider.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, " needs a provider (--provider)"));
+    }
+    const std::optional<adapters::providers::LocalitySetting> setting =
+        adapters::providers::ParseLocalitySetting(*locality);
+    if (!setting.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " must be auto (decided from the base URL), local or remote"));
+    }
+    config.provider_locality = *setting;
   }
   const std::string interval =
       Pick(flags.patrol_interval, file.patrol_interval).value_or(std::string("15m"));

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "pulse/adapters/providers/endpoint_locality.h"
 #include "pulse/core/policy/control_level.h"
 
 namespace pulse::server {
@@ -55,12 +56,13 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  std::optional<std::string> provider_locality;  // auto | local | remote
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
 inline constexpr std::string_view kConfigKeys[] = {
     "listen", "fleet", "provider", "provider_base_url", "model", "control_level",
-    "patrol_interval"};
+    "patrol_interval", "provider_locality"};
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
@@ -80,6 +82,10 @@ struct ServerConfig {
   std::string api_key;  // from the environment; never logged or echoed
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  // Whether the provider endpoint may see unredacted context: decided from its base URL
+  // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
+  adapters::providers::LocalitySetting provider_locality =
+      adapters::providers::LocalitySetting::kAuto;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -89,8 +95,9 @@ struct ServerConfig {
 // the result. `api_key` is the environment's value (nullopt when unset). InvalidArgument
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
-// rather than run read_only), an empty fleet or data dir, a base URL or model without a
-// provider, a bad patrol interval (ParsePatrolInterval).
+// rather than run read_only), an empty fleet or data dir, a base URL, model or provider
+// locality without a provider, a provider locality other than auto, local or remote, a bad
+// patrol interval (ParsePatrolInterval).
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

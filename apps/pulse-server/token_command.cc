@@ -34,6 +34,10 @@ absl::StatusOr<std::string> CreateApiToken(const std::string& data_dir, std::str
   }
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<adapters::storage::SqliteStorage> storage,
                          adapters::storage::OpenSqliteStorage(data_dir));
+  for (const std::string& repair : storage->database->mode_repairs()) {
+    const std::string line = absl::StrCat("pulse-server token create: ", repair, "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
   PULSE_ASSIGN_OR_RETURN(core::IssuedApiToken issued, storage->tokens->Create(request));
   return issued.token;
 }

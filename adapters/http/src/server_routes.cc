@@ -115,7 +115,10 @@ std::vector<ServerRoute> BuildRoutes() {
             "control level the session's chat asked for (control_level may lower it).",
             "text/event-stream of ChatEvent", kAnswerBodySchema, true),
       Route("list_models", "GET", "/api/ai/models", Scope::kAiChat,
-            "The models the configured provider offers.", "{ models: Model[] }"),
+            "The models the configured provider offers, and where its requests go: "
+            "destination local (it sees unredacted context) or remote (secrets and localOnly "
+            "resources are redacted), with destination_reason.",
+            "{ provider, model, destination, destination_reason, models: Model[] }"),
       Route("get_operations_loop_status", "GET", "/api/agent/operations-loop/status",
             Scope::kMonitoringRead,
             "Legacy alias of get_patrol_control_status: the same body at the route older "

@@ -95,6 +95,13 @@ absl::StatusOr<ResolvedProvider> ResolveEndpoint(const ProviderConfig& config, b
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", url.status().message()));
   }
   resolved.base_url = *std::move(url);
+  const bool custom_url = !config.base_url.empty() && config.base_url != entry->default_base_url;
+  absl::StatusOr<Destination> destination =
+      DecideDestination(*entry, resolved.base_url.host, custom_url, config.locality);
+  if (!destination.ok()) {
+    return destination.status();
+  }
+  resolved.destination = *std::move(destination);
 
   resolved.model = config.model.empty() ? std::string(entry->default_model) : config.model;
   if (resolved.model.empty()) {
@@ -161,6 +168,11 @@ absl::StatusOr<core::ModelRoute> ResolveRoute(const ProviderConfig& config) {
   route.provider = std::string(resolved.entry->name);
   route.model = resolved.model;
   route.route = resolved.entry->route;
+  if (resolved.destination.locality == Locality::kLocal) {
+    route.route = core::InferenceRoute::kLocalModelServer;
+  } else if (route.route == core::InferenceRoute::kLocalModelServer) {
+    route.route = core::InferenceRoute::kMeteredApi;
+  }
   if (route.route == core::InferenceRoute::kMeteredApi) {
     route.price = KnownPrice(route.provider, route.model);
   }

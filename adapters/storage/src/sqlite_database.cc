@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "file_modes.h"
 #include "migrations.h"
 #include "sqlite_connection.h"
 
@@ -126,6 +127,14 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   if (options.max_readers < 0) {
     return absl::InvalidArgumentError("max_readers is negative");
   }
+  std::vector<std::string> mode_repairs;
+  if (path != ":memory:") {
+    absl::StatusOr<std::vector<std::string>> secured = SecureDatabaseFiles(path);
+    if (!secured.ok()) {
+      return secured.status();
+    }
+    mode_repairs = *std::move(secured);
+  }
   auto connection = std::make_unique<Connection>();
   const auto busy_ms = static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout));
   try {
@@ -152,6 +161,7 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
     return StatusFromException(e, absl::StrCat("open ", path));
   }
   auto database = std::make_unique<SqliteDatabase>(std::move(connection), path);
+  database->mode_repairs_ = std::move(mode_repairs);
   if (absl::Status s = Migrate(*database); !s.ok()) {
     return s;
   }

@@ -7,17 +7,23 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "file_modes.h"
 
 namespace pulse::adapters::storage {
 namespace {
 
+// Creates `dir` 0700 when missing; an existing one must already be private (file_modes.h).
 absl::Status EnsureDirectory(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
-    struct stat st {};
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat("data dir ", dir, " is not a directory"));
+  if (mkdir(dir.c_str(), 0700) == 0) {
+    // mkdir's mode passes through the umask, which can only take bits away; state it exactly.
+    if (chmod(dir.c_str(), 0700) != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot set the mode of data dir ", dir, ": ", std::strerror(errno)));
     }
     return absl::OkStatus();
+  }
+  if (errno == EEXIST) {
+    return CheckPrivateDirectory(dir);
   }
   return absl::UnavailableError(
       absl::StrCat("cannot create data dir ", dir, ": ", std::strerror(errno)));

@@ -217,7 +217,9 @@ TEST_CASE("a question is answered through its route and the run goes on",
   REQUIRE(listed.status == 200);
   CHECK(
       listed.body ==
-      R"({"provider":"openai-compatible","model":"test-model","models":[{"id":"test-model"},{"id":"other"}]})");
+      R"({"provider":"openai-compatible","model":"test-model","destination":"local",)"
+      R"("destination_reason":"the base URL's host is a loopback address",)"
+      R"("models":[{"id":"test-model"},{"id":"other"}]})");
   fake.Enqueue(JsonResponse(500, R"({"error":{"message":"boom"}})"));
   const Reply failed = Send(port, "GET", "/api/ai/models", token);
   CHECK(failed.status == 502);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -147,6 +148,32 @@ TEST_CASE("flags override pulse.json, which overrides the defaults", "[server][c
   REQUIRE_FALSE(bad_file.ok());
   CHECK(std::string(bad_file.status().message()).find("pulse.json \"listen\"") !=
         std::string::npos);
+}
+
+TEST_CASE("the provider locality is auto by default and taken exactly from a flag or pulse.json",
+          "[server][config]") {
+  using adapters::providers::LocalitySetting;
+  TempDir dir;
+  ServerSettings flags;
+  flags.data_dir = dir.path();
+  flags.provider = "openai-compatible";
+  CHECK(ResolveServerConfig(flags, std::nullopt)->provider_locality == LocalitySetting::kAuto);
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"provider_locality":"remote"})"; }
+  CHECK(ResolveServerConfig(flags, std::nullopt)->provider_locality == LocalitySetting::kRemote);
+  ServerSettings local = flags;
+  local.provider_locality = "local";
+  CHECK(ResolveServerConfig(local, std::nullopt)->provider_locality == LocalitySetting::kLocal);
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"provider_locality":"trusted"})"; }
+  absl::StatusOr<ServerConfig> bad = ResolveServerConfig(flags, std::nullopt);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("pulse.json \"provider_locality\" must be") !=
+        std::string::npos);
+  std::remove((dir.path() + "/pulse.json").c_str());
+  ServerSettings no_provider;
+  no_provider.data_dir = dir.path();
+  no_provider.provider_locality = "remote";
+  CHECK(std::string(ResolveServerConfig(no_provider, std::nullopt).status().message())
+            .find("--provider-locality needs a provider") != std::string::npos);
 }
 
 TEST_CASE("the Patrol interval is 15 minutes by default, 0 for manual, and needs units",

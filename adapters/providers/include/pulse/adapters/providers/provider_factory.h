@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/providers/base_url.h"
+#include "pulse/adapters/providers/endpoint_locality.h"
 #include "pulse/adapters/providers/http_exchange.h"
 #include "pulse/adapters/providers/provider_registry.h"
 #include "pulse/core/loop/model_route.h"
@@ -26,6 +27,9 @@ struct ProviderConfig {
   std::string model;     // empty: the registry default
   std::string api_key;   // surrounding whitespace is ignored
   HttpTimeouts timeouts;
+  // Whether the endpoint is inside the local trust boundary: decided from the base URL
+  // (auto), or declared by the operator (endpoint_locality.h).
+  LocalitySetting locality = LocalitySetting::kAuto;
 };
 
 // A configuration checked against the registry, defaults filled in.
@@ -34,11 +38,14 @@ struct ResolvedProvider {
   BaseUrl base_url;
   std::string model;
   std::string api_key;
+  // Where the requests go; only a local destination sees unredacted context.
+  Destination destination;
 };
 
 // Checks `config`. InvalidArgument for: an unknown provider; a base URL on a provider that
 // does not take one; a missing base URL where one is required; a malformed base URL (see
-// ParseBaseUrl); a missing model where the registry has no default; a model or key with
+// ParseBaseUrl); a locality declaration DecideDestination refuses; a missing model where the
+// registry has no default; a model or key with
 // whitespace inside or control characters; a missing key where the provider requires one
 // (naming the credential field and environment variables to set).
 [[nodiscard]] absl::StatusOr<ResolvedProvider> ResolveProvider(const ProviderConfig& config);
@@ -53,7 +60,11 @@ struct ResolvedProvider {
     const ProviderConfig& config);
 
 // The route of `config`'s model: provider, model, inference route, and the known list price on
-// a metered route. The key is not needed (and not checked); other errors as ResolveProvider.
+// a metered route. The route follows the destination, not the provider's name: a local
+// destination is a local model server (the only route that sees unredacted context); a remote
+// one keeps the registry's route, except that a usually-local provider (ollama,
+// openai-compatible) off the local network becomes a metered API with an unknown price. The key
+// is not needed (and not checked); other errors as ResolveProvider.
 [[nodiscard]] absl::StatusOr<core::ModelRoute> ResolveRoute(const ProviderConfig& config);
 
 struct ModelInfo {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -78,7 +79,9 @@ class SqliteDatabase final {
   struct Connection;
 
   // Opens or creates the database at `path` (":memory:" for a private in-memory database),
-  // applies the settings and migrates the schema to kSchemaVersion. Errors: FailedPrecondition
+  // applies the settings and migrates the schema to kSchemaVersion. A file database and its
+  // -wal and -shm files are made mode 0600 first (created so, or changed and reported in
+  // mode_repairs()); a symbolic link there is refused. Errors: FailedPrecondition
   // (written by a newer release, or not a Pulse database: another application's tables or
   // application id), DataLoss (the file is not a SQLite database or is corrupt), Unavailable
   // (cannot be opened or locked: permissions, missing directory, busy), Internal (anything
@@ -93,6 +96,10 @@ class SqliteDatabase final {
   SqliteDatabase& operator=(const SqliteDatabase&) = delete;
 
   const std::string& path() const { return path_; }
+
+  // What Open changed to make the database files private (one sentence each, e.g. "<path> had
+  // mode 0644; changed to 0600 ..."), for the operator's log; empty when nothing was changed.
+  const std::vector<std::string>& mode_repairs() const { return mode_repairs_; }
 
   // The schema version recorded in the file (kSchemaVersion after a successful Open).
   [[nodiscard]] absl::StatusOr<int> SchemaVersion() const;
@@ -112,6 +119,7 @@ class SqliteDatabase final {
  private:
   std::unique_ptr<Connection> connection_;
   std::string path_;
+  std::vector<std::string> mode_repairs_;
 };
 
 }  // namespace pulse::adapters::storage
