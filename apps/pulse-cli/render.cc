@@ -410,6 +410,12 @@ void RenderSession(const Console& console, const rapidjson::Value& reply) {
       continue;
     }
     const std::string content = Str(m, "content");
+    if (role == "refused_claim") {
+      // The model's answer the loop refused while a change was unverified: never an answer.
+      console.Out(console.PaintOut(Style::kYellow, "  refused claim (unverified, not an answer):") +
+                  " " + SafeText(content, true) + "\n");
+      continue;
+    }
     if (!content.empty()) {
       const Style style = role == "user" ? Style::kCyan : Style::kBold;
       console.Out(console.PaintOut(style, SafeCell(role, 16) + ":") + " " +

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/adapters/http/body_validator.h"
 #include "pulse/core/actions/action_json.h"
+#include "pulse/core/actions/action_redaction.h"
 #include "pulse/core/agent/agent_query.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
@@ -76,11 +77,11 @@ HttpReply Plan(ServerContext& ctx, const HttpRequest& request) {
     return Refused(planned->refusal());
   }
   const core::PlanOutcome& outcome = planned->value();
-  return HttpReply::Json(
-      WithMembers(core::ActionPlanToJson(outcome.record.plan), [&](core::JsonWriter& w) {
-        w.Member("state", core::ToString(outcome.record.state));
-        w.Member("created", outcome.created);
-      }));
+  const core::ActionPlan shown = core::RedactedActionRecord(outcome.record).plan;
+  return HttpReply::Json(WithMembers(core::ActionPlanToJson(shown), [&](core::JsonWriter& w) {
+    w.Member("state", core::ToString(outcome.record.state));
+    w.Member("created", outcome.created);
+  }));
 }
 
 HttpReply Decide(ServerContext& ctx, const HttpRequest& request) {
@@ -117,7 +118,7 @@ HttpReply Decide(ServerContext& ctx, const HttpRequest& request) {
     }
   }
   w.Key("audit");
-  w.RawValue(core::ActionRecordToJson(record));
+  w.RawValue(core::ActionRecordToJson(core::RedactedActionRecord(record)));
   w.Member("replayed", decided->value().replayed);
   w.EndObject();
   return HttpReply::Json(w.Take());
@@ -154,7 +155,7 @@ HttpReply Execute(ServerContext& ctx, const HttpRequest& request) {
     w.RawValue(core::ActionExecutionResultToJson(*outcome.record.result));
   }
   w.Key("audit");
-  w.RawValue(core::ActionRecordToJson(outcome.record));
+  w.RawValue(core::ActionRecordToJson(core::RedactedActionRecord(outcome.record)));
   w.Member("replayed", outcome.replayed);
   w.Member("dispatched", outcome.dispatched);
   w.EndObject();

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -70,6 +71,8 @@ std::string_view ToString(DemoFaultKind kind) {
       return "action_fails";
     case DemoFaultKind::kDispatchHangs:
       return "dispatch_hangs";
+    case DemoFaultKind::kDispatchThrows:
+      return "dispatch_throws";
   }
   return "exited";
 }
@@ -338,10 +341,21 @@ absl::StatusOr<core::DispatchReceipt> DemoFleet::Dispatch(const core::DispatchRe
     return absl::InvalidArgumentError("a dispatch needs an attempt id");
   }
   bool hangs = false;
+  bool throws = false;
   absl::StatusOr<core::DispatchReceipt> receipt;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const bool repeat = world_->receipts.count(request.attempt_id) != 0;
     receipt = DispatchLocked(request, &hangs);
+    auto r = world_->resources.find(request.resource_id);
+    throws = !repeat && receipt.ok() && r != world_->resources.end() &&
+             r->second.faults.count(DemoFaultKind::kDispatchThrows) != 0;
+  }
+  if (throws) {
+    // The change (if any) is recorded; then the adapter fails the way a bug would. Thrown
+    // outside the lock, which is released by then.
+    throw std::runtime_error(fmt::format("{} of {}: simulated adapter crash after dispatch",
+                                         request.capability_name, request.resource_id));
   }
   if (hangs) {
     // The change (if any) is recorded; only the answer is lost. Waiting without the lock keeps

@@ -412,6 +412,7 @@ absl::Status CheckFaultApplies(const DemoResource& r, DemoFaultKind kind) {
       break;
     case DemoFaultKind::kActionFails:
     case DemoFaultKind::kDispatchHangs:
+    case DemoFaultKind::kDispatchThrows:
       applies = r.kind != Kind::kNode && r.kind != Kind::kStorage;
       break;
   }
@@ -461,6 +462,11 @@ void ApplyFault(DemoResource& r, DemoFault fault, absl::Time at) {
                 "fault injected: the executor carries out operations on this resource but its "
                 "answers are lost");
       break;
+    case DemoFaultKind::kDispatchThrows:
+      AppendLog(r, at,
+                "fault injected: the executor carries out operations on this resource, then "
+                "its adapter fails with an exception");
+      break;
   }
   RecordUp(r, at);
   ++r.revision;
@@ -494,6 +500,9 @@ void RemoveFault(DemoResource& r, DemoFaultKind kind, absl::Time at) {
       break;
     case DemoFaultKind::kDispatchHangs:
       AppendLog(r, at, "executor answers again (fault cleared)");
+      break;
+    case DemoFaultKind::kDispatchThrows:
+      AppendLog(r, at, "executor adapter healthy again (fault cleared)");
       break;
   }
   RecordUp(r, at);

@@ -109,6 +109,7 @@ class ObserverView {
 inline constexpr DemoFaultKind kAllDemoFaultKinds[] = {
     DemoFaultKind::kExited,       DemoFaultKind::kCrashLoop,   DemoFaultKind::kHighMemory,
     DemoFaultKind::kBackupFailed, DemoFaultKind::kActionFails, DemoFaultKind::kDispatchHangs,
+    DemoFaultKind::kDispatchThrows,
 };
 // Their wire names, comma-separated ("exited, crash_loop, ...").
 std::string DemoFaultKindNames();

@@ -184,6 +184,8 @@ std::vector<Turn> Turns(const std::vector<core::Message>& messages) {
       case core::MessageRole::kTool:
         AddBlock(turns, w::kUser, ToolResultBlock(m), true);
         break;
+      case core::MessageRole::kRefusedClaim:
+        break;  // a transcript entry: the loop's provider view never contains one
     }
   }
   return turns;

@@ -238,6 +238,8 @@ std::vector<Content> Contents(const std::vector<core::Message>& messages) {
           AddPart(contents, w::kUser, FunctionResponsePart(m, ResponseName(m, *answered)), true);
         }
         break;
+      case core::MessageRole::kRefusedClaim:
+        break;  // a transcript entry: the loop's provider view never contains one
     }
   }
   return contents;

@@ -242,6 +242,9 @@ absl::StatusOr<HttpRequestSpec> OllamaProtocol::BuildRequest(
   out.Key(w::kMessages);
   out.StartArray();
   for (std::size_t i = 0; i < request.messages.size(); ++i) {
+    if (request.messages[i].role == core::MessageRole::kRefusedClaim) {
+      continue;  // a transcript entry: the loop's provider view never contains one
+    }
     WriteMessage(out, request.messages, i);
   }
   out.EndArray();

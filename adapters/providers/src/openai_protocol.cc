@@ -88,6 +88,8 @@ void WriteMessage(const core::Message& message, core::JsonWriter& w) {
       w.Member("tool_call_id", message.tool_call_id);
       w.Member("content", message.content);
       break;
+    case core::MessageRole::kRefusedClaim:
+      break;  // skipped by the caller
   }
   w.EndObject();
 }
@@ -308,6 +310,9 @@ absl::StatusOr<HttpRequestSpec> OpenAiProtocol::BuildRequest(
   w.Key("messages");
   w.StartArray();
   for (const core::Message& message : request.messages) {
+    if (message.role == core::MessageRole::kRefusedClaim) {
+      continue;  // a transcript entry: the loop's provider view never contains one
+    }
     WriteMessage(message, w);
   }
   w.EndArray();

@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "agent_views_internal.h"
 #include "pulse/core/actions/action_json.h"
+#include "pulse/core/actions/action_redaction.h"
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/wire_enum.h"
@@ -78,7 +80,7 @@ absl::StatusOr<std::string> AgentViews::ActionList(const ActionListQuery& query)
   out.Key(w::kActions);
   out.StartArray();
   for (const ActionRecord& r : records) {
-    out.RawValue(ActionRecordToJson(r));
+    out.RawValue(ActionRecordToJson(RedactedActionRecord(r)));
   }
   out.EndArray();
   out.Member(w::kCount, records.size());
@@ -102,10 +104,11 @@ absl::StatusOr<Refusable<std::string>> AgentViews::ActionDetail(std::string_view
   JsonWriter out;
   out.StartObject();
   out.Key(w::kAudit);
-  out.RawValue(ActionRecordToJson(record.value()));
+  out.RawValue(ActionRecordToJson(RedactedActionRecord(record.value())));
   out.Key(w::kEvents);
   out.StartArray();
-  for (const ActionLifecycleEvent& e : events.value()) {
+  for (ActionLifecycleEvent e : events.value()) {
+    e.message = RedactSecrets(e.message);  // a transition message may quote a reason
     out.RawValue(LifecycleEventToJson(e));
   }
   out.EndArray();

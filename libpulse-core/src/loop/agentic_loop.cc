@@ -89,6 +89,7 @@ SessionRecord LoopRun::SessionToPersist() const {
     record.status = SessionStatus::kAwaitingInput;
   }
   record.updated_at = loop_.clock_.Now();
+  RedactSessionSecrets(record);  // no stored or served copy of a session holds a secret
   return record;
 }
 

@@ -29,13 +29,16 @@ std::string_view ToString(MessageRole role) {
       return "assistant";
     case MessageRole::kTool:
       return "tool";
+    case MessageRole::kRefusedClaim:
+      return "refused_claim";
   }
   return "user";
 }
 
 std::optional<MessageRole> ParseMessageRole(std::string_view text) {
-  constexpr std::array<MessageRole, 4> kRoles = {MessageRole::kSystem, MessageRole::kUser,
-                                                 MessageRole::kAssistant, MessageRole::kTool};
+  constexpr std::array<MessageRole, 5> kRoles = {MessageRole::kSystem, MessageRole::kUser,
+                                                 MessageRole::kAssistant, MessageRole::kTool,
+                                                 MessageRole::kRefusedClaim};
   for (MessageRole role : kRoles) {
     if (ToString(role) == text) {
       return role;
@@ -47,6 +50,13 @@ std::optional<MessageRole> ParseMessageRole(std::string_view text) {
 Message Message::System(std::string text) {
   Message m;
   m.role = MessageRole::kSystem;
+  m.content = std::move(text);
+  return m;
+}
+
+Message Message::RefusedClaim(std::string text) {
+  Message m;
+  m.role = MessageRole::kRefusedClaim;
   m.content = std::move(text);
   return m;
 }

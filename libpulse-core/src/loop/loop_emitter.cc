@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/loop/handlers/pulse_control_handler.h"
 #include "pulse/core/loop/usage.h"
 #include "text_util.h"
@@ -57,12 +58,12 @@ void Emitter::Content(std::string_view text) {
   if (text.empty()) {
     return;
   }
-  Emit(LoopEventType::kContent, JsonObject().Str("text", text).Finish());
+  Emit(LoopEventType::kContent, JsonObject().Str("text", RedactSecrets(text)).Finish());
 }
 
 void Emitter::ToolStart(std::string_view id, std::string_view name, std::string_view input) {
   Emit(LoopEventType::kToolStart,
-       JsonObject().Str("id", id).Str("name", name).Str("input", input).Finish());
+       JsonObject().Str("id", id).Str("name", name).Str("input", RedactSecrets(input)).Finish());
 }
 
 void Emitter::ToolProgress(std::string_view id, std::string_view name, std::string_view phase,
@@ -80,7 +81,7 @@ void Emitter::ToolEnd(std::string_view id, std::string_view name, std::string_vi
   Emit(LoopEventType::kToolEnd, JsonObject()
                                     .Str("id", id)
                                     .Str("name", name)
-                                    .Str("output", output)
+                                    .Str("output", RedactSecrets(output))
                                     .Bool("success", success)
                                     .Finish());
 }

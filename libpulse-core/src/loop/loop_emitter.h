@@ -1,6 +1,9 @@
 // Internal: builds and emits the loop's stream events (payload shapes in loop_event.h). Keeps
 // the two stream invariants every path relies on: at most one `error`, and exactly one `done`,
-// which must be the last event (anything emitted after it is dropped).
+// which must be the last event (anything emitted after it is dropped). Every text that echoes
+// the model or a tool (content, tool_start input, tool_end output) passes RedactSecrets first,
+// the redaction of the outbound policy: an argument or result never reaches the stream raw. A
+// content delta is redacted on its own, so a secret split across two deltas is not caught.
 #pragma once
 
 #include <cstdint>

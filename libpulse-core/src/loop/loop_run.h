@@ -97,6 +97,11 @@ class LoopRun {
   std::optional<StreamedTurn> StreamTurn(const LlmRequest& request, bool buffer_content);
   // A turn without tool calls: the final-answer gate, then the final-text guarantee.
   void HandleAnswer(const StreamedTurn& turn, bool buffered);
+  // Text the model sent beside calls while a change was unverified was held back. It is
+  // released (streamed, kept in the assistant message at `assistant_index`) only when a call
+  // of the turn ran (`ran`) and the change is verified now; otherwise it becomes a
+  // refused_claim entry just before that message, whose text is cleared, and is never shown.
+  void SettleHeldText(const std::string& text, std::size_t assistant_index, bool ran);
   // Final text after the last anchor, else one tool-free summary call, else the fallback.
   void EnsureFinalText();
   // The turn budget is spent.
@@ -125,7 +130,8 @@ class LoopRun {
 
   // --- loop_tools.cc ---
   struct TurnResult;
-  void ProcessToolCalls(StreamedTurn turn);
+  // True when at least one call of the turn passed the pre-check and ran.
+  bool ProcessToolCalls(StreamedTurn turn);
   // Gives each call a unique id, records the assistant message and opens one slot per call.
   std::vector<Slot> OpenSlots(StreamedTurn& turn);
   // Phase 1. False when a repeated denial terminated the run.

@@ -1,6 +1,9 @@
 // One provider turn's tool calls: phase 1 pre-check (sequential, provider order), phase 2
 // execution through the TaskRunner, phase 3 post-processing (sequential, provider order).
+#include <sodium/crypto_hash_sha256.h>
+
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <utility>
 
@@ -38,6 +41,41 @@ std::string ErrorJson(ToolErrorCode code, std::string message, bool blocked) {
   return error.ToJson();
 }
 
+// The fingerprint of a call: a digest of its trimmed name, NUL, canonical arguments. A digest,
+// so the stored denied fingerprints of a suspended run never hold an argument (or a secret).
+std::string Fingerprint(std::string_view tool, std::string_view canonical_args) {
+  const std::string preimage = absl::StrCat(AV(tool), std::string(1, '\0'), AV(canonical_args));
+  std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
+  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(preimage.data()),
+                     preimage.size());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (unsigned char byte : digest) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0x0f]);
+  }
+  return out;
+}
+
+// The result of a call whose handler started but did not return. For an infrastructure write
+// it is marked mutation_dispatched: how far the handler got is unknown, so the change is taken
+// as made and must be verified.
+ToolResult InterruptedResult(std::string_view tool, InvocationClass invocation) {
+  ToolError error;
+  error.code = ToolErrorCode::kExecutionFailed;
+  error.failed = true;
+  const bool write = EffectOf(invocation) == FsmEffect::kWrite;
+  error.message =
+      write ? absl::StrCat("the tool call \"", AV(tool),
+                           "\" failed after it started, so its change may have been made. Take "
+                           "it as made: read the target's current state to verify it before "
+                           "answering or changing anything else.")
+            : absl::StrCat("the tool call \"", AV(tool), "\" failed before it returned a result");
+  ToolResult result = ToolResult::Failure(std::move(error));
+  result.mutation_dispatched = write;
+  return result;
+}
+
 std::string_view ProgressMessage(std::string_view tool, InvocationClass invocation) {
   if (tool == kToolPulseQuery) {
     return "Reading inventory.";
@@ -60,7 +98,7 @@ struct LoopRun::Slot {
   ToolCall call;
   std::string tool;  // trimmed name
   rapidjson::Document args{rapidjson::kObjectType};
-  std::string fingerprint;  // trimmed name, NUL, canonical arguments
+  std::string fingerprint;  // Fingerprint(trimmed name, canonical arguments)
   InvocationClass invocation = kFailClosedClass;
   State state = State::kRefused;
   std::size_t gate_index = 0;
@@ -141,8 +179,8 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
     if (args_ok) {
       slot.args = std::move(parsed).value();
     }
-    slot.fingerprint = absl::StrCat(slot.tool, std::string(1, '\0'),
-                                    args_ok ? CanonicalJson(slot.args) : std::string(raw));
+    slot.fingerprint =
+        Fingerprint(slot.tool, args_ok ? CanonicalJson(slot.args) : std::string(raw));
     if (denied_.contains(slot.fingerprint)) {
       // The same denied call again: stop before anything of this turn runs.
       RefuseTurn(slots, i,
@@ -302,6 +340,10 @@ bool LoopRun::Execute(std::vector<Slot>& slots) {
     slot->outcome.dispatched = true;
     slot->outcome.result = ToolResult::Failure(std::move(unfinished));
     tasks.emplace_back([slot, &executor, &policy] {
+      // The handler starts now. If it never returns (it threw and the runner swallowed the
+      // exception), a write may have dispatched its mutation before failing: it counts as a
+      // dispatched, unverified change, never as a call that did nothing.
+      slot->outcome.result = InterruptedResult(slot->tool, slot->invocation);
       slot->outcome = executor.Execute(policy, slot->tool, slot->args);
     });
   }
@@ -459,7 +501,7 @@ void LoopRun::FinishTurn(const std::vector<Slot>& slots, const TurnResult& resul
   }
 }
 
-void LoopRun::ProcessToolCalls(StreamedTurn turn) {
+bool LoopRun::ProcessToolCalls(StreamedTurn turn) {
   const LoopOptions& o = loop_.options_;
   std::vector<Slot> slots = OpenSlots(turn);
   if (o.max_total_tokens > 0 &&
@@ -469,14 +511,17 @@ void LoopRun::ProcessToolCalls(StreamedTurn turn) {
     RefuseTurn(slots, 0, refusal, refusal);
     Fail(kErrorCodeBoundedFailure, kReasonTokenAllowance,
          absl::StrCat("The run used its token allowance of ", o.max_total_tokens, " tokens."));
-    return;
+    return false;
   }
   // Phase 1: pre-check in provider order; a repeated denial ends the run here.
   if (!PreCheck(slots)) {
-    return;
+    return false;
   }
   IsolateQuestion(slots);
   BatchGate gate = AdmitBatch(slots);
+  const bool admitted = std::any_of(slots.begin(), slots.end(), [](const Slot& slot) {
+    return slot.state == Slot::State::kQueued;
+  });
   // Phase 2: execute.
   const bool ran = Execute(slots);
   // Phase 3: post-process in provider order.
@@ -484,9 +529,10 @@ void LoopRun::ProcessToolCalls(StreamedTurn turn) {
   if (!ran) {
     Fail(kErrorCodeEngineError, kReasonTaskRunner,
          "The tool calls of this turn could not be run; nothing was executed.");
-    return;
+    return false;
   }
   FinishTurn(slots, result);
+  return admitted;
 }
 
 }  // namespace pulse::core

@@ -1,6 +1,7 @@
 // Provider turns: the offered manifest and its brakes, request building, streaming with
 // bounded per-class retries, the final-answer gate and the final-text guarantee.
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -351,25 +352,49 @@ void LoopRun::RunTurns() {
       HandleAnswer(*streamed, buffer);
       continue;
     }
+    const std::string held = buffer ? streamed->text : std::string();
+    const std::size_t assistant_index = session_.transcript.size();  // OpenSlots appends it
+    const bool ran = ProcessToolCalls(std::move(*streamed));
     if (buffer) {
-      events_.Content(streamed->text);
+      SettleHeldText(held, assistant_index, ran);
     }
-    ProcessToolCalls(std::move(*streamed));
+  }
+}
+
+void LoopRun::SettleHeldText(const std::string& text, std::size_t assistant_index, bool ran) {
+  if (Blank(text) || assistant_index >= session_.transcript.size()) {
+    return;
+  }
+  if (ran && !fsm_.CanFinalAnswer().has_value()) {
+    events_.Content(text);  // the turn's calls ran and the change is verified now
+    return;
+  }
+  // Refused with its turn: typed, never an assistant message, never streamed.
+  session_.transcript[assistant_index].content.clear();
+  session_.transcript.insert(
+      session_.transcript.begin() + static_cast<std::ptrdiff_t>(assistant_index),
+      Message::RefusedClaim(text));
+  if (suspended_.has_value() && suspended_->transcript_index >= assistant_index) {
+    ++suspended_->transcript_index;  // the suspended call's result moved by one
   }
 }
 
 void LoopRun::HandleAnswer(const StreamedTurn& turn, bool buffered) {
-  session_.transcript.push_back(Message::Assistant(turn.text));
   counters_.consecutive_error_turns = 0;
   if (fsm_.CanFinalAnswer().has_value()) {
-    // Refused: the model's text stays in its history and a user-role instruction follows it
-    // (never an assistant prefill).
+    // Refused: never streamed (it was buffered), never an assistant message. It is kept as a
+    // typed refused_claim entry, which the model's view shows as its own text, and a user-role
+    // instruction follows it (never an assistant prefill).
+    if (!Blank(turn.text)) {
+      session_.transcript.push_back(Message::RefusedClaim(turn.text));
+    }
     session_.transcript.push_back(Message::User(
         absl::Substitute(AV(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
     events_.WorkflowState("verify", "Verification evidence is required before the answer.",
                           fsm_.State());
     return;
   }
+  session_.transcript.push_back(Message::Assistant(turn.text));
   if (buffered) {
     events_.Content(turn.text);
   }

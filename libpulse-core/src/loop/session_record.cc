@@ -3,6 +3,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/auth/secret_redactor.h"
 
 namespace pulse::core {
 
@@ -46,6 +47,36 @@ absl::Status ValidateSessionId(std::string_view id) {
   return absl::OkStatus();
 }
 
+void RedactSessionSecrets(SessionRecord& record) {
+  for (Message& m : record.transcript) {
+    m.content = RedactSecrets(m.content);
+    for (ToolCall& call : m.tool_calls) {
+      call.arguments_json = RedactSecrets(call.arguments_json);
+    }
+  }
+  if (record.suspended.has_value()) {
+    record.suspended->arguments_json = RedactSecrets(record.suspended->arguments_json);
+  }
+  for (KnowledgeFact& fact : record.facts) {
+    fact.value = RedactSecrets(fact.value);
+  }
+}
+
+absl::Status ValidateRefusedClaim(const Message& message) {
+  if (message.role != MessageRole::kRefusedClaim) {
+    return absl::OkStatus();
+  }
+  if (message.content.empty()) {
+    return absl::InvalidArgumentError("a refused_claim entry needs its text");
+  }
+  if (!message.tool_calls.empty() || !message.tool_call_id.empty() || !message.tool_name.empty() ||
+      message.is_error) {
+    return absl::InvalidArgumentError(
+        "a refused_claim entry carries only text: no tool calls, call id, tool name or error");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSessionRecord(const SessionRecord& record) {
   if (absl::Status s = ValidateSessionId(record.id); !s.ok()) {
     return s;
@@ -67,6 +98,11 @@ absl::Status ValidateSessionRecord(const SessionRecord& record) {
     }
     if (call.action_id.empty() || call.plan_hash.empty()) {
       return absl::InvalidArgumentError("the suspended call needs an action id and plan hash");
+    }
+  }
+  for (std::size_t i = 0; i < record.transcript.size(); ++i) {
+    if (absl::Status s = ValidateRefusedClaim(record.transcript[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("transcript[", i, "]: ", s.message()));
     }
   }
   for (std::size_t i = 0; i < record.facts.size(); ++i) {

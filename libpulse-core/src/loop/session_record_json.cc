@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
@@ -257,6 +258,9 @@ absl::StatusOr<Message> ReadMessage(const rapidjson::Value& value, std::size_t i
                              ReadToolCall(call, fmt::format("{}.tool_calls[{}]", path, i++)));
       m.tool_calls.push_back(std::move(c));
     }
+  }
+  if (absl::Status s = ValidateRefusedClaim(m); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   }
   return m;
 }

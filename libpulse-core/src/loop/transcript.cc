@@ -45,6 +45,31 @@ std::size_t CompactionBoundary(const std::vector<Message>& messages, int keep_tu
 
 }  // namespace
 
+std::vector<Message> RefusedClaimsAsAssistantText(const std::vector<Message>& transcript) {
+  std::vector<Message> out;
+  out.reserve(transcript.size());
+  for (std::size_t i = 0; i < transcript.size(); ++i) {
+    const Message& m = transcript[i];
+    if (m.role != MessageRole::kRefusedClaim) {
+      out.push_back(m);
+      continue;
+    }
+    if (Blank(m.content)) {
+      continue;
+    }
+    if (i + 1 < transcript.size() && transcript[i + 1].role == MessageRole::kAssistant &&
+        Blank(transcript[i + 1].content)) {
+      // Text held beside calls that were then refused: it was that message's text.
+      Message merged = transcript[++i];
+      merged.content = m.content;
+      out.push_back(std::move(merged));
+      continue;
+    }
+    out.push_back(Message::Assistant(m.content));
+  }
+  return out;
+}
+
 std::size_t TranscriptChars(const std::vector<Message>& messages) {
   std::size_t n = 0;
   for (const Message& m : messages) {
@@ -157,7 +182,7 @@ void CompactToolResults(std::vector<Message>& messages, const KnowledgeBase& kno
 std::vector<Message> BuildProviderMessages(const std::vector<Message>& transcript,
                                            const KnowledgeBase& knowledge,
                                            const ProviderViewOptions& options) {
-  std::vector<Message> messages = RepairToolResults(transcript);
+  std::vector<Message> messages = RepairToolResults(RefusedClaimsAsAssistantText(transcript));
   if (TranscriptChars(messages) > options.compaction_budget_chars) {
     CompactToolResults(messages, knowledge, options.keep_turns, options.compaction_min_chars);
     if (TranscriptChars(messages) > options.compaction_budget_chars && options.keep_turns > 1) {

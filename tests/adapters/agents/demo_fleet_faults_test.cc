@@ -4,6 +4,7 @@
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,33 @@ TEST_CASE("a dispatch_hangs fault applies the change once and then times out",
   CHECK(RestartCount(fleet, "vm:101") == restarts + 2);
 }
 
+TEST_CASE("a dispatch_throws fault applies the change once and then throws",
+          "[adapters][agents][faults][dispatch_throws]") {
+  FakeClock clock;
+  absl::StatusOr<std::unique_ptr<adapters::agents::DemoFleet>> opened =
+      adapters::agents::DemoFleet::Open(PULSE_DEMO_FLEET_PATH, DemoOptions(clock));
+  REQUIRE(opened.ok());
+  adapters::agents::DemoFleet& fleet = **opened;
+  CHECK(adapters::agents::ParseDemoFaultKind("dispatch_throws") == DemoFaultKind::kDispatchThrows);
+  REQUIRE(fleet.InjectFault("vm:101", DemoFaultKind::kDispatchThrows).ok());
+  CHECK(Contains(LogLines(fleet, "vm:101"), "fails with an exception"));
+  const int restarts = RestartCount(fleet, "vm:101");
+  // The agent carries out the restart; the adapter then fails the way a bug would.
+  CHECK_THROWS_AS(fleet.Dispatch(Dispatch("vm:101", "restart", "t1", R"({"mode":"reboot"})")),
+                  std::runtime_error);
+  CHECK(CountLines(LogLines(fleet, "vm:101"), "restart requested by action act_test") == 1);
+  CHECK(RestartCount(fleet, "vm:101") == restarts + 1);
+  // The same attempt again never runs twice: it is answered with its receipt.
+  absl::StatusOr<core::DispatchReceipt> again =
+      fleet.Dispatch(Dispatch("vm:101", "restart", "t1", R"({"mode":"reboot"})"));
+  REQUIRE(again.ok());
+  CHECK(RestartCount(fleet, "vm:101") == restarts + 1);
+  // A refused dispatch does not throw: nothing was applied.
+  CHECK_FALSE(fleet.Dispatch(Dispatch("vm:101", "explode", "t2", "{}")).ok());
+  REQUIRE(fleet.ClearFault("vm:101", DemoFaultKind::kDispatchThrows).ok());
+  CHECK(fleet.Dispatch(Dispatch("vm:101", "restart", "t3", R"({"mode":"reboot"})")).ok());
+}
+
 TEST_CASE("a dispatch_hangs fault loses the answer of a refused or failed dispatch too",
           "[adapters][agents][faults][dispatch_hangs]") {
   FakeClock clock;
@@ -371,7 +399,7 @@ TEST_CASE("a dispatch_hangs fault is declared in the fleet file like the others"
   REQUIRE(absl::IsInvalidArgument(unknown.status()));
   CHECK(unknown.status().message().find(
             "unknown fault kind 'dispatch_hang' (exited, crash_loop, high_memory, backup_failed, "
-            "action_fails, dispatch_hangs)") != std::string::npos);
+            "action_fails, dispatch_hangs, dispatch_throws)") != std::string::npos);
 }
 
 }  // namespace

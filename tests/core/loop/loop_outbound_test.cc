@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loop_test_support.h"
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/loop/outbound_context.h"
 
 namespace pulse::testing::loop {
@@ -102,13 +103,15 @@ TEST_CASE("a hosted model never receives planted secrets or local-only resources
   CHECK(summary_request.find("service:pve1/nginx") != std::string::npos);
   CHECK(h.provider.Request(0) == h.provider.Request(1));  // the retry sends the same request
 
-  // The stored transcript keeps the real data.
+  // The stored transcript keeps the real data except secrets: local-only resources stay (the
+  // operator's own store), secrets are redacted in every stored copy (issue 20 item 7).
   const core::SessionRecord session = h.Session();
-  CHECK(session.transcript.at(0).content.find(kUserPassword) != std::string::npos);
+  CHECK(session.transcript.at(0).content.find(kUserPassword) == std::string::npos);
+  CHECK(session.transcript.at(0).content.find("vm:101") != std::string::npos);
   bool raw_result = false;
   for (const core::Message& m : session.transcript) {
     if (m.role == core::MessageRole::kTool && m.tool_call_id == "q1") {
-      raw_result = m.content == kQueryResult;
+      raw_result = m.content == core::RedactSecrets(kQueryResult);
     }
   }
   CHECK(raw_result);

@@ -9,6 +9,7 @@
 #include "console.h"
 #include "failure.h"
 #include "json_output.h"
+#include "render.h"
 #include "sse_parser.h"
 #include "text_safety.h"
 
@@ -221,6 +222,22 @@ TEST_CASE("the chat view's exit code follows how the run ended", "[cli][chat]") 
   const Console stopped_console = StringConsole(stopped);
   ChatView stopping(stopped_console);
   CHECK(stopping.Finish(absl::CancelledError("x"), true, false) == 130);
+}
+
+TEST_CASE("a session's refused claim is shown as a refused claim, never as the assistant's answer",
+          "[cli][session]") {
+  Captured c;
+  const Console console = StringConsole(c);
+  absl::StatusOr<rapidjson::Document> reply = ParseReplyJson(
+      R"({"id":"ses_1","status":"idle","messages":[)"
+      R"({"index":0,"role":"user","content":"restart web"},)"
+      R"({"index":1,"role":"refused_claim","content":"web is fixed"},)"
+      R"({"index":2,"role":"assistant","content":"web is running again"}]})");
+  REQUIRE(reply.ok());
+  RenderSession(console, *reply);
+  CHECK(c.out.find("refused claim (unverified, not an answer): web is fixed") != std::string::npos);
+  CHECK(c.out.find("assistant: web is running again") != std::string::npos);
+  CHECK(c.out.find("assistant: web is fixed") == std::string::npos);
 }
 
 }  // namespace

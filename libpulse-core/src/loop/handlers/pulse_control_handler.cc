@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "pulse/core/actions/action_redaction.h"
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/loop/write_outcome.h"
 #include "pulse/core/tools/tool_names.h"
@@ -113,7 +115,8 @@ std::string ActionSummaryJson(const ActionRecord& record) {
       .Str("state", ToString(record.state))
       .Str("capability", plan.capability_name)
       .Str("resource_id", plan.resource_id)
-      .Raw("params", plan.params_json.empty() ? std::string("{}") : plan.params_json)
+      .Raw("params",
+           plan.params_json.empty() ? std::string("{}") : RedactParamsJson(plan.params_json))
       .Str("risk", ToString(plan.risk))
       .Bool("requires_approval", plan.requires_approval)
       .Str("approval_floor", ToString(plan.approval_requirement.floor))
@@ -221,7 +224,10 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   request.capability_name = std::string(GetString(args, kArgCapability).value_or(""));
   const rapidjson::Value* params = GetMember(args, kArgParams);
   request.params_json = params != nullptr && params->IsObject() ? ToJsonString(*params) : "{}";
-  request.reason = std::string(GetString(args, kArgReason).value_or(""));
+  // The reason is the model's free text and is stored, audited and served with the action: it
+  // is redacted before anything keeps it. Params keep their values (the executor needs them);
+  // every served copy masks them (action_redaction.h).
+  request.reason = RedactSecrets(GetString(args, kArgReason).value_or(""));
   request.actor = requester_;
 
   absl::StatusOr<Refusable<PlanOutcome>> planned = actions_.Plan(request);

@@ -19,8 +19,13 @@
 
 namespace pulse::core {
 
-enum class MessageRole { kSystem, kUser, kAssistant, kTool };
-// Wire: system, user, assistant, tool.
+// kRefusedClaim is a transcript entry, never a provider role: an answer the loop refused because
+// a change was still unverified (or text the model sent beside calls that were all refused
+// then). It is never streamed or served as an assistant message; clients show it as a refused
+// claim. The provider view (BuildProviderMessages) turns it back into the model's own
+// assistant text, so the model sees what it said before the verification instruction.
+enum class MessageRole { kSystem, kUser, kAssistant, kTool, kRefusedClaim };
+// Wire: system, user, assistant, tool, refused_claim.
 std::string_view ToString(MessageRole role);
 std::optional<MessageRole> ParseMessageRole(std::string_view text);
 
@@ -57,6 +62,7 @@ struct Message {
   static Message Assistant(std::string text, std::vector<ToolCall> calls = {});
   static Message ToolResult(std::string call_id, std::string tool_name, std::string content,
                             bool is_error);
+  static Message RefusedClaim(std::string text);
 
   friend bool operator==(const Message&, const Message&) = default;
 };

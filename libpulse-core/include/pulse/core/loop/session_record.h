@@ -72,8 +72,9 @@ struct SuspendedCall {
   std::size_t transcript_index = 0;
   absl::Time suspended_at;
   RunCounters counters;
-  // Fingerprints (name + canonical arguments) of calls denied earlier in the run, so a
-  // resumed run still stops a repeated denied call on its second attempt.
+  // Fingerprints ("sha256:" digests of name + canonical arguments, never the arguments) of
+  // calls denied earlier in the run, so a resumed run still stops a repeated denied call on its
+  // second attempt.
   std::vector<std::string> denied_fingerprints;
 
   friend bool operator==(const SuspendedCall&, const SuspendedCall&) = default;
@@ -111,9 +112,22 @@ struct SessionSummary {
 // is always safe as a file name, URL segment or SQL key).
 [[nodiscard]] absl::Status ValidateSessionId(std::string_view id);
 
+// Applies RedactSecrets (the outbound policy's redaction) to every text of `record` that
+// echoes a person, the model or a tool: message content, tool-call arguments, the suspended
+// call's arguments and fact values. Tool-call provider_state (opaque provider bytes) is kept.
+// The loop persists sessions only in this form, so neither the store nor any route serving a
+// transcript ever holds a recognised secret; the model then sees its earlier calls redacted,
+// as a non-local model would anyway. Idempotent.
+void RedactSessionSecrets(SessionRecord& record);
+
+// OK unless `message` is a refused_claim entry that is not plain text: it must have content and
+// no tool calls, tool call id, tool name or error flag (InvalidArgument).
+[[nodiscard]] absl::Status ValidateRefusedClaim(const Message& message);
+
 // The invariants every store enforces on write, InvalidArgument naming the first broken one:
-// a valid id; `suspended` set exactly when the status is awaiting_approval; a suspended call
-// names a tool message of the transcript answering its call id; fact keys non-empty.
+// a valid id; every refused_claim entry plain text (ValidateRefusedClaim); `suspended` set
+// exactly when the status is awaiting_approval; a suspended call names a tool message of the
+// transcript answering its call id; fact keys non-empty.
 [[nodiscard]] absl::Status ValidateSessionRecord(const SessionRecord& record);
 
 }  // namespace pulse::core

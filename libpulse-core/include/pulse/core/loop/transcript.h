@@ -24,6 +24,12 @@ struct ProviderViewOptions {
   std::size_t compaction_min_chars = 300;      // shorter results are never compacted
 };
 
+// The model's side of refused claims: each kRefusedClaim entry becomes the assistant text it
+// was — merged into the following assistant message when that one has no text (text held
+// beside calls that were then refused), else an assistant message of its own (a refused final
+// answer, which a user-role verification instruction follows). Blank entries are dropped.
+std::vector<Message> RefusedClaimsAsAssistantText(const std::vector<Message>& transcript);
+
 // Characters of content, tool-call names and arguments: the size estimate budgets use.
 std::size_t TranscriptChars(const std::vector<Message>& messages);
 
@@ -49,7 +55,8 @@ std::string CompactionParams(std::string_view arguments_json);
 void CompactToolResults(std::vector<Message>& messages, const KnowledgeBase& knowledge,
                         int keep_turns, std::size_t min_chars);
 
-// The provider-bound copy of `transcript` (see the file comment). Compaction runs only when
+// The provider-bound copy of `transcript` (see the file comment), refused claims first turned
+// back into assistant text (RefusedClaimsAsAssistantText). Compaction runs only when
 // TranscriptChars exceeds the budget: first keeping `keep_turns` turns, then, if still over,
 // keeping only the latest turn.
 std::vector<Message> BuildProviderMessages(const std::vector<Message>& transcript,

@@ -35,7 +35,7 @@ class ObserverView;
 }  // namespace internal
 
 // Faults a test (or a demo operator) can stage. Wire names: exited, crash_loop, high_memory,
-// backup_failed, action_fails, dispatch_hangs.
+// backup_failed, action_fails, dispatch_hangs, dispatch_throws.
 enum class DemoFaultKind {
   kExited,        // app-container: shows exited (exit code 1) until started or cleared
   kCrashLoop,     // service: failed and restarting; restart/start end it
@@ -45,6 +45,10 @@ enum class DemoFaultKind {
   // Any resource with capabilities: the agent applies a dispatch but its answer never comes
   // back, so Dispatch waits options.dispatch_timeout and returns DeadlineExceeded.
   kDispatchHangs,
+  // Any resource with capabilities: the agent applies a dispatch, then Dispatch throws
+  // (std::runtime_error), as an adapter with a bug would: tests that a failure after a
+  // dispatch began still counts as a dispatched change. A repeated attempt id is answered.
+  kDispatchThrows,
 };
 std::string_view ToString(DemoFaultKind kind);
 std::optional<DemoFaultKind> ParseDemoFaultKind(std::string_view text);

@@ -43,8 +43,10 @@ class PulseControlHandler final : public ToolHandler {
 //  "safety_checks":[...],"verification_steps":[...]}
 std::string ActionPreflightJson(const ActionPreflight& preflight);
 
-// {"action_id","plan_hash","state","capability","resource_id","risk","requires_approval",
-//  "approval_floor","expires_at","message","preflight":{...}} of one record.
+// {"action_id","plan_hash","state","capability","resource_id","params","risk",
+//  "requires_approval","approval_floor","expires_at","message","preflight":{...}} of one record.
+// params go through RedactParamsJson: a secret-named parameter is never echoed to the model or
+// a client, although the plan keeps its value for the executor.
 std::string ActionSummaryJson(const ActionRecord& record);
 
 // The two-axis result of one action: {"execution":{"status","reason_code"?,"summary"?},
