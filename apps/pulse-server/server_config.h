@@ -55,12 +55,14 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  // pulse.json only: no flag may lower a safety rule from the command line of one run.
+  std::optional<std::string> requester_separation;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
 inline constexpr std::string_view kConfigKeys[] = {
-    "listen", "fleet", "provider", "provider_base_url", "model", "control_level",
-    "patrol_interval"};
+    "listen", "fleet",         "provider",        "provider_base_url",
+    "model",  "control_level", "patrol_interval", "requester_separation"};
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
@@ -80,6 +82,10 @@ struct ServerConfig {
   std::string api_key;  // from the environment; never logged or echoed
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  // Whether the token that planned an admin- or mfa-floor action is refused as its approver
+  // (compared by token id). On unless pulse.json says "requester_separation": "off"; there is
+  // nothing above on, so the operator can only lower it.
+  bool requester_separation = true;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -90,7 +96,8 @@ struct ServerConfig {
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL or model without a
-// provider, a bad patrol interval (ParsePatrolInterval).
+// provider, a bad patrol interval (ParsePatrolInterval), a requester_separation other than
+// "on" or "off".
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 
