@@ -219,7 +219,8 @@ TEST_CASE("the one MCP tool contract lists every request/response capability", "
   CHECK(StringViewOf(contract["toolSource"]) == "capability_manifest");
   std::vector<std::string> expected = kManifestOrder;
   for (const char* not_a_tool :
-       {"subscribe_events", "acknowledge_patrol_autopilot", "revoke_patrol_autopilot"}) {
+       {"subscribe_events", "acknowledge_patrol_autopilot", "revoke_patrol_autopilot",
+        "list_api_tokens", "create_api_token", "revoke_api_token"}) {
     expected.erase(std::find(expected.begin(), expected.end(), not_a_tool));
   }
   CHECK(Strings(contract["toolNames"]) == expected);
