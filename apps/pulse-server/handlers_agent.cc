@@ -148,9 +148,24 @@ const std::string& PathParam(const HttpRequest& request, const std::string& name
 
 core::ActionActor ActorFor(const HttpRequest& request) {
   core::ActionActor actor;
-  actor.kind = request.Header(kAgentSurfaceHeader).empty() ? core::ActorKind::kHuman
-                                                           : core::ActorKind::kAgent;
+  switch (request.principal.kind) {
+    case core::ApiTokenKind::kHuman:
+      actor.kind = core::ActorKind::kHuman;
+      break;
+    case core::ApiTokenKind::kAgent:
+      actor.kind = core::ActorKind::kAgent;
+      break;
+    case core::ApiTokenKind::kService:
+      actor.kind = core::ActorKind::kService;
+      break;
+  }
+  // The marker can only narrow: a human's token sent through an agent surface acts as an
+  // agent; no header makes an agent or service token act as a human.
+  if (actor.kind == core::ActorKind::kHuman && !request.Header(kAgentSurfaceHeader).empty()) {
+    actor.kind = core::ActorKind::kAgent;
+  }
   actor.id = request.principal.token_id;
+  actor.name = request.principal.token_name;
   return actor;
 }
 

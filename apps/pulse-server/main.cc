@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
       "provider_base_url, model, control_level, patrol_interval, provider_locality); the "
-      "command line wins. The provider API key is read from PULSE_PROVIDER_API_KEY.");
+      "command line wins. The provider API key is read from PULSE_PROVIDER_API_KEY. pulse.json "
+      "alone takes requester_separation (on, the default, or off).");
 
   pulse::server::ServerSettings flags;
   AddSetting(app, "--listen", flags.listen,
@@ -57,16 +58,42 @@ int main(int argc, char** argv) {
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");
-  std::string token_dir = std::string(pulse::server::kDefaultDataDir);
-  std::string token_name;
-  std::string token_scopes;
-  create->add_option("--data-dir", token_dir, "The server's data directory")->capture_default_str();
-  create->add_option("--name", token_name, "A name for the token")->required();
+  pulse::server::TokenCreateOptions create_options;
+  create_options.data_dir = std::string(pulse::server::kDefaultDataDir);
+  create->add_option("--data-dir", create_options.data_dir, "The server's data directory")
+      ->capture_default_str();
+  create->add_option("--name", create_options.name, "A name for the token")->required();
   create
-      ->add_option("--scopes", token_scopes, "Comma-separated scopes, e.g. monitoring:read,ai:chat")
+      ->add_option("--scopes", create_options.scopes,
+                   "Comma-separated scopes, e.g. monitoring:read,ai:chat")
       ->required();
+  create->add_option_function<std::string>(
+      "--kind", [&create_options](const std::string& v) { create_options.kind = v; },
+      "Who holds it: human (default; may approve), agent (an MCP client or other software "
+      "acting on its own judgement) or service (a script); only human tokens may approve");
+  create->add_option_function<std::string>(
+      "--expires", [&create_options](const std::string& v) { create_options.expires = v; },
+      "Lifetime in hours or days, e.g. 12h or 30d (default: never expires)");
 
-  CLI11_PARSE(app, argc, argv);
+  CLI::App* list = token->add_subcommand("list", "List tokens (never their secrets)");
+  std::string list_dir = std::string(pulse::server::kDefaultDataDir);
+  bool list_json = false;
+  list->add_option("--data-dir", list_dir, "The server's data directory")->capture_default_str();
+  list->add_flag("--json", list_json, "One JSON object {tokens:[...]} instead of a table");
+
+  CLI::App* revoke = token->add_subcommand("revoke", "Revoke a token by name or id");
+  std::string revoke_dir = std::string(pulse::server::kDefaultDataDir);
+  std::string revoke_target;
+  revoke->add_option("--data-dir", revoke_dir, "The server's data directory")
+      ->capture_default_str();
+  revoke->add_option("token", revoke_target, "The token's name or id (tok_...)")->required();
+
+  // Usage errors exit 2 (CLI11's own codes are above 100); --help and --version exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (trusted_local) {
     if (flags.provider_locality.has_value() && *flags.provider_locality != "local") {
       std::fprintf(stderr,
@@ -78,7 +105,13 @@ int main(int argc, char** argv) {
   }
 
   if (create->parsed()) {
-    return pulse::server::RunTokenCreate(token_dir, token_name, token_scopes);
+    return pulse::server::RunTokenCreate(create_options);
+  }
+  if (list->parsed()) {
+    return pulse::server::RunTokenList(list_dir, list_json);
+  }
+  if (revoke->parsed()) {
+    return pulse::server::RunTokenRevoke(revoke_dir, revoke_target);
   }
   std::optional<std::string> api_key;
   if (const char* key = std::getenv(std::string(pulse::server::kApiKeyEnv).c_str())) {

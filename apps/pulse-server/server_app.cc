@@ -189,8 +189,15 @@ absl::Status ServerApp::Parts::OpenServices() {
       });
   finding_store = std::make_unique<ObservedFindingStore>(
       *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); });
+  core::ActionPolicyOptions action_policy;
+  action_policy.require_requester_separation = config.requester_separation;
+  if (!config.requester_separation) {
+    LogLine(
+        "requester separation is off (pulse.json): the token that plans an admin or mfa "
+        "action may also approve it");
+  }
   action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
-                                                         *storage->audit, clock);
+                                                         *storage->audit, clock, action_policy);
   verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
   findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history);
   views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
@@ -286,6 +293,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindActionRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindAssistantRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindPatrolRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindTokenRoutes(router, *context));
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   http::HttpServerOptions options;
   options.host = config.listen.host;

@@ -178,6 +178,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.patrol_interval;
     } else if (key == "provider_locality") {
       slot = &out.provider_locality;
+    } else if (key == "requester_separation") {
+      slot = &out.requester_separation;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -290,6 +292,13 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
                      parsed_interval.status().message()));
   }
   config.patrol_interval = *parsed_interval;
+  const std::string separation = file.requester_separation.value_or("on");
+  if (separation != "on" && separation != "off") {
+    return absl::InvalidArgumentError(
+        "pulse.json \"requester_separation\" must be \"on\" (the default: whoever planned an "
+        "admin or mfa action may not approve it) or \"off\"");
+  }
+  config.requester_separation = separation == "on";
   config.api_key = api_key.value_or("");
   return config;
 }

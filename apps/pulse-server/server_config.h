@@ -57,12 +57,15 @@ struct ServerSettings {
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
   std::optional<std::string> provider_locality;  // auto | local | remote
+  // pulse.json only: no flag may lower a safety rule from the command line of one run.
+  std::optional<std::string> requester_separation;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
 inline constexpr std::string_view kConfigKeys[] = {
-    "listen", "fleet", "provider", "provider_base_url", "model", "control_level",
-    "patrol_interval", "provider_locality"};
+    "listen",          "fleet",           "provider",          "provider_base_url",
+    "model",           "control_level",   "patrol_interval",   "provider_locality",
+    "requester_separation"};
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
@@ -86,6 +89,10 @@ struct ServerConfig {
   // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
   adapters::providers::LocalitySetting provider_locality =
       adapters::providers::LocalitySetting::kAuto;
+  // Whether the token that planned an admin- or mfa-floor action is refused as its approver
+  // (compared by token id). On unless pulse.json says "requester_separation": "off"; there is
+  // nothing above on, so the operator can only lower it.
+  bool requester_separation = true;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -97,7 +104,7 @@ struct ServerConfig {
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL, model or provider
 // locality without a provider, a provider locality other than auto, local or remote, a bad
-// patrol interval (ParsePatrolInterval).
+// patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off".
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

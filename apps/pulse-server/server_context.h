@@ -60,12 +60,14 @@ struct ServerContext {
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
 };
 
-// The marker header an external agent adapter sends (wire surface §0.1); its calls act as an
-// agent, not as a human (an agent may not approve, nor execute a plan someone else made).
+// The marker header an external agent adapter sends (wire surface §0.1). It can only narrow:
+// a human token's calls that carry it act as an agent (an agent may not approve, nor execute a
+// plan someone else made); its absence never makes an agent or service token act as a human.
 inline constexpr std::string_view kAgentSurfaceHeader = "x-pulse-agent-surface";
 
-// The actor a request acts as: kind agent when the agent-surface marker is present, else
-// human; id the token's public id (tok_...).
+// The actor a request acts as: the kind the token was minted with (human, agent, service),
+// narrowed to agent when a human token sends the agent-surface marker; id the token's public
+// id (tok_...), name its name.
 core::ActionActor ActorFor(const adapters::http::HttpRequest& request);
 
 // 503 service_unavailable for a store or port that failed; logs what failed (never a
@@ -83,5 +85,6 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindActionRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindAssistantRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindTokenRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -1,9 +1,11 @@
-// `pulse-server token create`: mints one API token in a data dir's token store (the SQLite one
-// the server authenticates against) and returns the raw token, which exists nowhere else
-// afterwards (the store keeps only a keyed hash). Thread-compatible; opens the storage for the
-// duration of the call.
+// `pulse-server token create|list|revoke`: manage the API tokens of a data dir's token store
+// (the SQLite one the server authenticates against, so a revoke takes effect on the server's
+// next request even while it runs). A raw token is printed once, by create; the store keeps
+// only a keyed hash, and list never shows one. Thread-compatible; each call opens the storage
+// for its duration.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,19 +14,29 @@
 
 namespace pulse::server {
 
-// Creates a token called `name` with the comma-separated `scopes` (wire names or "*", e.g.
-// "monitoring:read,ai:chat") in `data_dir`, creating the data dir and its files when missing.
-// InvalidArgument for an empty name, no scopes, an empty entry or an unknown scope (the
-// message names it); the storage's errors otherwise (Unavailable when the data dir cannot be
-// created or the database is locked).
-[[nodiscard]] absl::StatusOr<std::string> CreateApiToken(const std::string& data_dir,
-                                                         std::string_view name,
-                                                         std::string_view scopes,
+struct TokenCreateOptions {
+  std::string data_dir;
+  std::string name;
+  std::string scopes;  // comma-separated wire names or "*", e.g. "monitoring:read,ai:chat"
+  std::optional<std::string> kind;     // human (default), agent, service
+  std::optional<std::string> expires;  // e.g. 30d, 12h; absent: never
+};
+
+// Creates the token in `options.data_dir`, creating the data dir and its files when missing,
+// and returns the raw token. InvalidArgument for an empty name, no scopes, an empty entry, an
+// unknown scope, kind or lifetime (the message names it), checked before the storage is
+// touched; the storage's errors otherwise (Unavailable when the data dir cannot be created or
+// the database is locked).
+[[nodiscard]] absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
                                                          const core::Clock& clock);
 
-// The subcommand: prints the new token and a newline on stdout and nothing else; on failure
-// prints the reason on stderr. Returns the exit code: 0, 2 for a refused argument
-// (InvalidArgument), 1 for any other failure.
-int RunTokenCreate(const std::string& data_dir, std::string_view name, std::string_view scopes);
+// The subcommands. Each prints its result on stdout (create: the token and a newline, nothing
+// else; list: a table, or with `json` one {"tokens":[...]} object; revoke: one line naming
+// the revoked token) and a failure's reason on stderr. Exit codes: 0; 2 for a refused
+// argument (a bad value, a name shared by several tokens); 1 for any other failure (no such
+// token, no token store in the data dir, storage errors).
+int RunTokenCreate(const TokenCreateOptions& options);
+int RunTokenList(const std::string& data_dir, bool json);
+int RunTokenRevoke(const std::string& data_dir, std::string_view name_or_id);
 
 }  // namespace pulse::server

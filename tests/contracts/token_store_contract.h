@@ -81,6 +81,35 @@ void RunTokenStoreContract(MakeStore make) {
     CHECK(listed.front() == issued.info);
   }
 
+  SECTION("a token keeps the kind it was created with; the default is human") {
+    const core::IssuedApiToken human = MustCreate(store, Request("person", {"actions:approve"}));
+    core::NewApiToken agent_request = Request("mcp", {"actions:plan"});
+    agent_request.kind = core::ApiTokenKind::kAgent;
+    const core::IssuedApiToken agent = MustCreate(store, agent_request);
+    core::NewApiToken service_request = Request("ci", {"monitoring:read"});
+    service_request.kind = core::ApiTokenKind::kService;
+    const core::IssuedApiToken service = MustCreate(store, service_request);
+    CHECK(human.info.kind == core::ApiTokenKind::kHuman);
+    CHECK(agent.info.kind == core::ApiTokenKind::kAgent);
+    CHECK(service.info.kind == core::ApiTokenKind::kService);
+    for (const core::IssuedApiToken* t : {&human, &agent, &service}) {
+      absl::StatusOr<core::ApiTokenInfo> who = store->Authenticate(t->token, T0());
+      REQUIRE(who.ok());
+      CHECK(who->kind == t->info.kind);
+    }
+    const std::vector<core::ApiTokenInfo> listed = MustList(store);
+    REQUIRE(listed.size() == 3);
+    for (const core::ApiTokenInfo& info : listed) {
+      CHECK(info.kind == (info.id == agent.info.id     ? core::ApiTokenKind::kAgent
+                          : info.id == service.info.id ? core::ApiTokenKind::kService
+                                                       : core::ApiTokenKind::kHuman));
+    }
+    core::NewApiToken bogus = Request("bogus", {"ai:chat"});
+    bogus.kind = static_cast<core::ApiTokenKind>(7);
+    CHECK(absl::IsInvalidArgument(store->Create(bogus).status()));
+    CHECK(MustList(store).size() == 3);
+  }
+
   SECTION("every token and id is distinct, and each authenticates as itself") {
     std::vector<core::IssuedApiToken> issued;
     for (int i = 0; i < 20; ++i) {

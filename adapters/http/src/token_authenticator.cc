@@ -82,6 +82,7 @@ absl::StatusOr<Principal> TokenAuthenticator::Authenticate(
   principal.authenticated = true;
   principal.token_id = info->id;
   principal.token_name = info->name;
+  principal.kind = info->kind;
   principal.scopes = *scopes;
   return principal;
 }

@@ -156,7 +156,7 @@ void InsertApproval(SQLite::Database& db, const std::string& action_id, std::uin
   SQLite::Statement insert(
       db,
       "INSERT INTO action_approvals (action_id, revision, actor_kind, actor_id, outcome, reason, "
-      "at_ns, plan_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+      "at_ns, plan_hash, actor_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, action_id);
   insert.bind(2, static_cast<std::int64_t>(revision));
   insert.bind(3, Str(core::ToString(a.actor.kind)));
@@ -165,6 +165,7 @@ void InsertApproval(SQLite::Database& db, const std::string& action_id, std::uin
   insert.bind(6, a.reason);
   insert.bind(7, static_cast<std::int64_t>(row.at_ns));
   insert.bind(8, a.plan_hash);
+  insert.bind(9, a.actor.name);
   insert.exec();
 }
 
@@ -199,7 +200,8 @@ namespace {
 absl::Status LoadApprovals(SQLite::Database& db, core::ActionRecord& record) {
   const std::string& id = record.id();
   SQLite::Statement q(db,
-                      "SELECT actor_kind, actor_id, outcome, reason, at_ns, plan_hash "
+                      "SELECT actor_kind, actor_id, outcome, reason, at_ns, plan_hash, "
+                      "actor_name "
                       "FROM action_approvals WHERE action_id = ? ORDER BY revision");
   q.bind(1, id);
   while (q.executeStep()) {
@@ -211,7 +213,7 @@ absl::Status LoadApprovals(SQLite::Database& db, core::ActionRecord& record) {
     if (!kind.ok() || !outcome.ok()) {
       return kind.ok() ? outcome.status() : kind.status();
     }
-    a.actor = {*kind, q.getColumn(1).getString()};
+    a.actor = {*kind, q.getColumn(1).getString(), q.getColumn(6).getString()};
     a.outcome = *outcome;
     a.reason = q.getColumn(3).getString();
     a.at = DecodeTime(q.getColumn(4).getInt64());

@@ -252,12 +252,21 @@ CREATE INDEX findings_by_resource_name ON findings (resource_name COLLATE NOCASE
 CREATE INDEX findings_on_storage ON findings (may_be_storage) WHERE may_be_storage = 1;
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6: who holds an API token (core::ApiTokenKind; existing tokens were minted for
+// humans) and the approver's display name beside its id (the token name; "" before).
+constexpr char kSchemaV6[] = R"sql(
+ALTER TABLE api_tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'human'
+  CHECK (kind IN ('human', 'agent', 'service'));
+ALTER TABLE action_approvals ADD COLUMN actor_name TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
     {4, "patrol runs and settings", kSchemaV4},
     {5, "findings resource name and storage columns", kSchemaV5},
+    {6, "api token kind and approver name", kSchemaV6},
 }};
 
 }  // namespace

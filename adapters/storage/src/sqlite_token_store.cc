@@ -20,7 +20,7 @@ namespace {
 
 constexpr char kPurpose[] = "api_tokens";
 constexpr char kColumns[] =
-    "id, token_hash, name, scopes, created_at_ns, last_used_at_ns, expires_at_ns";
+    "id, token_hash, name, scopes, created_at_ns, last_used_at_ns, expires_at_ns, kind";
 
 absl::Status Unauthenticated() { return absl::UnauthenticatedError("API token is not valid"); }
 
@@ -41,6 +41,10 @@ Row ReadRow(SQLite::Statement& q) {
   row.info.created_at = DecodeTime(q.getColumn(4).getInt64());
   row.info.last_used_at = OptionalTime(q.getColumn(5));
   row.info.expires_at = OptionalTime(q.getColumn(6));
+  // The column's CHECK admits only the three kinds; anything else reads as the least
+  // privileged one rather than as a human.
+  row.info.kind =
+      core::ParseApiTokenKind(q.getColumn(7).getString()).value_or(core::ApiTokenKind::kAgent);
   return row;
 }
 
@@ -123,6 +127,7 @@ absl::StatusOr<core::IssuedApiToken> SqliteTokenStore::Create(const core::NewApi
   sodium_memzero(secret.data(), secret.size());
   issued.info.id = std::string(core::kApiTokenIdPrefix) + ToHex(id_bytes.data(), id_bytes.size());
   issued.info.name = request.name;
+  issued.info.kind = request.kind;
   issued.info.scopes = *std::move(scopes);
   issued.info.created_at = request.created_at;
   issued.info.expires_at = request.expires_at;
@@ -130,14 +135,15 @@ absl::StatusOr<core::IssuedApiToken> SqliteTokenStore::Create(const core::NewApi
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement insert(db,
                              "INSERT INTO api_tokens (id, token_hash, name, scopes, "
-                             "created_at_ns, last_used_at_ns, expires_at_ns) "
-                             "VALUES (?, ?, ?, ?, ?, NULL, ?)");
+                             "created_at_ns, last_used_at_ns, expires_at_ns, kind) "
+                             "VALUES (?, ?, ?, ?, ?, NULL, ?, ?)");
     insert.bind(1, issued.info.id);
     insert.bind(2, hash.data(), static_cast<int>(hash.size()));
     insert.bind(3, issued.info.name);
     insert.bind(4, absl::StrJoin(issued.info.scopes, ","));
     insert.bind(5, static_cast<std::int64_t>(*created_ns));
     BindOptionalTime(insert, 6, expires_ns);
+    insert.bind(7, std::string(core::ToString(issued.info.kind)));
     insert.exec();
     return absl::OkStatus();
   });

@@ -191,7 +191,7 @@ absl::StatusOr<ActionService::Gate> ActionService::LifecycleGates(const ActionRe
   }
   // Gate 9: automation runs an approval-free plan only when it asked for it.
   if (record.state == ActionState::kPlanned && actor.kind != ActorKind::kHuman &&
-      !(actor == record.request.actor)) {
+      !SameActor(actor, record.request.actor)) {
     return Gate{Gate::Verdict::kRefuse,
                 RefuseAndAudit(record, AgentErrorCode::kActionExecutionForbidden,
                                "automation may execute an approval-free plan only when it "

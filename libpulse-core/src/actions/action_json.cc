@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "action_internal.h"
+#include "pulse/core/auth/api_token.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
@@ -81,6 +82,9 @@ void WriteActor(JsonWriter& w, const ActionActor& actor) {
   w.StartObject();
   w.Member("kind", ToString(actor.kind));
   w.Member("id", actor.id);
+  if (!actor.name.empty()) {
+    w.Member("name", actor.name);
+  }
   w.EndObject();
 }
 
@@ -249,6 +253,7 @@ absl::StatusOr<ActionActor> ReadActor(const rapidjson::Value* v, std::string wha
   ActionActor actor;
   actor.kind = r.Enum("kind", ParseActorKind, kRequired).value_or(ActorKind::kHuman);
   actor.id = Token(r, "id", kId, kActorChars);
+  actor.name = r.String("name", {kMaxApiTokenNameBytes}).value_or("");
   PULSE_RETURN_IF_ERROR(r.Finish());
   return actor;
 }

@@ -104,6 +104,9 @@ void ActionService::Audit(std::string_view event, std::string_view action_id,
   if (actor != nullptr) {
     entry.actor_kind = std::string(ToString(actor->kind));
     entry.actor_id = actor->id;
+    if (!actor->name.empty()) {
+      entry.details["actor_name"] = actor->name;
+    }
   }
   entry.code = std::string(code);
   entry.message = std::string(message);
@@ -341,7 +344,7 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
     }
     const ActionRecord record = loaded.value();
     for (const ApprovalRecord& prior : record.approvals) {
-      if (prior.actor == request.actor) {
+      if (SameActor(prior.actor, request.actor)) {
         if (prior.outcome == request.outcome && prior.reason == request.reason) {
           return DecideOutcome{record, true};
         }
@@ -373,6 +376,15 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
     if (request.actor.kind != ActorKind::kHuman) {
       return RefuseAndAudit(record, AgentErrorCode::kActionApprovalForbidden,
                             "only a human may decide a governed action", request.actor);
+    }
+    // One credential cannot be both: the token that planned this action as an agent (or a
+    // service) does not become a human by leaving a header off, whatever separation says.
+    if (record.request.actor.kind != ActorKind::kHuman &&
+        record.request.actor.id == request.actor.id) {
+      return RefuseAndAudit(record, AgentErrorCode::kActionApprovalForbidden,
+                            "this credential planned the action as an agent; an agent's "
+                            "credential may not decide it",
+                            request.actor);
     }
     ActionState next = ActionState::kRejected;
     std::string message = absl::StrCat("Rejected by ", ActorLabel(request.actor), ".");

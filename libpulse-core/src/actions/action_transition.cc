@@ -153,7 +153,7 @@ absl::Status CheckTransitionAgainst(const ActionRecord& current, const ActionTra
       return absl::FailedPreconditionError("the decision binds another plan");
     }
     for (const ApprovalRecord& earlier : current.approvals) {
-      if (earlier.actor == t.appended_approval->actor) {
+      if (SameActor(earlier.actor, t.appended_approval->actor)) {
         return absl::FailedPreconditionError("the approver has already decided");
       }
     }

@@ -20,10 +20,11 @@ constexpr std::array<WireName<ActionState>, 8> kStates = {{
     {S::kFailed, "failed"},
 }};
 
-constexpr std::array<WireName<ActorKind>, 3> kActorKinds = {{
+constexpr std::array<WireName<ActorKind>, 4> kActorKinds = {{
     {ActorKind::kHuman, "human"},
     {ActorKind::kAgent, "agent"},
     {ActorKind::kPolicy, "policy"},
+    {ActorKind::kService, "service"},
 }};
 
 constexpr std::array<WireName<DecisionOutcome>, 2> kOutcomes = {{

@@ -45,9 +45,34 @@ bool IsBase64UrlChar(char c) {
 
 }  // namespace
 
+std::string_view ToString(ApiTokenKind kind) {
+  switch (kind) {
+    case ApiTokenKind::kHuman:
+      return "human";
+    case ApiTokenKind::kAgent:
+      return "agent";
+    case ApiTokenKind::kService:
+      return "service";
+  }
+  return "human";
+}
+
+std::optional<ApiTokenKind> ParseApiTokenKind(std::string_view text) {
+  for (ApiTokenKind kind : {ApiTokenKind::kHuman, ApiTokenKind::kAgent, ApiTokenKind::kService}) {
+    if (text == ToString(kind)) {
+      return kind;
+    }
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(const NewApiToken& request) {
   if (absl::Status s = CheckName(request.name); !s.ok()) {
     return s;
+  }
+  if (const int k = static_cast<int>(request.kind);
+      k < static_cast<int>(ApiTokenKind::kHuman) || k > static_cast<int>(ApiTokenKind::kService)) {
+    return absl::InvalidArgumentError("token kind must be human, agent or service");
   }
   if (request.scopes.empty()) {
     return absl::InvalidArgumentError("a token needs at least one scope");
@@ -68,6 +93,32 @@ absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(const NewApiToken& 
     }
   }
   return scopes->ToStrings();
+}
+
+absl::StatusOr<absl::Duration> ParseApiTokenLifetime(std::string_view text) {
+  const auto bad = [] {
+    return absl::InvalidArgumentError(
+        "a token lifetime is a whole number of hours or days, e.g. 12h or 30d, at most 3650d");
+  };
+  if (text.size() < 2 || text.size() > 12) {
+    return bad();
+  }
+  const char unit = text.back();
+  if (unit != 'h' && unit != 'd') {
+    return bad();
+  }
+  std::int64_t count = 0;
+  for (char c : text.substr(0, text.size() - 1)) {
+    if (c < '0' || c > '9') {
+      return bad();
+    }
+    count = count * 10 + (c - '0');  // at most 11 digits: no overflow
+  }
+  const absl::Duration lifetime = unit == 'h' ? absl::Hours(count) : absl::Hours(count * 24);
+  if (count <= 0 || lifetime > kMaxApiTokenLifetime) {
+    return bad();
+  }
+  return lifetime;
 }
 
 bool HasApiTokenShape(std::string_view token) {

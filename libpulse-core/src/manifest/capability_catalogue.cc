@@ -455,6 +455,62 @@ std::vector<AgentCapability> BuildCatalogue() {
       .error_codes = ExecuteErrorCodes(),
       .body_error_code = C::kInvalidActionExecution,
   });
+  // ---- API tokens (the web console's token page) ----
+  out.push_back({
+      .name = "list_api_tokens",
+      .title = "List API tokens",
+      .description =
+          "Lists the live API tokens: id, name, kind (human, agent, service), scopes, when each "
+          "was created and last used, and when it expires. Never a token's secret. Humans "
+          "only.",
+      .category = std::string(kCategorySecurity),
+      .method = "GET",
+      .path = "/api/security/tokens",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "{ tokens: ApiTokenRecord[] }",
+      .output_schema = std::string(mi::kApiTokenListOutput),
+      .error_codes = {C::kTokenManagementForbidden},
+      .human_only = true,
+  });
+  out.push_back({
+      .name = "create_api_token",
+      .title = "Create API token",
+      .description =
+          "Mints an API token and returns its secret once (only a keyed hash is kept). Its "
+          "scopes may not exceed the caller's; kind agent or service makes every request of "
+          "the token act as software, which may never approve. Humans only.",
+      .category = std::string(kCategorySecurity),
+      .method = "POST",
+      .path = "/api/security/tokens",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "{ token, record: ApiTokenRecord }",
+      .request_body_shape = "{ name, scopes[], kind?, expiresIn? }",
+      .input_schema = std::string(mi::kCreateApiTokenInput),
+      .output_schema = std::string(mi::kApiTokenCreatedOutput),
+      .error_codes = {C::kInvalidTokenRequest, C::kTokenManagementForbidden},
+      .body_error_code = C::kInvalidTokenRequest,
+      .human_only = true,
+  });
+  out.push_back({
+      .name = "revoke_api_token",
+      .title = "Revoke API token",
+      .description =
+          "Revokes a token by id: its next request is refused (401). A token whose scopes "
+          "exceed the caller's cannot be revoked by it. Humans only.",
+      .category = std::string(kCategorySecurity),
+      .method = "DELETE",
+      .path = "/api/security/tokens/{tokenId}",
+      .scope = Scope::kSettingsWrite,
+      .action_mode = ActionMode::kWrite,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .input_schema = std::string(mi::kRevokeApiTokenInput),
+      .error_codes = {C::kTokenNotFound, C::kTokenManagementForbidden},
+      .human_only = true,
+  });
   return out;
 }
 
@@ -464,6 +520,9 @@ std::string PlaceholderHint(std::string_view name) {
   }
   if (name == "actionId") {
     return "ID of the governed action.";
+  }
+  if (name == "tokenId") {
+    return "ID of the API token (tok_...).";
   }
   return "Path parameter " + std::string(name) + ".";
 }
@@ -547,6 +606,8 @@ const std::vector<ManifestCategory>& ManifestCategories() {
         {std::string(kCategoryAction), "Actions (governed plan/approval/execute)",
          "Changes to infrastructure: planned, approved by policy or a human, executed once "
          "and verified independently."},
+        {std::string(kCategorySecurity), "Security (API tokens)",
+         "Who may call this server: the API tokens, their kinds and scopes. Humans only."},
     };
     std::vector<ManifestCategory> used;
     for (const ManifestCategory& category : all) {

@@ -173,6 +173,52 @@ inline constexpr std::string_view kAutopilotRevocationOutput = R"json({
   "required": ["revoked", "revocation"]
 })json";
 
+inline constexpr std::string_view kCreateApiTokenInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 128,
+             "description": "A name for the token (shown in lists, audit rows and approvals)."},
+    "scopes": {"type": "array", "minItems": 1, "maxItems": 16,
+               "items": {"type": "string", "minLength": 1, "maxLength": 32},
+               "description": "Scopes, e.g. [\"monitoring:read\"]; none beyond the caller's own."},
+    "kind": {"type": "string", "enum": ["human", "agent", "service"],
+             "description": "Who holds it (default human); only human tokens may approve."},
+    "expiresIn": {"type": "string", "minLength": 2, "maxLength": 12,
+                  "description": "Lifetime in hours or days, e.g. 12h or 30d; absent: never."}
+  },
+  "required": ["name", "scopes"]
+})json";
+
+inline constexpr std::string_view kRevokeApiTokenInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "tokenId": {"type": "string", "minLength": 1, "maxLength": 128,
+                "description": "The token's id (tok_...)."}
+  },
+  "required": ["tokenId"]
+})json";
+
+inline constexpr std::string_view kApiTokenListOutput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "tokens": {"type": "array", "items": {"type": "object"}}
+  },
+  "required": ["tokens"]
+})json";
+
+inline constexpr std::string_view kApiTokenCreatedOutput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "token": {"type": "string"},
+    "record": {"type": "object"}
+  },
+  "required": ["token", "record"]
+})json";
+
 inline constexpr std::string_view kPlanActionInput = R"json({
   "type": "object",
   "additionalProperties": false,

@@ -79,3 +79,36 @@ TEST_CASE("expiry is inclusive of its instant, last use is recorded once per res
 
 }  // namespace
 }  // namespace pulse::core
+
+namespace pulse::core {
+namespace {
+
+TEST_CASE("a token kind is exactly human, agent or service", "[core][auth]") {
+  CHECK(ParseApiTokenKind("human") == std::optional(ApiTokenKind::kHuman));
+  CHECK(ParseApiTokenKind("agent") == std::optional(ApiTokenKind::kAgent));
+  CHECK(ParseApiTokenKind("service") == std::optional(ApiTokenKind::kService));
+  for (const char* bad : {"", "Human", "AGENT", " human", "human ", "root", "admin", "policy"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseApiTokenKind(bad).has_value());
+  }
+  for (ApiTokenKind kind : {ApiTokenKind::kHuman, ApiTokenKind::kAgent, ApiTokenKind::kService}) {
+    CHECK(ParseApiTokenKind(ToString(kind)) == std::optional(kind));
+  }
+}
+
+TEST_CASE("a token lifetime is a positive whole number of hours or days", "[core][auth]") {
+  CHECK(*ParseApiTokenLifetime("1h") == absl::Hours(1));
+  CHECK(*ParseApiTokenLifetime("12h") == absl::Hours(12));
+  CHECK(*ParseApiTokenLifetime("30d") == absl::Hours(30 * 24));
+  CHECK(*ParseApiTokenLifetime("3650d") == kMaxApiTokenLifetime);
+  CHECK(*ParseApiTokenLifetime("87600h") == kMaxApiTokenLifetime);
+  for (const char* bad : {"",    "h",     "d",     "30",     "0d",           "0h",           "-1d",
+                          "+1d", "1.5d",  "1e3h",  "30 d",   " 30d",         "30D",          "1w",
+                          "1m",  "1h30m", "3651d", "87601h", "99999999999h", "999999999999d"}) {
+    INFO(bad);
+    CHECK(absl::IsInvalidArgument(ParseApiTokenLifetime(bad).status()));
+  }
+}
+
+}  // namespace
+}  // namespace pulse::core

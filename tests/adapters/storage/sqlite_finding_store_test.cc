@@ -50,6 +50,8 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     raw.exec("DROP INDEX findings_on_storage");
     raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
     raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
+    raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
+    raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 5");
   }
   auto db = MustOpen(path);

@@ -32,13 +32,15 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("DROP TABLE sessions");
     raw.exec("DROP INDEX operator_state_local_only");
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
+    raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
+    raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 2");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 5);
+  CHECK(kSchemaVersion == 6);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());

@@ -74,6 +74,40 @@ TEST_CASE("only a keyed hash of a token is stored, the raw token never reaches t
   CHECK(who->name == "ci");
 }
 
+TEST_CASE("a token minted before kinds existed is a human token after migration 6",
+          "[adapters][storage][tokens]") {
+  TempDir dir;
+  const std::string db_path = dir.File("pulse.db");
+  std::string token;
+  {
+    auto db = MustOpen(db_path);
+    auto store = SqliteTokenStore::Open(*db, dir.File("token.key"));
+    REQUIRE(store.ok());
+    core::NewApiToken request = Request("old");
+    request.kind = core::ApiTokenKind::kAgent;  // forgotten by the rollback below
+    auto issued = (*store)->Create(request);
+    REQUIRE(issued.ok());
+    token = issued->token;
+  }
+  {
+    // Roll the file back to what release 5 wrote.
+    SQLite::Database raw(db_path, SQLite::OPEN_READWRITE);
+    raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");
+    raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
+    raw.exec("DELETE FROM schema_version WHERE version >= 6");
+  }
+  auto db = MustOpen(db_path);
+  auto store = SqliteTokenStore::Open(*db, dir.File("token.key"));
+  REQUIRE(store.ok());
+  auto who = (*store)->Authenticate(token, absl::FromUnixSeconds(1'800'000'100));
+  REQUIRE(who.ok());
+  CHECK(who->kind == core::ApiTokenKind::kHuman);
+  // The column refuses a kind outside the three.
+  SQLite::Database raw(db_path, SQLite::OPEN_READWRITE);
+  CHECK_THROWS(raw.exec("UPDATE api_tokens SET kind = 'root'"));
+  CHECK_THROWS(raw.exec("UPDATE api_tokens SET kind = 'Human'"));
+}
+
 TEST_CASE("the token key is separate from the secret-box key", "[adapters][storage][tokens]") {
   TempDir dir;
   auto db = MustOpen(":memory:");

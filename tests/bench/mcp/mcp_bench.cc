@@ -115,8 +115,8 @@ class Rig {
  private:
   std::string MintToken() {
     std::string error;
-    std::optional<std::string> token =
-        pulse::bench::MintServerToken(PULSE_SERVER_BINARY, dir_, "monitoring:read", &error);
+    std::optional<std::string> token = pulse::bench::MintServerToken(
+        PULSE_SERVER_BINARY, dir_, "monitoring:read", &error, "agent");
     if (!token.has_value()) {
       Die(error);
     }

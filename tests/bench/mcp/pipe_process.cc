@@ -161,13 +161,13 @@ std::string ReadFile(const std::string& path) {
   return out.str();
 }
 
-std::optional<std::string> MintServerToken(const std::string& server_binary,
-                                           const std::string& dir, const std::string& scopes,
-                                           std::string* error) {
+std::optional<std::string> MintServerToken(const std::string& server_binary, const std::string& dir,
+                                           const std::string& scopes, std::string* error,
+                                           const std::string& kind) {
   const std::string log = dir + "/token.log";
-  auto process = PipeProcess::Start(
-      {server_binary, "token", "create", "--data-dir", dir, "--name", "bench", "--scopes", scopes},
-      {}, log);
+  auto process = PipeProcess::Start({server_binary, "token", "create", "--data-dir", dir, "--name",
+                                     "bench", "--scopes", scopes, "--kind", kind},
+                                    {}, log);
   if (process == nullptr) {
     *error = "cannot run pulse-server token create";
     return std::nullopt;

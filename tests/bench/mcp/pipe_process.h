@@ -52,9 +52,9 @@ std::string ReadFile(const std::string& path);
 // Runs `server_binary token create --data-dir DIR --name bench --scopes SCOPES` (its stderr in
 // DIR/token.log) and returns the printed token; nullopt with the reason in `error` when it
 // fails or prints nothing within 20 s.
-std::optional<std::string> MintServerToken(const std::string& server_binary,
-                                           const std::string& dir, const std::string& scopes,
-                                           std::string* error);
+std::optional<std::string> MintServerToken(const std::string& server_binary, const std::string& dir,
+                                           const std::string& scopes, std::string* error,
+                                           const std::string& kind = "human");
 
 // The port from pulse-server's "listening on 127.0.0.1:PORT" line in `log`, polled every
 // 20 ms; 0 when none appears within `timeout`.

@@ -152,6 +152,28 @@ TEST_CASE("only humans decide", "[core][actions]") {
   CHECK(StoredRecord(h, planned.id()).approvals.empty());
 }
 
+TEST_CASE("a credential that planned as an agent cannot approve as a human, even unseparated",
+          "[core][actions]") {
+  Harness h;  // requester separation off: only the kind flip refuses
+  const ActionRecord planned = PendingRestart(h, Agent("tok_0000000000000001"));
+  ActionActor same = Human("tok_0000000000000001");
+  same.name = "dual";
+  const ActionRefusal r = MustRefuse(h.service.Decide(Approve(planned, same)));
+  CHECK(r.code == AgentErrorCode::kActionApprovalForbidden);
+  CHECK(StoredRecord(h, planned.id()).approvals.empty());
+  // A service token is not a human either.
+  CHECK(MustRefuse(h.service.Decide(
+                       Approve(planned, ActionActor{ActorKind::kService, "tok_0000000000000002"})))
+            .code == AgentErrorCode::kActionApprovalForbidden);
+  // Another human approves, and the approval keeps the approver's name beside the id.
+  ActionActor bob = Human("tok_0000000000000003");
+  bob.name = "bob";
+  const ActionRecord approved = MustDecide(h, Approve(planned, bob));
+  REQUIRE(approved.approvals.size() == 1);
+  CHECK(approved.approvals[0].actor.name == "bob");
+  CHECK(SameActor(approved.approvals[0].actor, Human("tok_0000000000000003")));
+}
+
 TEST_CASE("an mfa floor cannot be approved without a step-up verifier", "[core][actions]") {
   Harness h;
   const ActionRecord planned = MustPlan(h, Request("destroy", "{}", Human("alice")));

@@ -49,7 +49,11 @@ TEST_CASE("tools are the contract's capabilities, never the event stream nor a h
   // An agent must not acknowledge Autopilot for a human: no tool for it.
   CHECK(std::find(names.begin(), names.end(), "acknowledge_patrol_autopilot") == names.end());
   CHECK(std::find(names.begin(), names.end(), "revoke_patrol_autopilot") == names.end());
-  CHECK(names.size() == AgentCapabilities().size() - 3);
+  // Nor may an agent manage API tokens (it could mint itself a human one).
+  for (const char* token_route : {"list_api_tokens", "create_api_token", "revoke_api_token"}) {
+    CHECK(std::find(names.begin(), names.end(), token_route) == names.end());
+  }
+  CHECK(names.size() == AgentCapabilities().size() - 6);
 }
 
 TEST_CASE("the description ends with the capability metadata block",

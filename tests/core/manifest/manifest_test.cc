@@ -42,18 +42,20 @@ std::vector<std::string> CodeNames(const std::vector<AgentErrorCode>& codes) {
 }
 
 const std::vector<std::string> kManifestOrder = {
-    "get_resource_context", "list_resource_capabilities",
-    "get_fleet_context",    "get_patrol_control_status",
-    "get_operator_state",   "set_operator_state",
-    "clear_operator_state", "subscribe_events",
-    "list_findings",        "acknowledge_finding",
-    "snooze_finding",       "dismiss_finding",
-    "resolve_finding",      "run_patrol",
-    "list_patrol_runs",     "get_patrol_run",
-    "get_patrol_status",    "get_patrol_autonomy",
-    "set_patrol_autonomy",  "acknowledge_patrol_autopilot",
+    "get_resource_context",    "list_resource_capabilities",
+    "get_fleet_context",       "get_patrol_control_status",
+    "get_operator_state",      "set_operator_state",
+    "clear_operator_state",    "subscribe_events",
+    "list_findings",           "acknowledge_finding",
+    "snooze_finding",          "dismiss_finding",
+    "resolve_finding",         "run_patrol",
+    "list_patrol_runs",        "get_patrol_run",
+    "get_patrol_status",       "get_patrol_autonomy",
+    "set_patrol_autonomy",     "acknowledge_patrol_autopilot",
     "revoke_patrol_autopilot", "plan_action",
-    "decide_action",        "execute_action"};
+    "decide_action",           "execute_action",
+    "list_api_tokens",         "create_api_token",
+    "revoke_api_token"};
 
 TEST_CASE("the catalogue passes its own validation", "[core][manifest]") {
   const absl::Status status = ValidateManifest();
@@ -122,6 +124,12 @@ TEST_CASE("routes, scopes and governance follow the wire catalogue", "[core][man
        "action_plan", "action"},
       {"execute_action", "POST", "/api/actions/{actionId}/execute", "actions:execute", "write",
        "action_plan", "action"},
+      {"list_api_tokens", "GET", "/api/security/tokens", "settings:write", "read", "scope_only",
+       "security"},
+      {"create_api_token", "POST", "/api/security/tokens", "settings:write", "write", "scope_only",
+       "security"},
+      {"revoke_api_token", "DELETE", "/api/security/tokens/{tokenId}", "settings:write", "write",
+       "scope_only", "security"},
   };
   for (const Row& row : rows) {
     INFO(row.name);
@@ -187,8 +195,8 @@ TEST_CASE("the document has the top-level shape of the wire manifest", "[core][m
     categories.emplace_back(StringViewOf(c["id"]));
     CHECK(c.HasMember("label"));
   }
-  CHECK(categories ==
-        std::vector<std::string>{"context", "operator-state", "finding", "patrol", "action"});
+  CHECK(categories == std::vector<std::string>{"context", "operator-state", "finding", "patrol",
+                                               "action", "security"});
   const auto& surfaces = doc["surfaceContract"]["operatorSurfaces"];
   REQUIRE(surfaces.Size() == 2);
   CHECK(StringViewOf(surfaces[0]["id"]) == "pulse_assistant");
@@ -211,7 +219,8 @@ TEST_CASE("the one MCP tool contract lists every request/response capability", "
   CHECK(StringViewOf(contract["toolSource"]) == "capability_manifest");
   std::vector<std::string> expected = kManifestOrder;
   for (const char* not_a_tool :
-       {"subscribe_events", "acknowledge_patrol_autopilot", "revoke_patrol_autopilot"}) {
+       {"subscribe_events", "acknowledge_patrol_autopilot", "revoke_patrol_autopilot",
+        "list_api_tokens", "create_api_token", "revoke_api_token"}) {
     expected.erase(std::find(expected.begin(), expected.end(), not_a_tool));
   }
   CHECK(Strings(contract["toolNames"]) == expected);

@@ -136,10 +136,12 @@ TEST_CASE("escape sequences in server-provided text are neutralised on a termina
 
 TEST_CASE("approve asks for confirmation on a terminal", "[e2e][cli][tty][actions]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), "actions:plan,actions:approve");
+  // Two tokens: whoever plans an admin-floor action may not approve it (requester separation).
+  const std::string planner = MintToken(dir.path(), "actions:plan", "planner");
+  const std::string token = MintToken(dir.path(), "actions:approve", "approver");
   ServerProcess server(dir.path());
   const Reply planned =
-      Send(server.port(), "POST", "/api/actions/plan", token,
+      Send(server.port(), "POST", "/api/actions/plan", planner,
            R"({"requestId":"tty","resourceId":"vm:101","capabilityName":"restart",)"
            R"("params":{},"reason":"cli e2e","requestedBy":"e2e"})");
   REQUIRE(planned.status == 200);

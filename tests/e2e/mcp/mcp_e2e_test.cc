@@ -64,7 +64,7 @@ rapidjson::Document ToolCall(Session& s, const std::string& name, const std::str
 TEST_CASE("pulse-mcp serves the manifest tools, resources and prompts of a real pulse-server",
           "[e2e][mcp]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), "*");
+  const std::string token = MintToken(dir.path(), "*", "mcp", "agent");
   ServerProcess server(dir.path());
   Session s(server.port(), token, dir);
 
@@ -121,7 +121,7 @@ TEST_CASE("governance refusals reach the agent as error results with the stable 
           "[e2e][mcp]") {
   TempDir dir;
   const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
-  const std::string operator_token = MintToken(dir.path(), "*", "operator");
+  const std::string operator_token = MintToken(dir.path(), "*", "mcp", "agent");
   ServerProcess server(dir.path());
 
   SECTION("a missing scope") {
@@ -143,13 +143,18 @@ TEST_CASE("governance refusals reach the agent as error results with the stable 
         "reason":"e2e"})");
     CHECK(core::GetBool(decide["result"], "isError") == std::optional<bool>(true));
     CHECK(Str(decide["result"]["structuredContent"], "error") == "action_approval_forbidden");
+    // The same agent token over plain HTTP, without the agent-surface header, is still an agent.
+    const Reply direct = Send(server.port(), "POST", "/api/actions/" + action_id + "/decision",
+                              operator_token, R"({"outcome":"approved","reason":"e2e"})");
+    CHECK(direct.status == 403);
+    CHECK(ErrorCode(direct.body) == "action_approval_forbidden");
   }
 }
 
 TEST_CASE("an agent locks a service whose id holds a slash, and HTTP reads the same lock",
           "[e2e][mcp]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), "*", "operator");
+  const std::string token = MintToken(dir.path(), "*", "mcp", "agent");
   ServerProcess server(dir.path());
   Session s(server.port(), token, dir);
   // pulse-mcp encodes the id as one segment (service%3Apve2%2Fpostfix); the server decodes it
@@ -178,7 +183,7 @@ TEST_CASE("an agent locks a service whose id holds a slash, and HTTP reads the s
 TEST_CASE("when pulse-server goes away, a tool call is a service_unavailable result and the "
           "session goes on", "[e2e][mcp]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), "*");
+  const std::string token = MintToken(dir.path(), "*", "mcp", "agent");
   ServerProcess server(dir.path());
   Session s(server.port(), token, dir);
   CHECK_FALSE(ToolCall(s, "get_fleet_context", "{}")["result"].HasMember("isError"));

@@ -66,7 +66,7 @@ int CodeOf(const rapidjson::Value& reply) {
 class Fuzzer {
  public:
   Fuzzer()
-      : token_(MintToken(dir_.path(), "*")),
+      : token_(MintToken(dir_.path(), "*", "mcp", "agent")),
         server_(dir_.path()),
         client_(
             {PULSE_MCP_BINARY, "--server", "http://127.0.0.1:" + std::to_string(server_.port())},

@@ -456,12 +456,12 @@ TEST_CASE("Autopilot without an acknowledgement acts as approval", "[e2e][patrol
   REQUIRE(provider.ok());
   FakeProviderServer& fake = **provider;
   const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string robot = MintToken(dir.path(), kScopes, "robot", "agent");
   ServerProcess server(dir.path(), WithProvider(fake));
   const int port = server.port();
   // An agent cannot record the acknowledgement; a human PUT without one saves full.
-  const Reply agent = Send(port, "PUT", "/api/ai/patrol/autonomy", token,
-                           R"({"autonomy_level":"full","acknowledgement_id":"ack-1"})",
-                           {{"X-Pulse-Agent-Surface", "pulse_mcp"}});
+  const Reply agent = Send(port, "PUT", "/api/ai/patrol/autonomy", robot,
+                           R"({"autonomy_level":"full","acknowledgement_id":"ack-1"})");
   CHECK(ErrorCode(agent.body) == "invalid_autonomy_level");
   const Reply set =
       Send(port, "PUT", "/api/ai/patrol/autonomy", token, R"({"autonomy_level":"full"})");
@@ -495,8 +495,8 @@ TEST_CASE("a human's Autopilot acknowledgement unlocks full, an agent's is refus
   FakeProviderServer& fake = **provider;
   const std::string token = MintToken(dir.path(), kScopes, "operator");
   const std::string reader = MintToken(dir.path(), "monitoring:read,ai:execute", "reader");
+  const std::string robot = MintToken(dir.path(), kScopes, "robot", "agent");
   const std::string acks = "/api/ai/patrol/autonomy/acknowledgements";
-  const httplib::Headers agent = {{"X-Pulse-Agent-Surface", "pulse_mcp"}};
   auto unlocked = [&](int port) {
     rapidjson::Document a = Json(Send(port, "GET", "/api/ai/patrol/autonomy", token).body);
     return a["full_mode_unlocked"].GetBool() && Str(a, "effective_autonomy_level") == "full";
@@ -507,7 +507,7 @@ TEST_CASE("a human's Autopilot acknowledgement unlocks full, an agent's is refus
               .status == 200);
 
   // Refused, each with its stable code, and nothing recorded.
-  const Reply by_agent = Send(port, "POST", acks, token, R"({"acknowledgement_id":"ops-1"})", agent);
+  const Reply by_agent = Send(port, "POST", acks, robot, R"({"acknowledgement_id":"ops-1"})");
   CHECK(by_agent.status == 403);
   CHECK(ErrorCode(by_agent.body) == "autopilot_acknowledgement_forbidden");
   CHECK(ErrorCode(Send(port, "POST", acks, reader, R"({"acknowledgement_id":"ops-1"})").body) ==
@@ -566,8 +566,7 @@ TEST_CASE("a human's Autopilot acknowledgement unlocks full, an agent's is refus
 
   // Revoking: an agent may not, an unknown id or a bad body is refused, a human revokes.
   const std::string mine = acks + "/ops-2026-11-30";
-  CHECK(ErrorCode(Send(port, "DELETE", mine, token, "", agent).body) ==
-        "autopilot_acknowledgement_forbidden");
+  CHECK(ErrorCode(Send(port, "DELETE", mine, robot).body) == "autopilot_acknowledgement_forbidden");
   const Reply unknown = Send(port, "DELETE", acks + "/ops-1999", token);
   CHECK(unknown.status == 404);
   CHECK(ErrorCode(unknown.body) == "autopilot_acknowledgement_not_found");

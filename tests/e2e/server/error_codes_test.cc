@@ -1,5 +1,5 @@
 // (c) Error codes against the real binary: every code a capability declares is provoked at
-// least once (the demo fleet, two human approvers, an agent-marked caller, seeded findings and
+// least once (the demo fleet, two human tokens, an agent-kind token, seeded findings and
 // a database write lock held from outside stand in for the conditions), and every code any
 // capability call answered with is one it declares (or a transport code, which can meet any
 // call). Codes no request can provoke in this build are listed in kUnreachable with the reason;
@@ -45,8 +45,6 @@ const std::map<std::string, std::string>& Unreachable() {
        "clock"},
       {"action_step_up_unavailable",
        "needs a capability with an MFA approval floor; the demo and local catalogues have none"},
-      {"action_separation_required",
-       "needs requester separation, a policy option this build does not expose"},
       {"action_replan_required", "no code path of this build emits it"},
       {"action_emergency_stop", "this build has no emergency stop"},
       {"action_dry_run_only",
@@ -266,8 +264,10 @@ struct DecidedActions {
   std::string locked_pending;
 };
 
-DecidedActions ProvokeDecideCodes(Recorder& r, const std::string& alice, const std::string& bob) {
-  const httplib::Headers as_agent = {{"X-Pulse-Agent-Surface", "pulse_mcp"}};
+// Alice plans; bob approves (requester separation is on: alice may not approve her own
+// admin-floor plan); robot is an agent-kind token.
+DecidedActions ProvokeDecideCodes(Recorder& r, const std::string& alice, const std::string& bob,
+                                  const std::string& robot) {
   const std::string a1 = Planned(r, alice, Plan("r-a1", "vm:101", "restart"));
   r.Expect("invalid_id", "decide_action", "POST", "/api/actions/act.bad/decision", alice,
            Decision("approved"));
@@ -279,25 +279,27 @@ DecidedActions ProvokeDecideCodes(Recorder& r, const std::string& alice, const s
            "/api/actions/" + a1 + "/decision", alice,
            R"({"outcome":"approved","planHash":"sha256:)" + std::string(64, '0') + "\"}");
   r.Expect("action_approval_forbidden", "decide_action", "POST", "/api/actions/" + a1 + "/decision",
-           alice, Decision("approved"), as_agent);
-  r.Expect("", "decide_action", "POST", "/api/actions/" + a1 + "/decision", alice,
+           robot, Decision("approved"));
+  r.Expect("action_separation_required", "decide_action", "POST",
+           "/api/actions/" + a1 + "/decision", alice, Decision("approved"));
+  r.Expect("", "decide_action", "POST", "/api/actions/" + a1 + "/decision", bob,
            Decision("approved"));
   r.Expect("action_decision_conflict", "decide_action", "POST", "/api/actions/" + a1 + "/decision",
-           alice, Decision("rejected"));
-  r.Expect("action_not_pending", "decide_action", "POST", "/api/actions/" + a1 + "/decision", bob,
+           bob, Decision("rejected"));
+  r.Expect("action_not_pending", "decide_action", "POST", "/api/actions/" + a1 + "/decision", alice,
            Decision("approved"));
   // The operator's remediation lock on vm:102 refuses the approval.
   const std::string locked = Planned(r, alice, Plan("r-lock", "vm:102", "restart"));
   r.Expect("resource_remediation_locked", "decide_action", "POST",
-           "/api/actions/" + locked + "/decision", alice, Decision("approved"));
+           "/api/actions/" + locked + "/decision", bob, Decision("approved"));
   // Drift: vm:110 is stopped by another action after the restart was planned.
   const std::string drifting = Planned(r, alice, Plan("r-drift", "vm:110", "restart"));
   const std::string stop = Planned(r, alice, Plan("r-stop", "vm:110", "stop"));
-  r.Expect("", "decide_action", "POST", "/api/actions/" + stop + "/decision", alice,
+  r.Expect("", "decide_action", "POST", "/api/actions/" + stop + "/decision", bob,
            Decision("approved"));
   r.Expect("", "execute_action", "POST", "/api/actions/" + stop + "/execute", alice, "{}");
   r.Expect("action_plan_drift", "decide_action", "POST", "/api/actions/" + drifting + "/decision",
-           alice, Decision("approved"));
+           bob, Decision("approved"));
   // An empty id segment is answered by the HTTP layer, never by the handler.
   const Reply empty_id =
       r.Call("decide_action", "POST", "/api/actions//decision", alice, Decision("approved"));
@@ -307,8 +309,7 @@ DecidedActions ProvokeDecideCodes(Recorder& r, const std::string& alice, const s
 }
 
 void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::string& bob,
-                         const DecidedActions& decided) {
-  const httplib::Headers as_agent = {{"X-Pulse-Agent-Surface", "pulse_mcp"}};
+                         const std::string& robot, const DecidedActions& decided) {
   const std::string& a1 = decided.approved;
   const std::string& locked = decided.locked_pending;
   r.Expect("invalid_id", "execute_action", "POST", "/api/actions/act%20bad/execute", alice, "{}");
@@ -323,7 +324,7 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
            alice, "{}");
   // Rejected is final.
   const std::string rejected = Planned(r, alice, Plan("r-reject", "vm:104", "restart"));
-  r.Expect("", "decide_action", "POST", "/api/actions/" + rejected + "/decision", alice,
+  r.Expect("", "decide_action", "POST", "/api/actions/" + rejected + "/decision", bob,
            Decision("rejected"));
   r.Expect("action_execution_final", "execute_action", "POST",
            "/api/actions/" + rejected + "/execute", alice, "{}");
@@ -331,7 +332,7 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
   const std::string free_plan =
       Planned(r, alice, Plan("r-free", "app-container:grafana", "restart"));
   r.Expect("action_execution_forbidden", "execute_action", "POST",
-           "/api/actions/" + free_plan + "/execute", alice, "{}", as_agent);
+           "/api/actions/" + free_plan + "/execute", robot, "{}");
   // While the first execute is still running (the demo fleet lands a change after 300 ms), a
   // second one is refused.
   {
@@ -354,17 +355,17 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
   }
   // Approved, then the resource drifts before the execute.
   const std::string late = Planned(r, alice, Plan("r-late", "vm:106", "restart"));
-  r.Expect("", "decide_action", "POST", "/api/actions/" + late + "/decision", alice,
+  r.Expect("", "decide_action", "POST", "/api/actions/" + late + "/decision", bob,
            Decision("approved"));
   const std::string stop2 = Planned(r, alice, Plan("r-stop2", "vm:106", "stop"));
-  r.Expect("", "decide_action", "POST", "/api/actions/" + stop2 + "/decision", alice,
+  r.Expect("", "decide_action", "POST", "/api/actions/" + stop2 + "/decision", bob,
            Decision("approved"));
   r.Expect("", "execute_action", "POST", "/api/actions/" + stop2 + "/execute", alice, "{}");
   r.Expect("action_plan_drift", "execute_action", "POST", "/api/actions/" + late + "/execute",
            alice, "{}");
   // Approved, then locked by the operator before the execute.
   const std::string then_locked = Planned(r, alice, Plan("r-then-lock", "vm:107", "restart"));
-  r.Expect("", "decide_action", "POST", "/api/actions/" + then_locked + "/decision", alice,
+  r.Expect("", "decide_action", "POST", "/api/actions/" + then_locked + "/decision", bob,
            Decision("approved"));
   r.Expect("", "set_operator_state", "PUT", "/api/resources/vm%3A107/operator-state", alice,
            R"({"intentionallyOffline":false,"neverAutoRemediate":true})");
@@ -374,7 +375,7 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
 
 // Patrol runs, records and autonomy. Runs execute on the server's Patrol thread, so a start
 // right after another start finds the scope busy.
-void ProvokePatrolCodes(Recorder& r, const std::string& alice) {
+void ProvokePatrolCodes(Recorder& r, const std::string& alice, const std::string& robot) {
   r.Expect("invalid_patrol_scope", "run_patrol", "POST", "/api/ai/patrol/run", alice,
            R"({"alert_type":"x"})");
   r.Expect("patrol_scope_unresolved", "run_patrol", "POST", "/api/ai/patrol/run", alice,
@@ -400,20 +401,45 @@ void ProvokePatrolCodes(Recorder& r, const std::string& alice) {
   r.Expect("", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy", alice,
            R"({"autonomy_level":"monitor"})");
   const std::string acks = "/api/ai/patrol/autonomy/acknowledgements";
-  const httplib::Headers agent = {{"X-Pulse-Agent-Surface", "pulse_mcp"}};
   r.Expect("invalid_autopilot_acknowledgement", "acknowledge_patrol_autopilot", "POST", acks,
            alice, R"({"acknowledgement_id":""})");
   r.Expect("autopilot_acknowledgement_forbidden", "acknowledge_patrol_autopilot", "POST", acks,
-           alice, R"({"acknowledgement_id":"ack-e2e"})", agent);
+           robot, R"({"acknowledgement_id":"ack-e2e"})");
   r.Expect("", "acknowledge_patrol_autopilot", "POST", acks, alice,
            R"({"acknowledgement_id":"ack-e2e"})");
   r.Expect("invalid_autopilot_acknowledgement", "revoke_patrol_autopilot", "DELETE",
            acks + "/ack-e2e", alice, R"({"reason":7})");
   r.Expect("autopilot_acknowledgement_forbidden", "revoke_patrol_autopilot", "DELETE",
-           acks + "/ack-e2e", alice, "", agent);
+           acks + "/ack-e2e", robot, "");
   r.Expect("", "revoke_patrol_autopilot", "DELETE", acks + "/ack-e2e", alice);
   r.Expect("autopilot_acknowledgement_not_found", "revoke_patrol_autopilot", "DELETE",
            acks + "/ack-e2e", alice);
+}
+
+// API token management: humans only, never wider than the caller, ids only for revoke.
+void ProvokeTokenCodes(Recorder& r, const std::string& alice, const std::string& robot,
+                       const std::string& narrow) {
+  const std::string tokens = "/api/security/tokens";
+  r.Expect("", "list_api_tokens", "GET", tokens, alice);
+  r.Expect("token_management_forbidden", "list_api_tokens", "GET", tokens, robot);
+  r.Expect("invalid_token_request", "create_api_token", "POST", tokens, alice,
+           R"({"name":"x","scopes":["ai:chat"],"kind":"root"})");
+  r.Expect("invalid_token_request", "create_api_token", "POST", tokens, alice,
+           R"({"name":"x","scopes":["ai:chat"],"expiresIn":"30x"})");
+  r.Expect("invalid_token_request", "create_api_token", "POST", tokens, alice,
+           R"({"name":"x","scopes":["relay:mobile:access"]})");
+  r.Expect("token_management_forbidden", "create_api_token", "POST", tokens, robot,
+           R"({"name":"x","scopes":["ai:chat"]})");
+  r.Expect("token_management_forbidden", "create_api_token", "POST", tokens, narrow,
+           R"({"name":"x","scopes":["*"]})");
+  const Reply created = r.Expect("", "create_api_token", "POST", tokens, alice,
+                                 R"({"name":"console","scopes":["ai:chat"],"expiresIn":"1d"})");
+  REQUIRE(created.status == 201);
+  const std::string id = Str(Json(created.body)["record"], "id");
+  r.Expect("token_not_found", "revoke_api_token", "DELETE", tokens + "/tok_0000000000000000",
+           alice);
+  r.Expect("token_management_forbidden", "revoke_api_token", "DELETE", tokens + "/" + id, robot);
+  r.Expect("", "revoke_api_token", "DELETE", tokens + "/" + id, alice);
 }
 
 // Every answered code is declared (or transport), every declared code was provoked (here, in
@@ -461,16 +487,19 @@ TEST_CASE("every declared error code is reachable and every answered code is dec
   const std::vector<std::string> findings = SeedFindings(dir.path());
   const std::string alice = MintToken(dir.path(), "*", "alice");
   const std::string bob = MintToken(dir.path(), "*", "bob");
+  const std::string robot = MintToken(dir.path(), "*", "robot", "agent");
+  const std::string narrow = MintToken(dir.path(), "settings:write", "narrow");
   ServerProcess server(dir.path());
   Recorder r(server.port());
   ProvokeContextCodes(r, alice);
   ProvokeFindingCodes(r, alice, findings);
   ProvokePlanCodes(r, alice);
-  ProvokeExecuteCodes(r, alice, bob, ProvokeDecideCodes(r, alice, bob));
+  ProvokeExecuteCodes(r, alice, bob, robot, ProvokeDecideCodes(r, alice, bob, robot));
   r.Expect("", "clear_operator_state", "DELETE", "/api/resources/vm%3A102/operator-state", alice);
   r.Expect("operator_state_not_set", "get_operator_state", "GET",
            "/api/resources/vm%3A102/operator-state", alice);
-  ProvokePatrolCodes(r, alice);
+  ProvokePatrolCodes(r, alice, robot);
+  ProvokeTokenCodes(r, alice, robot, narrow);
   CheckLedger(r);
   CHECK(server.Stop() == "exited 0");
 }

@@ -33,7 +33,8 @@ std::string Fill(const std::string& path_template) {
                                                             {"{sessionId}", "ses_e2e"},
                                                             {"{questionId}", "q_e2e"},
                                                             {"{runId}", "patrol-e2e"},
-                                                            {"{acknowledgementId}", "ack-e2e"}};
+                                                            {"{acknowledgementId}", "ack-e2e"},
+                                                            {"{tokenId}", "tok_0123456789abcdef"}};
   std::string out = path_template;
   for (const auto& [placeholder, value] : values) {
     for (std::size_t at = out.find(placeholder); at != std::string::npos;

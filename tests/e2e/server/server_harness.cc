@@ -134,12 +134,21 @@ Captured RunCommand(const std::vector<std::string>& argv) {
   return captured;
 }
 
-std::string ServerBinary() { return PULSE_SERVER_BINARY; }
+std::string ServerBinary() {
+  // PULSE_E2E_SERVER_BINARY runs the suite against another build (e.g. the commit before a
+  // fix, to see a regression test fail there).
+  const char* other = std::getenv("PULSE_E2E_SERVER_BINARY");
+  return other != nullptr && *other != '\0' ? std::string(other) : std::string(PULSE_SERVER_BINARY);
+}
 
 std::string MintToken(const std::string& data_dir, const std::string& scopes,
-                      const std::string& name) {
-  const Captured c = RunCommand({ServerBinary(), "token", "create", "--data-dir", data_dir,
-                                 "--name", name, "--scopes", scopes});
+                      const std::string& name, const std::string& kind) {
+  std::vector<std::string> argv = {ServerBinary(), "token", "create",   "--data-dir", data_dir,
+                                   "--name",       name,    "--scopes", scopes};
+  if (!kind.empty()) {
+    argv.insert(argv.end(), {"--kind", kind});
+  }
+  const Captured c = RunCommand(argv);
   INFO(c.err);
   REQUIRE(c.exit_code == 0);
   REQUIRE(c.out.size() > 1);

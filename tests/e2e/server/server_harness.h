@@ -52,10 +52,11 @@ Captured RunCommand(const std::vector<std::string>& argv);
 // The path of the binary under test.
 std::string ServerBinary();
 
-// `pulse-server token create --data-dir <dir> --name <name> --scopes <scopes>`: the token
-// (the one stdout line without its newline). REQUIREs success.
+// `pulse-server token create --data-dir <dir> --name <name> --scopes <scopes>` (and
+// `--kind <kind>` unless kind is ""): the token (the one stdout line without its newline).
+// REQUIREs success.
 std::string MintToken(const std::string& data_dir, const std::string& scopes,
-                      const std::string& name = "e2e");
+                      const std::string& name = "e2e", const std::string& kind = "");
 
 struct ServerOptions {
   std::vector<std::string> args{};       // beyond --data-dir and --listen

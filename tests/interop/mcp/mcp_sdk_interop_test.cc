@@ -66,9 +66,10 @@ TEST_CASE(
     "accepts every reply",
     "[interop][mcp]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), "*", "sdk-operator");
+  // pulse-mcp's tokens are agent tokens (docs/mcp.md).
+  const std::string token = MintToken(dir.path(), "*", "sdk-operator", "agent");
   const std::string planner =
-      MintToken(dir.path(), "monitoring:read,ai:execute,actions:plan", "sdk-planner");
+      MintToken(dir.path(), "monitoring:read,ai:execute,actions:plan", "sdk-planner", "agent");
   ServerProcess server(dir.path());
 
   ChildProcessOptions options;

@@ -50,20 +50,29 @@ bool IsLegalActionTransition(ActionState from, ActionState to);
 // ---- actors and requests ----------------------------------------------------------------
 
 // Who acts. Deliberately coarser than the wire's user|api_token|service|policy: a session
-// user and an API token both act for a human (the credential is the auth layer's concern);
-// an agent is software acting on its own judgement (Assistant, Patrol, an MCP client); policy
-// is a standing automatic authorization.
-enum class ActorKind { kHuman, kAgent, kPolicy };
-// Wire: human, agent, policy.
+// user and a human's API token both act for a human (the credential is the auth layer's
+// concern); an agent is software acting on its own judgement (Assistant, Patrol, an MCP
+// client); a service is software acting for an operator's script (a service-kind token);
+// policy is a standing automatic authorization. Only a human may approve.
+enum class ActorKind { kHuman, kAgent, kPolicy, kService };
+// Wire: human, agent, policy, service.
 std::string_view ToString(ActorKind kind);
 std::optional<ActorKind> ParseActorKind(std::string_view text);
 
 struct ActionActor {
   ActorKind kind = ActorKind::kHuman;
   std::string id;  // stable subject id, 1..128 bytes of printable ASCII without spaces
+  // A display label beside the id (the API token's name); "" when there is none. Not part of
+  // the actor's identity: decisions, separation and plan identity compare kind and id only.
+  std::string name{};
 
   friend bool operator==(const ActionActor&, const ActionActor&) = default;
 };
+
+// True when `a` and `b` are the same subject acting as the same kind (names are labels).
+inline bool SameActor(const ActionActor& a, const ActionActor& b) {
+  return a.kind == b.kind && a.id == b.id;
+}
 
 struct ActionRequest {
   std::string request_id;          // caller's idempotency key: [A-Za-z0-9._:-]{1,128}

@@ -29,10 +29,22 @@ inline constexpr std::size_t kMaxApiTokenNameBytes = 128;
 // this, so authenticated reads do not each cost a durable write.
 inline constexpr absl::Duration kApiTokenLastUsedResolution = absl::Minutes(1);
 
+// Who holds a token, chosen when it is created and never changed: the actor kind its requests
+// act as. Only a human token may approve a governed action or acknowledge Autopilot; an agent
+// (an MCP client, a model acting on its own judgement) or a service (a script, CI) may not.
+// A request can narrow this (X-Pulse-Agent-Surface makes a human token act as an agent) but
+// never widen it.
+enum class ApiTokenKind { kHuman, kAgent, kService };
+// Wire: human, agent, service.
+std::string_view ToString(ApiTokenKind kind);
+// Exact match; anything else (other case, blanks) is nullopt.
+std::optional<ApiTokenKind> ParseApiTokenKind(std::string_view text);
+
 // What a store keeps about a token (never the token or its hash).
 struct ApiTokenInfo {
   std::string id;
   std::string name;
+  ApiTokenKind kind = ApiTokenKind::kHuman;
   std::vector<std::string> scopes;  // canonical order (ScopeSet::ToStrings), each once
   absl::Time created_at;
   std::optional<absl::Time> last_used_at;
@@ -44,6 +56,7 @@ struct ApiTokenInfo {
 // A request to create a token.
 struct NewApiToken {
   std::string name;                 // 1..kMaxApiTokenNameBytes of UTF-8, no control characters
+  ApiTokenKind kind = ApiTokenKind::kHuman;
   std::vector<std::string> scopes;  // wire strings or "*"; at least one
   absl::Time created_at;
   std::optional<absl::Time> expires_at;  // when set, after created_at
@@ -56,11 +69,21 @@ struct IssuedApiToken {
 };
 
 // Checks a create request and returns its scopes in canonical form. InvalidArgument naming
-// the first problem: an empty, over-long, ill-formed UTF-8 or control-character name; no
-// scopes or an unknown scope (ScopeSet::Parse); expires_at not after created_at; a time
-// outside the range of 64-bit nanoseconds since the Unix epoch (years 1678..2261).
+// the first problem: an empty, over-long, ill-formed UTF-8 or control-character name; a kind
+// outside the enum; no scopes or an unknown scope (ScopeSet::Parse); expires_at not after
+// created_at; a time outside the range of 64-bit nanoseconds since the Unix epoch (years
+// 1678..2261).
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(
     const NewApiToken& request);
+
+// The longest lifetime a token may be given (ten years).
+inline constexpr absl::Duration kMaxApiTokenLifetime = absl::Hours(24 * 3650);
+
+// A token lifetime as an operator writes it: a positive whole number followed by one unit,
+// h (hours) or d (days), e.g. "12h", "30d", at most kMaxApiTokenLifetime. InvalidArgument
+// naming the rule for anything else ("", "30", "0d", "-1d", "1.5d", "30 d", "1w", "1h30m",
+// a number too large).
+[[nodiscard]] absl::StatusOr<absl::Duration> ParseApiTokenLifetime(std::string_view text);
 
 // True when `token` has the shape of a raw API token: the prefix, then exactly
 // kApiTokenEncodedChars base64url characters. Says nothing about whether it is valid.

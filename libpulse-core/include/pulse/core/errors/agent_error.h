@@ -81,6 +81,10 @@ enum class AgentErrorCode {
   kSessionBusy,             // a run holds the session now
   kQuestionNotFound,        // no session is waiting for an answer to this question
   kProviderUnavailable,     // the configured model provider could not be reached or refused
+  // API token management (/api/security/tokens)
+  kInvalidTokenRequest,       // a malformed body, name, scope, kind or lifetime
+  kTokenNotFound,             // DELETE: no live token has this id
+  kTokenManagementForbidden,  // not a human token, or a token wider than the caller's scopes
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
   kUnauthorized,        // no credential, or one the token store does not accept

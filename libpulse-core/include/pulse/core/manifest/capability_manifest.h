@@ -36,6 +36,7 @@ inline constexpr std::string_view kCategoryOperatorState = "operator-state";
 inline constexpr std::string_view kCategoryFinding = "finding";
 inline constexpr std::string_view kCategoryPatrol = "patrol";
 inline constexpr std::string_view kCategoryAction = "action";
+inline constexpr std::string_view kCategorySecurity = "security";
 
 struct ManifestCategory {
   std::string id;

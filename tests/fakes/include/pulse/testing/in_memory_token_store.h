@@ -42,6 +42,7 @@ class InMemoryTokenStore final : public core::TokenStore {
     core::IssuedApiToken issued;
     issued.info.id = absl::StrFormat("tok_%016x", counter_);
     issued.info.name = request.name;
+    issued.info.kind = request.kind;
     issued.info.scopes = *std::move(scopes);
     issued.info.created_at = request.created_at;
     issued.info.expires_at = request.expires_at;

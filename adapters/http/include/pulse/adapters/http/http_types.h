@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "pulse/core/auth/api_token.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/policy/scope.h"
 
@@ -33,6 +34,8 @@ struct Principal {
   std::string token_id;    // "tok_..." (a public handle, never the token)
   std::string token_name;  // the operator-chosen name
   core::ScopeSet scopes;
+  // Who holds the token, fixed when it was minted (never taken from the request).
+  core::ApiTokenKind kind = core::ApiTokenKind::kHuman;
 };
 
 struct HttpRequest {

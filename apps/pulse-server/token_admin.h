@@ -1,0 +1,44 @@
+// What `pulse-server token ...` and the /api/security/tokens routes share: turning an
+// operator's create arguments into a core::NewApiToken, finding a token by name or id, and
+// the JSON record of a token (never its secret, which no store keeps). Pure functions over
+// plain values; thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "pulse/core/auth/api_token.h"
+
+namespace pulse::server {
+
+// A create request as an operator writes it. `kind` and `expires` are optional ("" / nullopt:
+// human, never expires).
+struct TokenCreateArgs {
+  std::string name;
+  std::vector<std::string> scopes;  // wire names or "*"
+  std::optional<std::string> kind;
+  std::optional<std::string> expires;  // a lifetime, e.g. "30d" (core::ParseApiTokenLifetime)
+};
+
+// The request to store, created at `now`. InvalidArgument naming the argument (`what_kind` and
+// `what_expires` are how the caller spells them: "--kind" or "kind") for an unknown kind, a bad
+// lifetime, or anything ValidateNewApiToken refuses.
+[[nodiscard]] absl::StatusOr<core::NewApiToken> MakeNewApiToken(const TokenCreateArgs& args,
+                                                                absl::Time now,
+                                                                std::string_view what_kind,
+                                                                std::string_view what_expires);
+
+// The one live token `name_or_id` names: the token with that id, else the one token with that
+// name. NotFound when none; FailedPrecondition (listing the ids) when the name is shared.
+[[nodiscard]] absl::StatusOr<core::ApiTokenInfo> FindToken(
+    const std::vector<core::ApiTokenInfo>& tokens, std::string_view name_or_id);
+
+// {"id","name","kind","scopes":[...],"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}: times
+// RFC 3339, absent members for a token never used or without expiry; expired at `now`.
+std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now);
+
+}  // namespace pulse::server
