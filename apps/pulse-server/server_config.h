@@ -5,6 +5,7 @@
 // functions apart from reading pulse.json; thread-compatible values.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,14 +56,29 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  // Open event streams: the budgets of agent event subscriptions and of Assistant runs, and
+  // the cap per token over both (decimal integers; see the defaults below).
+  std::optional<std::string> max_event_streams;
+  std::optional<std::string> max_run_streams;
+  std::optional<std::string> max_streams_per_token;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
-inline constexpr std::string_view kConfigKeys[] = {
-    "listen", "fleet", "provider", "provider_base_url", "model", "control_level",
-    "patrol_interval"};
+inline constexpr std::string_view kConfigKeys[] = {"listen",          "fleet",
+                                                   "provider",        "provider_base_url",
+                                                   "model",           "control_level",
+                                                   "patrol_interval", "max_event_streams",
+                                                   "max_run_streams", "max_streams_per_token"};
 
-// Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
+// Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
+// open stream holds a worker).
+inline constexpr std::size_t kDefaultMaxEventStreams = 384;
+inline constexpr std::size_t kDefaultMaxRunStreams = 128;
+inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
+inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
+
+// Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
+// three stream settings may also be a JSON integer).
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
 // and API keys get a sentence saying where they belong instead), or a value that is not a
 // string.
@@ -80,6 +96,9 @@ struct ServerConfig {
   std::string api_key;  // from the environment; never logged or echoed
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  std::size_t max_event_streams = kDefaultMaxEventStreams;
+  std::size_t max_run_streams = kDefaultMaxRunStreams;
+  std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -90,7 +109,8 @@ struct ServerConfig {
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL or model without a
-// provider, a bad patrol interval (ParsePatrolInterval).
+// provider, a bad patrol interval (ParsePatrolInterval), a stream setting that is not an
+// integer of at least 1, or stream budgets over kMaxStreamBudgets together.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 
