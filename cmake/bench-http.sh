@@ -91,7 +91,8 @@ data=$tmp/data
 "$seed_bin" --data-dir "$data" --count "$findings" >/dev/null
 token=$("$server_bin" token create --data-dir "$data" --name bench --scopes '*')
 : >"$tmp/server.log"  # exists before the poll below reads it (the redirect is the child's)
-"$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo 2>"$tmp/server.log" &
+"$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo \
+  --max-event-streams "$((streams + 16))" --max-streams-per-token "$((streams + 16))" 2>"$tmp/server.log" &
 server_pid=$!
 port=$(await_server_port "$tmp/server.log" "$server_pid")
 [ -n "$port" ] || die "pulse-server did not start: $(tail -n5 "$tmp/server.log")"

@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level, patrol_interval, provider_locality); the "
-      "command line wins. The provider API key is read from PULSE_PROVIDER_API_KEY. pulse.json "
-      "alone takes requester_separation (on, the default, or off).");
+      "provider_base_url, model, control_level, patrol_interval, provider_locality, "
+      "max_event_streams, max_run_streams, max_streams_per_token); the command line wins. The "
+      "provider API key is read from PULSE_PROVIDER_API_KEY. pulse.json alone takes "
+      "requester_separation (on, the default, or off).");
 
   pulse::server::ServerSettings flags;
   AddSetting(app, "--listen", flags.listen,
@@ -55,6 +56,12 @@ int main(int argc, char** argv) {
 
   AddSetting(app, "--patrol-interval", flags.patrol_interval,
              "Time between scheduled Patrol runs, e.g. 15m (default) or 1h; 0: manual only");
+  AddSetting(app, "--max-event-streams", flags.max_event_streams,
+             "Open /api/agent/events subscriptions allowed at once (default 384)");
+  AddSetting(app, "--max-run-streams", flags.max_run_streams,
+             "Streaming Assistant runs (chat, resume, answer) allowed at once (default 128)");
+  AddSetting(app, "--max-streams-per-token", flags.max_streams_per_token,
+             "Open streams of both kinds one token may hold at once (default 32)");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");

@@ -299,6 +299,9 @@ absl::Status ServerApp::Parts::OpenServer() {
   options.host = config.listen.host;
   options.port = config.listen.port;
   options.min_threads = 4;
+  options.max_subscription_streams = config.max_event_streams;
+  options.max_run_streams = config.max_run_streams;
+  options.max_streams_per_token = config.max_streams_per_token;
   options.on_request = [](const http::RequestRecord& record) {
     if (record.status >= 500) {
       LogLine(absl::StrCat(record.method, " ", record.route, " answered ", record.status));

@@ -180,6 +180,12 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.provider_locality;
     } else if (key == "requester_separation") {
       slot = &out.requester_separation;
+    } else if (key == "max_event_streams") {
+      slot = &out.max_event_streams;
+    } else if (key == "max_run_streams") {
+      slot = &out.max_run_streams;
+    } else if (key == "max_streams_per_token") {
+      slot = &out.max_streams_per_token;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -192,6 +198,10 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       }
       return absl::InvalidArgumentError(absl::StrCat("pulse.json: unknown key ", Quoted(key),
                                                      "; known keys: ", absl::StrJoin(known, ", ")));
+    }
+    if (key.rfind("max_", 0) == 0 && member.value.IsUint()) {
+      *slot = absl::StrCat(member.value.GetUint());
+      continue;
     }
     if (!member.value.IsString()) {
       return absl::InvalidArgumentError(
@@ -299,6 +309,41 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         "admin or mfa action may not approve it) or \"off\"");
   }
   config.requester_separation = separation == "on";
+  const auto count = [&](const std::optional<std::string>& flag,
+                         const std::optional<std::string>& in_file, std::string_view flag_name,
+                         std::string_view key, std::size_t fallback,
+                         std::size_t& into) -> absl::Status {
+    const std::optional<std::string>& given = Pick(flag, in_file);
+    if (!given.has_value()) {
+      into = fallback;
+      return absl::OkStatus();
+    }
+    const bool digits =
+        !given->empty() && given->size() <= 6 &&
+        std::all_of(given->begin(), given->end(), [](char c) { return c >= '0' && c <= '9'; });
+    into = digits ? static_cast<std::size_t>(std::stoul(*given)) : 0;
+    if (into == 0 || into > kMaxStreamBudgets) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source(flag, flag_name, key), " must be an integer from 1 to ", kMaxStreamBudgets));
+    }
+    return absl::OkStatus();
+  };
+  for (absl::Status s :
+       {count(flags.max_event_streams, file.max_event_streams, "max-event-streams",
+              "max_event_streams", kDefaultMaxEventStreams, config.max_event_streams),
+        count(flags.max_run_streams, file.max_run_streams, "max-run-streams", "max_run_streams",
+              kDefaultMaxRunStreams, config.max_run_streams),
+        count(flags.max_streams_per_token, file.max_streams_per_token, "max-streams-per-token",
+              "max_streams_per_token", kDefaultMaxStreamsPerToken, config.max_streams_per_token)}) {
+    if (!s.ok()) {
+      return s;
+    }
+  }
+  if (config.max_event_streams + config.max_run_streams > kMaxStreamBudgets) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max-event-streams + max-run-streams must not exceed ", kMaxStreamBudgets,
+                     " (each open stream holds an HTTP worker)"));
+  }
   config.api_key = api_key.value_or("");
   return config;
 }

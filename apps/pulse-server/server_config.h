@@ -5,6 +5,7 @@
 // functions apart from reading pulse.json; thread-compatible values.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,15 +60,28 @@ struct ServerSettings {
   std::optional<std::string> provider_locality;  // auto | local | remote
   // pulse.json only: no flag may lower a safety rule from the command line of one run.
   std::optional<std::string> requester_separation;
+  // Open event streams: the budgets of agent event subscriptions and of Assistant runs, and
+  // the cap per token over both (decimal integers; see the defaults below).
+  std::optional<std::string> max_event_streams;
+  std::optional<std::string> max_run_streams;
+  std::optional<std::string> max_streams_per_token;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
 inline constexpr std::string_view kConfigKeys[] = {
     "listen",          "fleet",           "provider",          "provider_base_url",
     "model",           "control_level",   "patrol_interval",   "provider_locality",
-    "requester_separation"};
+    "requester_separation", "max_event_streams", "max_run_streams", "max_streams_per_token"};
 
-// Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string.
+// Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
+// open stream holds a worker).
+inline constexpr std::size_t kDefaultMaxEventStreams = 384;
+inline constexpr std::size_t kDefaultMaxRunStreams = 128;
+inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
+inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
+
+// Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
+// three stream settings may also be a JSON integer).
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
 // and API keys get a sentence saying where they belong instead), or a value that is not a
 // string.
@@ -93,6 +107,9 @@ struct ServerConfig {
   // (compared by token id). On unless pulse.json says "requester_separation": "off"; there is
   // nothing above on, so the operator can only lower it.
   bool requester_separation = true;
+  std::size_t max_event_streams = kDefaultMaxEventStreams;
+  std::size_t max_run_streams = kDefaultMaxRunStreams;
+  std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -104,7 +121,9 @@ struct ServerConfig {
 // malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL, model or provider
 // locality without a provider, a provider locality other than auto, local or remote, a bad
-// patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off".
+// patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
+// stream setting that is not an integer of at least 1, or stream budgets over
+// kMaxStreamBudgets together.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

@@ -86,7 +86,19 @@ void Intro(std::string& out) {
       "wrong types, missing required fields and unknown fields with `400` and the route's "
       "own body error code, with `details` naming the field. Bodies over the server limit "
       "(1 MiB by default) are `413 request_too_large`; request targets over 2048 bytes are "
-      "`414 uri_too_long`. `GET` requests may not carry a body.\n"
+      "`414 uri_too_long`. `GET` requests may not carry a body. A body must be declared "
+      "`Content-Type: application/json` (a `charset=utf-8` parameter is allowed); any other "
+      "type, or none, is `415 unsupported_media_type`, answered from the headers before the "
+      "body is read, and the connection is then closed.\n"
+      "* **Query parameters** are the input schema's properties other than the path "
+      "placeholders, for `GET` and `DELETE` capabilities (a body method takes none), and the "
+      "query schema of a server route. A parameter not declared, a repeated one, a value "
+      "that is not of the declared type (integers: an optional `-` and decimal digits only, "
+      "no `+`, exponent or fraction; booleans: `true`, `false`, `1`, `0` in any case) or "
+      "that breaks the schema (range, enum, length), and a control character in any value "
+      "are refused with `400` and the route's query error code (`invalid_request` unless "
+      "stated) before any handler runs; a malformed escape or an encoded NUL is "
+      "`400 invalid_request`.\n"
       "* **Errors** use one envelope: `{\"error\":\"<code>\",\"message\":\"...\","
       "\"details\"?:{...}}`. Clients branch on `error`, never on `message`.\n"
       "* **Event streams** (`text/event-stream`) send `data:` frames and a comment "
@@ -121,6 +133,9 @@ void Capability(std::string& out, const core::AgentCapability& c) {
   }
   if (c.body_error_code.has_value()) {
     absl::StrAppend(&out, "| Refused body | ", Code(core::ToString(*c.body_error_code)), " |\n");
+  }
+  if (c.query_error_code.has_value()) {
+    absl::StrAppend(&out, "| Refused query | ", Code(core::ToString(*c.query_error_code)), " |\n");
   }
   absl::StrAppend(&out, "| Error codes | ", CodeList(c.error_codes), " |\n");
   absl::StrAppend(&out, "| MCP tool | ", c.streaming ? "no (stream)" : "yes", " |\n\n");
@@ -163,6 +178,13 @@ void ServerRouteSection(std::string& out) {
     if (!route.spec.body_schema.empty()) {
       absl::StrAppend(&out, "Body schema of `", route.spec.name, "`:\n\n```json\n",
                       Pretty(route.spec.body_schema), "\n```\n\n");
+    }
+    if (!route.spec.query_schema.empty()) {
+      absl::StrAppend(&out, "Query parameters of `", route.spec.name, "`:\n\n```json\n",
+                      Pretty(route.spec.query_schema), "\n```\n\n");
+      for (const auto& [name, code] : route.spec.query_param_codes) {
+        absl::StrAppend(&out, "A refused `", name, "` is ", Code(core::ToString(code)), ".\n\n");
+      }
     }
   }
 }

@@ -33,6 +33,8 @@ AgentErrorCode CodeForStatus(int status) {
       return AgentErrorCode::kRequestTooLarge;
     case 414:
       return AgentErrorCode::kUriTooLong;
+    case 415:
+      return AgentErrorCode::kUnsupportedMediaType;
     case 503:
       return AgentErrorCode::kServiceUnavailable;
     default:
@@ -56,6 +58,21 @@ absl::Status HttplibServer::Impl::Configure(MetricsRegistry* metrics) {
         open_streams_, metrics->AddGauge("pulse_http_open_streams", "Event streams open now.", {}));
     PULSE_ASSIGN_OR_RETURN(workers_, metrics->AddGauge("pulse_http_workers",
                                                        "HTTP worker threads by state.", {"state"}));
+    PULSE_ASSIGN_OR_RETURN(
+        GaugeFamily * slots,
+        metrics->AddGauge("pulse_http_stream_slots",
+                          "Event stream slots by budget (subscriptions, runs): in use and max.",
+                          {"budget", "state"}));
+    PULSE_ASSIGN_OR_RETURN(
+        CounterFamily * refusals,
+        metrics->AddCounter("pulse_http_stream_refusals_total",
+                            "Streams refused by budget and reason (per_token cap, budget full).",
+                            {"budget", "reason"}));
+    PULSE_ASSIGN_OR_RETURN(GaugeFamily * per_token,
+                           metrics->AddGauge("pulse_http_stream_slots_per_token",
+                                             "The cap of open streams per token.", {}));
+    per_token->Set({}, static_cast<double>(options_.max_streams_per_token));
+    slots_.SetMetrics(slots, refusals);
   }
   const auto [read_s, read_us] = SecondsAndMicros(options_.read_timeout);
   const auto [write_s, write_us] = SecondsAndMicros(options_.write_timeout);
@@ -116,8 +133,8 @@ void HttplibServer::Impl::InstallHandlers() {
   svr_.Delete(any_path, with_body);
   svr_.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) {
-          return httplib::Server::HandlerResponse::Unhandled;
+        if (!res.body.empty() || res.content_provider_) {
+          return httplib::Server::HandlerResponse::Unhandled;  // our own reply
         }
         // cpp-httplib refused the request itself (malformed, too long, ...): same envelope.
         const HttpReply reply = ErrorHandlerReply(res.status);
@@ -204,13 +221,17 @@ absl::StatusOr<std::unique_ptr<HttplibServer>> HttplibServer::Open(
     HttpServerOptions options, Router router, TokenAuthenticator& authenticator,
     MetricsRegistry* metrics) {
   if (options.min_threads == 0 || options.max_threads < options.min_threads ||
-      options.max_streams + options.min_threads > options.max_threads ||
+      options.max_subscription_streams == 0 || options.max_run_streams == 0 ||
+      options.max_streams_per_token == 0 ||
+      options.max_subscription_streams + options.max_run_streams + options.min_threads >
+          options.max_threads ||
       options.max_body_bytes == 0 || options.max_target_bytes < 16 || options.listen_backlog <= 0 ||
       options.read_timeout <= absl::ZeroDuration() ||
       options.write_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "inconsistent server options: need 0 < min_threads, max_streams + min_threads <= "
-        "max_threads, a positive body limit, backlog and timeouts");
+        "inconsistent server options: need 0 < min_threads, positive stream budgets and "
+        "per-token cap, both stream budgets + min_threads <= max_threads, a positive body "
+        "limit, backlog and timeouts");
   }
   if (options.require_complete_router) {
     PULSE_RETURN_IF_ERROR(router.CheckComplete());

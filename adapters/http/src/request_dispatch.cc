@@ -21,7 +21,7 @@ void HttplibServer::Impl::Dispatch(const httplib::Request& req, httplib::Respons
   bool body_consumed = false;
   Outcome outcome = Decide(req, reader, framing, body_consumed);
   if (!body_consumed) {
-    SettleUnreadBody(reader, framing, outcome);
+    SettleUnreadBody(req, reader, framing, outcome);
   }
   const bool stream = outcome.reply.stream != nullptr;
   Apply(outcome, res);
@@ -35,6 +35,15 @@ Outcome HttplibServer::Impl::Decide(const httplib::Request& req,
   Outcome out;
   if (std::optional<HttpReply> refused = CheckRequestShape(req, reader, framing)) {
     out.reply = *std::move(refused);
+    return out;
+  }
+  if (framing.kind != BodyFraming::Kind::kNone && !internal::IsJsonContentType(req)) {
+    // Refused from the headers, before anything reads the body (cpp-httplib would parse a
+    // multipart body itself, into callbacks we never give it), and the connection is closed:
+    // the unread bytes must never be taken for the next request.
+    out.reply = HttpReply::Error(AgentErrorCode::kUnsupportedMediaType,
+                                 "a request body must be application/json");
+    out.close_connection = true;
     return out;
   }
   const auto [raw_path, raw_query] = internal::SplitTarget(req.target);
@@ -68,6 +77,12 @@ Outcome HttplibServer::Impl::Decide(const httplib::Request& req,
           req, reader, framing, route, std::move(lookup.params), request, out, body_consumed)) {
     out.reply = *std::move(refused);
     return out;
+  }
+  if (route.spec.streaming) {
+    if (std::optional<HttpReply> refused = TakeStreamSlot(route, request.principal, out)) {
+      out.reply = *std::move(refused);
+      return out;
+    }
   }
   request.headers = internal::HandlerHeaders(req);
   try {
@@ -142,6 +157,10 @@ std::optional<HttpReply> HttplibServer::Impl::ReadInputs(const httplib::Request&
   if (!query.ok()) {
     return HttpReply::Error(AgentErrorCode::kInvalidRequest, std::string(query.status().message()));
   }
+  if (std::optional<core::AgentError> refused = route.query_validator->Validate(
+          *query, route.spec.query_error_code, route.spec.query_param_codes)) {
+    return HttpReply::Error(*refused);
+  }
   request.query = *std::move(query);
   if (reader != nullptr) {
     body_consumed = true;
@@ -191,9 +210,15 @@ bool HttplibServer::Impl::ReadBody(const httplib::ContentReader& reader, const B
   return true;
 }
 
-void HttplibServer::Impl::SettleUnreadBody(const httplib::ContentReader* reader,
+void HttplibServer::Impl::SettleUnreadBody(const httplib::Request& req,
+                                           const httplib::ContentReader* reader,
                                            const BodyFraming& framing, Outcome& outcome) const {
   if (framing.kind == BodyFraming::Kind::kNone) {
+    return;
+  }
+  if (outcome.close_connection || !internal::IsJsonContentType(req)) {
+    // Never drained: cpp-httplib's reader parses a multipart body itself (and fails on it).
+    outcome.close_connection = true;
     return;
   }
   const bool small_enough =
@@ -218,14 +243,19 @@ void HttplibServer::Impl::Apply(Outcome& outcome, httplib::Response& res) {
   HttpReply& reply = outcome.reply;
   if (reply.stream != nullptr) {
     std::shared_ptr<SseStream> stream = reply.stream;
-    if (RegisterStream(stream)) {
-      AttachStream(stream, reply, res);
+    if (!outcome.slot.held()) {
+      // Only a route declared streaming may stream: it took its slot before the handler ran.
+      stream->Abort();
+      reply = HttpReply::Error(AgentErrorCode::kInternalError, "internal error");
+    } else if (RegisterStream(stream)) {
+      AttachStream(stream, reply, res, std::move(outcome.slot));
       return;
+    } else {
+      stream->Abort();  // releases the producer
+      reply = HttpReply::Error(AgentErrorCode::kServiceUnavailable,
+                               "the server is shutting down; retry later");
+      reply.headers.emplace_back("Retry-After", "1");
     }
-    stream->Abort();  // releases the producer
-    reply = HttpReply::Error(AgentErrorCode::kServiceUnavailable,
-                             "no more event streams can be opened now; retry later");
-    reply.headers.emplace_back("Retry-After", "1");
   }
   res.status = reply.status;
   for (const auto& [name, value] : reply.headers) {
@@ -236,14 +266,43 @@ void HttplibServer::Impl::Apply(Outcome& outcome, httplib::Response& res) {
   res.set_header("X-Content-Type-Options", "nosniff");
   if (outcome.close_connection) {
     res.set_header("Connection", "close");
+    if (!reply.body.empty()) {
+      // cpp-httplib 0.11 keeps reading the connection whatever the response's Connection header
+      // says. A body provider that reports failure once the whole body is written ends that
+      // keep-alive loop, so the unread request body is never parsed as the next request.
+      auto body = std::make_shared<const std::string>(std::move(reply.body));
+      res.set_content_provider(
+          body->size(), reply.content_type,
+          [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+            sink.write(body->data() + offset, length);
+            return false;
+          });
+    }
+    return;
   }
   if (!reply.body.empty()) {
     res.set_content(reply.body, reply.content_type);
   }
 }
 
+std::optional<HttpReply> HttplibServer::Impl::TakeStreamSlot(const BoundRoute& route,
+                                                             const Principal& principal,
+                                                             Outcome& out) {
+  internal::StreamSlots::Taken taken = slots_.Acquire(route.spec.stream_budget, principal.token_id);
+  if (!taken.refusal.has_value()) {
+    out.slot = std::move(taken.slot);
+    return std::nullopt;
+  }
+  HttpReply reply = HttpReply::Error(slots_.RefusalError(route.spec.stream_budget, *taken.refusal));
+  if (*taken.refusal == internal::StreamSlots::Refusal::kBudget) {
+    reply.headers.emplace_back("Retry-After", "1");
+  }
+  return reply;
+}
+
 void HttplibServer::Impl::AttachStream(const std::shared_ptr<SseStream>& stream,
-                                       const HttpReply& reply, httplib::Response& res) {
+                                       const HttpReply& reply, httplib::Response& res,
+                                       internal::StreamSlot slot) {
   res.status = 200;
   for (const auto& [name, value] : reply.headers) {
     if (internal::IsSafeHeader(name, value)) {
@@ -272,9 +331,10 @@ void HttplibServer::Impl::AttachStream(const std::shared_ptr<SseStream>& stream,
         }
         return false;
       },
-      [this, stream](bool success) {
+      [this, stream, held = std::make_shared<internal::StreamSlot>(std::move(slot))](bool success) {
         stream->MarkFinished(success);
         UnregisterStream(stream.get());
+        held->Release();
       });
 }
 
@@ -282,7 +342,7 @@ bool HttplibServer::Impl::RegisterStream(const std::shared_ptr<SseStream>& strea
   std::size_t open = 0;
   {
     std::lock_guard<std::mutex> lock(streams_mu_);
-    if (stopping_ || streams_.size() >= options_.max_streams) {
+    if (stopping_) {
       return false;
     }
     streams_.emplace(stream.get(), stream);

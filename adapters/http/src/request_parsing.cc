@@ -108,6 +108,37 @@ BodyFraming ExamineFraming(const httplib::Request& req) {
   return framing;
 }
 
+bool IsJsonContentType(const httplib::Request& req) {
+  const std::vector<std::string> types = HeaderValues(req, "Content-Type");
+  if (types.size() != 1) {
+    return false;
+  }
+  const absl::string_view value = types.front();
+  const std::size_t semicolon = value.find(';');
+  const absl::string_view media = absl::StripAsciiWhitespace(value.substr(0, semicolon));
+  if (!absl::EqualsIgnoreCase(media, "application/json")) {
+    return false;
+  }
+  if (semicolon == absl::string_view::npos) {
+    return true;
+  }
+  // One parameter at most, and only the charset JSON has anyway (RFC 8259: UTF-8).
+  absl::string_view parameter = absl::StripAsciiWhitespace(value.substr(semicolon + 1));
+  if (parameter.empty()) {
+    return true;
+  }
+  const std::size_t eq = parameter.find('=');
+  if (eq == absl::string_view::npos ||
+      !absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(parameter.substr(0, eq)), "charset")) {
+    return false;
+  }
+  absl::string_view charset = absl::StripAsciiWhitespace(parameter.substr(eq + 1));
+  if (charset.size() >= 2 && charset.front() == '"' && charset.back() == '"') {
+    charset = charset.substr(1, charset.size() - 2);
+  }
+  return absl::EqualsIgnoreCase(charset, "utf-8");
+}
+
 std::vector<std::string> HeaderValues(const httplib::Request& req, const std::string& name) {
   std::vector<std::string> values;
   const auto range = req.headers.equal_range(name);

@@ -37,6 +37,11 @@ struct BodyFraming {
 // smuggler relies on).
 BodyFraming ExamineFraming(const httplib::Request& req);
 
+// True when the request's body is declared JSON: exactly one Content-Type header whose media
+// type is application/json (any case), with no parameter but an optional charset=utf-8. Any
+// other type (multipart/form-data, text/plain, application/json-seq, ...) or none is false.
+bool IsJsonContentType(const httplib::Request& req);
+
 // Every value of header `name` (case-insensitive), in order.
 std::vector<std::string> HeaderValues(const httplib::Request& req, const std::string& name);
 

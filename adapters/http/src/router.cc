@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pulse/adapters/http/server_routes.h"
+#include "pulse/core/json/json.h"
 #include "pulse/core/tools/tool_schema.h"
 
 namespace pulse::adapters::http {
@@ -67,6 +68,34 @@ bool SameShape(const BoundRoute& a, const std::vector<core::PathSegment>& b) {
   return true;
 }
 
+// The query parameters of a capability: for GET and DELETE, its input schema's properties
+// other than the path placeholders (the call projection sends the other arguments in the
+// query); "" (none) for body methods or when nothing remains.
+std::string QuerySchemaFor(const core::AgentCapability& capability) {
+  if (capability.method != "GET" && capability.method != "DELETE") {
+    return "";
+  }
+  absl::StatusOr<rapidjson::Document> schema = core::ParseJson(core::InputSchemaJson(capability));
+  if (!schema.ok() || !schema->IsObject() || !schema->HasMember("properties") ||
+      !(*schema)["properties"].IsObject()) {
+    return "";
+  }
+  rapidjson::Value& properties = (*schema)["properties"];
+  for (const std::string& name : core::PathPlaceholders(capability.path)) {
+    properties.RemoveMember(name);
+  }
+  if (properties.MemberCount() == 0) {
+    return "";
+  }
+  schema->RemoveMember("required");
+  if (schema->HasMember("additionalProperties")) {
+    (*schema)["additionalProperties"].SetBool(false);
+  } else {
+    schema->AddMember("additionalProperties", false, schema->GetAllocator());
+  }
+  return core::ToJsonString(*schema);
+}
+
 }  // namespace
 
 RouteSpec RouteSpecFor(const core::AgentCapability& capability) {
@@ -78,7 +107,12 @@ RouteSpec RouteSpecFor(const core::AgentCapability& capability) {
   spec.body_schema = core::BodySchemaJson(capability);
   spec.body_error_code = capability.body_error_code.value_or(core::AgentErrorCode::kInvalidRequest);
   spec.streaming = capability.streaming;
+  // The manifest's streams are the agent event subscriptions; runs are server routes.
+  spec.stream_budget = StreamBudget::kSubscription;
   spec.capability = &capability;
+  spec.query_schema = QuerySchemaFor(capability);
+  spec.query_error_code =
+      capability.query_error_code.value_or(core::AgentErrorCode::kInvalidRequest);
   return spec;
 }
 
@@ -124,6 +158,13 @@ absl::Status Router::HandleRoute(RouteSpec spec, HttpHandler handler) {
     }
     route->body_validator = *std::move(validator);
   }
+  absl::StatusOr<std::unique_ptr<QueryValidator>> query =
+      QueryValidator::Compile(spec.query_schema);
+  if (!query.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("route ", spec.name, ": ", query.status().message()));
+  }
+  route->query_validator = *std::move(query);
   route->spec = std::move(spec);
   route->segments = *std::move(segments);
   route->handler = std::move(handler);

@@ -20,6 +20,7 @@
 #include "pulse/adapters/http/httplib_server.h"
 #include "pulse/adapters/http/sse_stream.h"
 #include "request_parsing.h"
+#include "stream_slots.h"
 
 namespace pulse::adapters::http {
 namespace internal {
@@ -47,6 +48,7 @@ struct Outcome {
   HttpReply reply;
   std::string route = std::string(kUnmatched);
   bool close_connection = false;  // its body was left unread: the connection cannot be reused
+  StreamSlot slot;                // a streaming route's slot, held until its stream ends
 };
 
 }  // namespace internal
@@ -57,7 +59,10 @@ class HttplibServer::Impl {
       : options_(std::move(options)),
         router_(std::move(router)),
         authenticator_(authenticator),
-        gauges_(std::make_shared<internal::PoolGauges>()) {}
+        gauges_(std::make_shared<internal::PoolGauges>()),
+        slots_(internal::StreamSlotLimits{options_.max_subscription_streams,
+                                          options_.max_run_streams,
+                                          options_.max_streams_per_token}) {}
 
   ~Impl() { Stop(); }
 
@@ -97,11 +102,14 @@ class HttplibServer::Impl {
                 std::string& body, HttpReply& error) const;
   // After a refusal, reads and discards a body small enough to skip, so the connection stays
   // usable; otherwise marks the connection for closing.
-  void SettleUnreadBody(const httplib::ContentReader* reader, const internal::BodyFraming& framing,
-                        internal::Outcome& outcome) const;
+  void SettleUnreadBody(const httplib::Request& req, const httplib::ContentReader* reader,
+                        const internal::BodyFraming& framing, internal::Outcome& outcome) const;
+  // Takes the stream slot a streaming route needs; the refusal, or nullopt with out.slot set.
+  std::optional<HttpReply> TakeStreamSlot(const BoundRoute& route, const Principal& principal,
+                                          internal::Outcome& out);
   void Apply(internal::Outcome& outcome, httplib::Response& res);
   void AttachStream(const std::shared_ptr<SseStream>& stream, const HttpReply& reply,
-                    httplib::Response& res);
+                    httplib::Response& res, internal::StreamSlot slot);
   bool RegisterStream(const std::shared_ptr<SseStream>& stream);
   void UnregisterStream(const SseStream* stream);
   void Record(const std::string& method, const std::string& route, int status,
@@ -111,6 +119,7 @@ class HttplibServer::Impl {
   const Router router_;
   TokenAuthenticator& authenticator_;
   const std::shared_ptr<internal::PoolGauges> gauges_;
+  internal::StreamSlots slots_;
   internal::ListenerServer svr_;
   int port_ = -1;
 

@@ -1,5 +1,6 @@
 #include "pulse/adapters/http/server_routes.h"
 
+#include <map>
 #include <utility>
 
 namespace pulse::adapters::http {
@@ -59,6 +60,29 @@ constexpr std::string_view kRenderPromptBodySchema = R"json({
   "required": ["name"]
 })json";
 
+constexpr std::string_view kSessionListQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000}
+  }
+})json";
+
+constexpr std::string_view kActionListQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "view": {"type": "string", "enum": ["pending", "settled"]},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500}
+  }
+})json";
+
+// `route` taking the query parameters `schema` declares.
+ServerRoute WithQuery(ServerRoute route, std::string_view schema,
+                      std::map<std::string, core::AgentErrorCode> param_codes = {}) {
+  route.spec.query_schema = std::string(schema);
+  route.spec.query_param_codes = std::move(param_codes);
+  return route;
+}
+
 ServerRoute Route(std::string name, std::string method, std::string path,
                   std::optional<Scope> scope, std::string description, std::string response,
                   std::string_view body_schema = {}, bool streaming = false) {
@@ -91,8 +115,9 @@ std::vector<ServerRoute> BuildRoutes() {
             "session first and done last, with a heartbeat comment every 5 seconds. "
             "control_level may only lower the server's configured level.",
             "text/event-stream of ChatEvent", kChatBodySchema, true),
-      Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
-            "Lists Assistant sessions, newest first.", "Session[]"),
+      WithQuery(Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
+                      "Lists Assistant sessions, newest first (limit 1..1000).", "Session[]"),
+                kSessionListQuerySchema),
       Route("get_session", "GET", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
             "One session: its status, usage and client-safe transcript.",
             "{ id, status, created_at, updated_at, message_count, usage, messages }"),
@@ -124,10 +149,13 @@ std::vector<ServerRoute> BuildRoutes() {
             "Legacy alias of get_patrol_control_status: the same body at the route older "
             "clients call.",
             "AgentOperationsLoopStatus"),
-      Route("list_actions", "GET", "/api/actions", Scope::kActionsApprove,
-            "The governed action queue: view=pending (default, oldest first) or settled, "
-            "limit 1..500.",
-            "{ view, actions, count, readOnly }"),
+      WithQuery(Route("list_actions", "GET", "/api/actions", Scope::kActionsApprove,
+                      "The governed action queue: view=pending (default, oldest first) or "
+                      "settled, limit 1..500.",
+                      "{ view, actions, count, readOnly }"),
+                kActionListQuerySchema,
+                {{"view", core::AgentErrorCode::kInvalidActionListView},
+                 {"limit", core::AgentErrorCode::kInvalidActionListLimit}}),
       Route("get_action", "GET", "/api/actions/{actionId}", Scope::kActionsApprove,
             "One governed action: its audit record, lifecycle events and readiness.",
             "{ audit, events, readiness, readOnly }"),

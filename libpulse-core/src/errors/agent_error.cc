@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 66> kCodes = {{
+constexpr std::array<CodeInfo, 68> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -87,6 +87,8 @@ constexpr std::array<CodeInfo, 66> kCodes = {{
     {C::kUriTooLong, "uri_too_long", 414},
     {C::kInternalError, "internal_error", 500},
     {C::kServiceUnavailable, "service_unavailable", 503},
+    {C::kUnsupportedMediaType, "unsupported_media_type", 415},
+    {C::kTooManyStreams, "too_many_streams", 429},
 }};
 
 const CodeInfo* Find(AgentErrorCode code) {
@@ -182,9 +184,9 @@ const std::vector<AgentErrorCode>& ExecuteErrorCodes() {
 
 const std::vector<AgentErrorCode>& TransportErrorCodes() {
   static const std::vector<AgentErrorCode> codes = {
-      C::kInvalidRequest,   C::kUnauthorized, C::kMissingScope,
-      C::kRouteNotFound,    C::kMethodNotAllowed, C::kRequestTooLarge,
-      C::kUriTooLong,       C::kInternalError, C::kServiceUnavailable};
+      C::kInvalidRequest,     C::kUnauthorized,         C::kMissingScope,  C::kRouteNotFound,
+      C::kMethodNotAllowed,   C::kRequestTooLarge,      C::kUriTooLong,    C::kInternalError,
+      C::kServiceUnavailable, C::kUnsupportedMediaType, C::kTooManyStreams};
   return codes;
 }
 

@@ -169,7 +169,10 @@ std::vector<AgentCapability> BuildCatalogue() {
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "Finding[]",
+      .input_schema = std::string(mi::kListFindingsInput),
       .output_schema = std::string(mi::kListOutput),
+      .error_codes = {C::kInvalidFindingRequest},
+      .query_error_code = C::kInvalidFindingRequest,
   });
   out.push_back({
       .name = "acknowledge_finding",

@@ -365,6 +365,19 @@ inline constexpr std::string_view kOperatorStateOutput = R"json({
   "required": ["canonicalId", "intentionallyOffline", "neverAutoRemediate", "setAt"]
 })json";
 
+inline constexpr std::string_view kListFindingsInput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "resource_id": {"type": "string", "minLength": 1, "maxLength": 256,
+      "description": "Only findings of this resource (canonical ID, e.g. vm:101)."},
+    "include_resolved": {"type": "boolean",
+      "description": "Resolved findings too, not only active ones."},
+    "limit": {"type": "integer", "minimum": 0, "maximum": 500,
+      "description": "At most this many findings; 0 or absent: every active finding, or 200 with include_resolved."}
+  }
+})json";
+
 inline constexpr std::string_view kListOutput = R"json({
   "type": "object",
   "additionalProperties": true,

@@ -140,6 +140,9 @@ absl::Status CheckErrorCodes(const AgentCapability& c) {
   if (c.body_error_code.has_value() && seen.count(*c.body_error_code) == 0) {
     return Bad(c, "body_error_code is not among its error codes");
   }
+  if (c.query_error_code.has_value() && seen.count(*c.query_error_code) == 0) {
+    return Bad(c, "query_error_code is not among its error codes");
+  }
   return absl::OkStatus();
 }
 

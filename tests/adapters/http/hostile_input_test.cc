@@ -158,7 +158,7 @@ TEST_CASE("bodies over the limit are 413 whether sized or chunked", "[adapters][
   // A chunked body is cut off while it is read.
   std::string chunked =
       "POST /api/ai/patrol/acknowledge HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Token: " +
-      token + "\r\nTransfer-Encoding: chunked\r\n\r\n";
+      token + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 8; ++i) {
     chunked += "400\r\n" + std::string(1024, 'y') + "\r\n";
   }
@@ -170,7 +170,7 @@ TEST_CASE("bodies over the limit are 413 whether sized or chunked", "[adapters][
   // A huge declared length is refused without reading it, even unauthenticated.
   const std::string declared = server.Raw(
       "POST /api/ai/patrol/acknowledge HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Token: " +
-      token + "\r\nContent-Length: 1000000000\r\n\r\n{");
+      token + "\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{");
   CHECK(declared.rfind("HTTP/1.1 413", 0) == 0);
   CHECK(declared.find("Connection: close") != std::string::npos);
   CHECK(calls == 0);
@@ -309,12 +309,12 @@ TEST_CASE("malformed query strings are 400 and good ones decode", "[adapters][ht
     CHECK(reply.status == 400);
     CHECK(testing::ErrorCode(reply.body) == "invalid_request");
   }
-  const Reply ok = Send(server, "GET", "/api/agent/fleet-context?technology=a+b%2Bc&&hasFindings",
+  const Reply ok = Send(server, "GET", "/api/agent/fleet-context?technology=a+b%2Bc&&hasFindings=1",
                         "", TokenHeader(token));
   REQUIRE(ok.status == 200);
   const rapidjson::Document body = testing::ParseBody(ok.body);
   CHECK(core::StringViewOf(body["query"]["technology"]) == "a b+c");
-  CHECK(core::StringViewOf(body["query"]["hasFindings"]).empty());
+  CHECK(core::StringViewOf(body["query"]["hasFindings"]) == "1");
 }
 
 TEST_CASE("a refused request with a small body keeps the connection usable",

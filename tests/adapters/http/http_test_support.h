@@ -89,7 +89,9 @@ inline http::HttpServerOptions TestOptions() {
   http::HttpServerOptions options;
   options.min_threads = 2;
   options.max_threads = 400;
-  options.max_streams = 300;
+  options.max_subscription_streams = 300;
+  options.max_run_streams = 50;
+  options.max_streams_per_token = 300;
   options.stop_grace = absl::Seconds(2);
   return options;
 }

@@ -383,8 +383,8 @@ int main(int argc, char** argv) {
   const std::string log = dir + "/server.log";
   std::unique_ptr<PipeProcess> server = PipeProcess::Start(
       {PULSE_SERVER_BINARY, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
-       "openai-compatible", "--provider-base-url", fake.base_url() + "/v1", "--model",
-       "test-model"},
+       "openai-compatible", "--provider-base-url", fake.base_url() + "/v1", "--model", "test-model",
+       "--max-run-streams", "400", "--max-streams-per-token", "800"},
       {}, log, /*stdout_to_log=*/true);
   if (server == nullptr) {
     Die("cannot start pulse-server");

@@ -52,12 +52,17 @@ TEST_CASE("transport codes carry their HTTP statuses", "[core][errors]") {
   for (AgentErrorCode code : TransportErrorCodes()) {
     got.emplace_back(std::string(ToString(code)), HttpStatusFor(code));
   }
-  CHECK(got == std::vector<std::pair<std::string, int>>{
-                   {"invalid_request", 400},    {"unauthorized", 401},
-                   {"missing_scope", 403},      {"route_not_found", 404},
-                   {"method_not_allowed", 405}, {"request_too_large", 413},
-                   {"uri_too_long", 414},       {"internal_error", 500},
-                   {"service_unavailable", 503}});
+  CHECK(got == std::vector<std::pair<std::string, int>>{{"invalid_request", 400},
+                                                        {"unauthorized", 401},
+                                                        {"missing_scope", 403},
+                                                        {"route_not_found", 404},
+                                                        {"method_not_allowed", 405},
+                                                        {"request_too_large", 413},
+                                                        {"uri_too_long", 414},
+                                                        {"internal_error", 500},
+                                                        {"service_unavailable", 503},
+                                                        {"unsupported_media_type", 415},
+                                                        {"too_many_streams", 429}});
 }
 
 TEST_CASE("the envelope omits empty details and round trips", "[core][errors]") {

@@ -209,6 +209,8 @@ void ProvokeContextCodes(Recorder& r, const std::string& alice) {
 void ProvokeFindingCodes(Recorder& r, const std::string& alice,
                          const std::vector<std::string>& findings) {
   r.Expect("", "list_findings", "GET", "/api/ai/patrol/findings", alice);
+  r.Expect("invalid_finding_request", "list_findings", "GET", "/api/ai/patrol/findings?limit=-1",
+           alice);
   r.Expect("invalid_finding_request", "acknowledge_finding", "POST", "/api/ai/patrol/acknowledge",
            alice, R"({"finding_id":7})");
   r.Expect("finding_not_found", "acknowledge_finding", "POST", "/api/ai/patrol/acknowledge", alice,

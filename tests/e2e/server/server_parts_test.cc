@@ -201,6 +201,45 @@ TEST_CASE("the Patrol interval is 15 minutes by default, 0 for manual, and needs
         std::string::npos);
 }
 
+TEST_CASE("stream budgets and the per-token cap come from flags or pulse.json, bounded",
+          "[server][config]") {
+  TempDir dir;
+  ServerSettings defaults;
+  defaults.data_dir = dir.path();
+  absl::StatusOr<ServerConfig> plain = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE(plain.ok());
+  CHECK(plain->max_event_streams == kDefaultMaxEventStreams);
+  CHECK(plain->max_run_streams == kDefaultMaxRunStreams);
+  CHECK(plain->max_streams_per_token == kDefaultMaxStreamsPerToken);
+  {
+    std::ofstream(dir.path() + "/pulse.json")
+        << R"({"max_streams_per_token":8,"max_run_streams":"16"})";
+  }
+  absl::StatusOr<ServerConfig> file = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE(file.ok());
+  CHECK(file->max_streams_per_token == 8);
+  CHECK(file->max_run_streams == 16);
+  ServerSettings flag = defaults;
+  flag.max_streams_per_token = "3";
+  CHECK(ResolveServerConfig(flag, std::nullopt)->max_streams_per_token == 3);
+  for (const char* bad : {"0", "-1", "1e3", "", " 4", "801", "4.0", "99999999"}) {
+    INFO(bad);
+    ServerSettings wrong = defaults;
+    wrong.max_event_streams = bad;
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()).find("--max-event-streams") != std::string::npos);
+  }
+  ServerSettings too_many = defaults;
+  too_many.max_event_streams = "700";
+  too_many.max_run_streams = "200";
+  CHECK_FALSE(ResolveServerConfig(too_many, std::nullopt).ok());
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"max_streams_per_token":-2})"; }
+  absl::StatusOr<ServerConfig> negative = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE_FALSE(negative.ok());
+  CHECK(std::string(negative.status().message()).find("pulse.json") != std::string::npos);
+}
+
 TEST_CASE("the event bus sends stream.connected first and events with increasing ids",
           "[server][events]") {
   testing::FakeClock clock;

@@ -1,9 +1,11 @@
 // Query parameters of the agent-surface read routes (wire surface §3.1 fleet context, §3.2
 // action list, §3.3 findings list), decoded from the raw name/value pairs of a query string so
-// the HTTP layer only hands them over. When a name repeats, its first value counts. Each route
-// keeps Pulse's leniency: fleet-context filters that are not valid are ignored and the findings
-// list clamps its limit (neither capability declares an error code), while the action list
-// refuses a bad view or limit with typed errors. Pure functions; thread-safe.
+// the HTTP layer only hands them over. When a name repeats, its first value counts. The parsers
+// keep Pulse's leniency (fleet-context filters that are not valid are ignored, the findings list
+// clamps its limit, the action list refuses a bad view or limit with typed errors), but
+// pulse-server checks every query against the route's declared parameters before a handler
+// runs (adapters/http query_validator.h), so over HTTP a value these would ignore is refused.
+// Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -87,13 +87,15 @@ enum class AgentErrorCode {
   kTokenManagementForbidden,  // not a human token, or a token wider than the caller's scopes
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
-  kUnauthorized,        // no credential, or one the token store does not accept
-  kRouteNotFound,       // no route has this path
-  kMethodNotAllowed,    // a route has this path, but not for this method
-  kRequestTooLarge,     // the body is over the server's limit
-  kUriTooLong,          // the request target is over the server's limit
-  kInternalError,       // a handler failed unexpectedly
-  kServiceUnavailable,  // the server cannot take the request now (stream cap, auth store down)
+  kUnauthorized,          // no credential, or one the token store does not accept
+  kRouteNotFound,         // no route has this path
+  kMethodNotAllowed,      // a route has this path, but not for this method
+  kRequestTooLarge,       // the body is over the server's limit
+  kUriTooLong,            // the request target is over the server's limit
+  kInternalError,         // a handler failed unexpectedly
+  kServiceUnavailable,    // the server cannot take the request now (stream cap, auth store down)
+  kUnsupportedMediaType,  // a body whose Content-Type is not application/json (415)
+  kTooManyStreams,        // the token already holds its cap of concurrent streams (429)
 };
 
 // Every code, in declaration order.
@@ -104,7 +106,7 @@ std::string_view ToString(AgentErrorCode code);
 // Exact-match parse; unknown strings are nullopt.
 std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
 // The HTTP status a route answers with for this code (400, 401, 403, 404, 405, 409, 410,
-// 413, 414, 422, 423, 500, 502, 503).
+// 413, 414, 415, 422, 423, 429, 500, 502, 503).
 int HttpStatusFor(AgentErrorCode code);
 
 // Sets of codes a capability declares (wire surface §1.3), in advertised order.
@@ -114,7 +116,8 @@ const std::vector<AgentErrorCode>& DecideErrorCodes();   // set D
 const std::vector<AgentErrorCode>& ExecuteErrorCodes();  // set E
 // The cross-cutting codes any HTTP call can meet whatever its capability: invalid_request
 // (malformed path, query or framing), unauthorized, missing_scope, route_not_found,
-// method_not_allowed, request_too_large, uri_too_long, internal_error, service_unavailable.
+// method_not_allowed, request_too_large, uri_too_long, internal_error, service_unavailable,
+// unsupported_media_type, too_many_streams.
 const std::vector<AgentErrorCode>& TransportErrorCodes();
 
 struct AgentError {

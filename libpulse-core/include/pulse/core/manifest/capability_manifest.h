@@ -76,6 +76,10 @@ struct AgentCapability {
   // Only a human caller may use it (the handler refuses a caller marked as an agent), so it is
   // never projected as an agent tool either (McpToolCapabilityNames).
   bool human_only = false;
+  // The code a query is refused with when it breaks the input schema (pulse-server checks
+  // GET and DELETE queries against the input schema's non-path properties before the
+  // handler). Unset: invalid_request, a transport code. When set, one of error_codes.
+  std::optional<AgentErrorCode> query_error_code{};
 };
 
 // Every capability, in manifest order.

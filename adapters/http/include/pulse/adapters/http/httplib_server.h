@@ -1,14 +1,19 @@
 // HttplibServer: pulse-server's HTTP front end over cpp-httplib. It binds host:port (port 0
 // picks an ephemeral port, reported by port()), and for every request: caps the target and
 // the body, resolves the route (router.h), authenticates (token_authenticator.h) and checks
-// the route's scope, checks path parameters and query encoding, validates the body against
-// the route's schema, calls the handler, and answers every refusal with the agent error
-// envelope. Event-stream replies (sse_stream.h) are written by the connection's worker.
+// the route's scope, checks path parameters and the query against the route's declared
+// parameters (query_validator.h), refuses a body that is not declared application/json (415,
+// before reading it), validates the body against the route's schema, calls the handler, and
+// answers every refusal with the agent error envelope. Event-stream replies (sse_stream.h) are
+// written by the connection's worker.
 //
 // Concurrency: connections run on an elastic worker pool (min_threads kept, one more started
 // whenever a connection arrives and none is idle, up to max_threads, idle extras retire), so
-// each open stream holds one worker and short requests never queue behind streams; open
-// streams are capped at max_streams (503 service_unavailable beyond). Stop() is graceful:
+// each open stream holds one worker and short requests never queue behind streams. Open
+// streams draw from two budgets — agent event subscriptions and runs (chat, resume, answer) —
+// so neither kind can starve the other (503 service_unavailable with Retry-After beyond a
+// budget), and one token holds at most max_streams_per_token of them (429 too_many_streams).
+// The slot is taken before the handler runs, so a refused run never starts. Stop() is graceful:
 // open streams are asked to finish and drain (their producers see cancellation), then the
 // listener closes, in-flight requests complete and the workers are joined.
 //
@@ -53,7 +58,10 @@ struct HttpServerOptions {
   // limits a process to descriptors below 1024, so more than ~900 would not help.
   std::size_t max_threads = 900;
   absl::Duration idle_thread_timeout = absl::Seconds(30);
-  std::size_t max_streams = 512;
+  // Budgets of open event streams (RouteSpec::stream_budget), and the cap per token over both.
+  std::size_t max_subscription_streams = 384;
+  std::size_t max_run_streams = 128;
+  std::size_t max_streams_per_token = 32;
   int listen_backlog = 512;
   // How long Stop() lets open streams drain before closing the listener anyway.
   absl::Duration stop_grace = absl::Seconds(3);
@@ -74,7 +82,8 @@ class HttplibServer final {
  public:
   // Binds the listening socket. `authenticator` is borrowed and must outlive the server;
   // `metrics` (nullable borrow; must outlive the server) receives pulse_http_requests_total,
-  // pulse_http_request_duration_seconds, pulse_http_open_streams and pulse_http_workers.
+  // pulse_http_request_duration_seconds, pulse_http_open_streams, pulse_http_workers,
+  // pulse_http_stream_slots{budget,state} and pulse_http_stream_refusals_total{budget,reason}.
   // InvalidArgument for inconsistent options; FailedPrecondition when the router is
   // incomplete and require_complete_router is set; AlreadyExists when the registry already has
   // those metrics; Unavailable when the address cannot be bound.

@@ -9,6 +9,7 @@
 // Built single-threaded at wiring time; after that, lookups are const and thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,12 +19,17 @@
 #include "absl/status/status.h"
 #include "pulse/adapters/http/body_validator.h"
 #include "pulse/adapters/http/http_types.h"
+#include "pulse/adapters/http/query_validator.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/path_template.h"
 #include "pulse/core/policy/scope.h"
 
 namespace pulse::adapters::http {
+
+// Which budget of open streams a streaming route draws from (HttpServerOptions): the agent
+// event subscriptions, or the runs (chat, resume, answer) that do work while they stream.
+enum class StreamBudget { kSubscription, kRun };
 
 struct RouteSpec {
   std::string name;                  // capability or route name; also the "route" metrics label
@@ -35,10 +41,20 @@ struct RouteSpec {
   // The code a refused body is answered with.
   core::AgentErrorCode body_error_code = core::AgentErrorCode::kInvalidRequest;
   bool streaming = false;                             // answers with an event stream
+  StreamBudget stream_budget = StreamBudget::kRun;    // for a streaming route
   const core::AgentCapability* capability = nullptr;  // set for manifest routes
+  // The query parameters the route takes: an object schema whose properties are the
+  // parameters (QueryValidator). Empty: the route takes no query parameter at all.
+  std::string query_schema;
+  // The code a refused query is answered with, and per-parameter exceptions.
+  core::AgentErrorCode query_error_code = core::AgentErrorCode::kInvalidRequest;
+  std::map<std::string, core::AgentErrorCode> query_param_codes;
 };
 
-// The RouteSpec of a manifest capability.
+// The RouteSpec of a manifest capability. Its query parameters are the input schema's
+// properties other than the path placeholders, for GET and DELETE (the methods whose tool
+// arguments travel in the query, capability_projection.h); a body method takes none. Refused
+// queries get the capability's query_error_code (invalid_request when it has none).
 RouteSpec RouteSpecFor(const core::AgentCapability& capability);
 
 struct BoundRoute {
@@ -46,6 +62,7 @@ struct BoundRoute {
   std::vector<core::PathSegment> segments;
   HttpHandler handler;
   std::unique_ptr<BodyValidator> body_validator;  // null when spec.body_schema is empty
+  std::unique_ptr<QueryValidator> query_validator;  // never null once bound
 };
 
 struct RouteLookup {
@@ -72,7 +89,7 @@ class Router {
   [[nodiscard]] absl::Status Handle(std::string_view name, HttpHandler handler);
 
   // Binds a route of one's own. InvalidArgument for an empty name or handler, an unknown
-  // method, a bad template or a body schema that does not compile; AlreadyExists when the
+  // method, a bad template or a body or query schema that does not compile; AlreadyExists when the
   // name or the (method, template) is bound already.
   [[nodiscard]] absl::Status HandleRoute(RouteSpec spec, HttpHandler handler);
 
