@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 63> kCodes = {{
+constexpr std::array<CodeInfo, 64> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -77,6 +77,7 @@ constexpr std::array<CodeInfo, 63> kCodes = {{
     {C::kSessionBusy, "session_busy", 409},
     {C::kQuestionNotFound, "question_not_found", 404},
     {C::kProviderUnavailable, "provider_unavailable", 502},
+    {C::kSessionNotResumable, "session_not_resumable", 409},
     {C::kUnauthorized, "unauthorized", 401},
     {C::kRouteNotFound, "route_not_found", 404},
     {C::kMethodNotAllowed, "method_not_allowed", 405},

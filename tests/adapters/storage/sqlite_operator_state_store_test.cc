@@ -40,13 +40,17 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
     raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
     raw.exec("DROP INDEX operator_state_local_only");
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
+    raw.exec("DROP INDEX sessions_by_owner");  // migration 7 is undone too
+    raw.exec("ALTER TABLE sessions DROP COLUMN kind");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 3");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 5);
+  CHECK(kSchemaVersion == 7);
   auto store = SqliteOperatorStateStore::Open(*db);
   REQUIRE(store.ok());
   absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");

@@ -81,6 +81,7 @@ enum class AgentErrorCode {
   kSessionBusy,             // a run holds the session now
   kQuestionNotFound,        // no session is waiting for an answer to this question
   kProviderUnavailable,     // the configured model provider could not be reached or refused
+  kSessionNotResumable,     // a Patrol (system) session: never continued, resumed or answered
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
   kUnauthorized,        // no credential, or one the token store does not accept
