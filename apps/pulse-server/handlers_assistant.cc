@@ -45,6 +45,70 @@ HttpReply SessionNotFound(std::string_view id) {
   return HttpReply::Error(error);
 }
 
+// Who may do what with a session. A chat session belongs to the token that created it: its
+// owner reads and runs it (continue, resume, answer, abort, delete); an admin (a `*` token)
+// may read, abort and delete it but not run it; to anyone else it does not exist
+// (session_not_found, never a 403 that would reveal it). A Patrol session is a system session:
+// any ai:chat token may read it, an admin may delete it, and nobody runs it
+// (session_not_resumable). docs/security.md "Consent and session ownership".
+enum class SessionUse { kRead, kRun, kManage };  // manage: abort, delete
+
+bool IsAdmin(const HttpRequest& request) { return request.principal.scopes.HasWildcard(); }
+
+core::SessionOwner OwnerOf(const HttpRequest& request) {
+  return core::SessionOwner{request.principal.token_id, request.principal.token_name};
+}
+
+bool OwnedByCaller(const core::SessionRecord& session, const HttpRequest& request) {
+  return session.owner.owned() && session.owner.token_id == request.principal.token_id;
+}
+
+// The reply refusing `use` of `session` to the caller, or nullopt when it is allowed.
+std::optional<HttpReply> RefuseUse(const core::SessionRecord& session, const HttpRequest& request,
+                                   SessionUse use) {
+  if (session.kind == core::SessionKind::kPatrol) {
+    if (use == SessionUse::kRead || (use == SessionUse::kManage && IsAdmin(request))) {
+      return std::nullopt;
+    }
+    if (use == SessionUse::kRun) {
+      return HttpReply::Error(AgentErrorCode::kSessionNotResumable,
+                              "a Patrol session is a system session: it cannot be continued, "
+                              "resumed or answered");
+    }
+    return SessionNotFound(session.id);
+  }
+  if (OwnedByCaller(session, request) || (use != SessionUse::kRun && IsAdmin(request))) {
+    return std::nullopt;
+  }
+  return SessionNotFound(session.id);
+}
+
+// Reads session `id` for `use` by the caller: the record, or in `refusal` the reply to send
+// instead (session_not_found when it does not exist or is not the caller's to see).
+struct SessionLookup {
+  std::optional<HttpReply> refusal;
+  std::optional<core::SessionRecord> record;  // unset with no refusal: `allow_missing` and absent
+};
+
+SessionLookup LookUp(ServerContext& ctx, const HttpRequest& request, const std::string& id,
+                     SessionUse use, bool allow_missing = false) {
+  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
+  if (session.status().code() == absl::StatusCode::kNotFound && allow_missing) {
+    return {};
+  }
+  if (session.status().code() == absl::StatusCode::kNotFound ||
+      session.status().code() == absl::StatusCode::kInvalidArgument) {
+    return {SessionNotFound(id), std::nullopt};
+  }
+  if (!session.ok()) {
+    return {Unavailable("the session store", session.status()), std::nullopt};
+  }
+  if (std::optional<HttpReply> refused = RefuseUse(*session, request, use)) {
+    return {std::move(refused), std::nullopt};
+  }
+  return {std::nullopt, *std::move(session)};
+}
+
 // The authority of a run: the caller's scopes under the configured maximum level, or under the
 // level the session's last chat ran at when continuing one (`continued_session`), which is never
 // higher.
@@ -133,9 +197,17 @@ HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
   }
   core::RunRequest run{std::string(core::GetString(*body, "session_id").value_or("")),
                        std::string(core::GetString(*body, "message").value_or("")),
-                       core::InvocationPolicy::FromRequest(InputsFor(ctx, request), *body),
-                       nullptr};
+                       core::InvocationPolicy::FromRequest(InputsFor(ctx, request), *body), nullptr,
+                       OwnerOf(request)};
   const std::string session_id = run.session_id;
+  if (!session_id.empty() && core::ValidateSessionId(session_id).ok()) {
+    // Continuing a session is running it: only its owner may (a new id starts a new session).
+    SessionLookup found =
+        LookUp(ctx, request, session_id, SessionUse::kRun, /*allow_missing=*/true);
+    if (found.refusal.has_value()) {
+      return *std::move(found.refusal);
+    }
+  }
   return StartLoopRun(ctx, session_id, std::move(run));
 }
 
@@ -144,17 +216,14 @@ HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
     return NotConfigured();
   }
   const std::string& id = PathParam(request, "sessionId");
-  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
-  if (session.status().code() == absl::StatusCode::kNotFound ||
-      session.status().code() == absl::StatusCode::kInvalidArgument) {
-    return SessionNotFound(id);
+  SessionLookup found = LookUp(ctx, request, id, SessionUse::kRun);
+  if (found.refusal.has_value()) {
+    return *std::move(found.refusal);
   }
-  if (!session.ok()) {
-    return Unavailable("the session store", session.status());
-  }
+  const std::optional<core::SessionRecord>& session = found.record;
   core::ResumeRequest resume{
       id, core::InvocationPolicy::FromRequest(InputsFor(ctx, request, id), BodyObject(request)),
-      ActorFor(request), nullptr};
+      ActorFor(request), nullptr, OwnerOf(request)};
   core::AgenticLoop& loop = *ctx.loop;
   TokenBaseline baseline;
   if (session->suspended.has_value()) {
@@ -170,19 +239,24 @@ HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
       baseline);
 }
 
-// The session waiting for an answer to `question_id`: one awaiting input whose last
-// pulse_question result carries that id. NotFound when none is.
+// The caller's session waiting for an answer to `question_id`: one of its own chat sessions
+// awaiting input whose last pulse_question result carries that id. NotFound when none is
+// (another token's question is not found either).
 absl::StatusOr<std::string> SessionAwaiting(core::SessionStore& sessions,
-                                            std::string_view question_id) {
-  PULSE_ASSIGN_OR_RETURN(std::vector<core::SessionSummary> listed,
-                         sessions.List(core::kMaxSessionListLimit));
+                                            std::string_view question_id,
+                                            const std::string& owner_token_id) {
+  core::SessionListQuery query;
+  query.limit = core::kMaxSessionListLimit;
+  query.kind = core::SessionKind::kChat;
+  query.owner_token_id = owner_token_id;
+  PULSE_ASSIGN_OR_RETURN(std::vector<core::SessionSummary> listed, sessions.List(query));
   const std::string needle = absl::StrCat(R"("question_id":")", std::string(question_id), R"(")");
   for (const core::SessionSummary& summary : listed) {
     if (summary.status != core::SessionStatus::kAwaitingInput) {
       continue;
     }
     absl::StatusOr<core::SessionRecord> record = sessions.Get(summary.id);
-    if (!record.ok()) {
+    if (!record.ok() || record->owner.token_id != owner_token_id) {
       continue;  // deleted meanwhile
     }
     for (auto it = record->transcript.rbegin(); it != record->transcript.rend(); ++it) {
@@ -215,7 +289,8 @@ HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
     lines.push_back(answers->Size() == 1 ? std::string(value)
                                          : absl::StrCat(std::string(id), ": ", std::string(value)));
   }
-  absl::StatusOr<std::string> session = SessionAwaiting(ctx.sessions, question_id);
+  absl::StatusOr<std::string> session =
+      SessionAwaiting(ctx.sessions, question_id, request.principal.token_id);
   if (session.status().code() == absl::StatusCode::kNotFound) {
     core::AgentError error = core::MakeAgentError(
         AgentErrorCode::kQuestionNotFound, "No session is waiting for an answer to this question");
@@ -227,23 +302,19 @@ HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
   }
   core::RunRequest run{
       *session, absl::StrJoin(lines, "\n"),
-      core::InvocationPolicy::FromRequest(InputsFor(ctx, request, *session), *body), nullptr};
+      core::InvocationPolicy::FromRequest(InputsFor(ctx, request, *session), *body), nullptr,
+      OwnerOf(request)};
   return StartLoopRun(ctx, *session, std::move(run));
 }
 
 HttpReply Abort(ServerContext& ctx, const HttpRequest& request) {
   const std::string& id = PathParam(request, "sessionId");
-  const bool aborted = ctx.runs.Abort(id);
-  if (!aborted) {
-    absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
-    if (session.status().code() == absl::StatusCode::kNotFound ||
-        session.status().code() == absl::StatusCode::kInvalidArgument) {
-      return SessionNotFound(id);
-    }
-    if (!session.ok()) {
-      return Unavailable("the session store", session.status());
-    }
+  // Checked first: a run is stopped only for its owner (or an admin).
+  SessionLookup found = LookUp(ctx, request, id, SessionUse::kManage);
+  if (found.refusal.has_value()) {
+    return *std::move(found.refusal);
   }
+  const bool aborted = ctx.runs.Abort(id);
   core::JsonWriter w;
   w.StartObject();
   w.Member("session_id", id);
@@ -267,7 +338,21 @@ HttpReply ListSessions(ServerContext& ctx, const HttpRequest& request) {
     }
     limit = parsed;
   }
-  absl::StatusOr<std::vector<core::SessionSummary>> listed = ctx.sessions.List(limit);
+  // ?kind=chat (the default): the caller's own chat sessions; ?kind=patrol: Patrol's system
+  // sessions.
+  core::SessionListQuery query;
+  query.limit = limit;
+  query.kind = core::SessionKind::kChat;
+  if (std::optional<std::string_view> kind = request.Query("kind")) {
+    query.kind = core::ParseSessionKind(*kind);
+    if (!query.kind.has_value()) {
+      return HttpReply::Error(AgentErrorCode::kInvalidRequest, "kind must be chat or patrol");
+    }
+  }
+  if (query.kind == core::SessionKind::kChat) {
+    query.owner_token_id = request.principal.token_id;
+  }
+  absl::StatusOr<std::vector<core::SessionSummary>> listed = ctx.sessions.List(query);
   if (!listed.ok()) {
     return Unavailable("the session store", listed.status());
   }
@@ -278,27 +363,20 @@ HttpReply ListSessions(ServerContext& ctx, const HttpRequest& request) {
 HttpReply WithSession(ServerContext& ctx, const HttpRequest& request,
                       std::string (*render)(const core::SessionRecord&)) {
   const std::string& id = PathParam(request, "sessionId");
-  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
-  if (session.status().code() == absl::StatusCode::kNotFound ||
-      session.status().code() == absl::StatusCode::kInvalidArgument) {
-    return SessionNotFound(id);
+  SessionLookup found = LookUp(ctx, request, id, SessionUse::kRead);
+  if (found.refusal.has_value()) {
+    return *std::move(found.refusal);
   }
-  if (!session.ok()) {
-    return Unavailable("the session store", session.status());
-  }
-  return HttpReply::Json(render(*session));
+  return HttpReply::Json(render(*found.record));
 }
 
 HttpReply DeleteSession(ServerContext& ctx, const HttpRequest& request) {
   const std::string& id = PathParam(request, "sessionId");
-  absl::StatusOr<core::SessionRecord> session = ctx.sessions.Get(id);
-  if (session.status().code() == absl::StatusCode::kNotFound ||
-      session.status().code() == absl::StatusCode::kInvalidArgument) {
-    return SessionNotFound(id);
+  SessionLookup found = LookUp(ctx, request, id, SessionUse::kManage);
+  if (found.refusal.has_value()) {
+    return *std::move(found.refusal);
   }
-  if (!session.ok()) {
-    return Unavailable("the session store", session.status());
-  }
+  const std::optional<core::SessionRecord>& session = found.record;
   if (ctx.runs.IsRunning(id) || session->status == core::SessionStatus::kRunning) {
     return HttpReply::Error(AgentErrorCode::kSessionBusy,
                             "a run holds the session; abort it first");

@@ -49,6 +49,7 @@ std::string SessionListJson(const std::vector<core::SessionSummary>& sessions) {
     w.Member("status", core::ToString(s.status));
     w.Member("message_count", s.message_count);
     w.TimeMember("updated_at", s.updated_at);
+    w.Member("kind", core::ToString(s.kind));
     w.EndObject();
   }
   w.EndArray();
@@ -64,6 +65,14 @@ std::string SessionDetailJson(const core::SessionRecord& record) {
   w.TimeMember("updated_at", record.updated_at);
   w.Member("message_count", record.transcript.size());
   w.Member("safety_state", record.fsm.state);
+  w.Member("kind", core::ToString(record.kind));
+  if (record.owner.owned()) {
+    w.Key("owner");
+    w.StartObject();
+    w.Member("token_id", record.owner.token_id);
+    w.Member("token_name", record.owner.token_name);
+    w.EndObject();
+  }
   if (record.suspended.has_value()) {
     w.Key("awaiting_action");
     w.StartObject();

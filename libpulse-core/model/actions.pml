@@ -139,3 +139,22 @@ inline rq_clear() {
   rq_exp_mask = 0; rq_hash = 0; rq_use_rev = 0; rq_rev = 0; rq_new = 0; rq_new_rev = 0;
   rq_approval = 0; rq_actor = 0; rq_outcome = 0; rq_appr_hash = 0; rq_with_result = 0
 }
+
+/* ---- Recorded approval (issue 20 item 4): ActionService::Plan's initial state ----
+ * DeriveApprovalRequirement, then record.state = requires_approval ? pending : planned.
+ * ApprovalLevel numbered as the C++ enum. A capability with no floor stays approval-free for a
+ * human requester, and for automation only when its automatic class is eligible; a session
+ * posture that requires a human (ActionRequest::approval_posture) raises it to admin, so the
+ * plan waits for a recorded approval. tables.pml prints it as `plan` rows. */
+#define F_NONE 0
+#define F_ADMIN 1
+#define F_MFA 2
+#define F_DRY_RUN_ONLY 3
+inline plan_state(f, agent, eligible, posture, st) {
+  if
+  :: f == F_ADMIN || f == F_MFA -> st = A_PENDING
+  :: f == F_NONE && ((agent && !eligible) || posture) -> st = A_PENDING
+  :: !(f == F_ADMIN || f == F_MFA) && !(f == F_NONE && ((agent && !eligible) || posture)) ->
+     st = A_PLANNED
+  fi
+}

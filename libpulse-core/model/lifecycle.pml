@@ -41,6 +41,11 @@ bit  crashed = 0;       /* the engine died; the executors of that process are go
 byte n_dispatch = 0;
 bit  d_bound = 0;       /* the dispatch being reported is bound to plan 1 (see below) */
 
+/* Recorded approval (issue 20 item 4): the requesting session's posture requires a human
+ * (an Assistant session at controlled). Plan then makes the plan wait (plan_state), and the
+ * resume executes only from an approval on record. */
+bit  posture_human = 0;
+
 #define APPROVALS_FOR_PLAN ((act_dec[0] == 1 && act_dec_hash[0] == 1) + \
                             (act_dec[1] == 1 && act_dec_hash[1] == 1))
 #define NO_REJECTION (act_dec[0] != 2 && act_dec[1] != 2)
@@ -132,6 +137,10 @@ done:
 
 /* ActionService::Execute. e = 0: the loop's resume (plan hash of the suspended call);
  * e = 1: an API client (any hash); e = 2: a client retrying after the engine restarted. */
+/* Recorded approval (item 4): LoopRun::ApplyDecision executes only with an approval of this
+ * plan on record (resuming is not one). */
+#define RESUME_WITHOUT_RECORD(e, s) ((e) == 0 && APPROVALS_FOR_PLAN == 0)
+
 proctype Executor(byte e) {
   byte presented, s, r, res, tries, chk;
   {
@@ -154,7 +163,12 @@ again:
     :: presented != 2 && A_CAN_EXPIRE(s) && !ttl_passed &&
        (s == A_PENDING || (s == A_PLANNED && act_req_appr)) -> goto done  /* gate 8 */
     :: presented != 2 && A_CAN_EXPIRE(s) && !ttl_passed &&
-       !(s == A_PENDING || (s == A_PLANNED && act_req_appr)) -> skip
+       !(s == A_PENDING || (s == A_PLANNED && act_req_appr)) && !RESUME_WITHOUT_RECORD(e, s) ->
+       skip
+    /* recorded approval (item 4): the resume refuses a plan with no approval on record */
+    :: presented != 2 && A_CAN_EXPIRE(s) && !ttl_passed &&
+       !(s == A_PENDING || (s == A_PLANNED && act_req_appr)) && RESUME_WITHOUT_RECORD(e, s) ->
+       goto done
     fi
   };
   /* gate 10 (drift: the plan rebuilt from the live fleet) and gate 11 (remediation lock):
@@ -267,6 +281,11 @@ init {
      * or 2) before these callers run */
     if
     :: act_req_appr = 0; act_quorum = 1; act_st = A_PLANNED
+    /* recorded approval (item 4): an approval-free capability requested by the Assistant,
+     * planned under either session posture (plan_state) */
+    :: if :: posture_human = 0 :: posture_human = 1 fi;
+       plan_state(F_NONE, 1, 1, posture_human, act_st);
+       act_req_appr = (act_st == A_PENDING); act_quorum = 1
     :: act_req_appr = 1; act_quorum = 1; act_st = A_APPROVED; act_rev = 1;
        act_dec[0] = 1; act_dec_hash[0] = 1
     :: act_req_appr = 1; act_quorum = 2; act_st = A_APPROVED; act_rev = 2;
@@ -282,6 +301,8 @@ init {
     :: act_quorum = 1
     :: act_quorum = 2
     fi;
+    /* recorded approval (item 4): pending by the capability's floor or by the posture */
+    if :: posture_human = 0 :: posture_human = 1 fi;
     run Human(0);
     run Human(1);
     run Executor(0)
@@ -315,6 +336,12 @@ ltl approved_needs_quorum { [] (act_st == A_APPROVED -> (APPROVALS_FOR_PLAN >= a
  * (MaterializeExpiry compares the revision it read). */
 ltl no_expiry_engine_error { [] (ev != EV_EXPIRY_ERROR) }
 
+/* Recorded approval (item 4): an action a session posture requires a human for never reaches
+ * executing (nor dispatches) without a quorum of approvals of this plan on record. */
+ltl posture_needs_recorded_approval {
+  [] ((posture_human && (act_st == A_EXECUTING || ev == EV_DISPATCH)) ->
+      APPROVALS_FOR_PLAN >= act_quorum) }
+
 /* ---- Reachability: each must be VIOLATED (the model is not vacuous) ---- */
 ltl reach_dispatch { [] (ev != EV_DISPATCH) }
 ltl reach_quorum_dispatch { [] !(ev == EV_DISPATCH && act_quorum == 2) }
@@ -326,6 +353,8 @@ ltl reach_admission_lost { [] (ev != EV_ADMIT_LOST) }
 ltl reach_expired_refusal { [] (ev != EV_EXPIRED) }
 ltl reach_persisted_refusal { [] (ev != EV_PERSISTED) }
 #ifdef SCENARIO_DECIDE
+/* Recorded approval (item 4): a posture plan does run once humans approved it. */
+ltl reach_posture_dispatch { [] !(ev == EV_DISPATCH && posture_human) }
 /* An expiry loses its CAS to a decision (below quorum, or the approving one) and re-reads. */
 ltl reach_expiry_conflict { [] (ev != EV_EXPIRY_LOST) }
 #endif

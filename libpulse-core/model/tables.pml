@@ -1,6 +1,6 @@
 /* Prints, for every input, what the model's inlines compute: the tables tests/model compares
  * row for row with the same enumeration over the real C++ (tests/model/model_table_dump.cc).
- * Run: spin -n1 -T tables.pml | grep -E '^(effect|fsm|batch|edge|astate|cas) '
+ * Run: spin -n1 -T tables.pml | grep -E '^(effect|fsm|batch|edge|astate|cas|plan) '
  * Enumeration order and row format are fixed; see docs/model.md. */
 #include "fsm.pml"
 #include "actions.pml"
@@ -44,6 +44,17 @@ inline p_astate(s) {
 
 byte t_st, t_raw, t_wrote, t_ev, t_v, t_k, t_m, t_e, t_n, t_i, t_d, t_r, t_q, t_h, t_x;
 int t_code, t_ecode, t_ocode, t_emax, t_omax, t_tmp;
+
+/* Recorded approval (issue 20 item 4): the `plan` rows' inputs and output. */
+byte t_pf, t_pa, t_pe, t_pp, t_ps;
+inline p_floor(f) {
+  if
+  :: f == F_NONE -> printf("none")
+  :: f == F_ADMIN -> printf("admin")
+  :: f == F_MFA -> printf("mfa")
+  :: f == F_DRY_RUN_ONLY -> printf("dry_run_only")
+  fi
+}
 
 /* Restore a session snapshot (valid ones only, as SessionFsm::Restore accepts). */
 inline set_session() { fsm_st = t_st; fsm_raw = t_raw; fsm_wrote = t_wrote }
@@ -222,6 +233,20 @@ init {
             fi;
             printf("\n")
           }
+        }
+      }
+    }
+  }
+  /* ---- Recorded approval (issue 20 item 4): Plan's initial state over every capability
+   * floor x requester (human|agent) x automatic class eligible x session posture ---- */
+  for (t_pf : 0 .. 3) {
+    for (t_pa : 0 .. 1) {
+      for (t_pe : 0 .. 1) {
+        for (t_pp : 0 .. 1) {
+          plan_state(t_pf, t_pa, t_pe, t_pp, t_ps);
+          printf("plan floor="); p_floor(t_pf);
+          printf(" requester=%d eligible=%d posture=%d -> ", t_pa, t_pe, t_pp);
+          p_astate(t_ps); printf("\n")
         }
       }
     }

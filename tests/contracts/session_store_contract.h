@@ -72,17 +72,28 @@ inline core::SessionRecord FullSession(std::string id) {
   r.usage_totals = {7, 2468, 112, 0.1 + 0.2, 4};  // not exactly 0.3: must still round-trip
   r.created_at = absl::FromUnixMillis(1'799'999'000'001);
   r.updated_at = absl::FromUnixMillis(1'800'000'000'999);
+  r.owner = {"tok_alice01", "Alice — ops"};
   return r;
 }
 
-inline core::SessionRecord IdleSession(std::string id, absl::Time updated_at) {
+inline core::SessionRecord IdleSession(std::string id, absl::Time updated_at,
+                                       core::SessionOwner owner = {},
+                                       core::SessionKind kind = core::SessionKind::kChat) {
   core::SessionRecord r;
   r.id = std::move(id);
   r.status = core::SessionStatus::kIdle;
+  r.kind = kind;
+  r.owner = std::move(owner);
   r.transcript = {core::Message::User("hi"), core::Message::Assistant("hello")};
   r.created_at = updated_at;
   r.updated_at = updated_at;
   return r;
+}
+
+inline core::SessionListQuery Limit(std::size_t limit) {
+  core::SessionListQuery q;
+  q.limit = limit;
+  return q;
 }
 
 }  // namespace session_contract
@@ -91,6 +102,7 @@ template <class MakeStore>
 void RunSessionStoreContract(MakeStore make) {
   using session_contract::FullSession;
   using session_contract::IdleSession;
+  using session_contract::Limit;
   auto store = make();
   const absl::Time t0 = absl::FromUnixMillis(1'800'000'000'000);
 
@@ -211,7 +223,7 @@ void RunSessionStoreContract(MakeStore make) {
     REQUIRE(store->Create(IdleSession("ses_new", t0 + absl::Seconds(10))).ok());
     REQUIRE(store->Create(IdleSession("ses_mid_b", t0 + absl::Seconds(5))).ok());
     REQUIRE(store->Create(IdleSession("ses_mid_a", t0 + absl::Seconds(5))).ok());
-    absl::StatusOr<std::vector<core::SessionSummary>> all = store->List(10);
+    absl::StatusOr<std::vector<core::SessionSummary>> all = store->List(Limit(10));
     REQUIRE(all.ok());
     REQUIRE(all->size() == 4);
     CHECK((*all)[0].id == "ses_new");
@@ -221,11 +233,78 @@ void RunSessionStoreContract(MakeStore make) {
     CHECK((*all)[0].message_count == 2);
     CHECK((*all)[0].status == core::SessionStatus::kIdle);
     CHECK((*all)[0].updated_at == t0 + absl::Seconds(10));
-    absl::StatusOr<std::vector<core::SessionSummary>> two = store->List(2);
+    absl::StatusOr<std::vector<core::SessionSummary>> two = store->List(Limit(2));
     REQUIRE(two.ok());
     CHECK(two->size() == 2);
-    CHECK(absl::IsInvalidArgument(store->List(0).status()));
-    CHECK(absl::IsInvalidArgument(store->List(core::kMaxSessionListLimit + 1).status()));
+    CHECK(absl::IsInvalidArgument(store->List(Limit(0)).status()));
+    CHECK(absl::IsInvalidArgument(store->List(Limit(core::kMaxSessionListLimit + 1)).status()));
+  }
+
+  SECTION("owner and kind round-trip, and Update never changes them") {
+    const core::SessionOwner alice{"tok_alice", "alice"};
+    REQUIRE(store->Create(IdleSession("ses_a", t0, alice)).ok());
+    REQUIRE(store->Create(IdleSession("ses_p", t0, {}, core::SessionKind::kPatrol)).ok());
+    CHECK(store->Get("ses_a")->owner == alice);
+    CHECK(store->Get("ses_a")->kind == core::SessionKind::kChat);
+    CHECK(store->Get("ses_p")->kind == core::SessionKind::kPatrol);
+    CHECK_FALSE(store->Get("ses_p")->owner.owned());
+    core::SessionRecord r = *store->Get("ses_a");
+    r.owner = {"tok_mallory", "mallory"};
+    REQUIRE(store->Update(r).ok());
+    CHECK(store->Get("ses_a")->owner == alice);
+    core::SessionRecord p = *store->Get("ses_p");
+    p.kind = core::SessionKind::kChat;
+    p.owner = {"tok_mallory", "mallory"};
+    REQUIRE(store->Update(p).ok());
+    CHECK(store->Get("ses_p")->kind == core::SessionKind::kPatrol);
+    CHECK_FALSE(store->Get("ses_p")->owner.owned());
+  }
+
+  SECTION("invalid owners are refused with InvalidArgument") {
+    CHECK(
+        absl::IsInvalidArgument(store->Create(IdleSession("ses_a", t0, {"bad id", "x"})).status()));
+    CHECK(absl::IsInvalidArgument(store->Create(IdleSession("ses_b", t0, {"", "name"})).status()));
+    CHECK(absl::IsInvalidArgument(
+        store->Create(IdleSession("ses_c", t0, {"tok_x", "x"}, core::SessionKind::kPatrol))
+            .status()));
+    CHECK(absl::IsNotFound(store->Get("ses_a").status()));
+  }
+
+  SECTION("List filters by kind and by owner") {
+    const core::SessionOwner alice{"tok_alice", "alice"};
+    const core::SessionOwner bob{"tok_bob", "bob"};
+    REQUIRE(store->Create(IdleSession("ses_a1", t0, alice)).ok());
+    REQUIRE(store->Create(IdleSession("ses_a2", t0 + absl::Seconds(2), alice)).ok());
+    REQUIRE(store->Create(IdleSession("ses_b1", t0 + absl::Seconds(1), bob)).ok());
+    REQUIRE(store->Create(IdleSession("ses_legacy", t0 + absl::Seconds(3))).ok());
+    REQUIRE(
+        store->Create(IdleSession("ses_p1", t0 + absl::Seconds(4), {}, core::SessionKind::kPatrol))
+            .ok());
+    core::SessionListQuery mine = Limit(10);
+    mine.kind = core::SessionKind::kChat;
+    mine.owner_token_id = "tok_alice";
+    absl::StatusOr<std::vector<core::SessionSummary>> a = store->List(mine);
+    REQUIRE(a.ok());
+    REQUIRE(a->size() == 2);
+    CHECK((*a)[0].id == "ses_a2");
+    CHECK((*a)[1].id == "ses_a1");
+    CHECK((*a)[0].owner_token_id == "tok_alice");
+    CHECK((*a)[0].kind == core::SessionKind::kChat);
+    core::SessionListQuery patrol = Limit(10);
+    patrol.kind = core::SessionKind::kPatrol;
+    absl::StatusOr<std::vector<core::SessionSummary>> p = store->List(patrol);
+    REQUIRE(p.ok());
+    REQUIRE(p->size() == 1);
+    CHECK((*p)[0].id == "ses_p1");
+    CHECK((*p)[0].kind == core::SessionKind::kPatrol);
+    core::SessionListQuery unowned = Limit(10);
+    unowned.kind = core::SessionKind::kChat;
+    unowned.owner_token_id = "";
+    absl::StatusOr<std::vector<core::SessionSummary>> u = store->List(unowned);
+    REQUIRE(u.ok());
+    REQUIRE(u->size() == 1);
+    CHECK((*u)[0].id == "ses_legacy");
+    CHECK(store->List(Limit(10))->size() == 5);
   }
 
   SECTION("Delete removes a session; deleting it again is NotFound") {

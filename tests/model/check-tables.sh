@@ -22,7 +22,7 @@ if ! command -v spin >/dev/null 2>&1; then
 fi
 
 mkdir -p "$work"
-rows='^(effect|fsm|batch|edge|astate|cas|COUNTER_DEPENDENT|RESTORE_FAILED) '
+rows='^(effect|fsm|batch|edge|astate|cas|plan|COUNTER_DEPENDENT|RESTORE_FAILED) '
 "$dump" >"$work/cxx.raw"
 grep -E "$rows" "$work/cxx.raw" >"$work/cxx.txt" || true
 # Simulation of a deterministic model: any seed gives the same output (checked with two).

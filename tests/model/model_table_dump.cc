@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "pulse/core/actions/action_planner.h"
 #include "pulse/core/actions/action_transition.h"
 #include "pulse/core/actions/action_types.h"
 #include "pulse/core/fsm/batch_gate.h"
@@ -502,6 +503,38 @@ void DumpCas() {
   }
 }
 
+// Recorded approval (issue 20 item 4): ActionService::Plan's initial state from the real
+// DeriveApprovalRequirement, over every floor x requester x eligible automatic class x session
+// posture (the model's `plan` rows).
+void DumpPlanStates() {
+  for (int floor = 0; floor < 4; ++floor) {
+    for (int agent = 0; agent <= 1; ++agent) {
+      for (int eligible = 0; eligible <= 1; ++eligible) {
+        for (int posture = 0; posture <= 1; ++posture) {
+          pulse::core::Capability capability;
+          capability.minimum_approval = static_cast<pulse::core::ApprovalLevel>(floor);
+          capability.auto_authorization = eligible == 1 ? pulse::core::AutoAuthorization::kLowRisk
+                                                        : pulse::core::AutoAuthorization::kNever;
+          const pulse::core::ActionActor requester{
+              agent == 1 ? ActorKind::kAgent : ActorKind::kHuman, "requester"};
+          const pulse::core::ApprovalRequirement r = pulse::core::DeriveApprovalRequirement(
+              capability, requester, pulse::core::ActionPolicyOptions{},
+              posture == 1 ? "control_level:controlled" : "");
+          const bool needs_approval = r.floor == pulse::core::ApprovalLevel::kAdmin ||
+                                      r.floor == pulse::core::ApprovalLevel::kMfa;
+          std::printf(
+              "plan floor=%s requester=%d eligible=%d posture=%d -> %s\n",
+              std::string(pulse::core::ToString(capability.minimum_approval)).c_str(), agent,
+              eligible, posture,
+              std::string(pulse::core::ToString(needs_approval ? ActionState::kPendingApproval
+                                                               : ActionState::kPlanned))
+                  .c_str());
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -511,5 +544,6 @@ int main() {
   DumpBatches(clock);
   DumpActionGraph();
   DumpCas();
+  DumpPlanStates();
   return 0;
 }

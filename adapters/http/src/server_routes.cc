@@ -63,7 +63,8 @@ constexpr std::string_view kRenderPromptBodySchema = R"json({
 constexpr std::string_view kSessionListQuerySchema = R"json({
   "type": "object",
   "properties": {
-    "limit": {"type": "integer", "minimum": 1, "maximum": 1000}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+    "kind": {"type": "string", "enum": ["chat", "patrol"]}
   }
 })json";
 
@@ -113,31 +114,43 @@ std::vector<ServerRoute> BuildRoutes() {
       Route("chat", "POST", "/api/ai/chat", Scope::kAiChat,
             "Talks to the Assistant. Streams data: {\"type\":...,\"data\":...} events, "
             "session first and done last, with a heartbeat comment every 5 seconds. "
-            "control_level may only lower the server's configured level.",
+            "control_level may only lower the server's configured level. A new session belongs "
+            "to the calling token; session_id continues only one of the caller's own sessions.",
             "text/event-stream of ChatEvent", kChatBodySchema, true),
       WithQuery(Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
-                      "Lists Assistant sessions, newest first (limit 1..1000).", "Session[]"),
+                      "Lists Assistant sessions, newest first (limit 1..1000): the caller's own "
+                      "chat sessions, or with kind=patrol the Patrol runs' system sessions (the "
+                      "newest 50 are kept).",
+                      "Session[]"),
                 kSessionListQuerySchema),
       Route("get_session", "GET", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
-            "One session: its status, usage and client-safe transcript.",
+            "One session: its status, kind, owner, usage and client-safe transcript. A chat "
+            "session is visible to the token that created it and to an admin (`*`) only; to "
+            "others it is session_not_found.",
             "{ id, status, created_at, updated_at, message_count, usage, messages }"),
       Route("get_session_messages", "GET", "/api/ai/sessions/{sessionId}/messages", Scope::kAiChat,
-            "The client-safe transcript of one session.", "Message[]"),
+            "The client-safe transcript of one session (visible as get_session).", "Message[]"),
       Route("delete_session", "DELETE", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
-            "Deletes one session and its transcript.", "{ success: true }"),
+            "Deletes one session and its transcript: the owner's chat session, or any session "
+            "for an admin (`*`).",
+            "{ success: true }"),
       Route("resume_session", "POST", "/api/ai/sessions/{sessionId}/resume", Scope::kAiExecute,
-            "Continues a session suspended on an approval once the action is decided: an "
-            "approved action runs through the lifecycle, bound to its plan hash. The run keeps "
-            "the control level the session's chat asked for; control_level may lower it.",
+            "Continues the caller's own session suspended on an approval once the action is "
+            "decided: an action with a recorded approval runs through the lifecycle, bound to "
+            "its plan hash (resuming is never itself an approval). The run keeps the control "
+            "level the session's chat asked for; control_level may lower it. A Patrol session "
+            "is never resumed (session_not_resumable).",
             "text/event-stream of ChatEvent", kResumeBodySchema, true),
       Route("abort_session", "POST", "/api/ai/sessions/{sessionId}/abort", Scope::kAiChat,
-            "Stops the session's run in progress, if any: it ends with an error event and "
-            "done. A session with no run in progress is left as it is.",
+            "Stops the session's run in progress, if any (the owner's session, or any for an "
+            "admin): it ends with an error event and done. A session with no run in progress "
+            "is left as it is.",
             "{ session_id, aborted }", kEmptyBodySchema),
       Route("answer_question", "POST", "/api/ai/question/{questionId}/answer", Scope::kAiChat,
-            "Answers the question a session is waiting on and continues that session: the "
-            "answers become the user's next message and the run streams like a chat, at the "
-            "control level the session's chat asked for (control_level may lower it).",
+            "Answers the question one of the caller's own sessions is waiting on and continues "
+            "that session: the answers become the user's next message and the run streams like a "
+            "chat, at the control level the session's chat asked for (control_level may lower "
+            "it).",
             "text/event-stream of ChatEvent", kAnswerBodySchema, true),
       Route("list_models", "GET", "/api/ai/models", Scope::kAiChat,
             "The models the configured provider offers, and where its requests go: "

@@ -260,13 +260,25 @@ ALTER TABLE api_tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'human'
 ALTER TABLE action_approvals ADD COLUMN actor_name TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7: session ownership and kind. A chat session belongs to the API token that created
+// it (its public id and name); a Patrol session is a system session owned by no one. Existing
+// rows become unowned chat sessions, which only an admin (`*`) may read (docs/security.md).
+// The index serves the default listing (the caller's own chat sessions, newest first).
+constexpr char kSchemaV7[] = R"sql(
+ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat' CHECK (kind IN ('chat', 'patrol'));
+ALTER TABLE sessions ADD COLUMN owner_token_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN owner_token_name TEXT NOT NULL DEFAULT '';
+CREATE INDEX sessions_by_owner ON sessions (kind, owner_token_id, updated_at_ns DESC, id);
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
     {4, "patrol runs and settings", kSchemaV4},
     {5, "findings resource name and storage columns", kSchemaV5},
     {6, "api token kind and approver name", kSchemaV6},
+    {7, "session owner and kind", kSchemaV7},
 }};
 
 }  // namespace

@@ -82,14 +82,17 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Create(const core::Sessi
     SQLite::Statement insert(
         db,
         "INSERT INTO sessions (id, revision, status, message_count, created_at_ns, "
-        "updated_at_ns, record_json) VALUES (?, 1, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (id) DO NOTHING");
+        "updated_at_ns, record_json, kind, owner_token_id, owner_token_name) "
+        "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
     insert.bind(1, stored.id);
     insert.bind(2, Str(core::ToString(stored.status)));
     insert.bind(3, static_cast<std::int64_t>(stored.transcript.size()));
     insert.bind(4, static_cast<std::int64_t>(encoded->created_at_ns));
     insert.bind(5, static_cast<std::int64_t>(encoded->updated_at_ns));
     insert.bind(6, encoded->json);
+    insert.bind(7, Str(core::ToString(stored.kind)));
+    insert.bind(8, stored.owner.token_id);
+    insert.bind(9, stored.owner.token_name);
     if (insert.exec() != 1) {
       return absl::AlreadyExistsError(absl::StrCat("session ", stored.id, " exists"));
     }
@@ -142,7 +145,9 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
   }
   std::optional<core::SessionRecord> stored;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT revision, created_at_ns FROM sessions WHERE id = ?");
+    SQLite::Statement q(db,
+                        "SELECT revision, created_at_ns, kind, owner_token_id, owner_token_name "
+                        "FROM sessions WHERE id = ?");
     q.bind(1, record.id);
     if (!q.executeStep()) {
       return absl::NotFoundError("no such session");
@@ -153,6 +158,10 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
     core::SessionRecord next = record;
     next.revision = record.revision + 1;
     next.created_at = DecodeTime(q.getColumn(1).getInt64());
+    // Kind and owner are fixed at Create: no update moves a session to another token.
+    next.kind =
+        core::ParseSessionKind(q.getColumn(2).getString()).value_or(core::SessionKind::kChat);
+    next.owner = core::SessionOwner{q.getColumn(3).getString(), q.getColumn(4).getString()};
     q.reset();
     absl::StatusOr<EncodedSession> encoded = EncodeSession(next);
     if (!encoded.ok()) {
@@ -182,7 +191,9 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
   return *std::move(stored);
 }
 
-absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(std::size_t limit) {
+absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(
+    const core::SessionListQuery& query) {
+  const std::size_t limit = query.limit;
   if (limit == 0 || limit > core::kMaxSessionListLimit) {
     return absl::InvalidArgumentError(
         absl::StrCat("limit must be 1..", core::kMaxSessionListLimit));
@@ -190,9 +201,17 @@ absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(std::
   std::vector<core::SessionSummary> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement q(db,
-                        "SELECT id, status, message_count, updated_at_ns FROM sessions "
-                        "ORDER BY updated_at_ns DESC, id ASC LIMIT ?");
-    q.bind(1, static_cast<std::int64_t>(limit));
+                        "SELECT id, status, message_count, updated_at_ns, kind, owner_token_id "
+                        "FROM sessions WHERE (?1 IS NULL OR kind = ?1) "
+                        "AND (?2 IS NULL OR owner_token_id = ?2) "
+                        "ORDER BY updated_at_ns DESC, id ASC LIMIT ?3");
+    if (query.kind.has_value()) {
+      q.bind(1, Str(core::ToString(*query.kind)));
+    }
+    if (query.owner_token_id.has_value()) {
+      q.bind(2, *query.owner_token_id);
+    }
+    q.bind(3, static_cast<std::int64_t>(limit));
     while (q.executeStep()) {
       const std::optional<core::SessionStatus> s =
           core::ParseSessionStatus(q.getColumn(1).getString());
@@ -201,9 +220,11 @@ absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(std::
             absl::StrCat("stored session ", q.getColumn(0).getString(), " has an unknown status"));
       }
       const std::int64_t count = q.getColumn(2).getInt64();
-      out.push_back(core::SessionSummary{q.getColumn(0).getString(), *s,
-                                         static_cast<std::size_t>(count < 0 ? 0 : count),
-                                         DecodeTime(q.getColumn(3).getInt64())});
+      out.push_back(core::SessionSummary{
+          q.getColumn(0).getString(), *s, static_cast<std::size_t>(count < 0 ? 0 : count),
+          DecodeTime(q.getColumn(3).getInt64()),
+          core::ParseSessionKind(q.getColumn(4).getString()).value_or(core::SessionKind::kChat),
+          q.getColumn(5).getString()});
     }
     return absl::OkStatus();
   });

@@ -158,6 +158,9 @@ std::string ActionIdEnvelope(const ActionPlan& plan, const ActionRequest& reques
   e.Params(r, request.params_json);
   e.Str(r, "reason", request.reason);
   e.Actor(r, request.actor);
+  if (!request.approval_posture.empty()) {  // absent when unset: older ids stay stable
+    e.Str(r, "approvalPosture", request.approval_posture);
+  }
   e.Requirement(r, plan.approval_requirement);
   e.Str(r, "resourceVersion", plan.resource_version);
   e.Str(r, "policyVersion", plan.policy_version);
@@ -176,6 +179,9 @@ std::string PlanHashEnvelope(const ActionPlan& plan, const ActionRequest& reques
   e.Params(req, request.params_json);
   e.Str(req, "reason", request.reason);
   e.Actor(req, request.actor);
+  if (!request.approval_posture.empty()) {  // absent when unset: older hashes stay stable
+    e.Str(req, "approvalPosture", request.approval_posture);
+  }
   e.Value(r, "request", req);
   e.Bool(r, "allowed", plan.allowed);
   e.Bool(r, "requiresApproval", plan.requires_approval);

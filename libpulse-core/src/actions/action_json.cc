@@ -99,6 +99,7 @@ void WriteRequest(JsonWriter& w, const ActionRequest& r) {
   w.Member("requestedBy", r.actor.id);
   w.Key("actor");
   WriteActor(w, r.actor);
+  w.MemberIfNotEmpty("approvalPosture", r.approval_posture);
   w.EndObject();
 }
 
@@ -268,6 +269,7 @@ absl::StatusOr<ActionRequest> ReadRequest(const rapidjson::Value& v) {
   req.reason = r.String("reason", {kText, kRequired}).value_or("");
   const std::string requested_by = r.String("requestedBy", {kId, kRequired}).value_or("");
   const rapidjson::Value* actor = r.Member("actor", kRequired);
+  req.approval_posture = r.String("approvalPosture", {64}).value_or("");
   PULSE_RETURN_IF_ERROR(r.Finish());
   PULSE_ASSIGN_OR_RETURN(req.params_json, ParamsText(params, "request"));
   PULSE_ASSIGN_OR_RETURN(req.actor, ReadActor(actor, "request.actor"));

@@ -18,6 +18,20 @@ using action_internal::Sv;
 
 constexpr std::string_view kActorIdChars = "._:@/+=-";
 constexpr std::string_view kRequestIdChars = "._:-";
+constexpr std::size_t kMaxPostureBytes = 64;
+
+bool IsPosture(std::string_view posture) {
+  if (posture.empty() || posture.size() > kMaxPostureBytes) {
+    return false;
+  }
+  for (char c : posture) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ':' || c == '.' ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
 
 bool IsCapabilityName(std::string_view name) {
   if (name.empty() || name.size() > 64) {
@@ -111,13 +125,19 @@ ActionPolicyOptions NormalizePolicyOptions(ActionPolicyOptions options) {
 
 ApprovalRequirement DeriveApprovalRequirement(const Capability& capability,
                                               const ActionActor& requester,
-                                              const ActionPolicyOptions& options) {
+                                              const ActionPolicyOptions& options,
+                                              std::string_view approval_posture) {
   ApprovalRequirement r;
   r.floor = capability.minimum_approval;
   r.quorum = 1;
   r.disallow_requester = false;
   if (r.floor == ApprovalLevel::kNone && requester.kind != ActorKind::kHuman &&
       !AutomationEligible(capability.auto_authorization, options.automatic_ceiling)) {
+    r.floor = ApprovalLevel::kAdmin;
+  }
+  // The session's posture: a chat confirmation is not an approval, so a session that requires
+  // a human gets a plan that waits for a recorded decision.
+  if (r.floor == ApprovalLevel::kNone && !approval_posture.empty()) {
     r.floor = ApprovalLevel::kAdmin;
   }
   if (r.floor == ApprovalLevel::kAdmin || r.floor == ApprovalLevel::kMfa) {
@@ -147,6 +167,9 @@ std::optional<ActionRefusal> ValidateActionRequest(const ActionRequest& request)
       request.reason.find_first_not_of(" \t\n") == std::string::npos) {
     details["reason"] = absl::StrCat("must be non-blank, clean UTF-8 text of at most ",
                                      kMaxActionTextBytes, " bytes");
+  }
+  if (!request.approval_posture.empty() && !IsPosture(request.approval_posture)) {
+    details["approvalPosture"] = "must be 1..64 characters of [a-z0-9_:.-]";
   }
   if (details.empty()) {
     return std::nullopt;
@@ -186,7 +209,7 @@ Refusable<PlannedAction> BuildActionPlan(const ActionRequest& request, const Pla
   out.request = request;
   out.request.params_json = params.canonical_params;
   const ApprovalRequirement requirement =
-      DeriveApprovalRequirement(*capability, request.actor, options);
+      DeriveApprovalRequirement(*capability, request.actor, options, request.approval_posture);
 
   ActionPlan& plan = out.plan;
   plan.request_id = request.request_id;
@@ -203,6 +226,10 @@ Refusable<PlannedAction> BuildActionPlan(const ActionRequest& request, const Pla
   plan.predicted_blast_radius = BlastRadius(inputs.resource, inputs.relationships);
   plan.rollback_available = capability->supports_rollback;
   plan.message = RequirementSentence(requirement);
+  if (plan.requires_approval && !request.approval_posture.empty()) {
+    absl::StrAppend(&plan.message, " The requesting session's posture (", request.approval_posture,
+                    ") requires a recorded human approval for every change.");
+  }
   plan.planned_at = now;
   plan.expires_at = now + options.plan_ttl;
   plan.resource_version = ComputeResourceVersion(inputs.resource, inputs.catalogue);

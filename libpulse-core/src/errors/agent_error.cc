@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 68> kCodes = {{
+constexpr std::array<CodeInfo, 69> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -80,6 +80,7 @@ constexpr std::array<CodeInfo, 68> kCodes = {{
     {C::kInvalidTokenRequest, "invalid_token_request", 400},
     {C::kTokenNotFound, "token_not_found", 404},
     {C::kTokenManagementForbidden, "token_management_forbidden", 403},
+    {C::kSessionNotResumable, "session_not_resumable", 409},
     {C::kUnauthorized, "unauthorized", 401},
     {C::kRouteNotFound, "route_not_found", 404},
     {C::kMethodNotAllowed, "method_not_allowed", 405},

@@ -9,6 +9,7 @@
 #include "loop_run.h"
 #include "pulse/core/loop/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
+#include "pulse/core/status_macros.h"
 #include "text_util.h"
 
 namespace pulse::core {
@@ -141,19 +142,64 @@ absl::StatusOr<RunOutcome> Finish(LoopRun& run, SessionStore& sessions, Emitter&
 
 }  // namespace
 
-absl::StatusOr<SessionRecord> AgenticLoop::ClaimForRun(const std::string& id, absl::Time now) {
+SessionKind SessionKindFor(const InvocationPolicy& policy) {
+  const ExecutionProfile profile = policy.Profile();
+  return profile == ExecutionProfile::kPatrolDetection ||
+                 profile == ExecutionProfile::kPatrolInvestigation
+             ? SessionKind::kPatrol
+             : SessionKind::kChat;
+}
+
+absl::StatusOr<std::size_t> TrimSessions(SessionStore& sessions, SessionKind kind,
+                                         std::size_t keep) {
+  SessionListQuery query;
+  query.kind = kind;
+  query.limit = kMaxSessionListLimit;
+  PULSE_ASSIGN_OR_RETURN(std::vector<SessionSummary> listed, sessions.List(query));
+  std::size_t deleted = 0;
+  for (std::size_t i = keep; i < listed.size(); ++i) {
+    if (listed[i].status == SessionStatus::kRunning) {
+      continue;  // a run holds it; a later trim takes it
+    }
+    const absl::Status s = sessions.Delete(listed[i].id);
+    if (!s.ok() && !absl::IsNotFound(s)) {  // NotFound: deleted concurrently
+      return s;
+    }
+    deleted += s.ok() ? 1 : 0;
+  }
+  return deleted;
+}
+
+absl::StatusOr<SessionRecord> AgenticLoop::ClaimForRun(const std::string& id,
+                                                       const RunRequest& request, absl::Time now) {
+  const SessionKind kind = SessionKindFor(request.policy);
   absl::StatusOr<SessionRecord> existing = sessions_.Get(id);
   if (absl::IsNotFound(existing.status())) {
     SessionRecord fresh;
     fresh.id = id;
     fresh.status = SessionStatus::kRunning;
+    fresh.kind = kind;
+    fresh.owner = kind == SessionKind::kPatrol ? SessionOwner{} : request.owner;
     fresh.fsm = SessionFsm(clock_).Snapshot();
     fresh.created_at = now;
     fresh.updated_at = now;
-    return sessions_.Create(fresh);  // AlreadyExists: a concurrent run created it first
+    // AlreadyExists: a concurrent run created it first.
+    absl::StatusOr<SessionRecord> created = sessions_.Create(fresh);
+    if (created.ok() && kind == SessionKind::kPatrol && options_.patrol_session_retention > 0) {
+      // Retention is housekeeping: a failed trim must not fail the run; the next run retries.
+      TrimSessions(sessions_, kind, options_.patrol_session_retention).status().IgnoreError();
+    }
+    return created;
   }
   if (!existing.ok()) {
     return existing.status();
+  }
+  // Only the owner continues a session, and only a run of its kind (a Patrol session is never
+  // continued): to anyone else it does not exist.
+  // (An embedder without tokens runs every session with the empty owner, which matches.)
+  if (existing->kind != kind || kind == SessionKind::kPatrol ||
+      existing->owner.token_id != request.owner.token_id) {
+    return absl::NotFoundError("no session of this caller has this id");
   }
   // A run that died with its process leaves `running` behind; it may be claimed once stale.
   const bool stale = now - existing->updated_at >= options_.stale_run_after;
@@ -184,6 +230,10 @@ absl::StatusOr<RunOutcome> AgenticLoop::Run(const RunRequest& request, EventSink
 
   // A claim failure is `busy` (another run holds the session) or the store's own error.
   auto refuse = [&](absl::Status status) -> absl::Status {
+    if (absl::IsNotFound(status)) {
+      return FailEarly(events, id, kErrorCodeEngineError, kReasonInvalidSession, kOutcomeFailed,
+                       std::move(status), max_calls);
+    }
     const bool busy = absl::IsAborted(status) || absl::IsAlreadyExists(status) ||
                       absl::IsFailedPrecondition(status);
     return FailEarly(events, id, kErrorCodeEngineError,
@@ -192,7 +242,7 @@ absl::StatusOr<RunOutcome> AgenticLoop::Run(const RunRequest& request, EventSink
                           : std::move(status),
                      max_calls);
   };
-  absl::StatusOr<SessionRecord> claimed = ClaimForRun(id, now);
+  absl::StatusOr<SessionRecord> claimed = ClaimForRun(id, request, now);
   if (!claimed.ok()) {
     return refuse(claimed.status());
   }
@@ -222,6 +272,16 @@ absl::StatusOr<RunOutcome> AgenticLoop::Resume(const ResumeRequest& request, Eve
     return FailEarly(events, id, missing ? kErrorCodeResumeRefused : kErrorCodeEngineError,
                      missing ? kReasonInvalidSession : kReasonSessionStore, kOutcomeFailed,
                      existing.status(), max_calls);
+  }
+  // Only the owner resumes a session; to anyone else it does not exist. Patrol sessions are
+  // system sessions and never resume.
+  if (existing->owner.token_id != request.owner.token_id) {
+    return FailEarly(events, id, kErrorCodeResumeRefused, kReasonInvalidSession, kOutcomeFailed,
+                     absl::NotFoundError("no session of this caller has this id"), max_calls);
+  }
+  if (existing->kind != SessionKind::kChat) {
+    return FailEarly(events, id, kErrorCodeResumeRefused, kReasonNothingToResume, kOutcomeFailed,
+                     absl::FailedPreconditionError("a Patrol session is never resumed"), max_calls);
   }
   if (existing->status != SessionStatus::kAwaitingApproval || !existing->suspended.has_value()) {
     return FailEarly(events, id, kErrorCodeResumeRefused, kReasonNothingToResume, kOutcomeFailed,

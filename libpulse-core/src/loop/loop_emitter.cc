@@ -100,6 +100,7 @@ void Emitter::ApprovalNeeded(const ActionRecord& record, std::string_view tool_i
       .Str("state", ToString(record.state))
       .Bool("requires_approval", plan.requires_approval)
       .Str("approval_floor", ToString(plan.approval_requirement.floor))
+      .Str("approval_reason", plan.message)
       .Str("tool_id", tool_id)
       .Str("tool_name", tool_name);
   Emit(LoopEventType::kApprovalNeeded, o.Finish());

@@ -24,6 +24,17 @@ std::string BlockedJson(ToolErrorCode code, std::string message, std::string_vie
   return error.ToJson();
 }
 
+// True when a human approval of exactly `plan_hash` is on record.
+bool HasRecordedApproval(const ActionRecord& record, std::string_view plan_hash) {
+  for (const ApprovalRecord& a : record.approvals) {
+    if (a.outcome == DecisionOutcome::kApproved && a.plan_hash == plan_hash &&
+        a.actor.kind == ActorKind::kHuman) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 LoopRun::DecisionResult LoopRun::ApplyDecision(const SuspendedCall& suspended,
@@ -95,10 +106,12 @@ LoopRun::DecisionResult LoopRun::ApplyDecision(const SuspendedCall& suspended,
           is_error = true;
           break;
         }
-        if (record.state == ActionState::kPlanned && actor.kind != ActorKind::kHuman) {
+        // Consent is an approval record bound to this plan, never the act of resuming.
+        if (!HasRecordedApproval(record, suspended.plan_hash)) {
           content = BlockedJson(ToolErrorCode::kPolicyBlocked,
-                                "this plan has no recorded approval; only a human resuming the "
-                                "conversation may confirm it. Nothing was executed.",
+                                "this plan has no recorded approval bound to its plan hash; "
+                                "resuming the conversation is not an approval. Nothing was "
+                                "executed.",
                                 ToString(AgentErrorCode::kActionNotApproved));
           is_error = true;
           break;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/auth/secret_redactor.h"
+#include "pulse/core/json/utf8.h"
 
 namespace pulse::core {
 
@@ -29,6 +30,20 @@ std::optional<SessionStatus> ParseSessionStatus(std::string_view text) {
     if (ToString(s) == text) {
       return s;
     }
+  }
+  return std::nullopt;
+}
+
+std::string_view ToString(SessionKind kind) {
+  return kind == SessionKind::kPatrol ? "patrol" : "chat";
+}
+
+std::optional<SessionKind> ParseSessionKind(std::string_view text) {
+  if (text == "chat") {
+    return SessionKind::kChat;
+  }
+  if (text == "patrol") {
+    return SessionKind::kPatrol;
   }
   return std::nullopt;
 }
@@ -104,6 +119,20 @@ absl::Status ValidateSessionRecord(const SessionRecord& record) {
     if (absl::Status s = ValidateRefusedClaim(record.transcript[i]); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("transcript[", i, "]: ", s.message()));
     }
+  }
+  const SessionOwner& owner = record.owner;
+  if (owner.owned()) {
+    if (!ValidateSessionId(owner.token_id).ok()) {
+      return absl::InvalidArgumentError("the owner token id must be 1..128 of [A-Za-z0-9_-]");
+    }
+    if (owner.token_name.size() > kMaxSessionOwnerBytes || !IsCleanText(owner.token_name)) {
+      return absl::InvalidArgumentError("the owner token name must be clean text of <= 128 bytes");
+    }
+    if (record.kind == SessionKind::kPatrol) {
+      return absl::InvalidArgumentError("a Patrol session belongs to no token");
+    }
+  } else if (!owner.token_name.empty()) {
+    return absl::InvalidArgumentError("an owner token name needs an owner token id");
   }
   for (std::size_t i = 0; i < record.facts.size(); ++i) {
     if (record.facts[i].key.empty()) {

@@ -32,6 +32,10 @@ constexpr std::string_view kUsage = "usage";
 constexpr std::string_view kUsageTotals = "usage_totals";
 constexpr std::string_view kCreatedAt = "created_at";
 constexpr std::string_view kUpdatedAt = "updated_at";
+constexpr std::string_view kKind = "kind";    // absent for chat (and in older records)
+constexpr std::string_view kOwner = "owner";  // absent when owned by no one
+constexpr std::string_view kTokenId = "token_id";
+constexpr std::string_view kTokenName = "token_name";
 // message
 constexpr std::string_view kRole = "role";
 constexpr std::string_view kContent = "content";
@@ -498,6 +502,16 @@ std::string SessionRecordToJson(const SessionRecord& record) {
   }
   out.TimeMember(w::kCreatedAt, record.created_at);
   out.TimeMember(w::kUpdatedAt, record.updated_at);
+  if (record.kind != SessionKind::kChat) {
+    out.Member(w::kKind, ToString(record.kind));
+  }
+  if (record.owner.owned() || !record.owner.token_name.empty()) {
+    out.Key(w::kOwner);
+    out.StartObject();
+    out.Member(w::kTokenId, record.owner.token_id);
+    out.Member(w::kTokenName, record.owner.token_name);
+    out.EndObject();
+  }
   out.EndObject();
   return out.Take();
 }
@@ -507,9 +521,9 @@ absl::StatusOr<SessionRecord> SessionRecordFromJson(std::string_view json) {
       rapidjson::Document doc,
       ParseJson(json, JsonLimits{kMaxSessionRecordJsonBytes, kMaxSessionRecordJsonDepth}));
   JsonObjectReader in(doc, "session");
-  PULSE_RETURN_IF_ERROR(
-      in.ExpectMembers({w::kId, w::kRevision, w::kStatus, w::kTranscript, w::kFsm, w::kFacts,
-                        w::kSuspended, w::kUsage, w::kUsageTotals, w::kCreatedAt, w::kUpdatedAt}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kRevision, w::kStatus, w::kTranscript, w::kFsm,
+                                          w::kFacts, w::kSuspended, w::kUsage, w::kUsageTotals,
+                                          w::kCreatedAt, w::kUpdatedAt, w::kKind, w::kOwner}));
   SessionRecord r;
   r.id = in.String(w::kId, {kMaxSessionIdBytes, kRequired}).value_or("");
   r.revision = in.Int(w::kRevision, 0, kMaxCount, kRequired).value_or(0);
@@ -518,7 +532,16 @@ absl::StatusOr<SessionRecord> SessionRecordFromJson(std::string_view json) {
   r.updated_at = in.Time(w::kUpdatedAt, kRequired).value_or(r.updated_at);
   const rapidjson::Value* fsm = in.Member(w::kFsm, kRequired);
   const rapidjson::Value* suspended = in.Member(w::kSuspended);
+  r.kind = in.Enum(w::kKind, ParseSessionKind, JsonStringRule{64}).value_or(SessionKind::kChat);
+  const rapidjson::Value* owner = in.Member(w::kOwner);
   PULSE_RETURN_IF_ERROR(in.status());
+  if (owner != nullptr) {
+    JsonObjectReader o(*owner, "owner");
+    PULSE_RETURN_IF_ERROR(o.ExpectMembers({w::kTokenId, w::kTokenName}));
+    r.owner.token_id = o.String(w::kTokenId, {kMaxSessionIdBytes, kRequired}).value_or("");
+    r.owner.token_name = o.String(w::kTokenName, {kMaxSessionOwnerBytes}).value_or("");
+    PULSE_RETURN_IF_ERROR(o.status());
+  }
   PULSE_RETURN_IF_ERROR(ReadTranscript(in, r));
   PULSE_RETURN_IF_ERROR(ReadFacts(in, r));
   PULSE_RETURN_IF_ERROR(ReadUsage(in, r));

@@ -52,6 +52,10 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     raw.exec("ALTER TABLE findings DROP COLUMN may_be_storage");
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
+    raw.exec("DROP INDEX sessions_by_owner");  // migration 7
+    raw.exec("ALTER TABLE sessions DROP COLUMN kind");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 5");
   }
   auto db = MustOpen(path);

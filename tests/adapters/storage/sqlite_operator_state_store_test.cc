@@ -42,13 +42,17 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
+    raw.exec("DROP INDEX sessions_by_owner");  // migration 7
+    raw.exec("ALTER TABLE sessions DROP COLUMN kind");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 3");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 6);
+  CHECK(kSchemaVersion == 7);
   auto store = SqliteOperatorStateStore::Open(*db);
   REQUIRE(store.ok());
   absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");

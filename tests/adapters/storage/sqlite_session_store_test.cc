@@ -40,11 +40,52 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 6);
+  CHECK(kSchemaVersion == 7);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
   CHECK((*store)->Get("ses_up")->revision == 1);
+}
+
+TEST_CASE("sessions stored before ownership become unowned chat sessions", "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  core::SessionRecord r = session_contract::FullSession("ses_legacy");
+  r.owner = {};
+  {
+    auto db = MustOpen(path);
+    auto store = SqliteSessionStore::Open(*db);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Create(r).ok());
+  }
+  {
+    // Roll the file back to what release 6 wrote: no owner or kind anywhere.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    const std::string json =
+        raw.execAndGet("SELECT record_json FROM sessions WHERE id = 'ses_legacy'").getString();
+    REQUIRE(json.find("owner") == std::string::npos);
+    REQUIRE(json.find("kind") == std::string::npos);
+    raw.exec("DROP INDEX sessions_by_owner");
+    raw.exec("ALTER TABLE sessions DROP COLUMN kind");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
+    raw.exec("DELETE FROM schema_version WHERE version >= 7");
+  }
+  auto db = MustOpen(path);
+  CHECK(*db->SchemaVersion() == kSchemaVersion);
+  auto store = SqliteSessionStore::Open(*db);
+  REQUIRE(store.ok());
+  absl::StatusOr<core::SessionRecord> got = (*store)->Get("ses_legacy");
+  REQUIRE(got.ok());
+  CHECK_FALSE(got->owner.owned());
+  CHECK(got->kind == core::SessionKind::kChat);
+  core::SessionListQuery unowned;
+  unowned.kind = core::SessionKind::kChat;
+  unowned.owner_token_id = "";
+  absl::StatusOr<std::vector<core::SessionSummary>> listed = (*store)->List(unowned);
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].id == "ses_legacy");
 }
 
 TEST_CASE("a row written before usage accounting still loads", "[adapters][storage]") {

@@ -94,6 +94,10 @@ TEST_CASE("a token minted before kinds existed is a human token after migration 
     SQLite::Database raw(db_path, SQLite::OPEN_READWRITE);
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
+    raw.exec("DROP INDEX sessions_by_owner");  // migration 7
+    raw.exec("ALTER TABLE sessions DROP COLUMN kind");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
+    raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     raw.exec("DELETE FROM schema_version WHERE version >= 6");
   }
   auto db = MustOpen(db_path);

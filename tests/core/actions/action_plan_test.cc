@@ -332,3 +332,77 @@ TEST_CASE("every refusal code the service emits is declared by its capability", 
 
 }  // namespace
 }  // namespace pulse::core
+
+namespace pulse::core {
+namespace {
+
+using namespace testing::actions;  // NOLINT: test fixtures
+
+// A chat confirmation is not an approval (docs/security.md "Consent and session ownership").
+ActionRequest PostureReload(std::string posture, std::string request_id = "req-p") {
+  ActionRequest r = Request("reload", R"({"unit":"nginx.service"})", Agent("assistant"),
+                            "service:pve1/nginx", std::move(request_id));
+  r.approval_posture = std::move(posture);
+  return r;
+}
+
+TEST_CASE(
+    "a session posture that requires a human makes an approval-free plan wait for a "
+    "recorded approval",
+    "[core][actions][consent]") {
+  Harness h;
+  const ActionRecord free = MustPlan(h, PostureReload("", "req-free"));
+  REQUIRE(free.state == ActionState::kPlanned);  // the capability's own rule: no approval
+
+  const ActionRecord r = MustPlan(h, PostureReload("control_level:controlled"));
+  CHECK(r.state == ActionState::kPendingApproval);
+  CHECK(r.plan.requires_approval);
+  CHECK(r.plan.approval_requirement.floor == ApprovalLevel::kAdmin);
+  CHECK(r.plan.approval_policy == ApprovalLevel::kNone);  // the capability's floor, unchanged
+  CHECK(r.plan.message.find("control_level:controlled") != std::string::npos);
+  CHECK(r.request.approval_posture == "control_level:controlled");
+  CHECK(StoredRecord(h, r.id()) == r);
+  CHECK(r.plan.plan_hash == ComputePlanHash(r.plan, r.request));
+  // The posture is part of the plan's identity, and its rebuild (drift check) is stable.
+  ActionRequest other = PostureReload("control_level:read_only");
+  CHECK(MustPlan(h, other).id() != r.id());
+  absl::StatusOr<std::optional<std::string>> drift = h.service.CheckDrift(r);
+  REQUIRE(drift.ok());
+  CHECK_FALSE(drift->has_value());
+
+  // No execute without the approval; the approval is a record bound to the plan hash.
+  absl::StatusOr<Refusable<ExecuteOutcome>> early = h.service.Execute(Execution(r, Human("alice")));
+  REQUIRE(early.ok());
+  REQUIRE(early->refused());
+  CHECK(early->refusal().code == AgentErrorCode::kActionNotApproved);
+  CHECK(h.fleet.dispatch_calls() == 0);
+  DecideRequest stale = Approve(r, Human("alice"));
+  stale.plan_hash = "sha256:" + std::string(64, '0');
+  absl::StatusOr<Refusable<DecideOutcome>> refused = h.service.Decide(stale);
+  REQUIRE(refused.ok());
+  REQUIRE(refused->refused());
+  CHECK(refused->refusal().code == AgentErrorCode::kActionPlanIdentityMismatch);
+  const ActionRecord approved = MustDecide(h, Approve(r, Human("alice")));
+  CHECK(approved.state == ActionState::kApproved);
+  REQUIRE(approved.approvals.size() == 1);
+  CHECK(approved.approvals[0].plan_hash == r.plan.plan_hash);
+  CHECK(approved.approvals[0].actor == Human("alice"));
+  const ExecuteOutcome ran = MustExecute(h, Execution(approved, Human("bob")));
+  CHECK(ran.dispatched);
+  CHECK(ran.record.approvals.size() == 1);
+}
+
+TEST_CASE("a malformed approval posture is refused", "[core][actions][consent]") {
+  Harness h;
+  for (const std::string& bad : {std::string("Control Level"), std::string(65, 'a'),
+                                std::string("level\n"), std::string("é")}) {
+    absl::StatusOr<Refusable<PlanOutcome>> out = h.service.Plan(PostureReload(bad));
+    REQUIRE(out.ok());
+    REQUIRE(out->refused());
+    CHECK(out->refusal().code == AgentErrorCode::kInvalidActionRequest);
+    CHECK(out->refusal().details.count("approvalPosture") == 1);
+  }
+}
+
+}  // namespace
+}  // namespace pulse::core

@@ -250,10 +250,9 @@ TEST_CASE("an autonomous run executes an approval-free plan at once and must ver
   CHECK(result->content.find("\"dispatched\":true") != std::string::npos);
 }
 
-TEST_CASE("a controlled run suspends an approval-free plan until a human resumes it",
-          "[core][loop]") {
-  Harness h;
-  h.BindDefaults();
+// Runs "resolve nginx, then pulse_control reload" (approval-free by the capability's own rule)
+// under the default controlled policy, up to the suspension.
+core::SessionRecord SuspendOnReload(Harness& h) {
   h.provider.Add(ScriptedTurn::Calls(
       {Call("q1", "pulse_query", R"({"action":"get","resource_id":"service:pve1/nginx"})")}));
   h.provider.Add(ScriptedTurn::Calls(
@@ -262,27 +261,45 @@ TEST_CASE("a controlled run suspends an approval-free plan until a human resumes
             R"("reason":"config changed"})")}));
   absl::StatusOr<core::RunOutcome> out = h.Run("reload nginx");
   REQUIRE(out.ok());
-  CHECK(out->end == RunEnd::kAwaitingApproval);
-  CHECK(h.fleet.dispatch_calls() == 0);
-  // Automation resuming it cannot stand in for the human.
-  h.provider.Add(ScriptedTurn::Text("Not executed."));
-  absl::StatusOr<core::RunOutcome> by_agent =
-      h.Resume("ses_test", Policy(), core::ActionActor{core::ActorKind::kAgent, "assistant"});
-  REQUIRE(by_agent.ok());
-  CHECK(h.fleet.dispatch_calls() == 0);
-  CHECK(CodeFor(h.provider.Request(2), "c1") == "POLICY_BLOCKED");
+  REQUIRE(out->end == RunEnd::kAwaitingApproval);
+  return h.Session();
 }
 
-TEST_CASE("a controlled approval-free plan runs when a human resumes it", "[core][loop]") {
+TEST_CASE(
+    "a controlled session's approval-free plan waits in pending_approval with the "
+    "session's posture as its reason",
+    "[core][loop][consent]") {
   Harness h;
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls(
-      {Call("q1", "pulse_query", R"({"action":"get","resource_id":"service:pve1/nginx"})")}));
-  h.provider.Add(ScriptedTurn::Calls(
-      {Call("c1", "pulse_control",
-            R"({"type":"resource","resource_id":"service:pve1/nginx","capability":"reload",)"
-            R"("reason":"config changed"})")}));
-  REQUIRE(h.Run("reload nginx").ok());
+  const core::SessionRecord session = SuspendOnReload(h);
+  CHECK(h.fleet.dispatch_calls() == 0);
+  absl::StatusOr<core::ActionRecord> record = h.action_store.Get(session.suspended->action_id);
+  REQUIRE(record.ok());
+  CHECK(record->state == ActionState::kPendingApproval);
+  CHECK(record->request.approval_posture == "control_level:controlled");
+  CHECK(record->plan.message.find("control_level:controlled") != std::string::npos);
+  const rapidjson::Document announced = FirstEvent(h.events, LoopEventType::kApprovalNeeded);
+  CHECK(Str(announced, "state") == "pending_approval");
+  CHECK(Str(announced, "approval_reason").find("control_level:controlled") != std::string::npos);
+
+  // A human resuming the conversation is not an approval: nothing runs, the run stays
+  // suspended, and automation cannot stand in either.
+  for (const core::ActionActor& actor :
+       {Alice(), core::ActionActor{core::ActorKind::kAgent, "assistant"}}) {
+    absl::StatusOr<core::RunOutcome> resumed = h.Resume("ses_test", Policy(), actor);
+    CHECK(absl::IsFailedPrecondition(resumed.status()));
+    CHECK(h.fleet.dispatch_calls() == 0);
+    CHECK(h.Session().status == core::SessionStatus::kAwaitingApproval);
+  }
+  CHECK(h.provider.RequestCount() == 2);
+}
+
+TEST_CASE("a controlled approval-free plan runs from its recorded approval",
+          "[core][loop][consent]") {
+  Harness h;
+  h.BindDefaults();
+  const core::SessionRecord session = SuspendOnReload(h);
+  DecideOn(h, session, core::DecisionOutcome::kApproved);
   h.provider.Add(ScriptedTurn::Calls(
       {Call("r1", "pulse_read", R"({"action":"status","resource_id":"service:pve1/nginx"})")}));
   h.provider.Add(ScriptedTurn::Text("Reloaded and active."));
@@ -290,6 +307,44 @@ TEST_CASE("a controlled approval-free plan runs when a human resumes it", "[core
   REQUIRE(out.ok());
   CHECK(out->end == RunEnd::kAnswered);
   CHECK(h.fleet.dispatch_calls() == 1);
+  absl::StatusOr<core::ActionRecord> record = h.action_store.Get(session.suspended->action_id);
+  REQUIRE(record.ok());
+  CHECK(record->state == ActionState::kCompleted);
+  REQUIRE(record->approvals.size() == 1);
+  CHECK(record->approvals[0].actor == Alice());
+  CHECK(record->approvals[0].plan_hash == session.suspended->plan_hash);
+}
+
+TEST_CASE("resume refuses to execute a plan that has no approval record", "[core][loop][consent]") {
+  Harness h;
+  h.BindDefaults();
+  core::SessionRecord session = SuspendOnReload(h);
+  // A suspension on an approval-free plan with no record of consent (as stored before
+  // consent became an approval): planned, with no approvals.
+  core::ActionRequest request;
+  request.request_id = "legacy-1";
+  request.resource_id = "service:pve1/nginx";
+  request.capability_name = "reload";
+  request.reason = "config changed";
+  request.actor = core::ActionActor{core::ActorKind::kAgent, "assistant"};
+  absl::StatusOr<core::Refusable<core::PlanOutcome>> planned = h.actions.Plan(request);
+  REQUIRE(planned.ok());
+  REQUIRE_FALSE(planned->refused());
+  const core::ActionRecord& legacy = planned->value().record;
+  REQUIRE(legacy.state == ActionState::kPlanned);
+  session.suspended->action_id = legacy.id();
+  session.suspended->plan_hash = legacy.plan.plan_hash;
+  REQUIRE(h.sessions.Update(session).ok());
+
+  h.provider.Add(ScriptedTurn::Text("Not executed: it needs an approval."));
+  absl::StatusOr<core::RunOutcome> out = h.Resume();
+  REQUIRE(out.ok());
+  CHECK(h.fleet.dispatch_calls() == 0);
+  CHECK(h.action_store.Get(legacy.id())->state == ActionState::kPlanned);
+  CHECK(CodeFor(h.provider.Request(2), "c1") == "POLICY_BLOCKED");
+  std::optional<core::Message> result = ResultFor(h.provider.Request(2), "c1");
+  REQUIRE(result.has_value());
+  CHECK(result->content.find("action_not_approved") != std::string::npos);
 }
 
 TEST_CASE("a plan refused by the lifecycle is an error result and suspends nothing",

@@ -212,7 +212,7 @@ TEST_CASE("a resumed run keeps the lower control level its chat asked for", "[e2
   REQUIRE(provider.ok());
   FakeProviderServer& fake = **provider;
   // Approval-free restarts (low risk, automatic class low_risk): an autonomous run executes
-  // them at once, a controlled one waits for a decision.
+  // them at once, a controlled one waits for a recorded approval.
   fake.Enqueue(Turn(ToolTurn("call_0", "pulse_query",
                              R"({"action":"get","resource_id":"app-container:grafana"})")));
   fake.Enqueue(Turn(ToolTurn("call_1", "pulse_control",
@@ -225,7 +225,7 @@ TEST_CASE("a resumed run keeps the lower control level its chat asked for", "[e2
   fake.Enqueue(Turn(ToolTurn("call_3", "pulse_control",
                              R"({"type":"resource","resource_id":"app-container:loki",)"
                              R"("capability":"restart","params":{},"reason":"stuck too"})")));
-  const std::string token = MintToken(dir.path(), "ai:chat,ai:execute");
+  const std::string token = MintToken(dir.path(), "ai:chat,ai:execute,actions:approve");
   ServerProcess server(
       dir.path(),
       {.args = {"--provider", "openai-compatible", "--provider-base-url", fake.base_url() + "/v1",
@@ -238,8 +238,15 @@ TEST_CASE("a resumed run keeps the lower control level its chat asked for", "[e2
   CHECK(Str(Json(chat.Last()->data_json), "outcome") == "awaiting_approval");
   const std::string session_id = Str(chat.First("session"), "id");
 
-  // The first plan needs no approval: the resume runs it, still at the controlled level, so
-  // the second plan waits for a decision instead of running.
+  // The first plan is approved; the resume runs it, still at the controlled level, so the
+  // second plan waits for an approval instead of running.
+  const rapidjson::Document first = chat.First("approval_needed");
+  CHECK(Str(first, "state") == "pending_approval");
+  const Reply approved =
+      Send(server.port(), "POST", "/api/actions/" + Str(first, "action_id") + "/decision", token,
+           R"({"outcome":"approved","planHash":")" + Str(first, "plan_hash") + "\"}");
+  INFO(approved.body);
+  REQUIRE(approved.status == 200);
   const ChatStream resumed =
       PostStream(server.port(), "/api/ai/sessions/" + session_id + "/resume", token, "{}");
   INFO(resumed.raw);
@@ -247,7 +254,7 @@ TEST_CASE("a resumed run keeps the lower control level its chat asked for", "[e2
   CHECK(Str(Json(resumed.Last()->data_json), "outcome") == "awaiting_approval");
   const rapidjson::Document second = resumed.First("approval_needed");
   CHECK(Str(second, "resource_id") == "app-container:loki");
-  CHECK(Str(second, "state") == "planned");
+  CHECK(Str(second, "state") == "pending_approval");
   CHECK(fake.PendingResponses() == 0);
   CHECK(server.Stop() == "exited 0");
 }

@@ -229,6 +229,12 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   // every served copy masks them (action_redaction.h).
   request.reason = RedactSecrets(GetString(args, kArgReason).value_or(""));
   request.actor = requester_;
+  // Below autonomous a human consents to every change, and consent is an approval record: the
+  // plan waits in pending_approval with the session's posture as its reason.
+  const ControlLevel level = context.policy.EffectiveLevel();
+  if (level != ControlLevel::kAutonomous) {
+    request.approval_posture = absl::StrCat("control_level:", std::string(ToString(level)));
+  }
 
   absl::StatusOr<Refusable<PlanOutcome>> planned = actions_.Plan(request);
   if (!planned.ok()) {
@@ -254,8 +260,9 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
       return ToolResult::Success(
           ActionNotRunJson(record, "The plan is not executable now; nothing was executed."));
   }
-  // An approval-free plan: only an autonomous run executes it without a human.
-  if (context.policy.EffectiveLevel() != ControlLevel::kAutonomous) {
+  // An approval-free plan: only an autonomous run executes it without a human. (Below
+  // autonomous the posture made it pending_approval; a plan still here is dry-run only.)
+  if (level != ControlLevel::kAutonomous) {
     return ToolResult::Success(AwaitingJson(
         record, kControlAwaitingDecision,
         "The action was planned; execution was not requested. It runs only after an operator "

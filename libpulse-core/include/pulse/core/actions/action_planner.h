@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -43,16 +44,21 @@ ActionPolicyOptions NormalizePolicyOptions(ActionPolicyOptions options);
 //    only when the capability's auto class is low_risk or elevated and not above
 //    options.automatic_ceiling, otherwise it is raised to admin (automation never runs an
 //    ineligible capability unreviewed);
-//  * admin and mfa get options.approval_quorum and options.require_requester_separation.
+//  * admin and mfa get options.approval_quorum and options.require_requester_separation;
+//  * a non-empty `approval_posture` (ActionRequest::approval_posture: the requesting session
+//    requires a human for every change) raises none to admin, whoever the requester is, so
+//    the plan is pending_approval and only a recorded human approval lets it run.
 ApprovalRequirement DeriveApprovalRequirement(const Capability& capability,
                                               const ActionActor& requester,
-                                              const ActionPolicyOptions& options);
+                                              const ActionPolicyOptions& options,
+                                              std::string_view approval_posture = {});
 
 // Checks the request's own fields (not params, which need the capability). Returns nullopt
 // when valid, else a refusal: action_actor_unavailable for a missing/invalid actor id,
 // invalid_action_request (with details field -> reason) for requestId ([A-Za-z0-9._:-],
-// 1..128), resourceId (canonical), capabilityName (1..64, [a-z0-9_.-]) and reason (non-empty
-// clean UTF-8, at most kMaxActionTextBytes).
+// 1..128), resourceId (canonical), capabilityName (1..64, [a-z0-9_.-]), reason (non-empty
+// clean UTF-8, at most kMaxActionTextBytes) and approvalPosture (empty, or 1..64 of
+// [a-z0-9_:.-]).
 std::optional<ActionRefusal> ValidateActionRequest(const ActionRequest& request);
 
 // A live snapshot of everything a plan binds.

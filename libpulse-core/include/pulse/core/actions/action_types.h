@@ -81,6 +81,12 @@ struct ActionRequest {
   std::string params_json = "{}";  // a JSON object; canonical after planning
   std::string reason;              // why; non-empty, at most kMaxActionTextBytes
   ActionActor actor;               // the authenticated requester (wire requestedBy = actor.id)
+  // The requesting session's posture when it requires a human to approve every change it asks
+  // for, whatever the capability's own floor (an Assistant session below autonomous), as a
+  // stable token such as "control_level:controlled" (1..64 of [a-z0-9_:.-]). Empty: only the
+  // capability's rule applies. Set by the server side (the pulse_control handler), never by a
+  // client body; bound into the action id and plan hash when set.
+  std::string approval_posture;
 
   friend bool operator==(const ActionRequest&, const ActionRequest&) = default;
 };

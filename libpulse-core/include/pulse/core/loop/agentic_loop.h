@@ -109,6 +109,9 @@ struct LoopOptions {
   // A session left `running` longer than this (its run died with the process) may be claimed
   // again; a live run never holds a session that long.
   absl::Duration stale_run_after = absl::Minutes(30);
+  // Patrol (system) sessions kept: when a Patrol run creates its session, older Patrol sessions
+  // beyond this many are deleted (TrimSessions). 0 keeps them all.
+  std::size_t patrol_session_retention = kDefaultPatrolSessionRetention;
   // The route every provider call of this loop takes. It selects the outbound context policy
   // (only kLocalModelServer sees unsanitized context) and prices usage. The default is a
   // metered API with an unknown price: sanitized, and fail-closed under a money budget.
@@ -128,6 +131,10 @@ struct RunRequest {
   // checked at every turn boundary, before every provider call and during retry waits, and
   // handed to the provider with every request. Null: the run cannot be cancelled.
   std::shared_ptr<std::atomic<bool>> cancelled = nullptr;
+  // The token the run acts for. A new session belongs to it; an existing one is continued only
+  // when it belongs to exactly this owner and is of this run's kind (SessionKindFor), else the
+  // run fails as if the session did not exist (NotFound). Patrol runs have no owner.
+  SessionOwner owner = {};
 };
 
 struct ResumeRequest {
@@ -135,7 +142,19 @@ struct ResumeRequest {
   InvocationPolicy policy;  // the resuming caller's authority (re-checked before executing)
   ActionActor actor;        // who executes the decided action
   std::shared_ptr<std::atomic<bool>> cancelled = nullptr;  // as RunRequest::cancelled
+  // The resuming token: only the session's owner resumes it (else NotFound); a Patrol session
+  // is never resumed.
+  SessionOwner owner = {};
 };
+
+// The kind of session a run under `policy` works on: Patrol profiles run Patrol (system)
+// sessions, everything else chat sessions.
+SessionKind SessionKindFor(const InvocationPolicy& policy);
+
+// Deletes every session of `kind` except the `keep` most recently updated and any a run holds
+// now (status running). Returns how many were deleted; stops at the first store error.
+absl::StatusOr<std::size_t> TrimSessions(SessionStore& sessions, SessionKind kind,
+                                         std::size_t keep);
 
 enum class RunEnd {
   kAnswered,          // the model gave a final answer
@@ -174,9 +193,10 @@ class AgenticLoop {
   // any SessionStore error.
   absl::StatusOr<RunOutcome> Run(const RunRequest& request, EventSink& events);
 
-  // Continues a run suspended on an approval after the decision: an approved (or, in a
-  // controlled run, approval-free) plan is re-checked against the policy and the FSM and then
-  // executed through ActionService bound to the stored plan hash; a rejected or expired plan
+  // Continues a run suspended on an approval after the decision: an approved plan (one with a
+  // recorded human approval of the stored plan hash; resuming is never itself an approval) is
+  // re-checked against the policy and the FSM and then executed through ActionService bound to
+  // the stored plan hash; a plan with no approval record is refused, a rejected or expired plan
   // yields a non-error result and leaves the FSM unchanged. The outcome becomes the stored
   // call's result and the run goes on. Status errors: NotFound (unknown session),
   // FailedPrecondition (nothing suspended, or no decision yet: the session stays suspended),
@@ -189,8 +209,10 @@ class AgenticLoop {
   friend class LoopRun;
 
   // Loads or creates the session and moves it to `running` by compare-and-swap (superseding a
-  // suspension). FailedPrecondition, Aborted or AlreadyExists: another run holds it.
-  absl::StatusOr<SessionRecord> ClaimForRun(const std::string& id, absl::Time now);
+  // suspension). FailedPrecondition, Aborted or AlreadyExists: another run holds it. NotFound:
+  // it exists but is not `request`'s (another owner, or another kind).
+  absl::StatusOr<SessionRecord> ClaimForRun(const std::string& id, const RunRequest& request,
+                                            absl::Time now);
 
   LlmProvider& provider_;
   const ToolRegistry& registry_;

@@ -32,6 +32,29 @@ enum class SessionStatus {
 std::string_view ToString(SessionStatus status);
 std::optional<SessionStatus> ParseSessionStatus(std::string_view text);
 
+// What a session is for. A chat session belongs to the API token that started it; a Patrol
+// session is a system session (a Patrol run's model pass or investigation): it belongs to no
+// token, is never continued or resumed, and only the newest kDefaultPatrolSessionRetention
+// are kept.
+enum class SessionKind { kChat, kPatrol };
+// Wire: chat, patrol.
+std::string_view ToString(SessionKind kind);
+std::optional<SessionKind> ParseSessionKind(std::string_view text);
+
+inline constexpr std::size_t kDefaultPatrolSessionRetention = 50;
+inline constexpr std::size_t kMaxSessionOwnerBytes = 128;
+
+// Who a session belongs to: the API token that created it (its public id, never the secret,
+// and its operator-chosen name at that time). An empty token_id: no one (a Patrol session, or
+// a chat session stored before ownership was recorded, which only an admin may read).
+struct SessionOwner {
+  std::string token_id;    // 1..128 of [A-Za-z0-9_-], or empty
+  std::string token_name;  // at most 128 bytes; empty when token_id is
+  bool owned() const { return !token_id.empty(); }
+
+  friend bool operator==(const SessionOwner&, const SessionOwner&) = default;
+};
+
 // One structured fact extracted from a tool result (state, exit code, health, error code).
 struct KnowledgeFact {
   std::string key;           // e.g. "vm:101:status"
@@ -84,6 +107,9 @@ struct SessionRecord {
   std::string id;
   std::int64_t revision = 0;  // assigned by the store: 1 on create, +1 per update
   SessionStatus status = SessionStatus::kIdle;
+  // Fixed when the session is created; Update keeps the stored values (like created_at).
+  SessionKind kind = SessionKind::kChat;
+  SessionOwner owner;
   std::vector<Message> transcript;  // no system prompt: it is rebuilt for every run
   SessionSnapshot fsm;
   std::vector<KnowledgeFact> facts;
@@ -104,8 +130,17 @@ struct SessionSummary {
   SessionStatus status = SessionStatus::kIdle;
   std::size_t message_count = 0;
   absl::Time updated_at;
+  SessionKind kind = SessionKind::kChat;
+  std::string owner_token_id;  // empty when owned by no one
 
   friend bool operator==(const SessionSummary&, const SessionSummary&) = default;
+};
+
+// What SessionStore::List returns: summaries matching every filter that is set.
+struct SessionListQuery {
+  std::size_t limit = 100;                    // 1..kMaxSessionListLimit
+  std::optional<SessionKind> kind;            // unset: every kind
+  std::optional<std::string> owner_token_id;  // unset: any owner; "": owned by no one
 };
 
 // OK when `id` is 1..kMaxSessionIdBytes of [A-Za-z0-9_-]; InvalidArgument otherwise (so an id
@@ -127,7 +162,9 @@ void RedactSessionSecrets(SessionRecord& record);
 // The invariants every store enforces on write, InvalidArgument naming the first broken one:
 // a valid id; every refused_claim entry plain text (ValidateRefusedClaim); `suspended` set
 // exactly when the status is awaiting_approval; a suspended call names a tool message of the
-// transcript answering its call id; fact keys non-empty.
+// transcript answering its call id; fact keys non-empty; an owner token id that is a valid id
+// (empty allowed) with a clean name of at most 128 bytes (empty when the id is); a Patrol
+// session owned by no one.
 [[nodiscard]] absl::Status ValidateSessionRecord(const SessionRecord& record);
 
 }  // namespace pulse::core

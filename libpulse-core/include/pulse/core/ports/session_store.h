@@ -3,6 +3,8 @@
 // to `running` with a compare-and-swap on the revision, so two runs (or two resumes) of one
 // session can never both proceed; the loser gets Aborted.
 // Thread-safety: implementations must be safe to call concurrently; every method is atomic.
+// A session's kind and owner (session_record.h) are fixed at Create: Update keeps the stored
+// ones, so no write can move a session to another token.
 // Codes: InvalidArgument (a record failing ValidateSessionRecord, an invalid id, a limit
 // outside 1..1000; nothing written), NotFound (unknown id), AlreadyExists (Create of an
 // existing id), Aborted (Update with a stale revision; nothing written), Unavailable (the
@@ -32,11 +34,14 @@ class SessionStore {
   [[nodiscard]] virtual absl::StatusOr<SessionRecord> Get(std::string_view id) = 0;
 
   // Replaces the session when record.revision equals the stored revision, and returns it as
-  // stored (revision + 1). created_at is kept from the stored record. Aborted otherwise.
+  // stored (revision + 1). created_at, kind and owner are kept from the stored record.
+  // Aborted otherwise.
   [[nodiscard]] virtual absl::StatusOr<SessionRecord> Update(const SessionRecord& record) = 0;
 
-  // Summaries, most recently updated first (ties by id), at most `limit`.
-  [[nodiscard]] virtual absl::StatusOr<std::vector<SessionSummary>> List(std::size_t limit) = 0;
+  // Summaries matching the query's filters, most recently updated first (ties by id), at most
+  // query.limit.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<SessionSummary>> List(
+      const SessionListQuery& query) = 0;
 
   // Removes the session.
   [[nodiscard]] virtual absl::Status Delete(std::string_view id) = 0;

@@ -71,22 +71,31 @@ class InMemorySessionStore final : public core::SessionStore {
     core::SessionRecord stored = record;
     stored.revision = record.revision + 1;
     stored.created_at = it->second.created_at;
+    stored.kind = it->second.kind;
+    stored.owner = it->second.owner;
     it->second = stored;
     ++updates_;
     return stored;
   }
 
-  absl::StatusOr<std::vector<core::SessionSummary>> List(std::size_t limit) override {
+  absl::StatusOr<std::vector<core::SessionSummary>> List(
+      const core::SessionListQuery& query) override {
     if (absl::Status injected = TakeInjected(); !injected.ok()) {
       return injected;
     }
+    const std::size_t limit = query.limit;
     if (limit == 0 || limit > core::kMaxSessionListLimit) {
       return absl::InvalidArgumentError("limit must be 1..1000");
     }
     absl::MutexLock lock(&mu_);
     std::vector<core::SessionSummary> out;
     for (const auto& [id, r] : sessions_) {
-      out.push_back(core::SessionSummary{id, r.status, r.transcript.size(), r.updated_at});
+      if ((query.kind.has_value() && r.kind != *query.kind) ||
+          (query.owner_token_id.has_value() && r.owner.token_id != *query.owner_token_id)) {
+        continue;
+      }
+      out.push_back(core::SessionSummary{id, r.status, r.transcript.size(), r.updated_at, r.kind,
+                                         r.owner.token_id});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
       return a.updated_at != b.updated_at ? a.updated_at > b.updated_at : a.id < b.id;

@@ -29,7 +29,8 @@ class SqliteSessionStore final : public core::SessionStore {
   absl::StatusOr<core::SessionRecord> Create(const core::SessionRecord& record) override;
   absl::StatusOr<core::SessionRecord> Get(std::string_view id) override;
   absl::StatusOr<core::SessionRecord> Update(const core::SessionRecord& record) override;
-  absl::StatusOr<std::vector<core::SessionSummary>> List(std::size_t limit) override;
+  absl::StatusOr<std::vector<core::SessionSummary>> List(
+      const core::SessionListQuery& query) override;
   absl::Status Delete(std::string_view id) override;
 
  private:
