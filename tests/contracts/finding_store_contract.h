@@ -295,6 +295,16 @@ void ListFiltersByRelatedResource(Store& store) {
   CHECK(related({"", "pve2-local-zfs"}, true) == V{"d-pve2"});
   CHECK(related({"vm:1", "pve2-local-zfs"}, true) == V{"a-by-id", "d-pve2"});
   CHECK(related({"", "pve3-local-zfs"}, true).empty());
+  // Every word counts, however many (a store may narrow by a few and re-check the rest); a
+  // wildcard in the filter is a separator, never a pattern.
+  const core::Category general = core::Category::kGeneral;
+  core::Finding deep_a = SimpleFinding("i-deep", "storage:a/b/c/d/e/f/g/h/i/j", general);
+  core::Finding deep_b = SimpleFinding("j-deep", "storage:a/b/c/d/e/f/g/h/i/k", general);
+  REQUIRE(store.Put(deep_a, 0).ok());
+  REQUIRE(store.Put(deep_b, 0).ok());
+  CHECK(related({"", "a-b-c-d-e-f-g-h-i-j"}, true) == V{"i-deep"});
+  CHECK(related({"", "a%b_c-d-e-f-g-h-i-k"}, true) == V{"j-deep"});
+  CHECK(related({"", "%"}, true).empty());  // no word: no storage identity, nothing matches
   // Combined with the other filters.
   core::FindingFilter combined;
   combined.related_to = core::RelatedResourceFilter{"", "local-zfs"};

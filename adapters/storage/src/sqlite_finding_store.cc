@@ -108,13 +108,13 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
     if (!related.resource_id.empty()) {
       terms += "resource_id = :related_id";
     }
-    if (!related.storage_identity.empty()) {
-      for (const std::string& word : core::StorageIdentityWords(related.storage_identity)) {
-        if (identity_words.size() == kMaxIdentityWords) {
-          break;
-        }
-        identity_words.push_back(absl::StrCat("%", word, "%"));
+    for (const std::string& word : core::StorageIdentityWords(related.storage_identity)) {
+      if (identity_words.size() == kMaxIdentityWords) {
+        break;
       }
+      identity_words.push_back(absl::StrCat("%", word, "%"));
+    }
+    if (!identity_words.empty()) {  // an identity without a word matches nothing
       terms += terms.empty() ? "(" : " OR (";
       terms += "may_be_storage = 1";
       for (std::size_t i = 0; i < identity_words.size(); ++i) {

@@ -267,6 +267,7 @@ std::vector<std::string> StorageIdentityWords(std::string_view identity) {
 
 bool HasStorageIdentity(const Finding& f) { return !StorageIdentityOf(f).empty(); }
 
+// A storage identity without any word (e.g. "%") matches nothing, never every storage finding.
 bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f) {
   if (!filter.resource_id.empty() && f.resource_id == filter.resource_id) {
     return true;
@@ -274,13 +275,14 @@ bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& 
   if (filter.storage_identity.empty() || !MayBeStorageResource(f)) {
     return false;
   }
+  const std::vector<std::string> words = StorageIdentityWords(filter.storage_identity);
   const std::string id = CaseFold(f.resource_id);
-  for (const std::string& word : StorageIdentityWords(filter.storage_identity)) {
+  for (const std::string& word : words) {
     if (id.find(word) == std::string::npos) {
       return false;
     }
   }
-  return true;
+  return !words.empty();
 }
 
 std::optional<double> SiblingEquivalence(const Finding& existing, const Finding& incoming) {
