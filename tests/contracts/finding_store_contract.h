@@ -252,26 +252,26 @@ void ListFiltersByRelatedResource(Store& store) {
   core::Finding by_id = SimpleFinding("a-by-id", "vm:1", core::Category::kPerformance);
   core::Finding by_name = SimpleFinding("b-by-name", "vm:2", core::Category::kBackup);
   by_name.resource_name = "Web-01";
-  core::Finding typed_storage = SimpleFinding("c-typed", "dev:1", core::Category::kCapacity);
-  typed_storage.resource_type = "storage";
-  core::Finding named_pool = SimpleFinding("d-pool", "node/tank", core::Category::kCapacity);
-  named_pool.resource_name = "ZFS POOL tank";
-  core::Finding array_id = SimpleFinding("e-array", "ARRAY:main", core::Category::kGeneral);
-  core::Finding unrelated = SimpleFinding("f-other", "vm:3", core::Category::kPerformance);
-  unrelated.resource_name = "web-02";
+  core::Finding pve1 = SimpleFinding("c-pve1", "storage:pve1/local-zfs", core::Category::kCapacity);
+  pve1.resource_name = "local-zfs";
+  core::Finding pve2 = SimpleFinding("d-pve2", "storage:pve2/local-zfs", core::Category::kCapacity);
+  pve2.resource_name = "local-zfs";
+  core::Finding typed = SimpleFinding("e-typed", "dev:PVE1/Local/ZFS", core::Category::kCapacity);
+  typed.resource_type = "storage";
+  core::Finding not_storage = SimpleFinding("f-vm", "vm:pve1-local-zfs", core::Category::kGeneral);
   core::Finding resolved = SimpleFinding("g-resolved", "vm:1", core::Category::kPerformance);
   resolved.resolved_at = now - absl::Hours(1);
-  core::Finding renamed = SimpleFinding("h-renamed", "vm:4", core::Category::kPerformance);
-  renamed.resource_name = "web-01";
-  for (const core::Finding* f : {&by_id, &by_name, &typed_storage, &named_pool, &array_id,
-                                 &unrelated, &resolved, &renamed}) {
+  core::Finding named_pool = SimpleFinding("h-pool", "dev:pve1/local/zfs", core::Category::kGeneral);
+  named_pool.resource_name = "ZFS POOL";
+  for (const core::Finding* f :
+       {&by_id, &by_name, &pve1, &pve2, &typed, &not_storage, &resolved, &named_pool}) {
     REQUIRE(store.Put(*f, 0).ok());
   }
   // An update moves a finding out of (and into) the related set.
-  renamed.resource_name = "db-01";
-  REQUIRE(store.Put(renamed, 1).ok());
-  unrelated.resource_type = "storage";
-  REQUIRE(store.Put(unrelated, 1).ok());
+  named_pool.resource_name = "zfs";
+  REQUIRE(store.Put(named_pool, 1).ok());
+  not_storage.resource_type = "storage";
+  REQUIRE(store.Put(not_storage, 1).ok());
 
   auto related = [&](core::RelatedResourceFilter r, bool active) {
     core::FindingFilter filter;
@@ -284,24 +284,34 @@ void ListFiltersByRelatedResource(Store& store) {
     return Ids(*listed);
   };
   using V = std::vector<std::string>;
-  CHECK(related({"vm:1", "", false}, false) == V{"a-by-id", "g-resolved"});
-  CHECK(related({"vm:1", "", false}, true) == V{"a-by-id"});
-  // Names match ASCII case-insensitively; an empty name or id matches nothing.
-  CHECK(related({"", "WEB-01", false}, true) == V{"b-by-name"});
-  CHECK(related({"", "", false}, false).empty());
-  CHECK(related({"vm:9", "web-01", false}, true) == V{"b-by-name"});
-  CHECK(related({"vm:1", "web-01", false}, true) == V{"a-by-id", "b-by-name"});
-  // Storage: resource_type "storage", or storage/pool/array anywhere in the id or name.
-  CHECK(related({"", "", true}, true) == V{"c-typed", "d-pool", "e-array", "f-other"});
-  CHECK(related({"vm:1", "", true}, true) ==
-        V{"a-by-id", "c-typed", "d-pool", "e-array", "f-other"});
+  CHECK(related({"vm:1", ""}, false) == V{"a-by-id", "g-resolved"});
+  CHECK(related({"vm:1", ""}, true) == V{"a-by-id"});
+  // An empty filter matches nothing; a name is never a filter (display names are no identity).
+  CHECK(related({"", ""}, false).empty());
+  CHECK(related({"Web-01", ""}, false).empty());
+  // A storage identity: findings that may be on storage (type, or storage/pool/array in the id
+  // or name) whose id holds every word, ASCII case-insensitively; pve2's pool is not pve1's.
+  CHECK(related({"", "pve1-local-zfs"}, true) == V{"c-pve1", "e-typed", "f-vm"});
+  CHECK(related({"", "pve2-local-zfs"}, true) == V{"d-pve2"});
+  CHECK(related({"vm:1", "pve2-local-zfs"}, true) == V{"a-by-id", "d-pve2"});
+  CHECK(related({"", "pve3-local-zfs"}, true).empty());
+  // Every word counts, however many (a store may narrow by a few and re-check the rest); a
+  // wildcard in the filter is a separator, never a pattern.
+  const core::Category general = core::Category::kGeneral;
+  core::Finding deep_a = SimpleFinding("i-deep", "storage:a/b/c/d/e/f/g/h/i/j", general);
+  core::Finding deep_b = SimpleFinding("j-deep", "storage:a/b/c/d/e/f/g/h/i/k", general);
+  REQUIRE(store.Put(deep_a, 0).ok());
+  REQUIRE(store.Put(deep_b, 0).ok());
+  CHECK(related({"", "a-b-c-d-e-f-g-h-i-j"}, true) == V{"i-deep"});
+  CHECK(related({"", "a%b_c-d-e-f-g-h-i-k"}, true) == V{"j-deep"});
+  CHECK(related({"", "%"}, true).empty());  // no word: no storage identity, nothing matches
   // Combined with the other filters.
   core::FindingFilter combined;
-  combined.related_to = core::RelatedResourceFilter{"", "", true};
+  combined.related_to = core::RelatedResourceFilter{"", "local-zfs"};
   combined.category = core::Category::kCapacity;
   auto comb = store.List(combined);
   REQUIRE(comb.ok());
-  CHECK(Ids(*comb) == V{"c-typed", "d-pool"});
+  CHECK(Ids(*comb) == V{"c-pve1", "d-pve2", "e-typed"});
 }
 
 template <class Store>

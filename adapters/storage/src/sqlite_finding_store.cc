@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/findings/finding_identity.h"
@@ -12,6 +13,10 @@
 
 namespace pulse::adapters::storage {
 namespace {
+
+// Storage-identity words matched in SQL; longer identities are narrowed by the first ones and
+// decided by core::MatchesRelatedResource.
+constexpr std::size_t kMaxIdentityWords = 8;
 
 // The stored form of a finding, checked to decode back to exactly `finding`.
 absl::StatusOr<std::string> EncodeFinding(const core::Finding& finding) {
@@ -91,21 +96,31 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   if (filter.category.has_value()) {
     sql += " AND category = :category";
   }
+  // The words of a storage identity, each bound as a LIKE pattern (words are [a-z0-9] only, so
+  // they hold no wildcard; LIKE is ASCII case-insensitive like the core's fold); the first
+  // kMaxIdentityWords suffice, since the rows are re-checked.
+  std::vector<std::string> identity_words;
   if (filter.related_to.has_value()) {
-    // Each term is served by an index (findings_by_resource, findings_by_resource_name,
-    // findings_on_storage); the rows are re-checked after decoding.
+    // Each term is served by an index (findings_by_resource, findings_on_storage); the rows are
+    // re-checked after decoding. Display names take no part (RelatedResourceFilter).
     const core::RelatedResourceFilter& related = *filter.related_to;
     std::string terms;
     if (!related.resource_id.empty()) {
       terms += "resource_id = :related_id";
     }
-    if (!related.resource_name.empty()) {
-      terms += terms.empty() ? "" : " OR ";
-      terms += "resource_name = :related_name COLLATE NOCASE";
+    for (const std::string& word : core::StorageIdentityWords(related.storage_identity)) {
+      if (identity_words.size() == kMaxIdentityWords) {
+        break;
+      }
+      identity_words.push_back(absl::StrCat("%", word, "%"));
     }
-    if (related.storage) {
-      terms += terms.empty() ? "" : " OR ";
+    if (!identity_words.empty()) {  // an identity without a word matches nothing
+      terms += terms.empty() ? "(" : " OR (";
       terms += "may_be_storage = 1";
+      for (std::size_t i = 0; i < identity_words.size(); ++i) {
+        absl::StrAppend(&terms, " AND resource_id LIKE :word", i);
+      }
+      terms += ")";
     }
     sql += terms.empty() ? " AND 0 = 1" : absl::StrCat(" AND (", terms, ")");
   }
@@ -132,8 +147,8 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
     if (filter.related_to.has_value() && !filter.related_to->resource_id.empty()) {
       q.bind(":related_id", filter.related_to->resource_id);
     }
-    if (filter.related_to.has_value() && !filter.related_to->resource_name.empty()) {
-      q.bind(":related_name", filter.related_to->resource_name);
+    for (std::size_t i = 0; i < identity_words.size(); ++i) {
+      q.bind(absl::StrCat(":word", i).c_str(), identity_words[i]);
     }
     if (active_ns.has_value()) {
       q.bind(":now", static_cast<std::int64_t>(*active_ns));

@@ -17,7 +17,7 @@ struct CodeName {
 };
 
 // The single table of tool-result codes.
-constexpr std::array<CodeName, 11> kCodes = {{
+constexpr std::array<CodeName, 12> kCodes = {{
     {ToolErrorCode::kFsmBlocked, "FSM_BLOCKED"},
     {ToolErrorCode::kPolicyBlocked, "POLICY_BLOCKED"},
     {ToolErrorCode::kApprovalRequired, "APPROVAL_REQUIRED"},
@@ -29,6 +29,7 @@ constexpr std::array<CodeName, 11> kCodes = {{
     {ToolErrorCode::kBudgetExhausted, "BUDGET_EXHAUSTED"},
     {ToolErrorCode::kToolNotAdvertised, "TOOL_NOT_ADVERTISED"},
     {ToolErrorCode::kNonInteractive, "NON_INTERACTIVE"},
+    {ToolErrorCode::kExecutionContextUnavailable, "EXECUTION_CONTEXT_UNAVAILABLE"},
 }};
 
 // Result texts are model-facing and bounded elsewhere; this bound only keeps a hostile

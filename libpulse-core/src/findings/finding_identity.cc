@@ -104,51 +104,27 @@ bool IsStorageCapacityRisk(const Finding& f) {
          MentionsStorage(f) && MentionsCapacity(f);
 }
 
-// Identities of a storage resource: its id and its name, each reduced to alphanumeric words
-// without the generic storage nouns. Empty for resources that are not storage.
-std::vector<std::string> StorageIdentities(const Finding& f) {
-  std::vector<std::string> out;
-  bool storage_resource = f.resource_type == "storage";
+bool IsStorageResource(const Finding& f) {
+  if (f.resource_type == "storage") {
+    return true;
+  }
   for (const std::string& w : Words(f.resource_id + " " + f.resource_name)) {
-    storage_resource = storage_resource || Contains(kStorageIdentityNoise, w);
-  }
-  if (!storage_resource) {
-    return out;
-  }
-  for (const std::string* source : {&f.resource_id, &f.resource_name}) {
-    std::string identity;
-    for (const std::string& w : Words(*source)) {
-      if (Contains(kStorageIdentityNoise, w)) {
-        continue;
-      }
-      if (!identity.empty()) {
-        identity.push_back('-');
-      }
-      identity.append(w);
-    }
-    if (!identity.empty()) {
-      out.push_back(std::move(identity));
-    }
-  }
-  return out;
-}
-
-bool SameStorageIdentity(const Finding& a, const Finding& b) {
-  const std::vector<std::string> ia = StorageIdentities(a);
-  const std::vector<std::string> ib = StorageIdentities(b);
-  for (const std::string& x : ia) {
-    if (std::find(ib.begin(), ib.end(), x) != ib.end()) {
+    if (Contains(kStorageIdentityNoise, w)) {
       return true;
     }
   }
   return false;
 }
 
+bool SameStorageIdentity(const Finding& a, const Finding& b) {
+  const std::string ia = StorageIdentityOf(a);
+  return !ia.empty() && ia == StorageIdentityOf(b);
+}
+
+// Display names are not identities (every node has a `local-zfs`): only the canonical id, which
+// carries the parent, and the storage identity derived from it relate two findings.
 bool RelatedResource(const Finding& a, const Finding& b) {
   if (!a.resource_id.empty() && a.resource_id == b.resource_id) {
-    return true;
-  }
-  if (!a.resource_name.empty() && CaseFold(a.resource_name) == CaseFold(b.resource_name)) {
     return true;
   }
   return SameStorageIdentity(a, b);
@@ -251,12 +227,6 @@ double SemanticSimilarity(const Finding& a, const Finding& b) {
 
 namespace {
 
-bool AsciiCaseEqual(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return AsciiLower(x) == AsciiLower(y);
-         });
-}
-
 bool ContainsStorageNoun(std::string_view text) {
   const std::string folded = CaseFold(text);
   for (std::string_view noun : kStorageIdentityNoise) {
@@ -274,13 +244,46 @@ bool MayBeStorageResource(const Finding& f) {
          ContainsStorageNoun(f.resource_name);
 }
 
-bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f) {
-  return (!filter.resource_id.empty() && f.resource_id == filter.resource_id) ||
-         (!filter.resource_name.empty() && AsciiCaseEqual(f.resource_name, filter.resource_name)) ||
-         (filter.storage && MayBeStorageResource(f));
+std::string StorageIdentityOf(const Finding& f) {
+  std::string identity;
+  if (!IsStorageResource(f)) {
+    return identity;
+  }
+  for (const std::string& w : Words(f.resource_id)) {
+    if (Contains(kStorageIdentityNoise, w)) {
+      continue;
+    }
+    if (!identity.empty()) {
+      identity.push_back('-');
+    }
+    identity.append(w);
+  }
+  return identity;
 }
 
-bool HasStorageIdentity(const Finding& f) { return !StorageIdentities(f).empty(); }
+std::vector<std::string> StorageIdentityWords(std::string_view identity) {
+  return Words(identity);
+}
+
+bool HasStorageIdentity(const Finding& f) { return !StorageIdentityOf(f).empty(); }
+
+// A storage identity without any word (e.g. "%") matches nothing, never every storage finding.
+bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f) {
+  if (!filter.resource_id.empty() && f.resource_id == filter.resource_id) {
+    return true;
+  }
+  if (filter.storage_identity.empty() || !MayBeStorageResource(f)) {
+    return false;
+  }
+  const std::vector<std::string> words = StorageIdentityWords(filter.storage_identity);
+  const std::string id = CaseFold(f.resource_id);
+  for (const std::string& word : words) {
+    if (id.find(word) == std::string::npos) {
+      return false;
+    }
+  }
+  return !words.empty();
+}
 
 std::optional<double> SiblingEquivalence(const Finding& existing, const Finding& incoming) {
   if (existing.id == incoming.id || !RelatedResource(existing, incoming)) {

@@ -319,8 +319,7 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::MergeIntoSibling(
   // narrows to those through its indexes instead of returning every active finding.
   FindingFilter active;
   active.active_at = now;
-  active.related_to = RelatedResourceFilter{incoming.resource_id, incoming.resource_name,
-                                            HasStorageIdentity(incoming)};
+  active.related_to = RelatedResourceFilter{incoming.resource_id, StorageIdentityOf(incoming)};
   PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> candidates, store_.List(active));
   const Finding* best = nullptr;
   double best_score = -1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "contracts/finding_store_contract.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/testing/fake_clock.h"
 #include "pulse/testing/fake_finding_verifier.h"
@@ -62,18 +63,24 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
+  {
+    // The name column is filled (kept for readers of the file; sibling search no longer
+    // matches on display names).
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    CHECK(raw.execAndGet("SELECT resource_name FROM findings WHERE id = 'a-named'").getString() ==
+          "Web-01");
+  }
   auto store = SqliteFindingStore::Open(*db);
   REQUIRE(store.ok());
-  core::FindingFilter by_name;
-  by_name.related_to = core::RelatedResourceFilter{"", "web-01", false};
-  auto listed = (*store)->List(by_name);
-  REQUIRE(listed.ok());
-  CHECK(Ids(*listed) == std::vector<std::string>{"a-named"});
   core::FindingFilter storage;
-  storage.related_to = core::RelatedResourceFilter{"", "", true};
+  storage.related_to = core::RelatedResourceFilter{"", "dev-7"};
+  auto listed = (*store)->List(storage);
+  REQUIRE(listed.ok());
+  CHECK(Ids(*listed) == std::vector<std::string>{"b-typed"});
+  storage.related_to = core::RelatedResourceFilter{"", "node-1"};
   listed = (*store)->List(storage);
   REQUIRE(listed.ok());
-  CHECK(Ids(*listed) == std::vector<std::string>{"b-typed", "c-pool"});
+  CHECK(Ids(*listed) == std::vector<std::string>{"c-pool"});
 }
 
 core::FindingReport VmReport(const std::string& resource, const std::string& title) {
@@ -116,12 +123,37 @@ TEST_CASE("a new report still merges into its sibling among many unrelated store
   CHECK(by_id->disposition == core::ReportDisposition::kMerged);
   CHECK(by_id->finding_id == created->finding_id);
 
-  core::FindingReport same_name = VmReport("qemu/100", "High CPU usage on web-1");
+  // The same display name on another resource is another finding.
+  core::FindingReport same_name = VmReport("vm:101", "High CPU usage on web-1");
   same_name.resource_name = "WEB-1";
   auto by_name = service.Report(same_name);
   REQUIRE(by_name.ok());
-  CHECK(by_name->disposition == core::ReportDisposition::kMerged);
-  CHECK(by_name->finding_id == created->finding_id);
+  CHECK(by_name->disposition == core::ReportDisposition::kCreated);
+
+  // Storage siblings are found through SQL among many storage findings, on their own node only.
+  for (int i = 0; i < 200; ++i) {
+    core::FindingReport pool = VmReport("storage:pve" + std::to_string(i) + "/local-zfs",
+                                        "Storage local-zfs is nearly full");
+    pool.resource_name = "local-zfs";
+    pool.resource_type = "storage";
+    pool.category = core::Category::kCapacity;
+    pool.key = "storage-capacity";
+    pool.description = "local-zfs is 91% used.";
+    auto outcome = service.Report(pool);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->disposition == core::ReportDisposition::kCreated);
+  }
+  core::FindingReport same_pool = VmReport("pool:pve7/local-zfs", "Pool local-zfs filling up");
+  same_pool.resource_type = "storage";
+  same_pool.category = core::Category::kCapacity;
+  same_pool.key = "zfs-usage";
+  same_pool.description = "92% used, 150 GB free";
+  auto by_storage = service.Report(same_pool);
+  REQUIRE(by_storage.ok());
+  CHECK(by_storage->disposition == core::ReportDisposition::kMerged);
+  CHECK(by_storage->finding_id ==
+        core::FindingIdFor("storage:pve7/local-zfs", core::Category::kCapacity,
+                           "storage-capacity"));
 
   auto fresh = service.Report(VmReport("vm:99", "High CPU usage on web-1"));
   REQUIRE(fresh.ok());

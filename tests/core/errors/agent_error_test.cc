@@ -23,6 +23,13 @@ TEST_CASE("agent error codes are unique snake_case strings that round trip", "[c
   }
   CHECK_FALSE(ParseAgentErrorCode("Resource_Not_Found").has_value());
   CHECK_FALSE(ParseAgentErrorCode("raw_command_retired").has_value());
+  // The reference's internal-only queue and encode codes have no path here: list_actions is
+  // the queue (action_list_failed) and the JSON writer cannot fail (json_writer.h).
+  for (const char* absent : {"action_queue_unavailable", "action_queue_query_failed",
+                             "action_queue_encode_failed", "action_list_encode_failed",
+                             "action_detail_encode_failed"}) {
+    CHECK_FALSE(ParseAgentErrorCode(absent).has_value());
+  }
 }
 
 TEST_CASE("declared code sets match the wire surface", "[core][errors]") {

@@ -103,7 +103,7 @@ TEST_CASE("storage capacity siblings of one pool are one problem", "[core][findi
                       "Storage pool local-zfs at risk", "Pool usage at 92% and climbing");
   risk.resource_type = "storage";
   risk.resource_name = "local-zfs";
-  Finding usage = Make("b", "pool/local-zfs", Category::kCapacity, "Pool nearly full",
+  Finding usage = Make("b", "pool:pve1/local-zfs", Category::kCapacity, "Pool nearly full",
                        "92% used, 150 GB free");
   usage.resource_type = "storage";
   usage.resource_name = "Local-ZFS";
@@ -153,6 +153,66 @@ TEST_CASE("equal titles or near-identical text on one resource are one problem",
   elsewhere.resource_id = "vm:2";
   CHECK_FALSE(SiblingEquivalence(a, elsewhere).has_value());
   CHECK_FALSE(SiblingEquivalence(a, a).has_value());  // same id is not a sibling
+}
+
+TEST_CASE("the same display name on two nodes is two resources, never one finding",
+          "[core][findings][identity]") {
+  // Every Proxmox node has a `local-zfs`; pve1's fills while pve2's sits at 85 %.
+  Finding pve1 = Make("a", "storage:pve1/local-zfs", Category::kCapacity,
+                      "Storage local-zfs is filling up", "local-zfs is 88.0% used");
+  pve1.resource_name = "local-zfs";
+  pve1.resource_type = "storage";
+  Finding pve2 = Make("b", "storage:pve2/local-zfs", Category::kCapacity,
+                      "Storage local-zfs is nearly full", "local-zfs is 85.1% used");
+  pve2.resource_name = "LOCAL-ZFS";
+  pve2.resource_type = "storage";
+  CHECK(StorageIdentityOf(pve1) == "pve1-local-zfs");
+  CHECK(StorageIdentityOf(pve2) == "pve2-local-zfs");
+  CHECK_FALSE(SiblingEquivalence(pve1, pve2).has_value());
+  CHECK_FALSE(SiblingEquivalence(pve2, pve1).has_value());
+  // Even with equal titles and a shared node name, a name is not an identity.
+  pve2.title = pve1.title;
+  pve2.node = pve1.node = "pve1";
+  CHECK_FALSE(SiblingEquivalence(pve1, pve2).has_value());
+
+  // nginx crash-looping on two nodes: equal title, key and category, two problems.
+  Finding nginx1 = Make("c", "service:pve1/nginx", Category::kReliability,
+                        "Service nginx is crash-looping", "restart count 14");
+  nginx1.resource_name = "nginx";
+  nginx1.resource_type = "service";
+  Finding nginx2 = nginx1;
+  nginx2.id = "d";
+  nginx2.resource_id = "service:pve2/nginx";
+  CHECK(StorageIdentityOf(nginx1).empty());
+  CHECK_FALSE(SiblingEquivalence(nginx1, nginx2).has_value());
+  // The same resource id still is one resource.
+  nginx2.resource_id = nginx1.resource_id;
+  CHECK(SiblingEquivalence(nginx1, nginx2).has_value());
+}
+
+TEST_CASE("the related-resource filter selects by canonical id and storage identity only",
+          "[core][findings][identity]") {
+  Finding pve1 = Make("a", "storage:pve1/local-zfs", Category::kCapacity, "Pool full");
+  pve1.resource_name = "local-zfs";
+  Finding pve2 = pve1;
+  pve2.resource_id = "storage:pve2/local-zfs";
+  Finding web = Make("c", "vm:101", Category::kPerformance, "High CPU usage");
+  web.resource_name = "local-zfs";  // a VM that happens to carry the name
+  const RelatedResourceFilter by_storage{"", StorageIdentityOf(pve1)};
+  CHECK(by_storage.storage_identity == "pve1-local-zfs");
+  CHECK(MatchesRelatedResource(by_storage, pve1));
+  CHECK_FALSE(MatchesRelatedResource(by_storage, pve2));
+  CHECK_FALSE(MatchesRelatedResource(by_storage, web));
+  // Words match as case-insensitive substrings of the id (a superset of equal identities).
+  Finding upper = pve1;
+  upper.resource_id = "POOL:PVE1/Local-ZFS";
+  CHECK(MatchesRelatedResource(by_storage, upper));
+  CHECK(MatchesRelatedResource(RelatedResourceFilter{"vm:101", ""}, web));
+  CHECK_FALSE(MatchesRelatedResource(RelatedResourceFilter{"vm:102", ""}, web));
+  CHECK_FALSE(MatchesRelatedResource(RelatedResourceFilter{"", ""}, pve1));
+  CHECK(StorageIdentityWords("pve1-local-zfs") ==
+        std::vector<std::string>{"pve1", "local", "zfs"});
+  CHECK(StorageIdentityWords("A%b_c") == std::vector<std::string>{"a", "b", "c"});
 }
 
 }  // namespace

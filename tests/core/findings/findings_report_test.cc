@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "findings_test_support.h"
 #include "pulse/core/findings/finding_identity.h"
 
@@ -336,7 +337,7 @@ TEST_CASE("an equivalent active sibling absorbs a new report once per duplicate 
 }
 
 TEST_CASE(
-    "siblings are still found by resource id, name and storage identity among many "
+    "siblings are still found by resource id and storage identity, not by name, among many "
     "unrelated findings",
     "[core][findings]") {
   Fixture fx;
@@ -362,22 +363,24 @@ TEST_CASE(
   CHECK(by_id->disposition == ReportDisposition::kMerged);
   CHECK(by_id->finding_id == cpu_id);
 
+  // A display name alone relates nothing: another resource id with the same name is another
+  // resource (every node has a `local-zfs`), so its report is a finding of its own.
   FindingReport named =
       Fixture::MakeReport("vm:200", Category::kPerformance, "mem-high", "Memory pressure on db-1");
   named.resource_name = "DB-1";
   const std::string mem_id = fx.ReportOk(named);
   FindingReport same_name =
-      Fixture::MakeReport("qemu/200", Category::kReliability, "mem", "Memory pressure on db-1");
+      Fixture::MakeReport("vm:201", Category::kPerformance, "mem", "Memory pressure on db-1");
   same_name.resource_name = "db-1";
   auto by_name = fx.service.Report(same_name);
   REQUIRE(by_name.ok());
-  CHECK(by_name->disposition == ReportDisposition::kMerged);
-  CHECK(by_name->finding_id == mem_id);
+  CHECK(by_name->disposition == ReportDisposition::kCreated);
+  CHECK(by_name->finding_id != mem_id);
 
   const std::string pool_id =
       fx.ReportOk(PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
                              "Pool local-zfs nearly full", "Usage at 91%, 180 GB free"));
-  FindingReport same_storage = Fixture::MakeReport("pool/local-zfs", Category::kCapacity,
+  FindingReport same_storage = Fixture::MakeReport("pool:pve1/local-zfs", Category::kCapacity,
                                                    "zfs-full", "Pool local-zfs nearly full");
   same_storage.resource_type = "storage";
   auto by_storage = fx.service.Report(same_storage);
@@ -389,6 +392,40 @@ TEST_CASE(
   auto fresh = fx.service.Report(Fixture::MakeReport("vm:999"));
   REQUIRE(fresh.ok());
   CHECK(fresh->disposition == ReportDisposition::kCreated);
+}
+
+TEST_CASE("the same names on a second node are reported as findings of their own",
+          "[core][findings][identity]") {
+  Fixture fx;
+  // The demo fleet's pools: pve1's fills, pve2's sits at 85 %; both are called local-zfs.
+  const std::string pve1 = fx.ReportOk(
+      PoolReport("storage:pve1/local-zfs", Category::kCapacity, "storage-capacity",
+                 "Storage local-zfs is filling up", "local-zfs is 88.0% used"));
+  auto pve2 = fx.service.Report(
+      PoolReport("storage:pve2/local-zfs", Category::kCapacity, "storage-capacity",
+                 "Storage local-zfs is nearly full", "local-zfs is 85.1% used"));
+  REQUIRE(pve2.ok());
+  CHECK(pve2->disposition == ReportDisposition::kCreated);
+  CHECK(pve2->finding_id ==
+        FindingIdFor("storage:pve2/local-zfs", Category::kCapacity, "storage-capacity"));
+  CHECK(pve2->finding_id != pve1);
+  // nginx crash-looping on two nodes, reported in the same words.
+  for (const char* node : {"pve1", "pve2"}) {
+    FindingReport nginx = Fixture::MakeReport(absl::StrCat("service:", node, "/nginx"),
+                                              Category::kReliability, "service-crash-loop",
+                                              "Service nginx is crash-looping");
+    nginx.resource_name = "nginx";
+    nginx.resource_type = "service";
+    nginx.node = node;
+    auto outcome = fx.service.Report(nginx);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->disposition == ReportDisposition::kCreated);
+  }
+  CHECK(fx.store.size() == 4);
+  // The pve1 pool was not touched by the pve2 report.
+  const Finding first = fx.Stored(pve1);
+  CHECK(first.times_raised == 1);
+  CHECK(first.lifecycle.back().type == E::kDetected);
 }
 
 TEST_CASE("a lower-severity duplicate keeps the sibling's severity and text",

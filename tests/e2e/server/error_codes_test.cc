@@ -3,7 +3,8 @@
 // a database write lock held from outside stand in for the conditions), and every code any
 // capability call answered with is one it declares (or a transport code, which can meet any
 // call). Codes no request can provoke in this build are listed in kUnreachable with the reason;
-// the test fails if one of them is ever seen, so the list cannot go stale.
+// the test fails if one of them is ever seen, so the list cannot go stale. The same ledger for
+// the tool-result codes a chat answers with (tool_error.h) closes the file.
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <catch2/catch.hpp>
@@ -16,9 +17,11 @@
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/adapters/system/system_clock.h"
 #include "pulse/core/errors/agent_error.h"
+#include "pulse/core/errors/tool_error.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/testing/fake_finding_verifier.h"
+#include "pulse/testing/fake_provider_server.h"
 #include "server_harness.h"
 
 namespace pulse::testing::e2e {
@@ -537,6 +540,98 @@ TEST_CASE("a finding store locked by another writer fails every lifecycle operat
   const Reply after = Send(server.port(), "POST", "/api/ai/patrol/acknowledge", token,
                            R"({"finding_id":")" + id + "\"}");
   CHECK(after.status == 200);
+  CHECK(server.Stop() == "exited 0");
+}
+
+// Tool-result codes (tool_error.h) the chat below does not provoke, each with the test that
+// does, or why nothing can; seeing one of them over the wire fails the ledger (move it out).
+const std::map<std::string, std::string>& ToolCodesElsewhere() {
+  static const std::map<std::string, std::string> reasons = {
+      {"LOOP_DETECTED", "tests/core/loop/loop_phases_test.cc"},
+      {"BUDGET_EXHAUSTED", "tests/core/loop/loop_budget_test.cc"},
+      {"NON_INTERACTIVE", "tests/core/policy/decision_test.cc (Patrol profiles only)"},
+      {"EXECUTION_FAILED", "tests/core/loop/handlers/read_handler_test.cc (a failing fleet)"},
+      {"NO_AGENT", "tests/core/loop/handlers/read_handler_test.cc (a fleet without commands)"},
+      {"APPROVAL_REQUIRED",
+       "declared, but no path of this build emits it: an approval is the structured "
+       "awaiting_approval result with approval_needed, never an error"},
+  };
+  return reasons;
+}
+
+TEST_CASE("every tool error code a chat answers with is declared, exec without a context too",
+          "[e2e][server][codes]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  auto enqueue = [&](const std::vector<std::string>& payloads) {
+    ScriptedResponse response;
+    response.path = "/v1/chat/completions";
+    response.chunks = SseChunks(payloads);
+    fake.Enqueue(std::move(response));
+  };
+  auto turn = [&](const std::string& id, const std::string& tool, const std::string& args) {
+    enqueue(ToolTurn(id, tool, args));
+  };
+  // A write before anything is resolved; then reads the engine refuses, each for its reason,
+  // with a good read after every two refusals (three failed turns in a row take the tools away).
+  constexpr char kGoodRead[] = R"({"action":"status","resource_id":"vm:101"})";
+  turn("c1", "pulse_control",
+       R"({"type":"resource","resource_id":"vm:101","capability":"restart",)"
+       R"("params":{"mode":"reboot"},"reason":"e2e"})");
+  turn("c2", "pulse_read", R"({"action":"exec","resource_id":"backup-job:nightly",)"
+                           R"("command":"uptime"})");
+  turn("ok1", "pulse_read", kGoodRead);
+  turn("c3", "pulse_read", R"({"action":"status","resource_id":"vm:99999"})");
+  turn("c4", "pulse_read", R"({"action":"exec","resource_id":"vm:101","command":"rm -rf /"})");
+  turn("ok2", "pulse_read", kGoodRead);
+  turn("c5", "pulse_read", R"({"action":"status","resource_id":"web-01"})");
+  turn("c6", "not_a_tool", "{}");
+  enqueue(TextTurn("Nothing could be read."));
+  const std::string token = MintToken(dir.path(), "ai:chat,ai:execute", "operator");
+  ServerProcess server(
+      dir.path(),
+      {.args = {"--provider", "openai-compatible", "--provider-base-url", fake.base_url() + "/v1",
+                "--model", "test-model", "--control-level", "controlled"}});
+  const ChatStream chat = PostStream(server.port(), "/api/ai/chat", token,
+                                     R"({"message":"look around","control_level":"controlled"})");
+  INFO(chat.raw);
+  REQUIRE(chat.status == 200);
+  std::map<std::string, std::string> code_of;  // tool call id -> the code its result carried
+  std::set<std::string> seen;
+  for (const ChatEvent& e : chat.events) {
+    if (e.type != "tool_end") {
+      continue;
+    }
+    const rapidjson::Document end = Json(e.data_json);
+    if (end["success"].GetBool()) {
+      continue;
+    }
+    const std::string code = core::ExtractToolErrorCode(Str(end, "output")).value_or("none");
+    INFO(e.data_json);
+    CHECK(core::ParseToolErrorCode(code).has_value());  // every refusal has a declared code
+    CHECK(ToolCodesElsewhere().count(code) == 0);
+    code_of[Str(end, "id")] = code;
+    seen.insert(code);
+  }
+  CHECK(code_of["c1"] == "FSM_BLOCKED");
+  // The backup job exists but has nowhere to run a command: nothing ran.
+  CHECK(code_of["c2"] == "EXECUTION_CONTEXT_UNAVAILABLE");
+  CHECK(code_of["c3"] == "NOT_FOUND");
+  CHECK(code_of["c4"] == "POLICY_BLOCKED");
+  CHECK(code_of["c5"] == "INVALID_INPUT");
+  CHECK(code_of["c6"] == "TOOL_NOT_ADVERTISED");
+  CHECK(code_of.count("ok1") == 0);
+  // Every declared code was answered here or is covered by the named test.
+  for (core::ToolErrorCode code : core::AllToolErrorCodes()) {
+    const std::string name(core::ToString(code));
+    INFO("declared " << name);
+    CHECK((seen.count(name) == 1 || ToolCodesElsewhere().count(name) == 1));
+  }
+  for (const auto& [name, where] : ToolCodesElsewhere()) {
+    CHECK(core::ParseToolErrorCode(name).has_value());  // the list names real codes
+  }
   CHECK(server.Stop() == "exited 0");
 }
 

@@ -196,6 +196,16 @@ ToolResult PulseReadHandler::Exec(std::string_view id, const rapidjson::Value& a
     return RefusedCommand(verdict);
   }
   absl::StatusOr<ExecOutput> run = fleet_.RunReadOnlyCommand(id, command);
+  if (absl::IsFailedPrecondition(run.status())) {
+    // The port's "nowhere to run a command": the target exists, nothing ran.
+    ToolError error = PortStatusToToolError(run.status(), id);
+    error.code = ToolErrorCode::kExecutionContextUnavailable;
+    error.blocked = true;
+    error.failed = false;
+    error.retryable = false;
+    error.details.emplace_back("resource_id", std::string(id));
+    return ToolResult::Failure(std::move(error));
+  }
   if (!run.ok()) {
     return ToolResult::Failure(PortStatusToToolError(run.status(), id));
   }

@@ -203,6 +203,28 @@ TEST_CASE("pulse_read answers unknown resources and fleet failures with stable c
       "POLICY_BLOCKED");
 }
 
+TEST_CASE("exec on a resource with nowhere to run a command is EXECUTION_CONTEXT_UNAVAILABLE",
+          "[core][handlers][read][exec]") {
+  Fixture f;
+  // The port's FailedPrecondition: the resource exists but has no execution context (the demo
+  // fleet's backup jobs). Nothing ran, so it is a refusal, not a failure.
+  f.fleet.SetError(FakeFleet::Method::kRunReadOnlyCommand,
+                   absl::FailedPreconditionError(
+                       "backup-job:nightly is a backup job; run commands on a node, VM or "
+                       "container"));
+  CHECK(f.Refused(kToolPulseRead,
+                  R"({"action":"exec","resource_id":"vm:101","command":"uptime"})") ==
+        "EXECUTION_CONTEXT_UNAVAILABLE");
+  CHECK(Contains(f.last_error, R"("blocked":true)"));
+  CHECK_FALSE(Contains(f.last_error, R"("failed":true)"));
+  CHECK(Contains(f.last_error, R"("resource_id":"vm:101")"));
+  CHECK(Contains(f.last_error, "run commands on a node, VM or container"));
+  // Other reads keep their port mapping: FailedPrecondition elsewhere is not about exec.
+  f.fleet.SetError(FakeFleet::Method::kReadLogs, absl::FailedPreconditionError("no journal"));
+  CHECK(f.Refused(kToolPulseRead, R"({"action":"logs","resource_id":"vm:101"})") ==
+        "EXECUTION_FAILED");
+}
+
 // A Fleet written before the command path existed: it still compiles, and exec reaches the
 // port's default answer.
 class CommandlessFleet final : public core::Fleet {

@@ -14,7 +14,11 @@
 
 namespace pulse::core {
 
-// Closed set of tool-result codes. Wire strings are the UPPER_SNAKE names.
+// Closed set of tool-result codes. Wire strings are the UPPER_SNAKE names. The reference's
+// STRICT_RESOLUTION and ROUTING_MISMATCH are deliberately absent: this engine has no strict
+// resolution mode (a write before any resolution is FSM_BLOCKED) and no host routing a call
+// could contradict (a call names its canonical target and the Fleet port serves exactly that
+// resource), so no path could produce them.
 enum class ToolErrorCode {
   kFsmBlocked,         // FSM_BLOCKED: the session safety state machine refused the call
   kPolicyBlocked,      // POLICY_BLOCKED: the invocation policy refused the call
@@ -27,6 +31,9 @@ enum class ToolErrorCode {
   kBudgetExhausted,    // BUDGET_EXHAUSTED: a run budget (turns, evidence, tokens) is spent
   kToolNotAdvertised,  // TOOL_NOT_ADVERTISED: the tool was not offered on this turn
   kNonInteractive,     // NON_INTERACTIVE: a question in a run no user can answer
+  // EXECUTION_CONTEXT_UNAVAILABLE: the target exists but has nowhere to run a command (the
+  // Fleet port's FailedPrecondition from RunReadOnlyCommand, e.g. a backup job); nothing ran.
+  kExecutionContextUnavailable,
 };
 
 // All codes, in declaration order (for exhaustive tests and manifests).

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pulse/core/findings/finding.h"
 #include "pulse/core/findings/finding_types.h"
@@ -52,24 +53,37 @@ double KeywordOverlap(std::string_view a, std::string_view b);
 // +0.2 * title overlap, +0.1 * description overlap; capped at 1.
 double SemanticSimilarity(const Finding& a, const Finding& b);
 
-// Whether `f` is on a storage resource with a storage identity (see SiblingEquivalence): only
-// then can a finding on another resource id and name be its sibling.
+// The storage identity of `f`: when it is on a storage resource (resource_type "storage", or
+// "storage", "pool" or "array" among the words of its resource id or name), the lowercase
+// alphanumeric words of its canonical resource id without "storage", "pool" and "array",
+// joined by '-' ("storage:pve2/local-zfs" -> "pve2-local-zfs"); otherwise, or when no word is
+// left, "". The name never contributes: it is a display name, shared by the same storage on
+// every node, while the canonical id carries the node (the parent).
+std::string StorageIdentityOf(const Finding& f);
+
+// The words RelatedResourceFilter::storage_identity is matched by: its lowercase alphanumeric
+// runs, in order (any other character separates).
+std::vector<std::string> StorageIdentityWords(std::string_view identity);
+
+// Whether StorageIdentityOf(f) is not empty: only then can a finding on another resource id be
+// its sibling.
 bool HasStorageIdentity(const Finding& f);
 
-// Whether `f` may be on a storage resource in the sense of RelatedResourceFilter::storage.
+// Whether `f` may be on a storage resource in the sense of RelatedResourceFilter.
 // Stores that pre-filter in a query keep exactly this predicate (or a superset).
 bool MayBeStorageResource(const Finding& f);
 
 // Whether `f` matches `filter` (RelatedResourceFilter); a superset of the findings with which
-// SiblingEquivalence can pair a finding `g` when filter is {g.resource_id, g.resource_name,
-// HasStorageIdentity(g)}.
+// SiblingEquivalence can pair a finding `g` when filter is {g.resource_id,
+// StorageIdentityOf(g)}.
 bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& f);
 
 // Whether `incoming` (not yet stored) is the same real problem as the active `existing`
 // finding, and how strongly (the similarity, for picking the best of several siblings).
-// Requires different ids and a related resource: the same resource id, the same non-empty
-// resource name (case-insensitive), or the same storage identity (the alphanumeric words of a
-// storage resource's id or name without "storage", "pool" and "array"). Then any of:
+// Requires different ids and a related resource: the same canonical resource id, or the same
+// non-empty storage identity (StorageIdentityOf). A display name alone never relates two
+// findings: `local-zfs` on pve1 and on pve2, or `nginx` on two nodes, are different resources
+// with different problems. Then any of:
 //   (a) equal non-empty normalized titles;
 //   (b) both are storage-capacity risks (storage wording or type plus a capacity signal:
 //       capacity, usage, used, free, full, space, %, tb, gb), at least one is in category

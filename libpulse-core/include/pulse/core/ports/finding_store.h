@@ -33,17 +33,20 @@ struct StoredFinding {
 
 // The findings that may be on the same resource as a given one: the candidates of
 // SiblingEquivalence's related-resource test, so a new finding's siblings are found without
-// reading every finding. A finding matches when any of these holds:
+// reading every finding. Identity is the canonical resource id (which carries the resource's
+// parent, e.g. storage:pve2/local-zfs); display names never relate two findings, since every
+// Proxmox node has a `local-zfs` and an `nginx` may run on each. A finding matches when any of
+// these holds:
 //   * resource_id is not empty and equals its resource_id;
-//   * resource_name is not empty and equals its resource_name, ASCII case-insensitively;
-//   * storage is set and it may be on a storage resource: its resource_type is "storage", or
-//     its resource_id or resource_name contains "storage", "pool" or "array" (ASCII
-//     case-insensitive substring; a superset of the storage identities).
+//   * storage_identity is not empty (a storage identity, StorageIdentityOf) and the finding
+//     may be on a storage resource (its resource_type is "storage", or its resource_id or
+//     resource_name contains "storage", "pool" or "array", ASCII case-insensitively) and its
+//     resource_id contains every '-'-separated word of storage_identity as an ASCII
+//     case-insensitive substring (a superset of the findings with that storage identity).
 // core::MatchesRelatedResource (finding_identity.h) is the predicate.
 struct RelatedResourceFilter {
   std::string resource_id;
-  std::string resource_name;
-  bool storage = false;
+  std::string storage_identity;
 
   friend bool operator==(const RelatedResourceFilter&, const RelatedResourceFilter&) = default;
 };

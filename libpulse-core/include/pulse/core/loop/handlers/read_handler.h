@@ -13,7 +13,9 @@
 // implementation classifies again before running it (ports/fleet.h).
 // Failures: INVALID_INPUT for an argument that does not apply to the action, a missing
 // command, or a non-canonical resource id; NOT_FOUND for an unknown resource; NO_AGENT when
-// the fleet runs no commands; other port failures as PortStatusToToolError.
+// the fleet runs no commands; EXECUTION_CONTEXT_UNAVAILABLE (blocked, details resource_id)
+// when exec targets a resource with nowhere to run a command (the port's FailedPrecondition);
+// other port failures as PortStatusToToolError.
 // Stateless besides the borrowed fleet; thread-safe when the fleet is.
 #pragma once
 
