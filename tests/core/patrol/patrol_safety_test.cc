@@ -240,7 +240,7 @@ TEST_CASE("a maintenance window opened between plan and dispatch stops the dispa
   CHECK(rig.f.fleet.dispatch_calls() == 0);
 }
 
-TEST_CASE("the level is read again at admission: lowered, it holds or drops; raised, it never "
+TEST_CASE("the level is read again at admission: lowered it holds or drops, raised it never "
           "adds authority",
           "[core][patrol][safety]") {
   SECTION("lowered to approval while the investigation runs: planned and held") {
