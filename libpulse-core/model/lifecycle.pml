@@ -8,7 +8,9 @@
  * the resume executor (presents the suspended hash = this plan's); an API executor (any
  * hash); the clock (the TTL may pass at any moment); the fleet (the resource may drift at any
  * moment); a crash of the engine (stops every executor; the restarted engine reconciles, then
- * a client retries Execute). Abstracted: ids, times, messages, audit; the operator lock and
+ * a client retries Execute); in the execute scenario, an operator withdrawing Patrol's
+ * authority (issue 20 item 3: the API executor stands for Patrol and re-checks it at dispatch
+ * time, gate 11b). Abstracted: ids, times, messages, audit; the operator lock and
  * the approval readiness refusals are nondeterministic; the CAS retry budget
  * (kMaxCasAttempts = 16) is MAXTRIES.
  * Verify: tests/model/verify.sh lifecycle_execute.pml | lifecycle_decide.pml. */
@@ -31,6 +33,9 @@
 #define EV_PERSISTED  6  /* a permanent pre-dispatch refusal was recorded as failed */
 #define EV_EXPIRY_ERROR 7 /* MaterializeExpiry hit FailedPrecondition: an engine error */
 #define EV_EXPIRY_LOST  8 /* MaterializeExpiry lost its CAS to a decision: re-read, retried */
+/* ---- issue 20 item 3: the dispatch-time authority re-check (gate 11b) ---- */
+#define EV_WITHDRAWN   20 /* gate 11b refused: the executor's authority was withdrawn */
+/* ---- end issue 20 item 3 ---- */
 
 byte ev = EV_NONE;
 bit  act_req_appr = 0;  /* the plan requires approval (created pending_approval) */
@@ -40,6 +45,17 @@ byte live_hash = 1;     /* the plan rebuilt from the live fleet: 2 once the reso
 bit  crashed = 0;       /* the engine died; the executors of that process are gone */
 byte n_dispatch = 0;
 bit  d_bound = 0;       /* the dispatch being reported is bound to plan 1 (see below) */
+/* ---- issue 20 item 3: the dispatch-time authority re-check (gate 11b) ----
+ * Patrol executes its own approval-free plan under an authority an operator can withdraw at
+ * any moment (the autonomy level lowered, the Autopilot acknowledgement revoked, a remediation
+ * lock or a maintenance window set): `auto_ok` is that authority. An executor that carries a
+ * DispatchRecheck reads it after every other gate and immediately before admission into
+ * executing; `d_authority` says the dispatch being reported was admitted by an authority still
+ * in force at that check. */
+bit  auto_ok = 1;
+bit  d_authority = 0;
+bit  d_rechecked = 0;  /* the dispatch being reported was made by a re-checking executor */
+/* ---- end issue 20 item 3 ---- */
 
 /* Recorded approval (issue 20 item 4): the requesting session's posture requires a human
  * (an Assistant session at controlled). Plan then makes the plan wait (plan_state), and the
@@ -57,9 +73,14 @@ active proctype Clock() {
   fi
 }
 
+/* The fleet may drift at any moment; or (issue 20 item 3, execute scenario) an operator
+ * withdraws Patrol's authority at any moment (one process for both keeps the search small). */
 active proctype Fleet() {
   if
   :: d_step { live_hash = 2; ev = EV_NONE }
+#ifdef SCENARIO_EXECUTE
+  :: d_step { auto_ok = 0; ev = EV_NONE }  /* issue 20 item 3 */
+#endif
   :: skip
   fi
 }
@@ -143,7 +164,11 @@ done:
 
 proctype Executor(byte e) {
   byte presented, s, r, res, tries, chk;
+  bit rechk, seen_ok;  /* issue 20 item 3: carries a DispatchRecheck; what it last read */
   {
+  /* issue 20 item 3: the API executor stands for Patrol (automation with a re-check); the
+   * resume and the client retrying after a crash carry none */
+  rechk = (e == 1);
   skip;
 again:
   skip;
@@ -179,7 +204,15 @@ again:
     :: chk != 1 -> goto persist
     :: chk == 1 -> goto persist                      /* the operator lock is set */
     :: chk == 1 -> skip
+    fi;
+    /* ---- issue 20 item 3: gate 11b, the executor's authority read again now, in the same
+     * step as the other gates' reads (a refusal persists nothing) ---- */
+    seen_ok = auto_ok;
+    if
+    :: rechk && !seen_ok -> ev = EV_WITHDRAWN; goto done
+    :: else -> skip
     fi
+    /* ---- end issue 20 item 3 ---- */
   };
   /* gate 12: admission into executing, committed before anything is dispatched */
   atomic {
@@ -199,6 +232,8 @@ again:
     n_dispatch++;
     d_bound = (presented != 2) && chk == 1 &&
               (!act_req_appr || (APPROVALS_FOR_PLAN >= act_quorum && NO_REJECTION));
+    d_authority = !rechk || seen_ok;  /* issue 20 item 3 */
+    d_rechecked = rechk;
     ev = EV_DISPATCH
   };
   /* ... then record the terminal result (a lost CAS: action_not_executing) */
@@ -248,7 +283,7 @@ retry:
 done:
   skip
   } unless { crashed && e != 2 };
-  d_step { presented = 0; s = 0; r = 0; res = 0; tries = 0; chk = 0 }
+  d_step { presented = 0; s = 0; r = 0; res = 0; tries = 0; chk = 0; rechk = 0; seen_ok = 0 }
 }
 
 /* The engine may die at any moment; on restart ReconcileInterruptedExecutions settles an
@@ -341,6 +376,22 @@ ltl no_expiry_engine_error { [] (ev != EV_EXPIRY_ERROR) }
 ltl posture_needs_recorded_approval {
   [] ((posture_human && (act_st == A_EXECUTING || ev == EV_DISPATCH)) ->
       APPROVALS_FOR_PLAN >= act_quorum) }
+
+/* ---- issue 20 item 3: the dispatch-time authority re-check ---- */
+/* No dispatch by an executor whose authority (Patrol's autonomy level, the Autopilot
+ * acknowledgement, the lock, the window) was withdrawn before its dispatch-time check: the
+ * authority that admitted a fix is the one in force when it is dispatched. */
+ltl dispatch_authority_in_force { [] (ev == EV_DISPATCH -> d_authority) }
+#ifdef SCENARIO_EXECUTE
+/* ... and the re-check does refuse (the model is not vacuous). */
+ltl reach_authority_withdrawn { [] (ev != EV_WITHDRAWN) }
+/* A re-checking executor whose authority held at the check still dispatches. */
+ltl reach_rechecked_dispatch { [] !(ev == EV_DISPATCH && d_rechecked) }
+/* The property is about withdrawal BEFORE the check: withdrawn between the check and the
+ * dispatch (the CAS into executing is all that lies between), the dispatch still happens. */
+ltl reach_withdrawn_after_check { [] !(ev == EV_DISPATCH && d_rechecked && !auto_ok) }
+#endif
+/* ---- end issue 20 item 3 ---- */
 
 /* ---- Reachability: each must be VIOLATED (the model is not vacuous) ---- */
 ltl reach_dispatch { [] (ev != EV_DISPATCH) }

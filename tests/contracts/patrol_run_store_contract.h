@@ -37,7 +37,11 @@ inline core::PatrolRunRecord ContractRun(std::string id, absl::Time started) {
   r.tool_call_count = 1;
   r.ai_analysis = "one \"quoted\" line\nand ünïcode";
   r.remediations = {{"0123456789abcdef", "fix_verified", "act_1", "completed", "succeeded",
-                     "confirmed", ""}};
+                     "confirmed", "", std::nullopt, std::nullopt},
+                    {"fedcba9876543210", "fix_queued", "act_2", "planned", "", "", "held",
+                     std::nullopt, ::pulse::core::FixHoldReason::kAutonomyLowered},
+                    {"00112233aabbccdd", "proposal_dropped", "", "", "", "", "",
+                     ::pulse::core::ProposalDropReason::kProviderError, std::nullopt}};
   return r;
 }
 

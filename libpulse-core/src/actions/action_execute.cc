@@ -124,6 +124,22 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
     if (gate.verdict == Gate::Verdict::kRefuse) {
       return *gate.refusal;
     }
+    // Gate 11b: the executor's own authority, read again now (nothing but the CAS lies between
+    // this and the dispatch).
+    if (request.recheck) {
+      absl::StatusOr<std::optional<std::string>> withdrawn = request.recheck(record);
+      if (!withdrawn.ok() || withdrawn->has_value()) {
+        return RefuseAndAudit(
+            record, AgentErrorCode::kActionExecutionForbidden,
+            absl::StrCat(Sv(kDispatchAuthorityWithdrawnPrefix), " ",
+                         withdrawn.ok() ? **withdrawn
+                                        : absl::StrCat("the executor's authority could not be "
+                                                       "read again (",
+                                                       std::string(withdrawn.status().message()),
+                                                       ")")),
+            request.actor);
+      }
+    }
     // Gate 12: admission. `executing` is committed before anything is dispatched.
     const absl::Time now = clock_.Now();
     ActionTransition start =

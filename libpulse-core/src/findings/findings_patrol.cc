@@ -108,9 +108,7 @@ absl::StatusOr<ResolveOutcome> FindingsService::ResolveByPatrol(std::string_view
   if (!IsActive(finding, clock_.Now())) {
     return FindingActionNotAllowed(finding.id, "only an active finding can be resolved by Patrol");
   }
-  if (CategorySupportsStaleAutoResolve(finding.category)) {
-    return ResolveVerified(finding, clean_reason, clean_evidence, kVerificationNotRequired);
-  }
+  // Every category: the model's evidence is a claim, the verifier's re-check is the proof.
   if (!verifier_.CanVerify(finding)) {
     return Refused(finding, ResolveRefusal::kNoVerifier,
                    fmt::format("refused: {} findings close only when a deterministic verifier "

@@ -2,17 +2,20 @@
 // under patrol_investigation with the evidence budget, the captured proposal planned through the
 // ActionService, executed only when the effective autonomy level and the live policy admit it,
 // and the outcome recorded on the finding and in the run record.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "patrol_internal.h"
 #include "patrol_tools.h"
 #include "pulse/core/actions/operator_state.h"
 #include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/loop/loop_event.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/tools/tool_registry.h"
 
@@ -50,7 +53,100 @@ class DeadlineSink final : public EventSink {
   std::atomic<bool>& cancelled_;
 };
 
+// nullopt when the investigation completed (the model gave its final answer); otherwise why
+// its proposal must be dropped.
+std::optional<ProposalDropReason> IncompleteInvestigation(
+    const absl::StatusOr<RunOutcome>& outcome) {
+  if (!outcome.ok()) {
+    return ProposalDropReason::kEngineError;
+  }
+  switch (outcome->end) {
+    case RunEnd::kAnswered:
+      return std::nullopt;
+    case RunEnd::kFailed:
+      break;
+    case RunEnd::kFallbackSummary:
+    case RunEnd::kUnverified:
+    case RunEnd::kAwaitingApproval:
+    case RunEnd::kAwaitingInput:
+      return ProposalDropReason::kIncomplete;
+  }
+  const std::string& reason = outcome->failure_reason;
+  if (reason == kReasonCancelled) {
+    return ProposalDropReason::kCancelled;
+  }
+  if (absl::StartsWith(reason, "provider_")) {
+    return ProposalDropReason::kProviderError;
+  }
+  for (std::string_view budget : {kReasonMaxProviderCalls, kReasonTokenAllowance,
+                                  kReasonCostBudgetExhausted, kReasonCostUnknown,
+                                  kReasonRepeatedDeniedCall}) {
+    if (reason == budget) {
+      return ProposalDropReason::kBudgetStop;
+    }
+  }
+  return ProposalDropReason::kEngineError;
+}
+
 }  // namespace
+
+PatrolService::FixAuthority PatrolService::AuthorityNow(const Work& work) const {
+  FixAuthority a;
+  absl::StatusOr<AutonomySettings> now = Autonomy();
+  if (!now.ok()) {
+    // Fail closed: a human may still act on a plan, nothing runs on its own.
+    a.level = std::min(work.effective, AutonomyLevel::kApproval);
+    a.withdrawn = FixHoldReason::kAutonomyUnreadable;
+    return a;
+  }
+  // A run never gains authority while it works: the lower of its start and now.
+  a.level = std::min(work.effective, EffectiveAutonomy(*now));
+  if (a.level < work.effective) {
+    a.withdrawn = work.effective == AutonomyLevel::kFull && now->level == AutonomyLevel::kFull &&
+                          !now->acknowledgement.has_value()
+                      ? FixHoldReason::kAutopilotRevoked
+                      : FixHoldReason::kAutonomyLowered;
+  }
+  return a;
+}
+
+std::optional<PatrolService::FixHold> PatrolService::HoldFor(const Work& work,
+                                                             const ActionRecord& record) const {
+  if (record.state != ActionState::kPlanned) {
+    return FixHold{FixHoldReason::kApprovalRequired,
+                   absl::StrCat("the plan is ", std::string(ToString(record.state)),
+                                " and waits for a human")};
+  }
+  const FixAuthority now = AuthorityNow(work);
+  if (!AutoExecutes(now.level, record.plan.auto_authorization)) {
+    if (now.withdrawn.has_value()) {
+      return FixHold{*now.withdrawn,
+                     absl::StrCat(std::string(ToString(*now.withdrawn)), ": the autonomy in "
+                                  "force is ", std::string(ToString(now.level)), " (the run "
+                                  "started at ", std::string(ToString(work.effective)),
+                                  "), which does not execute ",
+                                  std::string(ToString(record.plan.auto_authorization)),
+                                  " capabilities automatically")};
+    }
+    return FixHold{FixHoldReason::kNotAutoExecutable,
+                   absl::StrCat("autonomy level ", std::string(ToString(now.level)),
+                                " does not execute ",
+                                std::string(ToString(record.plan.auto_authorization)),
+                                " capabilities automatically")};
+  }
+  absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
+  if (lock.ok() && lock->never_auto_remediate) {
+    return FixHold{FixHoldReason::kRemediationLocked,
+                   "the resource has a remediation lock (never_auto_remediate)"};
+  }
+  if (lock.ok() && MaintenanceWindowActive(*lock, clock_.Now())) {
+    return FixHold{FixHoldReason::kMaintenanceWindow, "the resource is in a maintenance window"};
+  }
+  if (!lock.ok() && !absl::IsNotFound(lock.status())) {
+    return FixHold{FixHoldReason::kLockStateUnknown, "the remediation lock state is unknown"};
+  }
+  return std::nullopt;
+}
 
 void PatrolService::Investigate(Work& work, const Finding& finding) {
   std::string session_id;
@@ -75,6 +171,14 @@ void PatrolService::Investigate(Work& work, const Finding& finding) {
     outcome = InvestigationOutcome::kFixFailed;
   } else if (m.outcome == "no_proposal") {
     outcome = InvestigationOutcome::kNeedsAttention;
+  } else if (m.outcome == "proposal_dropped") {
+    // An unfinished investigation failed; a finished one whose level was lowered to monitor
+    // leaves the finding to a human.
+    if (m.proposal_dropped_reason == ProposalDropReason::kAutonomyLowered) {
+      outcome = InvestigationOutcome::kNeedsAttention;
+    } else {
+      status = InvestigationStatus::kFailed;
+    }
   } else if (m.outcome == "timed_out") {
     status = InvestigationStatus::kFailed;
     outcome = InvestigationOutcome::kTimedOut;
@@ -159,6 +263,9 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
     m.outcome = "timed_out";
     m.note = absl::StrCat("the investigation did not finish within ",
                           work.settings.investigation_timeout_sec, " s");
+    if (state.proposal.has_value()) {
+      m.proposal_dropped_reason = ProposalDropReason::kTimedOut;
+    }
     return m;
   }
   if (state.proposal_invalidated) {
@@ -175,6 +282,30 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
     }
     return m;
   }
+  // Only an investigation that completed may hand its proposal on: one that ended in a
+  // provider error, a budget stop or a cancellation (or was cancelled by shutdown since) keeps
+  // nothing it captured.
+  if (std::optional<ProposalDropReason> dropped = IncompleteInvestigation(outcome);
+      dropped.has_value() || cancelled_->load()) {
+    m.outcome = "proposal_dropped";
+    m.proposal_dropped_reason = dropped.value_or(ProposalDropReason::kCancelled);
+    m.note = absl::StrCat("the investigation did not complete (",
+                          outcome.ok() ? std::string(ToString(outcome->end))
+                                       : std::string(outcome.status().message()),
+                          outcome.ok() && !outcome->failure_reason.empty()
+                              ? absl::StrCat(": ", outcome->failure_reason)
+                              : std::string(),
+                          "); its proposal was not planned");
+    return m;
+  }
+  // Admission: the autonomy in force now (never above the run's), not the run's snapshot.
+  const FixAuthority admitted = AuthorityNow(work);
+  if (admitted.level == AutonomyLevel::kMonitor) {
+    m.outcome = "proposal_dropped";
+    m.proposal_dropped_reason = ProposalDropReason::kAutonomyLowered;
+    m.note = "the autonomy level was lowered to monitor during the run; nothing was planned";
+    return m;
+  }
   const patrol_internal::Proposal& p = *state.proposal;
   ActionRequest action;
   action.request_id = Bounded(absl::StrCat(r.id, ".", finding.id), kMaxActionIdBytes);
@@ -185,9 +316,9 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
                                            : p.reason,
                           kMaxActionTextBytes);
   action.actor = options_.actor;
-  // Autopilot (effective full) plans under the ceiling that admits elevated capabilities.
+  // Autopilot (full in force) plans under the ceiling that admits elevated capabilities.
   ActionService& lifecycle =
-      work.effective == AutonomyLevel::kFull && options_.autopilot_actions != nullptr
+      admitted.level == AutonomyLevel::kFull && options_.autopilot_actions != nullptr
           ? *options_.autopilot_actions
           : actions_;
   absl::StatusOr<Refusable<PlanOutcome>> planned = lifecycle.Plan(action);
@@ -202,34 +333,37 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   m.action_id = record.id();
   m.action_state = std::string(ToString(record.state));
   // Automatic execution only when everything admits it now; otherwise a human decides.
-  std::string hold;
-  if (record.state != ActionState::kPlanned) {
-    hold = absl::StrCat("the plan is ", std::string(ToString(record.state)), " and waits for a human");
-  } else if (!AutoExecutes(work.effective, record.plan.auto_authorization)) {
-    hold = absl::StrCat("autonomy level ", std::string(ToString(work.effective)), " does not execute ",
-                        std::string(ToString(record.plan.auto_authorization)),
-                        " capabilities automatically");
-  } else {
-    absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
-    if (lock.ok() && lock->never_auto_remediate) {
-      hold = "the resource has a remediation lock (never_auto_remediate)";
-    } else if (lock.ok() && MaintenanceWindowActive(*lock, clock_.Now())) {
-      hold = "the resource is in a maintenance window";
-    } else if (!lock.ok() && !absl::IsNotFound(lock.status())) {
-      hold = "the remediation lock state is unknown";
-    }
-  }
-  if (!hold.empty()) {
+  if (std::optional<FixHold> hold = HoldFor(work, record); hold.has_value()) {
     m.outcome = "fix_queued";
-    m.note = std::move(hold);
+    m.hold_reason = hold->reason;
+    m.note = std::move(hold->note);
     return m;
   }
   ExecuteRequest execute;
   execute.action_id = record.id();
   execute.plan_hash = record.plan.plan_hash;
-  execute.reason = absl::StrCat("Patrol automatic fix at autonomy ", std::string(ToString(work.effective)));
+  execute.reason = absl::StrCat("Patrol automatic fix at autonomy ",
+                                std::string(ToString(admitted.level)));
   execute.actor = options_.actor;
+  // Read everything again immediately before dispatch: a level lowered, an acknowledgement
+  // revoked, a lock or a maintenance window set since admission stops the dispatch.
+  std::optional<FixHold> withdrawn;
+  execute.recheck = [&](const ActionRecord& current)
+      -> absl::StatusOr<std::optional<std::string>> {
+    withdrawn = HoldFor(work, current);
+    if (!withdrawn.has_value()) {
+      return std::optional<std::string>();
+    }
+    return std::optional<std::string>(withdrawn->note);
+  };
   absl::StatusOr<Refusable<ExecuteOutcome>> executed = lifecycle.Execute(execute);
+  if (withdrawn.has_value() && executed.ok() && executed->refused() &&
+      !executed->refusal().dispatched) {
+    m.outcome = "fix_queued";
+    m.hold_reason = withdrawn->reason;
+    m.note = std::move(withdrawn->note);
+    return m;
+  }
   if (ExecuteDispatchedUnrecorded(executed)) {
     // The fleet received the change but its outcome was not stored: not a refusal, and never
     // retried (a retry would dispatch again). The fix's effect is unknown until a later run

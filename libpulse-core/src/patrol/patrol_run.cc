@@ -26,6 +26,26 @@ constexpr std::array<std::pair<PatrolRunStatus, std::string_view>, 4> kStatuses 
     {PatrolRunStatus::kError, "error"},
 }};
 
+constexpr std::array<std::pair<ProposalDropReason, std::string_view>, 7> kDropReasons = {{
+    {ProposalDropReason::kProviderError, "provider_error"},
+    {ProposalDropReason::kBudgetStop, "budget_stop"},
+    {ProposalDropReason::kCancelled, "cancelled"},
+    {ProposalDropReason::kTimedOut, "timed_out"},
+    {ProposalDropReason::kIncomplete, "incomplete"},
+    {ProposalDropReason::kEngineError, "engine_error"},
+    {ProposalDropReason::kAutonomyLowered, "autonomy_lowered"},
+}};
+constexpr std::array<std::pair<FixHoldReason, std::string_view>, 8> kHoldReasons = {{
+    {FixHoldReason::kApprovalRequired, "approval_required"},
+    {FixHoldReason::kNotAutoExecutable, "not_auto_executable"},
+    {FixHoldReason::kAutonomyLowered, "autonomy_lowered"},
+    {FixHoldReason::kAutopilotRevoked, "autopilot_revoked"},
+    {FixHoldReason::kRemediationLocked, "remediation_locked"},
+    {FixHoldReason::kMaintenanceWindow, "maintenance_window"},
+    {FixHoldReason::kLockStateUnknown, "lock_state_unknown"},
+    {FixHoldReason::kAutonomyUnreadable, "autonomy_unreadable"},
+}};
+
 template <class E, std::size_t N>
 std::string_view Name(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
   for (const auto& [v, name] : table) {
@@ -153,6 +173,14 @@ std::string_view ToString(PatrolRunStatus status) { return Name(kStatuses, statu
 std::optional<PatrolRunStatus> ParsePatrolRunStatus(std::string_view text) {
   return Parse(kStatuses, text);
 }
+std::string_view ToString(ProposalDropReason reason) { return Name(kDropReasons, reason); }
+std::optional<ProposalDropReason> ParseProposalDropReason(std::string_view text) {
+  return Parse(kDropReasons, text);
+}
+std::string_view ToString(FixHoldReason reason) { return Name(kHoldReasons, reason); }
+std::optional<FixHoldReason> ParseFixHoldReason(std::string_view text) {
+  return Parse(kHoldReasons, text);
+}
 
 std::string PatrolScope::Key() const {
   if (Full()) {
@@ -271,6 +299,12 @@ std::string PatrolRunToJson(const PatrolRunRecord& r) {
     w.MemberIfNotEmpty("execution", m.execution);
     w.MemberIfNotEmpty("verification", m.verification);
     w.MemberIfNotEmpty("note", m.note);
+    if (m.proposal_dropped_reason.has_value()) {
+      w.Member("proposal_dropped_reason", ToString(*m.proposal_dropped_reason));
+    }
+    if (m.hold_reason.has_value()) {
+      w.Member("hold_reason", ToString(*m.hold_reason));
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -380,6 +414,22 @@ absl::StatusOr<PatrolRunRecord> PatrolRunFromJson(std::string_view json) {
       PULSE_RETURN_IF_ERROR(ReadString(item, "execution", m.execution));
       PULSE_RETURN_IF_ERROR(ReadString(item, "verification", m.verification));
       PULSE_RETURN_IF_ERROR(ReadString(item, "note", m.note));
+      std::string reason;
+      PULSE_RETURN_IF_ERROR(ReadString(item, "proposal_dropped_reason", reason));
+      if (!reason.empty()) {
+        m.proposal_dropped_reason = ParseProposalDropReason(reason);
+        if (!m.proposal_dropped_reason.has_value()) {
+          return Bad("remediations.proposal_dropped_reason");
+        }
+      }
+      reason.clear();
+      PULSE_RETURN_IF_ERROR(ReadString(item, "hold_reason", reason));
+      if (!reason.empty()) {
+        m.hold_reason = ParseFixHoldReason(reason);
+        if (!m.hold_reason.has_value()) {
+          return Bad("remediations.hold_reason");
+        }
+      }
       r.remediations.push_back(std::move(m));
     }
   }

@@ -418,8 +418,9 @@ void PatrolService::Remediate(Work& work) {
   }
   std::size_t investigated = 0;
   for (const std::string& id : work.record.new_finding_ids) {
-    if (investigated >= options_.max_investigations_per_run) {
-      break;
+    if (investigated >= options_.max_investigations_per_run ||
+        AuthorityNow(work).level == AutonomyLevel::kMonitor) {
+      break;  // a level lowered to monitor during the run investigates nothing more
     }
     absl::StatusOr<Finding> finding = findings_.Get(id);
     if (!finding.ok() || finding->resolved_at.has_value() ||

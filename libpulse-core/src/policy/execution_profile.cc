@@ -18,10 +18,12 @@ constexpr std::array<ProfileName, 3> kProfileNames = {{
     {ExecutionProfile::kPatrolInvestigation, "patrol_investigation"},
 }};
 
-// Detection records what it found and closes what it verified; nothing else it runs may
-// touch Pulse state (no alert dismissal, no knowledge writes, no extension writes).
-constexpr std::array<std::string_view, 3> kDetectionAllowlist = {
-    kToolPatrolReportFinding, kToolPatrolAssessFinding, kToolPatrolResolveFinding};
+// Detection reports and assesses; nothing else it runs may touch Pulse state (no resolve on
+// the model's word, no alert dismissal, no knowledge writes, no extension writes). A finding
+// closes only on verifier evidence: an assessment of "resolved" goes through the verifier
+// gate of FindingsService::ResolveByPatrol, in every category.
+constexpr std::array<std::string_view, 2> kDetectionAllowlist = {kToolPatrolReportFinding,
+                                                                 kToolPatrolAssessFinding};
 
 }  // namespace
 

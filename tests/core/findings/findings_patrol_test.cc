@@ -71,23 +71,39 @@ TEST_CASE("assessments are refused for bad input, unknown or inactive findings",
   CHECK(CodeOf(inactive.status()) == AgentErrorCode::kFindingActionNotAllowed);
 }
 
-TEST_CASE("metric findings resolve on Patrol evidence without a verifier", "[core][findings]") {
+TEST_CASE("metric findings resolve only when the verifier's re-check confirms, never on the "
+          "model's evidence",
+          "[core][findings]") {
   for (Category category : {Category::kPerformance, Category::kCapacity}) {
     INFO(ToString(category));
     Fixture fx;
     const std::string id = SeedCategory(fx, category, "cpu-high");
+    const Finding before = fx.Stored(id);
+    // No verifier for the key: the model's "cpu 12%" is a claim, not evidence.
+    auto unverified = fx.service.ResolveByPatrol(id, "load dropped", "cpu 12% for 30m");
+    REQUIRE(unverified.ok());
+    CHECK_FALSE(unverified->resolved);
+    CHECK(unverified->refusal == ResolveRefusal::kNoVerifier);
+    CHECK(fx.Stored(id) == before);
+    fx.verifier.Script("cpu-high", VerifierVerdict::kSignalPresent);
+    auto present = fx.service.ResolveByPatrol(id, "load dropped", "cpu 12% for 30m");
+    REQUIRE(present.ok());
+    CHECK(present->refusal == ResolveRefusal::kSignalStillPresent);
+    CHECK(fx.Stored(id) == before);
+
+    fx.verifier.Script("cpu-high", VerifierVerdict::kSignalGone);
     auto outcome = fx.service.ResolveByPatrol(id, "load dropped", "cpu 12% for 30m");
     REQUIRE(outcome.ok());
     CHECK(outcome->resolved);
     CHECK_FALSE(outcome->refusal.has_value());
-    CHECK(fx.verifier.verified_ids().empty());
+    CHECK(fx.verifier.verified_ids().size() == 2);
     const Finding f = fx.Stored(id);
     CHECK(f.resolved_at == fx.clock.Now());
     CHECK(f.auto_resolved);
     CHECK(f.resolve_reason == "load dropped");
     const LifecycleEvent& e = f.lifecycle.back();
     CHECK(e.type == E::kAutoResolved);
-    CHECK(e.metadata.at("verification") == "not_required");
+    CHECK(e.metadata.at("verification") == "verifier_confirmed");
     CHECK(e.metadata.at("evidence") == "cpu 12% for 30m");
     CHECK(e.from == LoopState::kDetected);
     CHECK(e.to == LoopState::kResolved);
@@ -157,7 +173,8 @@ TEST_CASE("a Patrol resolve needs a reason and evidence and an active finding",
   CHECK(absl::IsInvalidArgument(fx.service.ResolveByPatrol(id, "", "e").status()));
   CHECK(absl::IsInvalidArgument(fx.service.ResolveByPatrol(id, "r", "").status()));
   CHECK(absl::IsNotFound(fx.service.ResolveByPatrol("nope", "r", "e").status()));
-  REQUIRE(fx.service.ResolveByPatrol(id, "r", "e").ok());
+  fx.verifier.Script("cpu-high", VerifierVerdict::kSignalGone);
+  REQUIRE(fx.service.ResolveByPatrol(id, "r", "e")->resolved);
   CHECK(absl::IsFailedPrecondition(fx.service.ResolveByPatrol(id, "r", "e").status()));
 }
 

@@ -266,8 +266,7 @@ TEST_CASE("a partly rejected lifecycle batch earns one repair-only turn beyond t
     offered.push_back(t.name);
   }
   std::sort(offered.begin(), offered.end());
-  CHECK(offered == std::vector<std::string>{"patrol_assess_finding", "patrol_report_finding",
-                                            "patrol_resolve_finding"});
+  CHECK(offered == std::vector<std::string>{"patrol_assess_finding", "patrol_report_finding"});
   // Without a mixed batch the fourth turn is the tool-free last turn.
   Fixture plain(/*with_model=*/true);
   plain.provider.Add(ScriptedTurn::Calls(

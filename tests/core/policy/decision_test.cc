@@ -190,10 +190,18 @@ TEST_CASE("investigation-only tools run only in patrol_investigation", "[core][p
 
 TEST_CASE("patrol_detection writes pulse_state only through its allowlist", "[core][policy]") {
   const InvocationPolicy detection = Policy(ChatAndExecute(), ControlLevel::kReadOnly, kDetection);
-  for (std::string_view tool :
-       {kToolPatrolReportFinding, kToolPatrolAssessFinding, kToolPatrolResolveFinding}) {
+  for (std::string_view tool : {kToolPatrolReportFinding, kToolPatrolAssessFinding}) {
     INFO(tool);
     CHECK(DecideNamed(detection, tool).allowed);
+  }
+  // Detection may report and assess; closing a finding needs verifier evidence, so the
+  // model's resolve is refused at every level and with every scope.
+  for (ControlLevel level :
+       {ControlLevel::kReadOnly, ControlLevel::kControlled, ControlLevel::kAutonomous}) {
+    const Decision resolve =
+        DecideNamed(Policy(ScopeSet::All(), level, kDetection), kToolPatrolResolveFinding);
+    CHECK_FALSE(resolve.allowed);
+    CHECK(resolve.rule == PolicyRule::kProfileForbidsWrite);
   }
   const Decision note = DecideNamed(detection, testing::kNoteWriter);
   CHECK(note.rule == PolicyRule::kProfileForbidsWrite);

@@ -33,11 +33,12 @@ TEST_CASE("execution profile parsing is closed and unknown is non-interactive", 
   CHECK(ToString(static_cast<ExecutionProfile>(42)) == "unknown");
 }
 
-TEST_CASE("only patrol_detection has a pulse_state allowlist", "[core][policy]") {
+TEST_CASE("only patrol_detection has a pulse_state allowlist, and it may report and assess, "
+          "never resolve",
+          "[core][policy]") {
   const auto detection = PulseStateAllowlist(ExecutionProfile::kPatrolDetection);
   CHECK(std::vector<std::string_view>(detection.begin(), detection.end()) ==
-        std::vector<std::string_view>{kToolPatrolReportFinding, kToolPatrolAssessFinding,
-                                      kToolPatrolResolveFinding});
+        std::vector<std::string_view>{kToolPatrolReportFinding, kToolPatrolAssessFinding});
   CHECK(PulseStateAllowlist(ExecutionProfile::kInteractive).empty());
   CHECK(PulseStateAllowlist(ExecutionProfile::kPatrolInvestigation).empty());
   CHECK(PulseStateAllowlist(ExecutionProfile::kUnknown).empty());
@@ -46,6 +47,8 @@ TEST_CASE("only patrol_detection has a pulse_state allowlist", "[core][policy]")
   const InvocationPolicy policy =
       InvocationPolicy::Create(Inputs(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection));
   CHECK(policy.AllowsPulseStateWrite("patrol_report_finding"));
+  CHECK(policy.AllowsPulseStateWrite("patrol_assess_finding"));
+  CHECK_FALSE(policy.AllowsPulseStateWrite("patrol_resolve_finding"));
   CHECK_FALSE(policy.AllowsPulseStateWrite("patrol_report_finding "));
   CHECK_FALSE(policy.AllowsPulseStateWrite("note_writer"));
 }

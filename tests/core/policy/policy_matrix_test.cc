@@ -111,9 +111,9 @@ bool Oracle(const Cell& cell, const ToolSpec& spec, InvocationClass c) {
     return false;
   }
   if (c.mutation == MutationTarget::kPulseState) {
+    // Detection reports and assesses; no profile resolves on the model's word.
     return cell.profile == ExecutionProfile::kPatrolDetection &&
-           (spec.name == "patrol_report_finding" || spec.name == "patrol_assess_finding" ||
-            spec.name == "patrol_resolve_finding");
+           (spec.name == "patrol_report_finding" || spec.name == "patrol_assess_finding");
   }
   return interactive && !cell.deny && (cell.level == "controlled" || cell.level == "autonomous");
 }

@@ -105,8 +105,8 @@ TEST_CASE("patrol projections follow their profiles", "[core][policy]") {
       registry);
   CHECK(Names(detection) == std::vector<std::string>{"pulse_query", "pulse_read", "pulse_metrics",
                                                      "patrol_get_findings", "patrol_report_finding",
-                                                     "patrol_assess_finding",
-                                                     "patrol_resolve_finding", "fleet_ops"});
+                                                     "patrol_assess_finding", "fleet_ops"});
+  CHECK(Find(detection, "patrol_resolve_finding") == nullptr);
   CHECK(Find(detection, "patrol_report_finding")->action_mode == ActionMode::kWrite);
   CHECK(Find(detection, "patrol_report_finding")->approval_policy == ApprovalPolicy::kScopeOnly);
   CHECK(Find(detection, "fleet_ops")->offered_values ==

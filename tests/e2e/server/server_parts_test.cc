@@ -352,7 +352,7 @@ TEST_CASE("store observers publish approval.pending, action.completed and findin
                              core::ActionActor{core::ActorKind::kHuman, "alice"}};
   REQUIRE(w.service.Decide(decide).ok());
   core::ExecuteRequest execute{id, "go", std::nullopt,
-                               core::ActionActor{core::ActorKind::kHuman, "alice"}};
+                               core::ActionActor{core::ActorKind::kHuman, "alice"}, {}};
   absl::StatusOr<core::Refusable<core::ExecuteOutcome>> executed = w.service.Execute(execute);
   REQUIRE(executed.ok());
   REQUIRE_FALSE(executed->refused());

@@ -100,6 +100,18 @@ class FakeProviderServer::Impl {
     return delay > absl::ZeroDuration() && stopping_.WaitForNotificationWithTimeout(delay);
   }
 
+  // Waits for `release` (when set) in short slices so shutdown stays prompt; false when the
+  // server stopped first.
+  bool Released(const std::shared_ptr<absl::Notification>& release) {
+    while (release != nullptr &&
+           !release->WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
+      if (stopping_.HasBeenNotified()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   void Handle(const httplib::Request& req, httplib::Response& res) {
     std::optional<ScriptedResponse> script = Take(req);
     if (!script.has_value()) {
@@ -109,7 +121,7 @@ class FakeProviderServer::Impl {
                       "text/plain");
       return;
     }
-    if (Wait(script->header_delay)) {
+    if (Wait(script->header_delay) || !Released(script->release)) {
       res.status = 500;
       res.set_content("fake provider server: stopping", "text/plain");
       return;

@@ -148,7 +148,7 @@ TEST_CASE("patrol_assess_finding records verdicts, and a resolved verdict needs 
         "INVALID_INPUT");
 }
 
-TEST_CASE("patrol_resolve_finding closes metric findings and refuses unverified others",
+TEST_CASE("patrol_resolve_finding closes a finding of any category only on the verifier's word",
           "[core][handlers][findings]") {
   Fixture f;
   const std::string cpu = Report(f, "vm:102", "performance", "warning", "cpu-high");
@@ -156,6 +156,11 @@ TEST_CASE("patrol_resolve_finding closes metric findings and refuses unverified 
   const std::string resolve = R"(","resolution_note":"load is back to normal",)"
                               R"("evidence":"pulse_metrics cpu avg 12% over 1h"})";
 
+  // A metric finding is no exception: the model's evidence alone is refused.
+  CHECK(f.Refused(kToolPatrolResolveFinding, R"({"finding_id":")" + cpu + resolve) ==
+        "POLICY_BLOCKED");
+  CHECK(Contains(f.last_error, R"("refusal":"no_deterministic_verifier")"));
+  f.verifier.Script("cpu-high", core::VerifierVerdict::kSignalGone);
   rapidjson::Document r = f.Ok(kToolPatrolResolveFinding, R"({"finding_id":")" + cpu + resolve);
   CHECK(Str(r, "finding_id") == cpu);
   CHECK(GetBool(r, "resolved") == true);

@@ -17,10 +17,12 @@
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/loop/handlers/builtin_handlers.h"
+#include "pulse/core/loop/handlers/finding_handlers.h"
 #include "pulse/core/loop/handlers/metrics_handler.h"
 #include "pulse/core/loop/handlers/tool_output.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_names.h"
 #include "pulse/core/tools/tool_registry.h"
 #include "pulse/testing/fake_clock.h"
@@ -118,8 +120,7 @@ inline core::InvocationPolicy PolicyFor(std::string_view tool) {
   inputs.scopes = core::ScopeSet::All();
   inputs.configured_max = core::ControlLevel::kControlled;
   inputs.profile = core::ExecutionProfile::kInteractive;
-  if (tool == core::kToolPatrolReportFinding || tool == core::kToolPatrolAssessFinding ||
-      tool == core::kToolPatrolResolveFinding) {
+  if (tool == core::kToolPatrolReportFinding || tool == core::kToolPatrolAssessFinding) {
     inputs.profile = core::ExecutionProfile::kPatrolDetection;
   } else if (tool == core::kToolPatrolActionCapabilities ||
              tool == core::kToolPatrolProposeAction) {
@@ -160,6 +161,23 @@ struct Fixture {
   // Runs `tool` with `args_json` through the executor under a policy that may call it.
   core::ToolCallOutcome Call(std::string_view tool, std::string_view args_json) {
     rapidjson::Document args = ParseText(args_json);
+    if (tool == core::kToolPatrolResolveFinding) {
+      // No profile may call it (the model's word closes nothing): the handler runs directly,
+      // after checking that the executor refuses it even under patrol_detection.
+      core::PolicyInputs inputs;
+      inputs.scopes = core::ScopeSet::All();
+      inputs.profile = core::ExecutionProfile::kPatrolDetection;
+      const core::InvocationPolicy detection = core::InvocationPolicy::Create(inputs);
+      REQUIRE_FALSE(executor.Execute(detection, tool, args).dispatched);
+      core::ToolCallOutcome outcome;
+      outcome.tool_name = std::string(tool);
+      outcome.invocation_class = core::ClassifyRegistered(registry, tool, args);
+      outcome.dispatched = true;
+      core::PatrolResolveFindingHandler handler(findings);
+      outcome.result =
+          handler.Run(args, core::ToolContext{tool, outcome.invocation_class, detection});
+      return outcome;
+    }
     return executor.Execute(PolicyFor(tool), tool, args);
   }
 

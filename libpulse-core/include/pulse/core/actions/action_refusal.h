@@ -25,6 +25,9 @@ inline constexpr std::string_view kRemediationLockedPrefix = "resource_remediati
 inline constexpr std::string_view kLockStateUnknownPrefix = "remediation_lock_state_unknown:";
 inline constexpr std::string_view kDryRunOnlyPrefix = "action_dry_run_only:";
 inline constexpr std::string_view kExecutionInterruptedPrefix = "execution_interrupted:";
+// The executor's own authority was withdrawn before dispatch (ExecuteRequest::recheck).
+inline constexpr std::string_view kDispatchAuthorityWithdrawnPrefix =
+    "dispatch_authority_withdrawn:";
 
 struct ActionRefusal {
   AgentErrorCode code = AgentErrorCode::kInvalidActionRequest;

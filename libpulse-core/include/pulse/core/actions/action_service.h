@@ -31,6 +31,9 @@
 //      by a human (an approval on record, or a human executing it) dispatch proceeds and the
 //      degraded read is audited; otherwise persisted failed
 //      "remediation_lock_state_unknown: ...", resource_remediation_locked (fail closed).
+//  11b. the request's DispatchRecheck, when given, runs after every other gate and immediately
+//      before admission into executing: a refusal (or an error) -> action_execution_forbidden
+//      "dispatch_authority_withdrawn: ..." (nothing persisted, audited; the plan stays).
 //  12. CAS into executing (+ event) BEFORE dispatch; losing it maps the winner's state as in
 //      3-5.
 //  13. Fleet::Dispatch once (attempt id "<action_id>.dispatch.1"); then, unless the executor
@@ -45,6 +48,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,11 +74,20 @@ struct DecideRequest {
   ActionActor actor;                     // the authenticated decider
 };
 
+// The caller's own authority, read again at dispatch time (gate 11b): nullopt admits; a
+// message refuses (the plan stays as it is, for a human). A non-OK status fails closed the same
+// way. Automation whose authority can be withdrawn while it works (Patrol: its autonomy level,
+// the Autopilot acknowledgement, the remediation lock, the maintenance window) supplies one, so
+// the authority that admitted a fix is the authority in force when it is dispatched.
+using DispatchRecheck =
+    std::function<absl::StatusOr<std::optional<std::string>>(const ActionRecord& record)>;
+
 struct ExecuteRequest {
   std::string action_id;
   std::string reason;  // optional, recorded in the events
   std::optional<std::string> plan_hash;
   ActionActor actor;  // the authenticated executor (a human, or automation)
+  DispatchRecheck recheck;  // optional; see DispatchRecheck
 };
 
 struct PlanOutcome {

@@ -177,8 +177,9 @@ class FindingsService {
                                                      std::string_view evidence,
                                                      std::string_view reason = {});
 
-  // patrol_resolve_finding. performance|capacity findings resolve on the model's evidence;
-  // every other category only when the FindingVerifier affirmatively reports kSignalGone
+  // Patrol's resolve (an assessment of "resolved"): in every category, only when the
+  // FindingVerifier affirmatively reports kSignalGone (for performance|capacity, the
+  // deterministic re-check of the metric); the model's evidence alone never closes a finding
   // (no verifier, still present, inconclusive or an error: refused with the reason, nothing
   // written). Resolving sets auto_resolved and appends `auto_resolved`. InvalidArgument for
   // empty reason or evidence; NotFound; FailedPrecondition when not active.

@@ -74,10 +74,44 @@ struct PatrolAssessment {
   friend bool operator==(const PatrolAssessment&, const PatrolAssessment&) = default;
 };
 
+// Why a captured proposal never reached the action lifecycle: only an investigation that
+// completed (the model gave its final answer) may hand its proposal on.
+enum class ProposalDropReason {
+  kProviderError,    // the provider failed (after its retries)
+  kBudgetStop,       // a loop bound stopped it: provider calls, tokens, money, repeated denial
+  kCancelled,        // shutdown cancelled it
+  kTimedOut,         // the investigation timeout passed
+  kIncomplete,       // it ended without a final answer (fallback summary, or any other end)
+  kEngineError,      // the run could not run or be saved
+  kAutonomyLowered,  // at admission, the level in force was monitor
+};
+// Wire: provider_error, budget_stop, cancelled, timed_out, incomplete, engine_error,
+// autonomy_lowered.
+std::string_view ToString(ProposalDropReason reason);
+std::optional<ProposalDropReason> ParseProposalDropReason(std::string_view text);
+
+// Why a planned fix was not dispatched automatically (it stays in the lifecycle for a human).
+// Read at admission and again immediately before dispatch.
+enum class FixHoldReason {
+  kApprovalRequired,    // the plan itself needs a human decision
+  kNotAutoExecutable,   // the run's level does not execute this auto-authorization class
+  kAutonomyLowered,     // the level was lowered during the run
+  kAutopilotRevoked,    // the Autopilot acknowledgement was revoked during the run
+  kRemediationLocked,   // never_auto_remediate is set on the resource
+  kMaintenanceWindow,   // a maintenance window is active on the resource
+  kLockStateUnknown,    // the operator state could not be read
+  kAutonomyUnreadable,  // the autonomy settings could not be read again
+};
+// Wire: approval_required, not_auto_executable, autonomy_lowered, autopilot_revoked,
+// remediation_locked, maintenance_window, lock_state_unknown, autonomy_unreadable.
+std::string_view ToString(FixHoldReason reason);
+std::optional<FixHoldReason> ParseFixHoldReason(std::string_view text);
+
 // What happened to a new finding after the run: investigated, a proposal, an action.
 struct PatrolRemediation {
   std::string finding_id;
-  std::string outcome;    // investigated, no_proposal, proposal_invalid, fix_queued,
+  std::string outcome;    // investigated, no_proposal, proposal_invalid, proposal_dropped,
+                          // fix_queued,
                           // fix_executed, fix_verified, fix_verification_failed, fix_failed,
                           // fix_refused, fix_unrecorded, timed_out, error
   std::string action_id;  // "" without a plan
@@ -85,6 +119,10 @@ struct PatrolRemediation {
   std::string execution;     // not_run, succeeded, failed, inconclusive ("" when not run)
   std::string verification;  // not_attempted, confirmed, contradicted, inconclusive
   std::string note;          // why it stayed pending, or what failed
+  // Set exactly when a captured proposal was dropped (outcome proposal_dropped, or timed_out).
+  std::optional<ProposalDropReason> proposal_dropped_reason;
+  // Set when a planned fix was held for a human (outcome fix_queued).
+  std::optional<FixHoldReason> hold_reason;
 
   friend bool operator==(const PatrolRemediation&, const PatrolRemediation&) = default;
 };

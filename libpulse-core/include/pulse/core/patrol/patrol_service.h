@@ -17,7 +17,11 @@
 //      patrol_investigation (evidence budget from the settings, at most one proposal), plans
 //      the proposal through ActionService and executes it only when the effective level admits
 //      its auto-authorization class, the plan needs no approval, the resource has no
-//      remediation lock and no maintenance window is active; everything else stays for a human;
+//      remediation lock and no maintenance window is active; everything else stays for a human.
+//      Only an investigation that completed hands its proposal on (others record a
+//      ProposalDropReason); the autonomy level, the acknowledgement, the lock and the window
+//      are read again at admission and immediately before dispatch (a FixHoldReason when they
+//      no longer admit it), never above the level the run started at;
 //   6. stores the finished record (status healthy|issues_found|error).
 // Thread-safety: every method may be called from any thread; runs of different scopes may
 // proceed concurrently. Borrows every port; they must outlive the service.
@@ -176,6 +180,23 @@ class PatrolService {
   PatrolRemediation InvestigateOnce(Work& work, const Finding& finding, std::string& session_id);
   void Finish(Work& work);
   void Release(const PatrolTicket& ticket);
+
+  // The autonomy in force for a fix now: the settings read again, never above the level the
+  // run started at; `withdrawn` says why when it is lower (or could not be read).
+  struct FixAuthority {
+    AutonomyLevel level = AutonomyLevel::kMonitor;
+    std::optional<FixHoldReason> withdrawn;
+  };
+  FixAuthority AuthorityNow(const Work& work) const;
+  // Why `record` must not be dispatched automatically now (the plan's state, the autonomy in
+  // force against its auto-authorization class, the remediation lock, the maintenance window,
+  // an unreadable lock state); nullopt when everything admits it. Asked at admission and again
+  // by the action lifecycle immediately before dispatch (ExecuteRequest::recheck).
+  struct FixHold {
+    FixHoldReason reason;
+    std::string note;
+  };
+  std::optional<FixHold> HoldFor(const Work& work, const ActionRecord& record) const;
 
   Fleet& fleet_;
   FindingsService& findings_;

@@ -31,7 +31,8 @@ ExecutionProfile NormalizeExecutionProfile(ExecutionProfile profile);
 bool IsInteractive(ExecutionProfile profile);
 
 // The tools that may write pulse_state (Pulse's own records) under `profile`:
-// patrol_detection → patrol_report_finding, patrol_assess_finding, patrol_resolve_finding;
+// patrol_detection → patrol_report_finding, patrol_assess_finding (patrol_resolve_finding is
+// allowed in no profile: closing a finding needs verifier evidence, not the model's word);
 // every other profile (interactive, investigation, unknown) → none. The span is static.
 std::span<const std::string_view> PulseStateAllowlist(ExecutionProfile profile);
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
 namespace pulse::testing {
@@ -49,6 +50,9 @@ struct ScriptedResponse {
   // terminator, or one byte short of the announced Content-Length.
   bool disconnect_after_chunks = false;
   BodyFraming framing = BodyFraming::kChunked;
+  // When set, the response waits (after header_delay, before the status line) until the test
+  // notifies it (or the server stops): a turn that holds until the test has acted.
+  std::shared_ptr<absl::Notification> release;
 };
 
 struct RecordedRequest {
