@@ -211,6 +211,21 @@ bool EndsWithNoCase(std::string_view text, std::string_view lower_suffix) {
 // parameter is the cheaper mistake).
 bool IsNotQuoteOrSpace(char c) { return !IsWhitespace(c) && c != '"' && c != '\''; }
 
+// `{` or `[` that opens JSON structure (`{"`, `{}`, `[{`, `["`, `[]`, or a line break or space
+// after it): the key names an object or array, such as a schema property or a nested record,
+// whose own string members are redacted where they are secrets. `password={abc}` is not JSON
+// structure and stays a bare value.
+bool OpensJsonStructure(std::string_view text, std::size_t k) {
+  if (k + 1 >= text.size() || (text[k] != '{' && text[k] != '[')) {
+    return false;
+  }
+  const char next = text[k + 1];
+  if (IsWhitespace(next) || next == '"') {
+    return true;
+  }
+  return text[k] == '{' ? next == '}' : (next == '{' || next == '[' || next == ']');
+}
+
 }  // namespace
 
 std::optional<Secret> ValueAt(std::string_view text, std::size_t k) {
@@ -258,6 +273,9 @@ std::optional<Secret> ValueAt(std::string_view text, std::size_t k) {
       return std::nullopt;
     }
     return Secret{k + 1, close};
+  }
+  if (OpensJsonStructure(text, k)) {
+    return std::nullopt;  // a JSON object or array under a secret-like key, e.g. a schema
   }
   const std::size_t end = SkipWhile(text, k, IsNotQuoteOrSpace);
   if (end == k) {

@@ -297,6 +297,7 @@ inline std::string ValidBody(const std::string& name) {
       {"abort_session", R"({})"},
       {"answer_question", R"({"answers":[{"id":"q1","value":"yes"}]})"},
       {"render_workflow_prompt", R"({"name":"pulse_triage_fleet"})"},
+      {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
   };
   auto it = bodies.find(name);
   return it == bodies.end() ? "" : it->second;

@@ -36,7 +36,7 @@ std::string CodeOf(const QueryValidator& v, const QueryParams& q,
   return refused.has_value() ? std::string(core::ToString(refused->code)) : "";
 }
 
-TEST_CASE("declared query values of the right type pass; nothing is required",
+TEST_CASE("declared query values of the right type pass and nothing is required",
           "[adapters][http][query]") {
   auto v = Compiled(kSchema);
   CHECK(CodeOf(*v, {}).empty());

@@ -162,5 +162,28 @@ TEST_CASE("the credential shapes keep redaction linear", "[core][auth][redact]")
   CHECK(RedactSecrets(dollars) == dollars);
 }
 
+
+TEST_CASE("a secret-named key over JSON structure is not a secret, a bare value still is",
+          "[core][auth][redact]") {
+  // Schemas and nested records name properties "token", "password", "secret": the structure
+  // under them passes, and a secret string inside it is still redacted.
+  const std::vector<std::string> untouched = {
+      R"({"properties":{"token":{"type":"string"},"record":{"type":"object"}}})",
+      R"({"token": {"type":"string"}})",
+      R"({"password":{}})",
+      R"({"secrets":["a","b"]})",
+      R"({"api_key":[]})",
+      "token:\n  type: string",
+  };
+  for (const std::string& text : untouched) {
+    INFO(text);
+    CHECK(RedactSecrets(text) == text);
+  }
+  CHECK(RedactSecrets(R"({"token":{"value":"x","token":"s3cr3t-value-123"}})")
+            .find("s3cr3t-value-123") == std::string::npos);
+  CHECK(RedactSecrets("password={hunter2-and-more}").find("hunter2") == std::string::npos);
+  CHECK(RedactSecrets("token=[abc123secret]").find("abc123secret") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace pulse::core

@@ -145,7 +145,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a session belongs to the token that created it: others get session_not_found and "
-    "the owner's pending approval survives; an admin may read it",
+    "the owner's pending approval survives, and an admin may read it",
     "[e2e][server][consent]") {
   TempDir dir;
   auto provider = FakeProviderServer::Start();
