@@ -72,7 +72,7 @@ HttpReply Create(ServerContext& ctx, const HttpRequest& request) {
   }
   TokenCreateArgs args;
   args.name = std::string(core::GetString(*body, "name").value_or(""));
-  if (const auto it = body->FindMember("scopes"); it != body->MemberEnd() && it->value.IsArray()) {
+  if (auto it = body->FindMember("scopes"); it != body->MemberEnd() && it->value.IsArray()) {
     for (const auto& scope : it->value.GetArray()) {
       if (scope.IsString()) {
         args.scopes.emplace_back(core::StringViewOf(scope));
