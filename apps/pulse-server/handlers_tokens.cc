@@ -72,7 +72,8 @@ HttpReply Create(ServerContext& ctx, const HttpRequest& request) {
   }
   TokenCreateArgs args;
   args.name = std::string(core::GetString(*body, "name").value_or(""));
-  if (auto it = body->FindMember("scopes"); it != body->MemberEnd() && it->value.IsArray()) {
+  const rapidjson::Value& root = *body;  // const: one iterator type on both sides of !=
+  if (auto it = root.FindMember("scopes"); it != root.MemberEnd() && it->value.IsArray()) {
     for (const auto& scope : it->value.GetArray()) {
       if (scope.IsString()) {
         args.scopes.emplace_back(core::StringViewOf(scope));
