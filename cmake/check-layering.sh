@@ -4,6 +4,10 @@
 # that reaches the world directly (time, threads, environment, randomness, console, files)
 # or throws. Time, threads, ids and output go through the core's ports instead.
 # Line comments are ignored, so a comment may explain a rule without tripping it.
+# When DIR has a MODULES file (libpulse-core/MODULES: module names, lowest first; "name: a b"
+# narrows a module to exactly those), it also fails when a file under include/pulse/core/<m>/
+# or src/<m>/ includes pulse/core/<x>/ for an <x> that is not <m> and not allowed below <m>,
+# or when <m> is not listed at all.
 set -euo pipefail
 dir=${1:?usage: check-layering.sh DIR}
 
@@ -30,8 +34,57 @@ for pat in "${banned_calls[@]}"; do
   fi
 done
 
+declare -A module_rank=() module_allowed=()
+modules_file="$dir/MODULES"
+if [ -f "$modules_file" ]; then
+  rank=0
+  while IFS= read -r entry; do
+    entry=${entry%%#*}
+    [[ "$entry" =~ ^[a-z] ]] || continue
+    name=${entry%%:*}
+    name=${name// /}
+    module_rank[$name]=$rank
+    if [[ "$entry" == *:* ]]; then
+      module_allowed[$name]=" ${entry#*:} "
+    fi
+    rank=$((rank + 1))
+  done <"$modules_file"
+fi
+
+# The module a file belongs to ("" for files outside a module folder).
+module_of() {
+  local rel=${1#"$dir"/}
+  case "$rel" in
+    include/pulse/core/*/*) rel=${rel#include/pulse/core/} ;;
+    src/*/*) rel=${rel#src/} ;;
+    *) echo ""; return ;;
+  esac
+  echo "${rel%%/*}"
+}
+
+# Whether module $1 may include module $2.
+may_include() {
+  local from=$1 to=$2
+  [ "$from" = "$to" ] && return 0
+  [ -n "${module_rank[$to]+x}" ] || return 1
+  if [ -n "${module_allowed[$from]+x}" ]; then
+    [[ "${module_allowed[$from]}" == *" $to "* ]]
+    return
+  fi
+  [ "${module_rank[$to]}" -lt "${module_rank[$from]}" ]
+}
+
 violations=0
 while IFS= read -r -d '' file; do
+  module=""
+  if [ ${#module_rank[@]} -gt 0 ]; then
+    module=$(module_of "$file")
+    if [ -n "$module" ] && [ -z "${module_rank[$module]+x}" ]; then
+      echo "$file: module order: '$module' is not listed in $modules_file"
+      violations=$((violations + 1))
+      module=""
+    fi
+  fi
   # Strip line comments, keep line numbers.
   stripped=$(sed -e 's|//.*$||' "$file")
   lineno=0
@@ -44,6 +97,13 @@ while IFS= read -r -d '' file; do
           violations=$((violations + 1))
         fi
       done
+      if [ -n "$module" ] && [[ "$line" =~ \"pulse/core/([a-z_]+)/ ]]; then
+        target=${BASH_REMATCH[1]}
+        if ! may_include "$module" "$target"; then
+          echo "$file:$lineno: module order: $module may not include $target: $line"
+          violations=$((violations + 1))
+        fi
+      fi
       continue
     fi
     for i in "${!banned_calls[@]}"; do

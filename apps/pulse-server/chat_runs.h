@@ -20,7 +20,7 @@
 
 #include "absl/time/time.h"
 #include "pulse/adapters/http/sse_stream.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/ports/event_sink.h"
 #include "server_metrics.h"
 

@@ -11,8 +11,8 @@
 
 #include "agent_event_bus.h"
 #include "observed_stores.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/findings/finding.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/finding.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
 

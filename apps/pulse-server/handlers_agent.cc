@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/adapters/http/body_validator.h"
 #include "pulse/adapters/http/standard_handlers.h"
-#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/model/operator_state.h"
 #include "pulse/core/auth/api_token.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/workflow_prompts.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/tool_names.h"

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/patrol/autonomy.h"
-#include "pulse/core/patrol/patrol_run.h"
+#include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/patrol_run.h"
 #include "pulse/core/status_macros.h"
 #include "server_context.h"
 

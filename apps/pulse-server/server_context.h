@@ -18,7 +18,7 @@
 #include "pulse/adapters/providers/provider_factory.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/findings/findings_service.h"
 #include "patrol_scheduler.h"

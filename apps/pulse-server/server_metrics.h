@@ -17,8 +17,8 @@
 #include "absl/status/statusor.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/storage/sqlite_database.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/ports/action_store.h"
 
 namespace pulse::server {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 
 namespace pulse::server {
 

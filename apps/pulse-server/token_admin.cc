@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/auth/api_token.h"
 
 namespace pulse::server {
 

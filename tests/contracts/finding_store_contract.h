@@ -20,8 +20,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "pulse/core/findings/finding.h"
-#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/core/model/suppression_rule.h"
 #include "pulse/core/ports/finding_store.h"
 
 namespace pulse::testing::contracts {

@@ -21,7 +21,7 @@
 #include "fuzz_support.h"
 #include "pulse/adapters/providers/message_framer.h"
 #include "pulse/adapters/providers/wire_protocol.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::fuzz {
 

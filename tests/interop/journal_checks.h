@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "rapidjson/document.h"
 
 namespace pulse::testing {

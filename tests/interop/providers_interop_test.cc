@@ -19,7 +19,7 @@
 #include "interop_tools.h"
 #include "journal_checks.h"
 #include "pulse/adapters/providers/provider_factory.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace Catch {
 template <>

@@ -8,6 +8,7 @@
 
 #include "demo_model.h"
 #include "fmt/format.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::adapters::agents::internal {
 namespace {

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 #ifndef PULSE_DEMO_FLEET_SOURCE_PATH
 #define PULSE_DEMO_FLEET_SOURCE_PATH ""

@@ -20,6 +20,7 @@
 #include "fleet_queries.h"
 #include "pulse/adapters/agents/demo_fleet.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::adapters::agents::internal {
 

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/ports/fleet.h"
 
 namespace pulse::adapters::agents::internal {

@@ -15,6 +15,7 @@
 #include "process_runner.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::adapters::agents {
 namespace {

@@ -12,7 +12,7 @@
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::adapters::providers {
 namespace {

@@ -12,7 +12,7 @@
 #include "pulse/adapters/providers/streaming_provider.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::adapters::providers {

@@ -17,7 +17,7 @@
 #include "pulse/adapters/providers/wire_protocol.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "rapidjson/document.h"
 
 namespace pulse::adapters::providers::internal {

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 
 namespace pulse::adapters::storage {
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding_types.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {

@@ -1,4 +1,5 @@
 #include "pulse/adapters/storage/sqlite_token_store.h"
+#include "pulse/core/auth/api_token.h"
 
 #include <SQLiteCpp/Statement.h>
 #include <sodium/crypto_generichash.h>

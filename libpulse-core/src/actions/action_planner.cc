@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "action_internal.h"
+#include "pulse/core/model/action_codec.h"
 #include "pulse/core/actions/action_identity.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/utf8.h"
 
 namespace pulse::core {

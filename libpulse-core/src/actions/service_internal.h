@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "action_internal.h"
-#include "pulse/core/actions/action_transition.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_codec.h"
+#include "pulse/core/model/action_transition.h"
+#include "pulse/core/model/action_types.h"
 
 namespace pulse::core::action_internal {
 

@@ -38,33 +38,7 @@ bool InNanosecondRange(absl::Time t) {
   return t >= min && t <= max;
 }
 
-bool IsBase64UrlChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_';
-}
-
 }  // namespace
-
-std::string_view ToString(ApiTokenKind kind) {
-  switch (kind) {
-    case ApiTokenKind::kHuman:
-      return "human";
-    case ApiTokenKind::kAgent:
-      return "agent";
-    case ApiTokenKind::kService:
-      return "service";
-  }
-  return "human";
-}
-
-std::optional<ApiTokenKind> ParseApiTokenKind(std::string_view text) {
-  for (ApiTokenKind kind : {ApiTokenKind::kHuman, ApiTokenKind::kAgent, ApiTokenKind::kService}) {
-    if (text == ToString(kind)) {
-      return kind;
-    }
-  }
-  return std::nullopt;
-}
 
 absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(const NewApiToken& request) {
   if (absl::Status s = CheckName(request.name); !s.ok()) {
@@ -93,66 +67,6 @@ absl::StatusOr<std::vector<std::string>> ValidateNewApiToken(const NewApiToken& 
     }
   }
   return scopes->ToStrings();
-}
-
-absl::StatusOr<absl::Duration> ParseApiTokenLifetime(std::string_view text) {
-  const auto bad = [] {
-    return absl::InvalidArgumentError(
-        "a token lifetime is a whole number of hours or days, e.g. 12h or 30d, at most 3650d");
-  };
-  if (text.size() < 2 || text.size() > 12) {
-    return bad();
-  }
-  const char unit = text.back();
-  if (unit != 'h' && unit != 'd') {
-    return bad();
-  }
-  std::int64_t count = 0;
-  for (char c : text.substr(0, text.size() - 1)) {
-    if (c < '0' || c > '9') {
-      return bad();
-    }
-    count = count * 10 + (c - '0');  // at most 11 digits: no overflow
-  }
-  const absl::Duration lifetime = unit == 'h' ? absl::Hours(count) : absl::Hours(count * 24);
-  if (count <= 0 || lifetime > kMaxApiTokenLifetime) {
-    return bad();
-  }
-  return lifetime;
-}
-
-bool HasApiTokenShape(std::string_view token) {
-  if (token.size() != kApiTokenLength ||
-      token.substr(0, kApiTokenPrefix.size()) != kApiTokenPrefix) {
-    return false;
-  }
-  for (char c : token.substr(kApiTokenPrefix.size())) {
-    if (!IsBase64UrlChar(c)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool IsApiTokenId(std::string_view id) {
-  if (id.size() != kApiTokenIdPrefix.size() + 16 ||
-      id.substr(0, kApiTokenIdPrefix.size()) != kApiTokenIdPrefix) {
-    return false;
-  }
-  for (char c : id.substr(kApiTokenIdPrefix.size())) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool IsApiTokenExpired(const ApiTokenInfo& info, absl::Time now) {
-  return info.expires_at.has_value() && now >= *info.expires_at;
-}
-
-bool ShouldRecordApiTokenUse(const ApiTokenInfo& info, absl::Time now) {
-  return !info.last_used_at.has_value() || now - *info.last_used_at >= kApiTokenLastUsedResolution;
 }
 
 }  // namespace pulse::core

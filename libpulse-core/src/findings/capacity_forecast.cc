@@ -11,15 +11,6 @@
 namespace pulse::core {
 namespace {
 
-constexpr std::array<WireName<ForecastReading>, 6> kReadings = {{
-    {ForecastReading::kNoHistory, "no_history"},
-    {ForecastReading::kFilling, "filling"},
-    {ForecastReading::kAtCapacity, "at_capacity"},
-    {ForecastReading::kNoFillTrend, "no_fill_trend"},
-    {ForecastReading::kStable, "stable"},
-    {ForecastReading::kDeclining, "declining"},
-}};
-
 constexpr double kSecondsPerDay = 86400.0;
 
 std::string MetricPrefix(const CapacityForecast& f) {
@@ -27,12 +18,6 @@ std::string MetricPrefix(const CapacityForecast& f) {
 }
 
 }  // namespace
-
-std::string_view ToString(ForecastReading reading) { return WireNameOf(kReadings, reading); }
-
-std::optional<ForecastReading> ParseForecastReading(std::string_view text) {
-  return WireValueOf(kReadings, text);
-}
 
 void TrendAccumulator::Add(absl::Time at, double value) {
   if (!std::isfinite(value) || at == absl::InfiniteFuture() || at == absl::InfinitePast()) {

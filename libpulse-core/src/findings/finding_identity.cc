@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "short_digest.h"
+#include "pulse/core/model/short_digest.h"
 
 namespace pulse::core {
 namespace {

@@ -3,12 +3,13 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {

@@ -7,7 +7,7 @@
 #include "findings_service_internal.h"
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/utf8.h"

@@ -5,9 +5,10 @@
 #include "findings_service_internal.h"
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {

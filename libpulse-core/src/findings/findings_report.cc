@@ -6,7 +6,7 @@
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_identity.h"
-#include "pulse/core/findings/finding_wire.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_time.h"

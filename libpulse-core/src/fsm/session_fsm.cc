@@ -10,9 +10,6 @@
 namespace pulse::core {
 namespace {
 
-constexpr SessionState kAllStates[] = {SessionState::kResolving, SessionState::kReading,
-                                       SessionState::kWriting, SessionState::kVerifying};
-
 // A kind outside the enum is treated as a write: whatever it is, it may change something.
 ToolKind Normalize(ToolKind kind) {
   switch (kind) {
@@ -76,29 +73,6 @@ absl::Status ValidateSnapshot(const SessionSnapshot& s, std::optional<SessionSta
 }
 
 }  // namespace
-
-std::string_view ToString(SessionState state) {
-  switch (state) {
-    case SessionState::kResolving:
-      return "RESOLVING";
-    case SessionState::kReading:
-      return "READING";
-    case SessionState::kWriting:
-      return "WRITING";
-    case SessionState::kVerifying:
-      return "VERIFYING";
-  }
-  return "UNKNOWN";
-}
-
-std::optional<SessionState> ParseSessionState(std::string_view text) {
-  for (SessionState state : kAllStates) {
-    if (ToString(state) == text) {
-      return state;
-    }
-  }
-  return std::nullopt;
-}
 
 std::string FsmBlockedError::Message() const {
   if (tool.empty()) {

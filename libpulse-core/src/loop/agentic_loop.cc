@@ -7,8 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "loop_emitter.h"
 #include "loop_run.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
+#include "pulse/core/loop/transcript.h"
 #include "pulse/core/status_macros.h"
 #include "text_util.h"
 

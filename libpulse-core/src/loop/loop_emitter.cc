@@ -4,7 +4,7 @@
 
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/loop/handlers/pulse_control_handler.h"
-#include "pulse/core/loop/usage.h"
+#include "pulse/core/model/usage.h"
 #include "text_util.h"
 
 namespace pulse::core::loop_internal {

@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/fsm/session_fsm.h"
-#include "pulse/core/loop/model_route.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/model_route.h"
+#include "pulse/core/model/session_record.h"
 #include "pulse/core/ports/event_sink.h"
 
 namespace pulse::core::loop_internal {

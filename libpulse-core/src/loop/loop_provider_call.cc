@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "loop_run.h"
-#include "pulse/core/loop/loop_event.h"
-#include "pulse/core/loop/usage.h"
+#include "pulse/core/model/loop_event.h"
+#include "pulse/core/model/usage.h"
 
 namespace pulse::core {
 namespace {

@@ -15,7 +15,7 @@
 #include "loop_run.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/write_outcome.h"
 #include "pulse/core/policy/decision.h"

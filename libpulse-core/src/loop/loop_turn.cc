@@ -9,7 +9,7 @@
 #include "absl/strings/substitute.h"
 #include "absl/time/time.h"
 #include "loop_run.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/policy/projection.h"

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/substitute.h"
+#include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/loop/loop_texts.h"
@@ -258,6 +259,21 @@ std::string FallbackSummary(const RunCounters& counters) {
                                                                       : "tool errors"));
   }
   return text;
+}
+
+void RedactSessionSecrets(SessionRecord& record) {
+  for (Message& m : record.transcript) {
+    m.content = RedactSecrets(m.content);
+    for (ToolCall& call : m.tool_calls) {
+      call.arguments_json = RedactSecrets(call.arguments_json);
+    }
+  }
+  if (record.suspended.has_value()) {
+    record.suspended->arguments_json = RedactSecrets(record.suspended->arguments_json);
+  }
+  for (KnowledgeFact& fact : record.facts) {
+    fact.value = RedactSecrets(fact.value);
+  }
 }
 
 }  // namespace pulse::core

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/utf8.h"
 
 namespace pulse::core {

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "patrol_internal.h"
 #include "patrol_tools.h"
-#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/model/operator_state.h"
 #include "pulse/core/loop/agentic_loop.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/tools/tool_registry.h"
 

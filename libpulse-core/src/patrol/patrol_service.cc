@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "patrol_internal.h"
 #include "patrol_tools.h"
-#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/model/operator_state.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/policy/invocation_policy.h"

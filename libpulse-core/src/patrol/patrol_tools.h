@@ -15,7 +15,7 @@
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/findings/run_ledger.h"
-#include "pulse/core/patrol/patrol_run.h"
+#include "pulse/core/model/patrol_run.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"

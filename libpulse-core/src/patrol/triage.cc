@@ -1,4 +1,5 @@
 #include "pulse/core/patrol/triage.h"
+#include "pulse/core/findings/capacity_forecast.h"
 
 #include <array>
 #include <cstdlib>

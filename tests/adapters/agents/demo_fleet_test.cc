@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "agents_test_support.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::testing::agents {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::adapters::agents {
 namespace {

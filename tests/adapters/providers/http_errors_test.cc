@@ -4,7 +4,7 @@
 #include <string>
 
 #include "pulse/adapters/providers/base_url.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::adapters::providers {
 namespace {

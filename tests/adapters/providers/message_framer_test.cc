@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::adapters::providers {
 namespace {

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "pulse/adapters/providers/wire_protocol.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::testing::providers {
 

@@ -14,7 +14,7 @@
 
 #include "pulse/adapters/providers/openai_protocol.h"
 #include "pulse/adapters/providers/streaming_provider.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/testing/fake_provider_server.h"
 
 namespace pulse::testing {

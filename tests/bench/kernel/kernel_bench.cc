@@ -34,7 +34,7 @@
 #include "pulse/core/fsm/batch_gate.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/capability_projection.h"
 #include "pulse/core/policy/decision.h"

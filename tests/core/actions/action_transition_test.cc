@@ -1,4 +1,4 @@
-#include "pulse/core/actions/action_transition.h"
+#include "pulse/core/model/action_transition.h"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -1,10 +1,10 @@
-#include "pulse/core/actions/capability.h"
+#include "pulse/core/model/capability.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "action_test_support.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::core {
 namespace {

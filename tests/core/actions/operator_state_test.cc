@@ -1,4 +1,4 @@
-#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/model/operator_state.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "contracts/finding_store_contract.h"
 #include "pulse/core/findings/finding_json.h"
-#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/model/suppression_rule.h"
 
 namespace pulse::core {
 namespace {

@@ -2,8 +2,8 @@
 #include <set>
 #include <string>
 
-#include "pulse/core/findings/finding.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/core/model/finding_types.h"
 #include "pulse/core/ports/finding_verifier.h"
 
 namespace pulse::core {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "loop_test_support.h"
-#include "pulse/core/loop/usage.h"
+#include "pulse/core/model/usage.h"
 
 namespace pulse::testing::loop {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "loop_test_support.h"
 #include "pulse/core/loop/knowledge.h"
-#include "pulse/core/loop/llm_types.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/llm_types.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/loop/write_outcome.h"
 

@@ -1,6 +1,6 @@
 // Usage and cost (core/loop/usage.h): known prices are priced exactly, unknown prices stay
 // unknown on a metered route, and routes without per-token billing never report a cost.
-#include "pulse/core/loop/usage.h"
+#include "pulse/core/model/usage.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "contracts/patrol_run_store_contract.h"
-#include "pulse/core/patrol/autonomy.h"
-#include "pulse/core/patrol/patrol_run.h"
+#include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/patrol_run.h"
 #include "pulse/core/patrol/triage.h"
 #include "pulse/testing/in_memory_patrol_run_store.h"
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "pulse/core/actions/resource_id.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"

@@ -39,8 +39,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/actions/capability.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/capability.h"
 #include "pulse/core/ports/fleet.h"
 
 namespace pulse::core {

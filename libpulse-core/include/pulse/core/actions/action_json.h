@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/actions/capability.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/capability.h"
 
 namespace pulse::core {
 

@@ -12,8 +12,8 @@
 
 #include "absl/time/time.h"
 #include "pulse/core/actions/action_refusal.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/actions/capability.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/capability.h"
 #include "pulse/core/ports/fleet.h"
 
 namespace pulse::core {

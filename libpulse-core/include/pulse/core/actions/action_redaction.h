@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 
 namespace pulse::core {
 

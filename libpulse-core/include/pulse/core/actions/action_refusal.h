@@ -13,7 +13,7 @@
 #include <utility>
 #include <variant>
 
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/errors/agent_error.h"
 
 namespace pulse::core {

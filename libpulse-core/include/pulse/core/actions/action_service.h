@@ -57,7 +57,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_planner.h"
 #include "pulse/core/actions/action_refusal.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/ports/action_store.h"
 #include "pulse/core/ports/audit_log.h"
 #include "pulse/core/ports/clock.h"

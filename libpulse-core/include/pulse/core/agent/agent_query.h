@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "pulse/core/errors/agent_error.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding_types.h"
 
 namespace pulse::core {
 

@@ -32,7 +32,7 @@
 #include "absl/time/time.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/agent/agent_query.h"
 #include "pulse/core/agent/operations_loop.h"
 #include "pulse/core/ports/action_store.h"

@@ -12,16 +12,10 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+#include "pulse/core/model/forecast.h"
 #include "pulse/core/ports/metrics_history.h"
 
 namespace pulse::core {
-
-// What the history says. Wire strings: no_history, filling, at_capacity, no_fill_trend,
-// stable, declining.
-enum class ForecastReading { kNoHistory, kFilling, kAtCapacity, kNoFillTrend, kStable, kDeclining };
-
-std::string_view ToString(ForecastReading reading);
-std::optional<ForecastReading> ParseForecastReading(std::string_view text);
 
 // Fewer usable samples than this (or samples that all share one timestamp) is "no history".
 inline constexpr std::int64_t kMinForecastSamples = 5;
@@ -35,19 +29,6 @@ inline constexpr double kTrendSignificance = 3.0;
 inline constexpr double kHighUtilizationPct = 80.0;
 // days_to_full is capped here (100 years) so an almost-flat slope cannot overflow.
 inline constexpr std::int64_t kMaxDaysToFull = 36500;
-
-struct CapacityForecast {
-  std::string metric;  // e.g. "disk", "memory", "usage"; may be empty
-  ForecastReading reading = ForecastReading::kNoHistory;
-  std::int64_t sample_count = 0;      // usable samples the reading is based on
-  std::optional<double> current_pct;  // mean of the samples at the newest timestamp
-  std::optional<double> daily_change; // fitted slope, pp/day; absent for no_history
-  // Present only for filling (>= 1) and at_capacity (0). Never present for flat or
-  // declining series: they have no date at which they fill.
-  std::optional<std::int64_t> days_to_full;
-
-  friend bool operator==(const CapacityForecast&, const CapacityForecast&) = default;
-};
 
 // Single-pass, order-independent least squares over (time, value) samples. The x axis is real
 // time in days (not the sample index), so gaps and unsorted input are handled; duplicate

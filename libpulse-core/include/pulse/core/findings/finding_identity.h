@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pulse/core/findings/finding.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/core/model/finding_types.h"
 #include "pulse/core/ports/finding_store.h"
 
 namespace pulse::core {

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "pulse/core/findings/finding.h"
+#include "pulse/core/model/finding.h"
 
 namespace pulse::core {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding_types.h"
 #include "pulse/core/findings/findings_service.h"
 #include "rapidjson/document.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "pulse/core/findings/finding_types.h"
+#include "pulse/core/model/finding_types.h"
 
 namespace pulse::core {
 

@@ -47,10 +47,10 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/loop/model_route.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/model_route.h"
 #include "pulse/core/loop/outbound_context.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 #include "rapidjson/document.h"
 
 namespace pulse::core {

@@ -33,8 +33,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/loop/llm_types.h"
-#include "pulse/core/loop/model_route.h"
+#include "pulse/core/model/llm_types.h"
+#include "pulse/core/model/model_route.h"
 #include "pulse/core/ports/fleet.h"
 #include "pulse/core/ports/operator_state_store.h"
 

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 
 namespace pulse::core {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "pulse/core/loop/knowledge.h"
-#include "pulse/core/loop/llm_types.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/llm_types.h"
+#include "pulse/core/model/session_record.h"
 
 namespace pulse::core {
 
@@ -72,5 +72,13 @@ bool HasFinalText(const std::vector<Message>& transcript);
 // name, plus the error count; kFallbackNoTools when nothing ran. Never includes call ids or
 // raw tool output.
 std::string FallbackSummary(const RunCounters& counters);
+
+// Applies RedactSecrets (the outbound policy's redaction) to every text of `record` that
+// echoes a person, the model or a tool: message content, tool-call arguments, the suspended
+// call's arguments and fact values. Tool-call provider_state (opaque provider bytes) is kept.
+// The loop persists sessions only in this form, so neither the store nor any route serving a
+// transcript ever holds a recognised secret; the model then sees its earlier calls redacted,
+// as a non-local model would anyway. Idempotent.
+void RedactSessionSecrets(SessionRecord& record);
 
 }  // namespace pulse::core

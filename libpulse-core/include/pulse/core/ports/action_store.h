@@ -17,8 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/actions/action_transition.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_transition.h"
+#include "pulse/core/model/action_types.h"
 
 namespace pulse::core {
 

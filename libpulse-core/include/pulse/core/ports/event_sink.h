@@ -7,7 +7,7 @@
 // independently), so a slow or gone consumer never changes what the loop decides.
 #pragma once
 
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 
 namespace pulse::core {
 

@@ -19,8 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "pulse/core/findings/finding.h"
-#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/core/model/suppression_rule.h"
 
 namespace pulse::core {
 

@@ -12,19 +12,9 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/findings/finding.h"
+#include "pulse/core/model/finding.h"
 
 namespace pulse::core {
-
-enum class VerifierVerdict {
-  kSignalGone,     // affirmatively confirmed: the problem is no longer there
-  kSignalPresent,  // the problem is still there
-  kInconclusive,   // could not tell
-};
-
-// Wire strings: signal_gone, signal_present, inconclusive.
-std::string_view ToString(VerifierVerdict verdict);
-std::optional<VerifierVerdict> ParseVerifierVerdict(std::string_view text);
 
 class FindingVerifier {
  public:

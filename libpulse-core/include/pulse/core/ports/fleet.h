@@ -21,9 +21,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "pulse/core/actions/action_types.h"
-#include "pulse/core/actions/capability.h"
-#include "pulse/core/tools/exec_classifier.h"
+#include "pulse/core/model/action_types.h"
+#include "pulse/core/model/capability.h"
+#include "pulse/core/model/exec_output.h"
 
 namespace pulse::core {
 

@@ -12,7 +12,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::core {
 

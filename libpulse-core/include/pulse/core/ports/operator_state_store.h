@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/actions/operator_state.h"
+#include "pulse/core/model/operator_state.h"
 
 namespace pulse::core {
 

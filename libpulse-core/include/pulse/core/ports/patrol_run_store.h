@@ -15,8 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/patrol/autonomy.h"
-#include "pulse/core/patrol/patrol_run.h"
+#include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/patrol_run.h"
 
 namespace pulse::core {
 

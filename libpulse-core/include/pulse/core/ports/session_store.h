@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/loop/session_record.h"
+#include "pulse/core/model/session_record.h"
 
 namespace pulse::core {
 

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "pulse/core/auth/api_token.h"
+#include "pulse/core/model/api_token.h"
 
 namespace pulse::core {
 

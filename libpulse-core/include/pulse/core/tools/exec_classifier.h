@@ -53,13 +53,13 @@
 #include <string_view>
 #include <vector>
 
+#include "pulse/core/model/exec_output.h"
+
 namespace pulse::core {
 
 inline constexpr std::size_t kMaxExecCommandBytes = 1024;  // the pulse_read schema's maxLength
 inline constexpr std::size_t kMaxExecArgs = 64;
 inline constexpr std::size_t kMaxExecArgBytes = 512;
-// The most command output an executor returns (the rest is dropped and flagged).
-inline constexpr std::size_t kMaxExecOutputBytes = 64 * 1024;
 
 // Why a command was refused. Wire (ToString): none, empty, too_long, control_character,
 // non_ascii, shell_syntax, malformed_quoting, too_many_arguments, path_command, interpreter,
@@ -124,13 +124,5 @@ std::string MaskExecOutput(const std::vector<std::string>& argv, std::string_vie
 
 // The allowlisted program names, sorted (documentation and tests).
 const std::vector<std::string_view>& ExecAllowedPrograms();
-
-// What an executor returns for an accepted command.
-struct ExecOutput {
-  int exit_code = 0;
-  std::string output;      // stdout then stderr, at most kMaxExecOutputBytes
-  bool truncated = false;  // output beyond the bound was dropped
-  bool simulated = false;  // answered by a simulator rather than a real program
-};
 
 }  // namespace pulse::core

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
-#include "pulse/core/findings/suppression_rule.h"
+#include "pulse/core/model/suppression_rule.h"
 #include "pulse/core/ports/finding_store.h"
 
 namespace pulse::testing {

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "pulse/core/ports/token_store.h"
+#include "pulse/core/auth/api_token.h"
 
 namespace pulse::testing {
 

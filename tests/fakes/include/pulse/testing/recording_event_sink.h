@@ -9,7 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/loop_event.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/ports/event_sink.h"
 #include "rapidjson/document.h"
 

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/core/ports/llm_provider.h"
 
 namespace pulse::testing {

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/providers/wire_protocol.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::adapters::providers {
 

@@ -16,7 +16,7 @@
 #include "pulse/adapters/providers/endpoint_locality.h"
 #include "pulse/adapters/providers/http_exchange.h"
 #include "pulse/adapters/providers/provider_registry.h"
-#include "pulse/core/loop/model_route.h"
+#include "pulse/core/model/model_route.h"
 #include "pulse/core/ports/llm_provider.h"
 
 namespace pulse::adapters::providers {

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/loop/model_route.h"
+#include "pulse/core/model/model_route.h"
 
 namespace pulse::adapters::providers {
 

@@ -18,7 +18,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pulse/core/loop/llm_types.h"
+#include "pulse/core/model/llm_types.h"
 
 namespace pulse::adapters::providers {
 

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/id_source.h"
 

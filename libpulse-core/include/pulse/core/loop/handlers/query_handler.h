@@ -19,7 +19,7 @@
 #pragma once
 
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/actions/action_types.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/fleet.h"
 

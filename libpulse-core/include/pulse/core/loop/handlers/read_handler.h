@@ -21,6 +21,7 @@
 
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/tools/exec_classifier.h"
 
 namespace pulse::core {
 

@@ -1,0 +1,2 @@
+// Planted: a module folder missing from MODULES.
+int Stray() { return 0; }
