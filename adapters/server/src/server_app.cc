@@ -1,4 +1,4 @@
-#include "server_app.h"
+#include "pulse/adapters/server/server_app.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -8,10 +8,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "agent_event_bus.h"
-#include "chat_runs.h"
-#include "event_publisher.h"
-#include "observed_stores.h"
 #include "pulse/adapters/agents/demo_fleet.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/http/httplib_server.h"
@@ -19,6 +15,11 @@
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/http/token_authenticator.h"
 #include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/chat_runs.h"
+#include "pulse/adapters/server/event_publisher.h"
+#include "pulse/adapters/server/observed_stores.h"
+#include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/adapters/system/random_id_source.h"
 #include "pulse/adapters/system/system_clock.h"
@@ -38,7 +39,6 @@
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/tool_registry.h"
 #include "server_context.h"
-#include "server_metrics.h"
 
 namespace pulse::server {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server_config.h"
+#include "pulse/adapters/server/server_config.h"
 
 namespace pulse::server {
 
