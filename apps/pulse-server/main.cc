@@ -1,14 +1,15 @@
-// pulse-server: serves the governed surface over HTTP (ARCHITECTURE §7). This file only parses
-// the command line (CLI11 stays in this one translation unit); server_app.h composes the server.
+// pulse-server: serves the governed surface over HTTP (docs/server.md). This file only parses
+// the command line (CLI11 stays in this one translation unit) and wires: the application layer
+// in adapters/server (pulse/adapters/server/server_app.h) composes and runs the server.
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "server_app.h"
-#include "server_config.h"
-#include "token_command.h"
+#include "pulse/adapters/server/server_app.h"
+#include "pulse/adapters/server/server_config.h"
+#include "pulse/adapters/server/token_command.h"
 
 namespace {
 

@@ -14,7 +14,6 @@
 #include "patrol_tools.h"
 #include "pulse/core/findings/run_ledger.h"
 #include "pulse/core/patrol/patrol_service.h"
-#include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/ports/event_sink.h"
 
 namespace pulse::core {
@@ -45,15 +44,6 @@ inline void AddUnique(std::vector<std::string>& list, const std::string& item) {
   if (!Contains(list, item)) {
     list.push_back(item);
   }
-}
-
-// The authority of Patrol's model runs: reads and ai scopes, read_only, the given profile.
-inline InvocationPolicy PatrolPolicy(ExecutionProfile profile) {
-  PolicyInputs inputs;
-  inputs.scopes = ScopeSet::Of({Scope::kMonitoringRead, Scope::kAiChat, Scope::kAiExecute});
-  inputs.configured_max = ControlLevel::kReadOnly;
-  inputs.profile = profile;
-  return InvocationPolicy::Create(inputs);
 }
 
 }  // namespace patrol_internal

@@ -15,18 +15,15 @@
 #include "patrol_tools.h"
 #include "pulse/core/model/operator_state.h"
 #include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/loop_event.h"
-#include "pulse/core/policy/tool_executor.h"
-#include "pulse/core/tools/tool_registry.h"
 
 namespace pulse::core {
 namespace {
 
 using patrol_internal::Bounded;
 using patrol_internal::kMaxErrorDetailBytes;
-using patrol_internal::PatrolPolicy;
 using patrol_internal::PatrolRunState;
-using patrol_internal::PatrolToolPorts;
 
 constexpr std::string_view kInvestigationPrompt =
     "You are Pulse Patrol investigating one finding without a user present. Read the evidence "
@@ -202,21 +199,11 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   PatrolRemediation m;
   m.finding_id = finding.id;
   PatrolRunState state;
-  absl::StatusOr<ToolRegistry> registry = ToolRegistry::WithBuiltins();
-  if (!registry.ok()) {
-    m.outcome = "error";
-    m.note = std::string(registry.status().message());
-    return m;
-  }
-  ToolExecutor executor(*registry);
-  PatrolToolPorts ports{fleet_, findings_, actions_, clock_, &metrics_, options_.actor};
-  if (absl::Status bound = patrol_internal::BindInvestigationTools(executor, ports, state);
-      !bound.ok()) {
-    m.outcome = "error";
-    m.note = std::string(bound.message());
-    return m;
-  }
-  LoopOptions o;
+  LoopAssemblyOptions assembly;
+  assembly.flavour = LoopFlavour::kPatrolInvestigation;
+  assembly.requester = options_.actor;
+  assembly.decorate = patrol_internal::RecordingDecorator(state);
+  LoopOptions& o = assembly.loop;
   o.system_prompt = options_.investigation_prompt.empty() ? std::string(kInvestigationPrompt)
                                                           : options_.investigation_prompt;
   o.max_turns = kInvestigationMaxTurns;
@@ -224,8 +211,15 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   o.max_evidence_calls = static_cast<int>(work.settings.investigation_budget);
   o.route = model_->route;
   o.local_only = model_->local_only;
-  AgenticLoop loop(model_->provider, *registry, executor, model_->runner, clock_,
-                   model_->sessions, actions_, ids_, std::move(o));
+  const LoopPorts ports{model_->provider, model_->runner, clock_,    model_->sessions, actions_,
+                        ids_,             fleet_,         findings_, &metrics_};
+  absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
+      LoopAssembly::Assemble(ports, std::move(assembly));
+  if (!assembled.ok()) {
+    m.outcome = "error";
+    m.note = std::string(assembled.status().message());
+    return m;
+  }
   // The investigation's own flag: set at shutdown (Cancel) or when the timeout passes.
   const absl::Time started = clock_.Now();
   const absl::Duration timeout = absl::Seconds(work.settings.investigation_timeout_sec);
@@ -233,14 +227,14 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   const std::uint64_t watch_key = Watch(watch);
   RunRequest request{.session_id = "",
                      .user_message = "",
-                     .policy = PatrolPolicy(ExecutionProfile::kPatrolInvestigation),
+                     .policy = *FlavourRunPolicy(LoopFlavour::kPatrolInvestigation),
                      .cancelled = watch.cancelled};
   request.user_message = absl::StrCat(
       "Investigate finding ", finding.id, " (", std::string(ToString(finding.severity)), ", ",
       std::string(ToString(finding.category)), ") on ", finding.resource_id, ": ", finding.title, ". ",
       finding.description, " Evidence: ", finding.evidence);
   DeadlineSink sink(clock_, watch.deadline, *watch.cancelled);
-  absl::StatusOr<RunOutcome> outcome = loop.Run(request, sink);
+  absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   Unwatch(watch_key);
   const bool timed_out = watch.cancelled->load() && !cancelled_->load() &&
                          clock_.Now() >= watch.deadline;

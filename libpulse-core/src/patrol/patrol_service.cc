@@ -11,10 +11,9 @@
 #include "pulse/core/model/operator_state.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/policy/invocation_policy.h"
-#include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/tools/tool_registry.h"
 
 namespace pulse::core {
 namespace {
@@ -25,9 +24,7 @@ using patrol_internal::Contains;
 using patrol_internal::kMaxAnalysisBytes;
 using patrol_internal::kMaxErrorDetailBytes;
 using patrol_internal::NullSink;
-using patrol_internal::PatrolPolicy;
 using patrol_internal::PatrolRunState;
-using patrol_internal::PatrolToolPorts;
 
 constexpr std::string_view kWatchPrompt =
     "You are Pulse Patrol, watching a fleet on a schedule without a user present. Use "
@@ -323,19 +320,11 @@ void PatrolService::Triage(Work& work) {
 void PatrolService::WatchPass(Work& work) {
   PatrolRunRecord& r = work.record;
   r.model_pass_ran = true;
-  absl::StatusOr<ToolRegistry> registry = ToolRegistry::WithBuiltins();
-  if (!registry.ok()) {
-    work.Error(absl::StrCat("tool registry: ", registry.status().message()));
-    return;
-  }
-  ToolExecutor executor(*registry);
-  PatrolToolPorts ports{fleet_, findings_, actions_, clock_, &metrics_, options_.actor};
-  if (absl::Status bound = patrol_internal::BindWatchTools(executor, ports, work.state);
-      !bound.ok()) {
-    work.Error(absl::StrCat("tool binding: ", bound.message()));
-    return;
-  }
-  LoopOptions o;
+  LoopAssemblyOptions assembly;
+  assembly.flavour = LoopFlavour::kPatrolWatch;
+  assembly.requester = options_.actor;
+  assembly.decorate = patrol_internal::RecordingDecorator(work.state);
+  LoopOptions& o = assembly.loop;
   o.system_prompt =
       options_.watch_prompt.empty() ? std::string(kWatchPrompt) : options_.watch_prompt;
   o.max_turns = kWatchMaxTurns;
@@ -346,15 +335,21 @@ void PatrolService::WatchPass(Work& work) {
   o.summary_max_tokens = kWatchSummaryMaxTokens;
   o.route = model_->route;
   o.local_only = model_->local_only;
-  AgenticLoop loop(model_->provider, *registry, executor, model_->runner, clock_,
-                   model_->sessions, actions_, ids_, std::move(o));
+  const LoopPorts ports{model_->provider, model_->runner, clock_,    model_->sessions, actions_,
+                        ids_,             fleet_,         findings_, &metrics_};
+  absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
+      LoopAssembly::Assemble(ports, std::move(assembly));
+  if (!assembled.ok()) {
+    work.Error(absl::StrCat("tool binding: ", assembled.status().message()));
+    return;
+  }
   std::string scope_text =
       r.scope.Full() ? std::string("the whole fleet")
                      : absl::StrCat("these resources: ",
                                     absl::StrJoin(r.effective_scope_resource_ids, ", "));
   RunRequest request{.session_id = "",
                      .user_message = "",
-                     .policy = PatrolPolicy(ExecutionProfile::kPatrolDetection),
+                     .policy = *FlavourRunPolicy(LoopFlavour::kPatrolWatch),
                      .cancelled = cancelled_};
   request.user_message = absl::StrCat(
       "Patrol run ", r.id, " over ", scope_text, " (", work.ticket.resources.size(),
@@ -363,7 +358,7 @@ void PatrolService::WatchPass(Work& work) {
       " already known finding(s). Review the active findings, assess each one you are shown, "
       "report anything new the evidence shows, then summarize.");
   NullSink sink;
-  absl::StatusOr<RunOutcome> outcome = loop.Run(request, sink);
+  absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   std::lock_guard<std::mutex> lock(work.state.mu);
   r.tool_calls = work.state.calls;
   r.tool_call_count = work.state.call_count;

@@ -4,12 +4,6 @@
 #include <utility>
 
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/handlers/capability_handlers.h"
-#include "pulse/core/loop/handlers/finding_handlers.h"
-#include "pulse/core/loop/handlers/metrics_handler.h"
-#include "pulse/core/loop/handlers/query_handler.h"
-#include "pulse/core/loop/handlers/read_handler.h"
-#include "pulse/core/status_macros.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core::patrol_internal {
@@ -171,58 +165,33 @@ class RecordingHandler final : public ToolHandler {
   PatrolRunState& state_;
 };
 
-absl::Status BindOne(ToolExecutor& executor, std::string_view name,
-                     std::unique_ptr<ToolHandler> handler, Track track, PatrolRunState& state) {
-  return executor.Bind(name,
-                       std::make_unique<RecordingHandler>(std::move(handler), track, state));
-}
-
-absl::Status BindEvidenceTools(ToolExecutor& executor, const PatrolToolPorts& p,
-                               PatrolRunState& state) {
-  PULSE_RETURN_IF_ERROR(BindOne(executor, kToolPulseQuery,
-                                std::make_unique<PulseQueryHandler>(p.fleet, p.actions,
-                                                                    p.requester),
-                                Track::kNone, state));
-  PULSE_RETURN_IF_ERROR(BindOne(executor, kToolPulseRead,
-                                std::make_unique<PulseReadHandler>(p.fleet), Track::kNone,
-                                state));
-  return BindOne(executor, kToolPulseMetrics,
-                 std::make_unique<PulseMetricsHandler>(p.fleet, p.clock, p.metrics), Track::kNone,
-                 state);
+// What the wrapper of `tool` tracks besides recording its calls.
+Track TrackFor(std::string_view tool) {
+  if (tool == kToolPatrolGetFindings) {
+    return Track::kGetFindings;
+  }
+  if (tool == kToolPatrolReportFinding) {
+    return Track::kReport;
+  }
+  if (tool == kToolPatrolAssessFinding) {
+    return Track::kAssess;
+  }
+  if (tool == kToolPatrolResolveFinding) {
+    return Track::kResolve;
+  }
+  if (tool == kToolPatrolProposeAction) {
+    return Track::kPropose;
+  }
+  return Track::kNone;
 }
 
 }  // namespace
 
-absl::Status BindWatchTools(ToolExecutor& executor, const PatrolToolPorts& p,
-                            PatrolRunState& state) {
-  PULSE_RETURN_IF_ERROR(BindEvidenceTools(executor, p, state));
-  PULSE_RETURN_IF_ERROR(
-      BindOne(executor, kToolPatrolGetFindings,
-              std::make_unique<PatrolGetFindingsHandler>(p.findings, p.clock),
-              Track::kGetFindings, state));
-  PULSE_RETURN_IF_ERROR(
-      BindOne(executor, kToolPatrolReportFinding,
-              std::make_unique<PatrolReportFindingHandler>(p.findings, p.fleet), Track::kReport,
-              state));
-  PULSE_RETURN_IF_ERROR(BindOne(executor, kToolPatrolAssessFinding,
-                                std::make_unique<PatrolAssessFindingHandler>(p.findings),
-                                Track::kAssess, state));
-  return BindOne(executor, kToolPatrolResolveFinding,
-                 std::make_unique<PatrolResolveFindingHandler>(p.findings), Track::kResolve,
-                 state);
-}
-
-absl::Status BindInvestigationTools(ToolExecutor& executor, const PatrolToolPorts& p,
-                                    PatrolRunState& state) {
-  PULSE_RETURN_IF_ERROR(BindEvidenceTools(executor, p, state));
-  PULSE_RETURN_IF_ERROR(BindOne(
-      executor, kToolPatrolActionCapabilities,
-      std::make_unique<PatrolActionCapabilitiesHandler>(p.fleet, p.actions, p.requester),
-      Track::kNone, state));
-  return BindOne(executor, kToolPatrolProposeAction,
-                 std::make_unique<PatrolProposeActionHandler>(p.fleet, p.actions, p.clock,
-                                                              p.requester),
-                 Track::kPropose, state);
+HandlerDecorator RecordingDecorator(PatrolRunState& state) {
+  return [&state](std::string_view tool, std::unique_ptr<ToolHandler> handler) {
+    return std::unique_ptr<ToolHandler>(
+        std::make_unique<RecordingHandler>(std::move(handler), TrackFor(tool), state));
+  };
 }
 
 }  // namespace pulse::core::patrol_internal

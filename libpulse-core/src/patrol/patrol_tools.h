@@ -1,7 +1,8 @@
-// The per-run tool surface of a Patrol model pass: the real built-in handlers, each wrapped so
-// the run records its tool calls (bounded) and, for the finding tools, what the model was shown,
-// reported and assessed (FindingRunLedger), and so an investigation captures at most one
-// proposal (a second, different proposal invalidates the capture). Internal to src/patrol.
+// The per-run tool surface of a Patrol model pass: the real built-in handlers, bound by
+// LoopAssembly (loop/loop_assembly.h) for the Patrol flavours, each wrapped so the run records
+// its tool calls (bounded) and, for the finding tools, what the model was shown, reported and
+// assessed (FindingRunLedger), and so an investigation captures at most one proposal (a second,
+// different proposal invalidates the capture). Internal to src/patrol.
 // Thread-safe: the wrappers may run concurrently; PatrolRunState is guarded by its mutex.
 #pragma once
 
@@ -11,15 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "pulse/core/actions/action_service.h"
-#include "pulse/core/findings/findings_service.h"
 #include "pulse/core/findings/run_ledger.h"
+#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/patrol_run.h"
-#include "pulse/core/policy/tool_executor.h"
-#include "pulse/core/ports/clock.h"
-#include "pulse/core/ports/fleet.h"
-#include "pulse/core/ports/metrics_history.h"
 
 namespace pulse::core::patrol_internal {
 
@@ -43,23 +38,11 @@ struct PatrolRunState {
   bool proposal_invalidated = false;
 };
 
-struct PatrolToolPorts {
-  Fleet& fleet;
-  FindingsService& findings;
-  ActionService& actions;
-  const Clock& clock;
-  const MetricsHistory* metrics;
-  ActionActor requester;
-};
-
-// Binds the Watch pass tools (pulse_query, pulse_read, pulse_metrics and the four finding
-// tools) to `executor`, recording into `state`.
-[[nodiscard]] absl::Status BindWatchTools(ToolExecutor& executor, const PatrolToolPorts& ports,
-                                          PatrolRunState& state);
-// Binds the investigation tools (pulse_query, pulse_read, pulse_metrics,
-// patrol_action_capabilities, patrol_propose_action with capture).
-[[nodiscard]] absl::Status BindInvestigationTools(ToolExecutor& executor,
-                                                  const PatrolToolPorts& ports,
-                                                  PatrolRunState& state);
+// The decorator (loop/loop_assembly.h) that wraps each handler of a Patrol flavour's tools so
+// the run records its calls into `state`: every call (bounded); for patrol_get_findings what the
+// model was shown, for the report, assess and resolve tools what it reported and its verdicts
+// (one per finding: a second is refused), for patrol_propose_action the captured proposal.
+// `state` must outlive the handlers.
+HandlerDecorator RecordingDecorator(PatrolRunState& state);
 
 }  // namespace pulse::core::patrol_internal

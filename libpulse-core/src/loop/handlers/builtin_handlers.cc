@@ -19,8 +19,10 @@ namespace {
 
 absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// The built-in's handler over `ports`, or null when this table has none for `name`.
-std::unique_ptr<ToolHandler> MakeHandler(std::string_view name, const BuiltinToolPorts& p) {
+}  // namespace
+
+std::unique_ptr<ToolHandler> MakeBuiltinToolHandler(std::string_view name,
+                                                    const BuiltinToolPorts& p) {
   if (name == kToolPulseQuery) {
     return std::make_unique<PulseQueryHandler>(p.fleet, p.actions, p.requester);
   }
@@ -57,11 +59,9 @@ std::unique_ptr<ToolHandler> MakeHandler(std::string_view name, const BuiltinToo
   return nullptr;
 }
 
-}  // namespace
-
 absl::Status BindBuiltinToolHandlers(ToolExecutor& executor, const BuiltinToolPorts& ports) {
   for (std::string_view name : kBuiltinToolNames) {
-    std::unique_ptr<ToolHandler> handler = MakeHandler(name, ports);
+    std::unique_ptr<ToolHandler> handler = MakeBuiltinToolHandler(name, ports);
     if (handler == nullptr) {
       return absl::InternalError(
           absl::StrCat("built-in tool ", AV(name), " has no handler to bind"));

@@ -5,6 +5,9 @@
 // Lifetime: the ports are borrowed by the handlers and must outlive the executor.
 #pragma once
 
+#include <memory>
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/model/action_types.h"
@@ -30,6 +33,12 @@ struct BuiltinToolPorts {
   // Nullable: metric history the fleet does not record is read here when set.
   const MetricsHistory* metrics_history = nullptr;
 };
+
+// The real handler of the built-in tool `name` over `ports`, or null when `name` is not a
+// built-in with a handler here. LoopAssembly (loop/loop_assembly.h) binds a flavour's tools
+// with it.
+std::unique_ptr<ToolHandler> MakeBuiltinToolHandler(std::string_view name,
+                                                    const BuiltinToolPorts& ports);
 
 // Binds every built-in tool that `executor`'s registry holds (kBuiltinToolNames) to its
 // handler over `ports`; built-ins the registry does not hold are skipped. Fails, possibly

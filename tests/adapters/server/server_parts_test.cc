@@ -11,11 +11,13 @@
 #include <string>
 #include <thread>
 
-#include "agent_event_bus.h"
-#include "chat_runs.h"
-#include "event_publisher.h"
-#include "observed_stores.h"
 #include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/chat_runs.h"
+#include "pulse/adapters/server/event_publisher.h"
+#include "pulse/adapters/server/observed_stores.h"
+#include "pulse/adapters/server/server_config.h"
+#include "pulse/adapters/server/server_metrics.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
@@ -27,8 +29,6 @@
 #include "pulse/testing/in_memory_finding_store.h"
 #include "pulse/testing/in_memory_metrics_history.h"
 #include "pulse/testing/in_memory_operator_state_store.h"
-#include "server_config.h"
-#include "server_metrics.h"
 
 namespace pulse::server {
 namespace {

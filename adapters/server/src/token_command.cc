@@ -1,4 +1,4 @@
-#include "token_command.h"
+#include "pulse/adapters/server/token_command.h"
 
 #include <algorithm>
 #include <cstdio>

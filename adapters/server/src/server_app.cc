@@ -1,4 +1,4 @@
-#include "server_app.h"
+#include "pulse/adapters/server/server_app.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -8,10 +8,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "agent_event_bus.h"
-#include "chat_runs.h"
-#include "event_publisher.h"
-#include "observed_stores.h"
 #include "pulse/adapters/agents/demo_fleet.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/http/httplib_server.h"
@@ -19,6 +15,11 @@
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/http/token_authenticator.h"
 #include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/chat_runs.h"
+#include "pulse/adapters/server/event_publisher.h"
+#include "pulse/adapters/server/observed_stores.h"
+#include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/adapters/system/random_id_source.h"
 #include "pulse/adapters/system/system_clock.h"
@@ -28,17 +29,14 @@
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/loop/agentic_loop.h"
-#include "pulse/core/loop/handlers/builtin_handlers.h"
+#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/patrol/triage.h"
-#include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/finding_verifier.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/tools/tool_registry.h"
 #include "server_context.h"
-#include "server_metrics.h"
 
 namespace pulse::server {
 namespace {
@@ -119,14 +117,13 @@ struct ServerApp::Parts {
   std::unique_ptr<core::FindingsService> findings;
   std::unique_ptr<core::AgentViews> views;
   std::unique_ptr<system::ThreadPoolTaskRunner> tool_runner;
-  std::optional<core::ToolRegistry> tools;
-  std::unique_ptr<core::ToolExecutor> executor;
   std::optional<providers::ProviderConfig> provider_config;
   std::optional<core::ModelRoute> route;
   std::optional<providers::Destination> destination;  // where the provider's requests go
   std::string provider_host;
   std::unique_ptr<core::LlmProvider> provider;
-  std::unique_ptr<core::AgenticLoop> loop;
+  // The chat flavour's registry, executor and loop (loop/loop_assembly.h).
+  std::unique_ptr<core::LoopAssembly> assistant;
   std::unique_ptr<ChatRuns> runs;
   std::unique_ptr<core::ActionService> autopilot_actions;  // Patrol at full; same stores
   std::unique_ptr<core::PatrolService> patrol;
@@ -232,30 +229,24 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   provider_config = std::move(pc);
 
   PULSE_ASSIGN_OR_RETURN(tool_runner, system::ThreadPoolTaskRunner::Open(kToolThreads));
-  PULSE_ASSIGN_OR_RETURN(core::ToolRegistry builtins, core::ToolRegistry::WithBuiltins());
-  tools.emplace(std::move(builtins));
-  executor = std::make_unique<core::ToolExecutor>(*tools);
-  core::BuiltinToolPorts ports{*fleet, *findings, *action_service, clock, *ids};
-  ports.metrics_history = history;
-  PULSE_RETURN_IF_ERROR(core::BindBuiltinToolHandlers(*executor, ports));
-
-  core::LoopOptions options;
-  options.system_prompt = std::string(kSystemPrompt);
-  options.route = *route;
+  core::LoopAssemblyOptions options;
+  options.flavour = core::LoopFlavour::kChat;
+  options.loop.system_prompt = std::string(kSystemPrompt);
+  options.loop.route = *route;
   core::OperatorStateStore* operator_state = storage->operator_state.get();
   core::Fleet* fleet_ptr = fleet.get();
-  options.local_only = [operator_state, fleet_ptr] {
+  options.loop.local_only = [operator_state, fleet_ptr] {
     return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
   };
-  loop = std::make_unique<core::AgenticLoop>(*provider, *tools, *executor, *tool_runner, clock,
-                                             *storage->sessions, *action_service, *ids,
-                                             std::move(options));
+  const core::LoopPorts ports{*provider, *tool_runner, clock,     *storage->sessions,
+                              *action_service, *ids,  *fleet, *findings, history};
+  PULSE_ASSIGN_OR_RETURN(assistant, core::LoopAssembly::Assemble(ports, std::move(options)));
   return absl::OkStatus();
 }
 
 void ServerApp::Parts::OpenPatrol() {
   std::optional<core::PatrolModel> model;
-  if (loop != nullptr) {
+  if (assistant != nullptr) {
     core::OperatorStateStore* operator_state = storage->operator_state.get();
     core::Fleet* fleet_ptr = fleet.get();
     model.emplace(core::PatrolModel{
@@ -283,7 +274,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   // parenthesized aggregates reach every compiler CI uses).
   context.reset(new ServerContext{config, clock, *fleet, *actions, *storage->operator_state,
                                   *storage->sessions, *storage->tokens, *action_service, *findings,
-                                  *views, loop.get(),
+                                  *views, assistant != nullptr ? &assistant->loop() : nullptr,
                                   provider_config.has_value() ? &*provider_config : nullptr, *runs,
                                   levels, *bus, *metrics, registry, *patrol,
                                   *storage->patrol_runs, *scheduler, *storage->database});

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "agent_event_bus.h"
-#include "observed_stores.h"
+#include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/observed_stores.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/finding.h"
 #include "pulse/core/ports/clock.h"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/session_record.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/status_macros.h"
@@ -122,7 +123,7 @@ core::PolicyInputs InputsFor(const ServerContext& ctx, const HttpRequest& reques
       inputs.configured_max = core::Lower(ctx.config.control_level, *chat);
     }
   }
-  inputs.profile = core::ExecutionProfile::kInteractive;
+  inputs.profile = core::FlavourProfile(core::LoopFlavour::kChat);
   return inputs;
 }
 

@@ -1,4 +1,4 @@
-#include "server_config.h"
+#include "pulse/adapters/server/server_config.h"
 
 #include <algorithm>
 #include <cerrno>

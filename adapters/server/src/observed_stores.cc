@@ -1,4 +1,4 @@
-#include "observed_stores.h"
+#include "pulse/adapters/server/observed_stores.h"
 
 namespace pulse::server {
 

@@ -1,4 +1,4 @@
-#include "chat_runs.h"
+#include "pulse/adapters/server/chat_runs.h"
 
 #include <chrono>
 #include <system_error>

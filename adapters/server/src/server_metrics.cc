@@ -1,4 +1,4 @@
-#include "server_metrics.h"
+#include "pulse/adapters/server/server_metrics.h"
 
 #include <algorithm>
 #include <vector>

@@ -20,9 +20,9 @@
 
 #include "absl/time/time.h"
 #include "pulse/adapters/http/sse_stream.h"
+#include "pulse/adapters/server/server_metrics.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/ports/event_sink.h"
-#include "server_metrics.h"
 
 namespace pulse::server {
 

@@ -1,4 +1,4 @@
-#include "agent_event_bus.h"
+#include "pulse/adapters/server/agent_event_bus.h"
 
 #include <algorithm>
 #include <utility>

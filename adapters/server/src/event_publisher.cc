@@ -1,4 +1,4 @@
-#include "event_publisher.h"
+#include "pulse/adapters/server/event_publisher.h"
 
 #include <algorithm>
 #include <set>

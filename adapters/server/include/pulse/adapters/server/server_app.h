@@ -1,11 +1,11 @@
 // ServerApp: pulse-server's composition root. Open builds, in order: the data dir's SQLite
 // storage (every store), the fleet (demo, local or a file), the services over observed stores
 // (so their changes feed the agent event bus and the metrics), the read views, the Assistant
-// (tool registry and executor with the built-in handlers, the provider and the agentic loop)
-// when a provider is configured, the route table and the HTTP server. Start accepts requests;
-// Shutdown is graceful: new runs are refused, runs in flight are cancelled and end their
-// streams with `error` and `done`, agent event streams end, the HTTP server drains and stops,
-// and the stores close with the object.
+// (the provider and the chat flavour of core/loop/loop_assembly.h: tool registry, executor with
+// the built-in handlers, agentic loop) when a provider is configured, the route table and the
+// HTTP server. Start accepts requests; Shutdown is graceful: new runs are refused, runs in
+// flight are cancelled and end their streams with `error` and `done`, agent event streams end,
+// the HTTP server drains and stops, and the stores close with the object.
 // Thread-safety: Open/Start/Shutdown from one thread; the handlers run on the server's.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server_config.h"
+#include "pulse/adapters/server/server_config.h"
 
 namespace pulse::server {
 
