@@ -176,14 +176,14 @@ absl::Status StreamingProvider::Stream(
   };
 
   ResponseReader reader(request, *protocol_, options_.max_message_bytes, on_event);
-  const HttpEnd end = ExchangeHttp(
+  const HttpOutcome outcome = ExchangeHttp(
       options_.base_url, *spec, options_.timeouts, request.cancelled.get(),
       [&reader](const HttpResponseHead& head) { return reader.OnHead(head); },
       [&reader](std::string_view bytes) { return reader.OnBody(bytes); });
-  if (absl::Status status = HttpEndStatus(end, options_.timeouts); !status.ok()) {
-    return finish(status);
+  if (outcome.end == HttpEnd::kFailed) {
+    return finish(outcome.error);
   }
-  return finish(reader.Finish(end));
+  return finish(reader.Finish(outcome.end));
 }
 
 }  // namespace pulse::adapters::providers
