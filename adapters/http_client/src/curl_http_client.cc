@@ -404,6 +404,7 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
   const std::string url = base.Origin() + base.Target(request.target);
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);  // cancelling never waits for a name lookup
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
