@@ -135,14 +135,20 @@ class HttpClient final {
                                                  BodyFn on_body,
                                                  const std::atomic<bool>* cancelled = nullptr) const;
 
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
   const ClientOptions& options() const { return options_; }
 
  private:
-  explicit HttpClient(ClientOptions options, std::string pin)
-      : options_(std::move(options)), pin_(std::move(pin)) {}
+  class HandlePool;  // idle libcurl handles, reused (reset) across calls: no connection reuse
+
+  HttpClient(ClientOptions options, std::string pin);
 
   const ClientOptions options_;
   const std::string pin_;  // 32 raw bytes, or "" when no fingerprint is pinned
+  const std::unique_ptr<HandlePool> pool_;
 };
 
 }  // namespace pulse::http_client
