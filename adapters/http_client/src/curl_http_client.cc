@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -240,69 +239,80 @@ class Exchange {
   Abort abort_ = Abort::kNone;
 };
 
-absl::Status CurlFailure(CURLcode code, CURL* easy, bool head_done, bool pinned,
-                         const Timeouts& timeouts) {
-  switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-      return ClientError(ErrorKind::kUnknownHost, "the host name could not be resolved");
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      return ClientError(ErrorKind::kUnknownHost, "the proxy's host name could not be resolved");
-    case CURLE_COULDNT_CONNECT: {
-      long os_error = 0;  // NOLINT(runtime/int): libcurl's type
-      curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
-      switch (os_error) {
-        case ENETUNREACH:
-        case EHOSTUNREACH:
-        case ENETDOWN:
-          return ClientError(ErrorKind::kUnreachable, "the network or host is unreachable");
-        case ENOENT:
-          return ClientError(ErrorKind::kRefused, "no socket exists at that path");
-        case EACCES:
-        case EPERM:
-          return ClientError(ErrorKind::kRefused, "the connection was not permitted");
-        default:
-          return ClientError(ErrorKind::kRefused, "the connection was refused (nothing listens there)");
-      }
+// Everything the exchange needs set on a fresh (or reset) easy handle. `url`, `request`,
+// `pin` and `exchange` must outlive the transfer; `headers` receives the header list.
+void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
+                const Request& request, const std::string& url, Exchange& exchange,
+                std::unique_ptr<curl_slist, ListDeleter>& headers) {
+  curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);  // cancelling never waits for a name lookup
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+  curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::clamp<std::int64_t>(
+                       absl::ToInt64Milliseconds(options.timeouts.connect), 1, INT32_MAX)));
+  curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Exchange::OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &exchange);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Exchange::OnWrite);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &exchange);
+
+  bool has_content_type = false;
+  auto add_header = [&headers](const std::string& line) {
+    curl_slist* next = curl_slist_append(headers.get(), line.c_str());
+    if (next != nullptr) {
+      (void)headers.release();
+      headers.reset(next);
     }
-    case CURLE_OPERATION_TIMEDOUT:
-      return TimeoutError(TimeoutPhase::kConnect, timeouts);
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CACERT_BADFILE:
-      return ClientError(ErrorKind::kTlsUntrusted,
-                         pinned ? "the server's TLS certificate does not match the pinned "
-                                  "fingerprint"
-                                : "the server's TLS certificate is not trusted");
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_USE_SSL_FAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_CLIENTCERT:
-      return ClientError(ErrorKind::kTlsHandshake, "the TLS handshake with the server failed");
-    case CURLE_GOT_NOTHING:
-      return ClientError(ErrorKind::kConnectionLost,
-                         "the server closed the connection without a response");
-    case CURLE_PARTIAL_FILE:
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-      return ClientError(ErrorKind::kConnectionLost,
-                         head_done ? "the connection broke before the response was complete"
-                                   : "the connection broke before a response arrived");
-    case CURLE_FILESIZE_EXCEEDED:
-      return ClientError(ErrorKind::kTooLarge, "the response is too large");
-    case CURLE_URL_MALFORMAT:
-      return ClientError(ErrorKind::kInvalidRequest, "the request URL is malformed");
-    case CURLE_OUT_OF_MEMORY:
-      return ClientError(ErrorKind::kProtocol, "out of memory during the HTTP exchange");
-    default:
-      return ClientError(ErrorKind::kProtocol, "the server's reply is not valid HTTP");
+  };
+  for (const auto& [name, value] : request.headers) {
+    has_content_type = has_content_type || absl::EqualsIgnoreCase(name, "Content-Type");
+    // "Name;" is libcurl's spelling of a header sent with an empty value.
+    add_header(value.empty() ? name + ";" : name + ": " + value);
+  }
+  add_header("Expect:");  // no 100-continue round trip before large bodies
+  if (request.method == "HEAD") {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (request.body.has_value() || request.method == "POST") {
+    static const char kNoBody[] = "";
+    const bool has_body = request.body.has_value();
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(has_body ? request.body->size() : 0));
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, has_body ? request.body->data() : kNoBody);
+    if (!has_content_type) {
+      add_header("Content-Type:");  // libcurl would add a form type
+    }
+    if (request.method != "POST") {
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+  } else if (request.method != "GET") {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+
+  const bool direct = !options.proxy_from_environment || !options.unix_socket_path.empty() ||
+                      (options.base.IsLoopback() && !options.proxy_loopback);
+  if (direct) {
+    curl_easy_setopt(e, CURLOPT_PROXY, "");  // "" turns the environment's proxy off
+  }
+  if (!options.unix_socket_path.empty()) {
+    curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, options.unix_socket_path.c_str());
+  }
+  if (options.base.https) {
+    if (!pin.empty()) {
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+      curl_easy_setopt(e, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+      curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, &InstallPin);
+      curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, const_cast<std::string*>(&pin));
+    } else if (!options.ca_file.empty()) {
+      curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+      curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);
+    }
   }
 }
 
@@ -467,79 +477,9 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
   const absl::Cleanup release = [this, handles] { pool_->Release(handles); };
   CURL* e = handles.easy;
   CURLM* multi = handles.multi;
-  const Url& base = options_.base;
-  const std::string url = base.Origin() + base.Target(request.target);
-  curl_easy_setopt(e, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);  // cancelling never waits for a name lookup
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-  curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::clamp<std::int64_t>(
-                       absl::ToInt64Milliseconds(options_.timeouts.connect), 1, INT32_MAX)));
-  curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Exchange::OnHeader);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, &exchange);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Exchange::OnWrite);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &exchange);
-
-  bool has_content_type = false;
+  const std::string url = options_.base.Origin() + options_.base.Target(request.target);
   std::unique_ptr<curl_slist, ListDeleter> headers;
-  auto add_header = [&headers](const std::string& line) {
-    curl_slist* next = curl_slist_append(headers.get(), line.c_str());
-    if (next != nullptr) {
-      (void)headers.release();
-      headers.reset(next);
-    }
-  };
-  for (const auto& [name, value] : request.headers) {
-    has_content_type = has_content_type || absl::EqualsIgnoreCase(name, "Content-Type");
-    // "Name;" is libcurl's spelling of a header sent with an empty value.
-    add_header(value.empty() ? name + ";" : name + ": " + value);
-  }
-  add_header("Expect:");  // no 100-continue round trip before large bodies
-  if (request.method == "HEAD") {
-    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-  } else if (request.body.has_value() || request.method == "POST") {
-    static const char kNoBody[] = "";
-    const bool has_body = request.body.has_value();
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(has_body ? request.body->size() : 0));
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, has_body ? request.body->data() : kNoBody);
-    if (!has_content_type) {
-      add_header("Content-Type:");  // libcurl would add a form type
-    }
-    if (request.method != "POST") {
-      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    }
-  } else if (request.method != "GET") {
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
-
-  const bool direct = !options_.proxy_from_environment || !options_.unix_socket_path.empty() ||
-                      (base.IsLoopback() && !options_.proxy_loopback);
-  if (direct) {
-    curl_easy_setopt(e, CURLOPT_PROXY, "");  // "" turns the environment's proxy off
-  }
-  if (!options_.unix_socket_path.empty()) {
-    curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
-  }
-  if (base.https) {
-    if (!pin_.empty()) {
-      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-      curl_easy_setopt(e, CURLOPT_SSL_SESSIONID_CACHE, 0L);
-      curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, &InstallPin);
-      curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, const_cast<std::string*>(&pin_));
-    } else if (!options_.ca_file.empty()) {
-      curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
-      curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);
-    }
-  }
+  SetOptions(e, options_, pin_, request, url, exchange, headers);
 
   if (curl_multi_add_handle(multi, e) != CURLM_OK) {
     return absl::ResourceExhaustedError("the HTTP exchange could not be set up");
@@ -592,7 +532,10 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
     return ClientError(ErrorKind::kProtocol, "the HTTP exchange ended unexpectedly");
   }
   if (result != CURLE_OK) {
-    return CurlFailure(result, e, exchange.head_done(), !pin_.empty(), options_.timeouts);
+    long os_error = 0;  // NOLINT(runtime/int): libcurl's type
+    curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_error);
+    return CurlFailure(result, static_cast<int>(os_error), exchange.head_done(), !pin_.empty(),
+                       options_.timeouts);
   }
   if (!exchange.head_done()) {
     return ClientError(ErrorKind::kProtocol, "the server's reply has no complete header");
