@@ -5,21 +5,31 @@
 
 namespace pulse::adapters::providers {
 
-HttpOutcome ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec,
-                         const HttpTimeouts& timeouts, const std::atomic<bool>* cancelled,
-                         HeadFn on_head, BodyFn on_body) {
+absl::StatusOr<std::unique_ptr<http_client::HttpClient>> NewProviderClient(
+    const BaseUrl& base, const HttpTimeouts& timeouts) {
   http_client::ClientOptions options;
   options.base = base;
   options.timeouts.connect = timeouts.connect;
   options.timeouts.response_header = timeouts.response_header;
   options.timeouts.idle = timeouts.idle_chunk;
   options.timeouts.total = timeouts.request;
-  options.max_body_bytes = 0;  // the framer bounds each message; the timeouts bound the whole
+  options.max_body_bytes = 0;
+  return http_client::HttpClient::Open(std::move(options));
+}
+
+HttpOutcome ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec,
+                         const HttpTimeouts& timeouts, const std::atomic<bool>* cancelled,
+                         HeadFn on_head, BodyFn on_body) {
   absl::StatusOr<std::unique_ptr<http_client::HttpClient>> client =
-      http_client::HttpClient::Open(std::move(options));
+      NewProviderClient(base, timeouts);
   if (!client.ok()) {
     return {HttpEnd::kFailed, client.status()};
   }
+  return ExchangeHttp(**client, spec, cancelled, on_head, on_body);
+}
+
+HttpOutcome ExchangeHttp(const http_client::HttpClient& client, const HttpRequestSpec& spec,
+                         const std::atomic<bool>* cancelled, HeadFn on_head, BodyFn on_body) {
   http_client::Request request;
   request.method = spec.method;
   request.target = spec.path;
@@ -31,7 +41,7 @@ HttpOutcome ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec,
     request.body = spec.body;
   }
   bool head_arrived = false;
-  absl::StatusOr<http_client::StreamEnd> end = (*client)->Stream(
+  absl::StatusOr<http_client::StreamEnd> end = client.Stream(
       request,
       [&](const HttpResponseHead& head) {
         head_arrived = true;

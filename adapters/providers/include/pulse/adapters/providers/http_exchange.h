@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/http_client/http_client.h"
 #include "pulse/adapters/providers/base_url.h"
@@ -59,10 +61,19 @@ struct HttpOutcome {
 using HeadFn = absl::FunctionRef<bool(const HttpResponseHead& head)>;
 using BodyFn = absl::FunctionRef<bool(std::string_view bytes)>;
 
-// Sends `spec` to `base` (its path appended to the base path; Content-Type: application/json
-// when the body is not empty) and calls, on the calling thread, `on_head` once when the headers
-// arrive and `on_body` for each piece of the body. Either returning false stops the exchange
-// (kStopped). `cancelled` may be null (never cancelled).
+// The client ExchangeHttp uses for `base` with `timeouts` (no body cap: the framer bounds each
+// message). InvalidArgument for a timeout that is not positive.
+[[nodiscard]] absl::StatusOr<std::unique_ptr<http_client::HttpClient>> NewProviderClient(
+    const BaseUrl& base, const HttpTimeouts& timeouts);
+
+// Sends `spec` through `client` (its path appended to the base path; Content-Type:
+// application/json when the body is not empty) and calls, on the calling thread, `on_head` once
+// when the headers arrive and `on_body` for each piece of the body. Either returning false stops
+// the exchange (kStopped). `cancelled` may be null (never cancelled).
+HttpOutcome ExchangeHttp(const http_client::HttpClient& client, const HttpRequestSpec& spec,
+                         const std::atomic<bool>* cancelled, HeadFn on_head, BodyFn on_body);
+
+// As above, through a client made for this one exchange.
 HttpOutcome ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec,
                          const HttpTimeouts& timeouts, const std::atomic<bool>* cancelled,
                          HeadFn on_head, BodyFn on_body);
