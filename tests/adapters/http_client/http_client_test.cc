@@ -149,6 +149,28 @@ TEST_CASE("a reply is collected with its status and headers", "[adapters][http_c
   }
 }
 
+TEST_CASE("one client serves concurrent callers",
+          "[adapters][http_client]") {
+  LoopbackHttp server;
+  auto client = ClientFor(server.Url());
+  std::atomic<int> good{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 6; ++t) {
+    callers.emplace_back([&client, &good] {
+      for (int i = 0; i < 15; ++i) {
+        auto reply = client->Send(Get("/hello"));
+        if (reply.ok() && reply->body == "hello") {
+          good.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& caller : callers) {
+    caller.join();
+  }
+  CHECK(good.load() == 90);
+}
+
 TEST_CASE("malformed requests are refused before anything is sent", "[adapters][http_client]") {
   RawServer server([](int, RawServer&) {});
   auto client = ClientFor(server.Url());
