@@ -171,6 +171,28 @@ TEST_CASE("one client serves concurrent callers",
   CHECK(good.load() == 90);
 }
 
+TEST_CASE("every exchange opens its own connection, even when the server would keep it",
+          "[adapters][http_client]") {
+  std::atomic<int> requests{0};
+  RawServer keeper([&requests](int fd, RawServer& self) {
+    while (!self.stopping()) {
+      if (RawServer::ReadHead(fd).empty()) {
+        return;  // the client closed the connection
+      }
+      requests.fetch_add(1);
+      RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  auto client = ClientFor(keeper.Url());
+  for (int i = 0; i < 3; ++i) {
+    auto reply = client->Send(Get("/"));
+    REQUIRE(reply.ok());
+    CHECK(reply->body == "ok");
+  }
+  CHECK(requests.load() == 3);
+  CHECK(keeper.connections() == 3);
+}
+
 TEST_CASE("malformed requests are refused before anything is sent", "[adapters][http_client]") {
   RawServer server([](int, RawServer&) {});
   auto client = ClientFor(server.Url());
