@@ -32,3 +32,11 @@ if(PULSE_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED CONFIG)
   include(Catch)
 endif()
+
+# libcurl (OpenSSL flavour, Debian's libcurl4-openssl-dev) and OpenSSL for the HTTP client
+# adapter (adapters/http_client; docs/architecture.md "The HTTP client adapter").
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+find_package(OpenSSL REQUIRED)
+add_library(pulse_curl INTERFACE)
+target_link_libraries(pulse_curl INTERFACE PkgConfig::CURL OpenSSL::SSL OpenSSL::Crypto)
+add_library(pulse::curl ALIAS pulse_curl)

@@ -1,4 +1,5 @@
-// PulseClient: pulse-cli's HTTP client of pulse-server (cpp-httplib). Every request carries the
+// PulseClient: pulse-cli's HTTP client of pulse-server (over the HTTP client adapter,
+// pulse/adapters/http_client/http_client.h). Every request carries the
 // API token in X-API-Token (when one is set) and no agent-surface marker: the CLI speaks for a
 // human operator. Bodies are read through a receiver with a size cap, so a hostile server
 // cannot exhaust memory; event streams are handed over piece by piece as they arrive. One
@@ -17,8 +18,8 @@
 #include "absl/time/time.h"
 #include "pulse/core/manifest/capability_manifest.h"
 
-namespace httplib {
-class Client;
+namespace pulse::http_client {
+class HttpClient;
 }
 
 namespace pulse::cli {
@@ -43,15 +44,16 @@ struct ClientOptions {
 
 class PulseClient {
  public:
-  // InvalidArgument unless base_url is http(s)://host[:port][/prefix].
+  // InvalidArgument unless base_url is http(s)://host[:port][/prefix] (http_client::ParseUrl).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<PulseClient>> Open(ClientOptions options);
   ~PulseClient();
   PulseClient(const PulseClient&) = delete;
   PulseClient& operator=(const PulseClient&) = delete;
 
   // One request; `target` is a path with its query, already percent-encoded. Any HTTP status
-  // is a result. Errors: Unavailable (refused, unresolvable, connection lost), DeadlineExceeded
-  // (connect or read timeout), ResourceExhausted (body over the cap), Cancelled (Stop()).
+  // is a result. Errors: Unavailable (refused, unknown host, TLS, connection lost: each with its
+  // own message), FailedPrecondition (an untrusted TLS certificate), DeadlineExceeded (connect or
+  // read timeout), ResourceExhausted (body over the cap), Cancelled (Stop()).
   [[nodiscard]] absl::StatusOr<HttpResult> Send(std::string_view method, std::string_view target,
                                                 const std::optional<std::string>& json_body);
 
@@ -70,11 +72,10 @@ class PulseClient {
   bool has_token() const { return !options_.token.empty(); }
 
  private:
-  PulseClient(ClientOptions options, std::unique_ptr<httplib::Client> client, std::string prefix);
+  PulseClient(ClientOptions options, std::unique_ptr<http_client::HttpClient> client);
 
   ClientOptions options_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string prefix_;  // the base URL's path prefix ("" or "/pulse")
+  std::unique_ptr<http_client::HttpClient> client_;  // holds the base URL's path prefix
   std::atomic<bool> stopped_{false};
 };
 

@@ -8,7 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "fmt/core.h"
-#include "httplib_pulse_caller.h"
+#include "http_pulse_caller.h"
 #include "pulse/adapters/mcp/mcp_server.h"
 #include "pulse/adapters/mcp/mcp_session.h"
 #include "pulse/adapters/mcp/tool_allowlist.h"
@@ -36,7 +36,7 @@ int Serve(const std::string& server) {
                pulse::core::kMcpTokenEnv, RequiredScopes());
     return 2;
   }
-  auto caller = pulse::apps::mcp::HttplibPulseCaller::Open(server, token, absl::Seconds(30));
+  auto caller = pulse::apps::mcp::HttpPulseCaller::Open(server, token, absl::Seconds(30));
   if (!caller.ok()) {
     fmt::print(stderr, "pulse-mcp: {}\n", std::string(caller.status().message()));
     return 2;

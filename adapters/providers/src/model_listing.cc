@@ -160,7 +160,7 @@ absl::StatusOr<std::vector<ModelInfo>> ListModels(const ProviderConfig& config,
   std::optional<std::string> retry_after_text;
   std::string body;
   bool too_large = false;
-  const HttpEnd end = ExchangeHttp(
+  const HttpOutcome outcome = ExchangeHttp(
       resolved.base_url, listing.spec, config.timeouts, cancelled,
       [&](const HttpResponseHead& head) {
         status = head.status;
@@ -178,7 +178,9 @@ absl::StatusOr<std::vector<ModelInfo>> ListModels(const ProviderConfig& config,
   auto fail = [&](const absl::Status& error) {
     return AnnotateProviderError(error, provider, secrets);
   };
-  PULSE_RETURN_IF_ERROR(fail(HttpEndStatus(end, config.timeouts)));
+  if (outcome.end == HttpEnd::kFailed) {
+    return fail(outcome.error);
+  }
   if (status < 200 || status > 299) {
     std::optional<absl::Duration> retry_after;
     if (retry_after_text.has_value()) {
@@ -189,7 +191,7 @@ absl::StatusOr<std::vector<ModelInfo>> ListModels(const ProviderConfig& config,
   if (too_large) {
     return fail(core::IncompleteStreamError("the model listing is too large"));
   }
-  if (end == HttpEnd::kBrokenBody) {
+  if (outcome.end == HttpEnd::kBrokenBody) {
     return fail(core::IncompleteStreamError("the model listing was cut short"));
   }
   absl::StatusOr<std::vector<ModelInfo>> models = ReadListing(listing, body);

@@ -153,8 +153,13 @@ absl::StatusOr<std::unique_ptr<StreamingProvider>> StreamingProvider::Open(
   if (options.max_message_bytes == 0) {
     return absl::InvalidArgumentError("provider stream message limit must be positive");
   }
+  absl::StatusOr<std::unique_ptr<http_client::HttpClient>> client =
+      NewProviderClient(options.base_url, options.timeouts);
+  if (!client.ok()) {
+    return client.status();
+  }
   return std::unique_ptr<StreamingProvider>(
-      new StreamingProvider(std::move(options), std::move(protocol)));
+      new StreamingProvider(std::move(options), std::move(protocol), *std::move(client)));
 }
 
 absl::Status StreamingProvider::Stream(
@@ -176,14 +181,14 @@ absl::Status StreamingProvider::Stream(
   };
 
   ResponseReader reader(request, *protocol_, options_.max_message_bytes, on_event);
-  const HttpEnd end = ExchangeHttp(
-      options_.base_url, *spec, options_.timeouts, request.cancelled.get(),
+  const HttpOutcome outcome = ExchangeHttp(
+      *client_, *spec, request.cancelled.get(),
       [&reader](const HttpResponseHead& head) { return reader.OnHead(head); },
       [&reader](std::string_view bytes) { return reader.OnBody(bytes); });
-  if (absl::Status status = HttpEndStatus(end, options_.timeouts); !status.ok()) {
-    return finish(status);
+  if (outcome.end == HttpEnd::kFailed) {
+    return finish(outcome.error);
   }
-  return finish(reader.Finish(end));
+  return finish(reader.Finish(outcome.end));
 }
 
 }  // namespace pulse::adapters::providers

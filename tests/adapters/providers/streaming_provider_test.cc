@@ -414,7 +414,7 @@ TEST_CASE("no server listening is Unavailable", "[adapters][providers][transport
   auto provider = OpenAiAt(closed_url + "/v1");
   const Streamed out = StreamFrom(*provider, testing::HelloRequest());
   CHECK(out.status.code() == absl::StatusCode::kUnavailable);
-  CHECK(out.status.message() == "openai: could not connect");
+  CHECK(out.status.message() == "openai: the connection was refused (nothing listens there)");
 }
 
 TEST_CASE("a connection closed before any response is Unavailable",
@@ -423,7 +423,7 @@ TEST_CASE("a connection closed before any response is Unavailable",
   auto provider = OpenAiAt(closer.BaseUrl() + "/v1");
   const Streamed out = StreamFrom(*provider, testing::HelloRequest());
   CHECK(out.status.code() == absl::StatusCode::kUnavailable);
-  CHECK(out.status.message() == "openai: the connection failed before a response arrived");
+  CHECK(out.status.message() == "openai: the server closed the connection without a response");
 }
 
 TEST_CASE("an https base URL speaks TLS, and a failed handshake is Unavailable",
@@ -432,7 +432,7 @@ TEST_CASE("an https base URL speaks TLS, and a failed handshake is Unavailable",
   auto provider = OpenAiAt("https://127.0.0.1:" + std::to_string(server->port()) + "/v1");
   const Streamed out = StreamFrom(*provider, testing::HelloRequest());
   CHECK(out.status.code() == absl::StatusCode::kUnavailable);
-  CHECK(out.status.message() == "openai: could not connect");
+  CHECK(out.status.message() == "openai: the TLS handshake with the server failed");
   CHECK(server->Requests().empty());
 }
 

@@ -1,11 +1,12 @@
 // pulse-cli's parts without a server: what server text becomes on a terminal, the SSE parser
 // on awkward framing, the exit-code rule for server replies, output JSON, and the chat view
-// over a scripted event sequence.
+// over a scripted event sequence, and the client's transport failures.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "chat_view.h"
+#include "client.h"
 #include "console.h"
 #include "failure.h"
 #include "json_output.h"
@@ -136,6 +137,39 @@ TEST_CASE("server replies map to the documented exit codes", "[cli][exit]") {
         ExitCode::kRefused);
   CHECK(TransportFailure(absl::CancelledError("ctrl-c"), "http://x").exit ==
         ExitCode::kInterrupted);
+}
+
+TEST_CASE("the client tells a refused server from an unknown host and refuses bad URLs",
+          "[cli][client]") {
+  ClientOptions refused_options;
+  refused_options.base_url = "http://127.0.0.1:1";
+  refused_options.timeout = absl::Seconds(2);
+  auto refused = PulseClient::Open(refused_options);
+  REQUIRE(refused.ok());
+  const absl::Status not_listening = (*refused)->Send("GET", "/api/status", std::nullopt).status();
+  CHECK(not_listening.code() == absl::StatusCode::kUnavailable);
+  CHECK(not_listening.message() == "the connection was refused (nothing listens there)");
+  CHECK(TransportFailure(not_listening, "http://127.0.0.1:1").message ==
+        "cannot reach pulse-server at http://127.0.0.1:1: the connection was refused (nothing "
+        "listens there)");
+
+  ClientOptions unknown_options = refused_options;
+  unknown_options.base_url = "http://pulse-cli-test.invalid:7655";
+  auto unknown = PulseClient::Open(unknown_options);
+  REQUIRE(unknown.ok());
+  const absl::Status no_such_host = (*unknown)->Send("GET", "/api/status", std::nullopt).status();
+  CHECK(no_such_host.code() == absl::StatusCode::kUnavailable);
+  CHECK(no_such_host.message() == "the host name could not be resolved");
+
+  for (const char* bad : {"127.0.0.1:7655", "ftp://x", "http://", "http://a b", "http://h?x",
+                          "http://h:0", "http://u:p@h"}) {
+    INFO(bad);
+    ClientOptions options;
+    options.base_url = bad;
+    const absl::Status status = PulseClient::Open(options).status();
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(status.message()).rfind("--server ", 0) == 0);
+  }
 }
 
 TEST_CASE("a failure is printed on stderr, and as the envelope on stdout with --json",

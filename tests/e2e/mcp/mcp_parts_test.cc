@@ -1,4 +1,4 @@
-// pulse-mcp's own parts: the cpp-httplib caller against a loopback httplib server (the headers
+// pulse-mcp's own parts: the HTTP caller against a loopback httplib server (the headers
 // every request carries, methods, bodies, the base URL's path prefix, transport failures) and
 // the stdio loop over pipes.
 #include <httplib.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "httplib_pulse_caller.h"
+#include "http_pulse_caller.h"
 #include "pulse/adapters/mcp/mcp_server.h"
 #include "pulse/adapters/mcp/mcp_session.h"
 #include "stdio_loop.h"
@@ -67,7 +67,7 @@ class LoopbackServer {
 
 TEST_CASE("every request carries the token and the pulse_mcp surface marker", "[apps][mcp]") {
   LoopbackServer server;
-  auto caller = HttplibPulseCaller::Open(server.Url("/base/"), "tok-123", absl::Seconds(5));
+  auto caller = HttpPulseCaller::Open(server.Url("/base/"), "tok-123", absl::Seconds(5));
   REQUIRE(caller.ok());
 
   auto get = (*caller)->Send({"GET", "/api/x/a%2Fb?flag=true", std::nullopt});
@@ -96,13 +96,18 @@ TEST_CASE("every request carries the token and the pulse_mcp surface marker", "[
 
 TEST_CASE("a server that is not there is Unavailable, and a bad URL is refused at Open",
           "[apps][mcp]") {
-  auto caller = HttplibPulseCaller::Open("http://127.0.0.1:1", "t", absl::Seconds(2));
+  auto caller = HttpPulseCaller::Open("http://127.0.0.1:1", "t", absl::Seconds(2));
   REQUIRE(caller.ok());
   auto reply = (*caller)->Send({"GET", "/api/agent/capabilities", std::nullopt});
   CHECK(reply.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(reply.status().message() == "the connection was refused (nothing listens there)");
+  auto unknown = (*HttpPulseCaller::Open("http://pulse-mcp-test.invalid", "t", absl::Seconds(2)))
+                     ->Send({"GET", "/api/agent/capabilities", std::nullopt});
+  CHECK(unknown.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(unknown.status().message() == "the host name could not be resolved");
   for (const char* bad : {"127.0.0.1:7655", "ftp://x", "http://", "http://a b", "http://h?x"}) {
     INFO(bad);
-    CHECK(HttplibPulseCaller::Open(bad, "t", absl::Seconds(1)).status().code() ==
+    CHECK(HttpPulseCaller::Open(bad, "t", absl::Seconds(1)).status().code() ==
           absl::StatusCode::kInvalidArgument);
   }
 }

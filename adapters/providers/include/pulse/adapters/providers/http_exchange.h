@@ -1,13 +1,13 @@
-// ExchangeHttp: one HTTP request whose response is handed over as it arrives, with the four
-// timeouts a model stream needs (connect; response headers; idle gap between body bytes; the
-// whole exchange) and prompt cancellation. A watchdog thread enforces the deadlines and the
-// cancellation flag by shutting the socket down (cpp-httplib's ClientImpl::stop), which wakes a
-// read blocked in recv; the receiving callbacks also stop at the next byte. Cancellation is
-// noticed within about 10 ms, except while connecting (TCP and TLS), which only the connect
-// timeout bounds. Nothing is retried. Thread-safe: every call uses its own connection.
+// ExchangeHttp: one provider HTTP request whose response is handed over as it arrives, through
+// the tree's one HTTP client (pulse/adapters/http_client/http_client.h) with the four timeouts a
+// model stream needs (connect; response headers; idle gap between body bytes; the whole
+// exchange) and prompt cancellation (noticed within about 10 ms). Proxies come from the
+// standard environment variables (never for a loopback endpoint). Nothing is retried.
+// Thread-safe: every call uses its own connection.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "pulse/adapters/http_client/http_client.h"
 #include "pulse/adapters/providers/base_url.h"
 #include "pulse/adapters/providers/wire_protocol.h"
 
@@ -35,42 +38,44 @@ struct HttpTimeouts {
   friend bool operator==(const HttpTimeouts&, const HttpTimeouts&) = default;
 };
 
-struct HttpResponseHead {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-
-  // The first value of header `name` (case-insensitive).
-  std::optional<std::string> Header(std::string_view name) const;
-};
+// Status code and header fields; Header(name) is case-insensitive.
+using HttpResponseHead = http_client::ResponseHead;
 
 // How an exchange ended.
 enum class HttpEnd {
-  kBodyComplete,      // the whole body arrived
-  kStopped,           // a callback returned false
-  kCancelled,         // the cancellation flag was set (wins over every other outcome)
-  kConnectFailed,     // refused, unresolvable host, TLS handshake failure
-  kConnectTimeout,    // no connection within `connect`
-  kTlsRejected,       // the server certificate failed verification
-  kBrokenBeforeHead,  // the connection failed before the status line and headers arrived
-  kBrokenBody,        // the connection failed or closed early while the body was read
-  kHeaderTimeout,     // `response_header` passed without the headers
-  kIdleTimeout,       // `idle_chunk` passed without a body byte
-  kRequestTimeout,    // `request` passed
+  kBodyComplete,  // the whole body arrived
+  kStopped,       // a callback returned false
+  kBrokenBody,    // the connection failed or closed early while the body was read
+  kFailed,        // no response to interpret: HttpOutcome::error says why
+};
+
+struct HttpOutcome {
+  HttpEnd end = HttpEnd::kFailed;
+  // For kFailed: Cancelled (wins over every other outcome), DeadlineExceeded (a timeout,
+  // naming which), Unavailable (refused, unknown host, unreachable, TLS handshake, connection
+  // lost before the head), FailedPrecondition (the TLS certificate was not trusted). OK
+  // otherwise.
+  absl::Status error;
 };
 
 using HeadFn = absl::FunctionRef<bool(const HttpResponseHead& head)>;
 using BodyFn = absl::FunctionRef<bool(std::string_view bytes)>;
 
-// Sends `spec` to `base` (its path appended to the base path; Content-Type: application/json
-// when the body is not empty) and calls, on the calling thread, `on_head` once when the headers
-// arrive and `on_body` for each piece of the body. Either returning false stops the exchange
-// (kStopped). `cancelled` may be null (never cancelled).
-HttpEnd ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec, const HttpTimeouts& timeouts,
-                     const std::atomic<bool>* cancelled, HeadFn on_head, BodyFn on_body);
+// The client ExchangeHttp uses for `base` with `timeouts` (no body cap: the framer bounds each
+// message). InvalidArgument for a timeout that is not positive.
+[[nodiscard]] absl::StatusOr<std::unique_ptr<http_client::HttpClient>> NewProviderClient(
+    const BaseUrl& base, const HttpTimeouts& timeouts);
 
-// The error for an exchange that ended without a response to interpret: Cancelled,
-// DeadlineExceeded (timeouts), Unavailable (connection failures), FailedPrecondition (TLS
-// verification). OK for kBodyComplete, kStopped and kBrokenBody, which the caller interprets.
-absl::Status HttpEndStatus(HttpEnd end, const HttpTimeouts& timeouts);
+// Sends `spec` through `client` (its path appended to the base path; Content-Type:
+// application/json when the body is not empty) and calls, on the calling thread, `on_head` once
+// when the headers arrive and `on_body` for each piece of the body. Either returning false stops
+// the exchange (kStopped). `cancelled` may be null (never cancelled).
+HttpOutcome ExchangeHttp(const http_client::HttpClient& client, const HttpRequestSpec& spec,
+                         const std::atomic<bool>* cancelled, HeadFn on_head, BodyFn on_body);
+
+// As above, through a client made for this one exchange.
+HttpOutcome ExchangeHttp(const BaseUrl& base, const HttpRequestSpec& spec,
+                         const HttpTimeouts& timeouts, const std::atomic<bool>* cancelled,
+                         HeadFn on_head, BodyFn on_body);
 
 }  // namespace pulse::adapters::providers

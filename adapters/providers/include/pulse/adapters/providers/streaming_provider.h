@@ -34,7 +34,7 @@ struct StreamingProviderOptions {
 class StreamingProvider final : public core::LlmProvider {
  public:
   // InvalidArgument when `protocol` is null, the provider name is empty, a timeout is not
-  // positive or max_message_bytes is zero.
+  // positive, max_message_bytes is zero or the base URL has no host.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<StreamingProvider>> Open(
       StreamingProviderOptions options, std::unique_ptr<WireProtocol> protocol);
 
@@ -43,11 +43,13 @@ class StreamingProvider final : public core::LlmProvider {
       absl::FunctionRef<void(const core::LlmStreamEvent&)> on_event) override;
 
  private:
-  StreamingProvider(StreamingProviderOptions options, std::unique_ptr<WireProtocol> protocol)
-      : options_(std::move(options)), protocol_(std::move(protocol)) {}
+  StreamingProvider(StreamingProviderOptions options, std::unique_ptr<WireProtocol> protocol,
+                    std::unique_ptr<http_client::HttpClient> client)
+      : options_(std::move(options)), protocol_(std::move(protocol)), client_(std::move(client)) {}
 
   const StreamingProviderOptions options_;
   const std::unique_ptr<WireProtocol> protocol_;
+  const std::unique_ptr<http_client::HttpClient> client_;  // thread-safe, shared by all streams
 };
 
 // The values of `headers` that may be credentials, for scrubbing from error messages: every

@@ -1,0 +1,65 @@
+#include "http_pulse_caller.h"
+
+#include <utility>
+
+#include "pulse/adapters/http_client/http_client.h"
+#include "pulse/core/manifest/capability_manifest.h"
+
+namespace pulse::apps::mcp {
+
+using adapters::mcp::PulseReply;
+using adapters::mcp::PulseRequest;
+
+HttpPulseCaller::HttpPulseCaller(std::unique_ptr<http_client::HttpClient> client,
+                                 std::string token)
+    : client_(std::move(client)), token_(std::move(token)) {}
+
+HttpPulseCaller::~HttpPulseCaller() = default;
+
+absl::StatusOr<std::unique_ptr<HttpPulseCaller>> HttpPulseCaller::Open(std::string_view base_url,
+                                                                       std::string token,
+                                                                       absl::Duration timeout) {
+  http_client::ClientOptions options;
+  options.timeouts.connect = timeout;
+  options.timeouts.response_header = timeout;
+  options.timeouts.idle = timeout;
+  absl::StatusOr<std::unique_ptr<http_client::HttpClient>> client =
+      http_client::HttpClient::Open(base_url, std::move(options), "--server");
+  if (!client.ok()) {
+    return client.status();
+  }
+  return std::unique_ptr<HttpPulseCaller>(
+      new HttpPulseCaller(*std::move(client), std::move(token)));
+}
+
+absl::StatusOr<PulseReply> HttpPulseCaller::Send(const PulseRequest& request) {
+  const std::string& method = request.method;
+  if (method != "GET" && method != "POST" && method != "PUT" && method != "PATCH" &&
+      method != "DELETE") {
+    return absl::InvalidArgumentError("unsupported HTTP method " + method);
+  }
+  http_client::Request out;
+  out.method = method;
+  out.target = request.target;
+  out.headers = {
+      {std::string(kTokenHeader), token_},
+      {std::string(kAgentSurfaceHeader), std::string(core::kMcpSurfaceId)},
+  };
+  // POST, PUT and PATCH always carry a JSON body (empty when the request has none); GET never;
+  // DELETE only when the request has one.
+  if (request.body_json.has_value() || (method != "GET" && method != "DELETE")) {
+    out.body = request.body_json.value_or("");
+    out.headers.emplace_back("Content-Type", "application/json");
+  }
+  absl::StatusOr<http_client::Response> response = client_->Send(out);
+  if (!response.ok()) {
+    return response.status();
+  }
+  PulseReply reply;
+  reply.status = response->head.status;
+  reply.body = std::move(response->body);
+  reply.content_type = response->head.Header("Content-Type").value_or("");
+  return reply;
+}
+
+}  // namespace pulse::apps::mcp
