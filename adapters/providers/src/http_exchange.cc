@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "httplib.h"
 
 namespace pulse::adapters::providers {
@@ -47,10 +46,9 @@ class Watchdog {
 
   ~Watchdog() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
+      absl::MutexLock lock(&mu_);
+      done_ = true;  // wakes Run's Await
     }
-    wake_.notify_one();
     thread_.join();
   }
 
@@ -95,8 +93,8 @@ class Watchdog {
     return std::nullopt;
   }
 
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     while (!done_) {
       if (fired_.load(std::memory_order_acquire) < 0) {
         if (std::optional<HttpEnd> due = Due(); due.has_value()) {
@@ -104,11 +102,11 @@ class Watchdog {
         }
       }
       if (fired_.load(std::memory_order_acquire) >= 0) {
-        lock.unlock();
+        mu_.Unlock();
         client_.stop();  // may wait for a connect in progress to finish
-        lock.lock();
+        mu_.Lock();
       }
-      wake_.wait_for(lock, kWatchdogTick, [this] { return done_; });
+      mu_.AwaitWithTimeout(absl::Condition(&done_), absl::FromChrono(kWatchdogTick));
     }
   }
 
@@ -119,11 +117,8 @@ class Watchdog {
   std::atomic<bool> head_arrived_{false};
   std::atomic<std::int64_t> last_activity_ns_{0};
   std::atomic<int> fired_{-1};
-  // std::mutex rather than absl::Mutex: the sanitizers see through it (Debian's Abseil is not
-  // built with their annotations).
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool done_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
