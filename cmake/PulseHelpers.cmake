@@ -41,6 +41,11 @@ function(pulse_apply_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
     -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough
     -Werror=unused-result -Werror=return-type)
+  # Clang checks the Abseil lock annotations (ABSL_GUARDED_BY and friends on absl::Mutex);
+  # GCC ignores them. See docs/architecture.md, "Tooling: format, lint, thread-safety analysis".
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(PULSE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

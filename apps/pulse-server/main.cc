@@ -7,6 +7,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/synchronization/mutex.h"
 #include "pulse/adapters/server/server_app.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/token_command.h"
@@ -24,6 +25,10 @@ CLI::Option* AddSetting(CLI::App& app, const std::string& name, std::optional<st
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's Abseil is built with lock-order (deadlock) detection on, which takes a global graph
+  // lock on every Mutex::Lock. The server turns it off as release builds of Abseil do; the unit
+  // and in-process suites keep it (docs/architecture.md, "Tooling").
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"pulse-server: governed AI-operations engine (HTTP API, chat, Patrol)"};
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(

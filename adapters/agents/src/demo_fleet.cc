@@ -96,7 +96,7 @@ DemoFleet::DemoFleet(std::unique_ptr<internal::DemoWorld> world, DemoFleetOption
       clock_(options_.clock != nullptr ? *options_.clock : *owned_clock_),
       world_(std::move(world)),
       view_(std::make_unique<internal::ObserverView>()) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   PublishLocked();
 }
 
@@ -198,7 +198,7 @@ void DemoFleet::PublishLocked() {
 absl::StatusOr<std::vector<core::FleetResource>> DemoFleet::ListResources(
     const core::FleetResourceQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateResourceQuery(query));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   std::vector<core::FleetResource> out;
   for (const auto& [id, r] : world_->resources) {
@@ -214,7 +214,7 @@ absl::StatusOr<std::vector<core::FleetResource>> DemoFleet::ListResources(
 }
 
 absl::StatusOr<core::FleetResource> DemoFleet::GetResource(std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   auto it = world_->resources.find(std::string(id));
   if (it == world_->resources.end()) {
@@ -225,7 +225,7 @@ absl::StatusOr<core::FleetResource> DemoFleet::GetResource(std::string_view id) 
 
 absl::StatusOr<core::FleetTopology> DemoFleet::GetTopology(const core::FleetTopologyQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateTopologyQuery(query));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   if (!query.root_id.empty() && world_->resources.count(query.root_id) == 0) {
     return NoSuchResource(query.root_id);
@@ -238,7 +238,7 @@ absl::StatusOr<core::FleetTopology> DemoFleet::GetTopology(const core::FleetTopo
 }
 
 absl::StatusOr<core::FleetStatus> DemoFleet::GetStatus(std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time now = Now();
   AdvanceLocked(now);
   auto it = world_->resources.find(std::string(id));
@@ -251,7 +251,7 @@ absl::StatusOr<core::FleetStatus> DemoFleet::GetStatus(std::string_view id) {
 absl::StatusOr<core::FleetLogExcerpt> DemoFleet::ReadLogs(std::string_view id,
                                                           const core::FleetLogQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateLogQuery(query));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   auto it = world_->resources.find(std::string(id));
   if (it == world_->resources.end()) {
@@ -283,7 +283,7 @@ absl::StatusOr<core::FleetLogExcerpt> DemoFleet::ReadLogs(std::string_view id,
 }
 
 absl::StatusOr<core::FleetConfig> DemoFleet::ReadConfig(std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = world_->resources.find(std::string(id));
   if (it == world_->resources.end()) {
     return NoSuchResource(id);
@@ -302,7 +302,7 @@ absl::StatusOr<core::FleetConfig> DemoFleet::ReadConfig(std::string_view id) {
 absl::StatusOr<core::FleetMetricSeries> DemoFleet::ReadMetricHistory(
     std::string_view id, const core::FleetMetricQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateMetricQuery(query));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   auto it = world_->resources.find(std::string(id));
   if (it == world_->resources.end()) {
@@ -326,7 +326,7 @@ absl::StatusOr<core::FleetMetricSeries> DemoFleet::ReadMetricHistory(
 }
 
 absl::StatusOr<std::vector<core::Capability>> DemoFleet::ListCapabilities(std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   auto it = world_->resources.find(std::string(id));
   if (it == world_->resources.end()) {
@@ -345,7 +345,7 @@ absl::StatusOr<core::DispatchReceipt> DemoFleet::Dispatch(const core::DispatchRe
   bool throws = false;
   absl::StatusOr<core::DispatchReceipt> receipt;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const bool repeat = world_->receipts.count(request.attempt_id) != 0;
     receipt = DispatchLocked(request, &hangs);
     auto r = world_->resources.find(request.resource_id);
@@ -453,7 +453,7 @@ absl::Status DemoFleet::HangUp(const core::DispatchRequest& request,
 absl::StatusOr<std::string> DemoFleet::ResolveReference(std::string_view reference) const {
   std::vector<internal::ReferenceCandidate> candidates;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, r] : world_->resources) {
       internal::ReferenceCandidate c{id, {r.base.name, id.substr(id.find(':') + 1)}};
       if (r.kind == Kind::kVm) {
@@ -475,7 +475,7 @@ absl::StatusOr<core::ExecOutput> DemoFleet::RunReadOnlyCommand(std::string_view 
     return absl::PermissionDeniedError(
         fmt::format("{}: {}", core::ToString(verdict.refusal), verdict.reason));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time now = Now();
   AdvanceLocked(now);
   auto it = world_->resources.find(std::string(resource_id));
@@ -502,7 +502,7 @@ absl::StatusOr<core::ExecOutput> DemoFleet::RunReadOnlyCommand(std::string_view 
 
 absl::Status DemoFleet::InjectFault(std::string_view resource_id, DemoFaultKind kind,
                                     bool persistent) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time now = Now();
   AdvanceLocked(now);
   auto it = world_->resources.find(std::string(resource_id));
@@ -521,7 +521,7 @@ absl::Status DemoFleet::InjectFault(std::string_view resource_id, DemoFaultKind 
 }
 
 absl::Status DemoFleet::ClearFault(std::string_view resource_id, DemoFaultKind kind) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time now = Now();
   AdvanceLocked(now);
   auto it = world_->resources.find(std::string(resource_id));
@@ -538,7 +538,7 @@ absl::Status DemoFleet::ClearFault(std::string_view resource_id, DemoFaultKind k
 }
 
 std::vector<DemoFault> DemoFleet::ActiveFaults() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   std::vector<DemoFault> out;
   for (const auto& [id, r] : world_->resources) {
@@ -561,7 +561,7 @@ absl::StatusOr<std::vector<core::MetricSample>> DemoFleet::MetricSamples(std::st
   }
   std::string id(target);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (world_->resources.count(id) == 0) {
       id.clear();
     }
@@ -573,7 +573,7 @@ absl::StatusOr<std::vector<core::MetricSample>> DemoFleet::MetricSamples(std::st
     }
     id = *resolved;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AdvanceLocked(Now());
   std::vector<core::MetricSample> out;
   const DemoResource& r = world_->resources.at(id);

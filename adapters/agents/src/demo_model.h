@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "fleet_queries.h"
 #include "pulse/adapters/agents/demo_fleet.h"
@@ -89,11 +89,11 @@ struct ObservedState {
 class ObserverView {
  public:
   void Publish(std::map<std::string, ObservedState> snapshot) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     snapshot_ = std::move(snapshot);
   }
   std::optional<ObservedState> Get(const std::string& id) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = snapshot_.find(id);
     if (it == snapshot_.end()) {
       return std::nullopt;
@@ -102,8 +102,8 @@ class ObserverView {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, ObservedState> snapshot_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, ObservedState> snapshot_ ABSL_GUARDED_BY(mu_);
 };
 
 // Every fault kind, in declaration order: ParseDemoFaultKind and the loader's error read it.

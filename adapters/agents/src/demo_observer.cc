@@ -67,7 +67,7 @@ absl::StatusOr<core::PostconditionObservation> DemoFleet::ObservePostcondition(
           : 2;
   for (std::int64_t look = 1;; ++look) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       AdvanceLocked(Now());  // time passes in the simulation; the observer reads the snapshot
     }
     const std::optional<internal::ObservedState> seen = Observe(query.resource_id);

@@ -59,7 +59,7 @@ absl::StatusOr<core::DispatchReceipt> LocalHostFleet::Dispatch(
     return absl::InvalidArgumentError("a dispatch needs an attempt id");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto done = receipts_.find(request.attempt_id);
     if (done != receipts_.end()) {
       return done->second;
@@ -82,7 +82,7 @@ absl::StatusOr<core::DispatchReceipt> LocalHostFleet::Dispatch(
   const std::string unit = s.units.at(request.resource_id).unit;
   // Claim the attempt before running, so a concurrent duplicate cannot run it twice.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (receipts_.count(request.attempt_id) != 0) {
       return receipts_.at(request.attempt_id);
     }
@@ -116,7 +116,7 @@ absl::StatusOr<core::DispatchReceipt> LocalHostFleet::Dispatch(
     receipt.summary =
         fmt::format("systemctl {} {} exited {}", request.capability_name, unit, run->exit_code);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   receipts_[request.attempt_id] = receipt;
   unit_listing_at_ = absl::InfinitePast();  // the unit's state just changed
   return receipt;

@@ -139,7 +139,7 @@ absl::Time LocalHostFleet::Now() const { return clock_.Now(); }
 std::string LocalHostFleet::UnitListing() {
   const absl::Time now = Now();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (now - unit_listing_at_ < kUnitListingTtl) {
       return unit_listing_;
     }
@@ -151,7 +151,7 @@ std::string LocalHostFleet::UnitListing() {
   if (listed.ok() && listed->exit_code == 0 && !listed->truncated) {
     listing = std::move(listed->output);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   unit_listing_ = listing;
   unit_listing_at_ = now;
   return listing;
@@ -269,7 +269,7 @@ absl::StatusOr<LocalHostFleet::Snapshot> LocalHostFleet::Probe() {
 
   // CPU since the previous probe, and the metric samples.
   const absl::Time now = Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::optional<internal::CpuTimes> before;
   if (last_cpu_.has_value()) {
     before = internal::CpuTimes{last_cpu_->first, last_cpu_->second};
@@ -281,13 +281,14 @@ absl::StatusOr<LocalHostFleet::Snapshot> LocalHostFleet::Probe() {
   s.cpu_pct = last_cpu_pct_;
   if (now - last_sample_at_ >= options_.sample_interval) {
     last_sample_at_ = now;
-    auto record = [&](const std::string& id, const std::string& metric, double value) {
-      std::deque<core::FleetMetricPoint>& series = samples_[id + "#" + metric];
-      series.push_back({now, value});
-      while (series.size() > kMaxSamplesPerSeries) {
-        series.pop_front();
-      }
-    };
+    auto record = [&](const std::string& id, const std::string& metric, double value)
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                        std::deque<core::FleetMetricPoint>& series = samples_[id + "#" + metric];
+                        series.push_back({now, value});
+                        while (series.size() > kMaxSamplesPerSeries) {
+                          series.pop_front();
+                        }
+                      };
     record(node_id_, "cpu", s.cpu_pct);
     record(node_id_, "memory",
            100.0 * (1.0 - static_cast<double>(s.memory.available_kb) /
@@ -535,7 +536,7 @@ absl::StatusOr<core::FleetMetricSeries> LocalHostFleet::ReadMetricHistory(
   if (s.resources.count(std::string(id)) == 0) {
     return absl::NotFoundError(fmt::format("no resource with id '{}'", id));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = samples_.find(std::string(id) + "#" + query.metric);
   if (it == samples_.end()) {
     return absl::NotFoundError(fmt::format("{} records no metric '{}'", id, query.metric));

@@ -123,7 +123,7 @@ std::optional<core::AgentError> BodyValidator::Validate(std::string_view body,
       return Refusal(code, absl::StrCat("field \"", name, "\" is required"), name, "required");
     }
   }
-  std::lock_guard<std::mutex> lock(validate_mu_);
+  absl::MutexLock lock(&validate_mu_);
   rapidjson::SchemaValidator validator(*compiled_);
   if (doc->Accept(validator)) {
     return std::nullopt;

@@ -4,6 +4,9 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
 namespace pulse::adapters::http::internal {
 
 ElasticThreadPool::ElasticThreadPool(std::size_t min_threads, std::size_t max_threads,
@@ -13,7 +16,7 @@ ElasticThreadPool::ElasticThreadPool(std::size_t min_threads, std::size_t max_th
       max_threads_(std::max(max_threads, std::max<std::size_t>(1, min_threads))),
       idle_timeout_(idle_timeout),
       gauges_(std::move(gauges)) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (std::size_t i = 0; i < min_threads_; ++i) {
     SpawnLocked();
   }
@@ -51,7 +54,7 @@ std::vector<std::thread> ElasticThreadPool::TakeRetiredLocked() {
 void ElasticThreadPool::enqueue(std::function<void()> fn) {
   std::vector<std::thread> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (shutdown_) {
       return;  // httplib stops enqueueing before it shuts the queue down
     }
@@ -61,7 +64,7 @@ void ElasticThreadPool::enqueue(std::function<void()> fn) {
     }
     done = TakeRetiredLocked();
   }
-  cv_.notify_one();
+  cv_.Signal();
   for (std::thread& t : done) {
     t.join();  // a retired worker has left its loop; this only reaps it
   }
@@ -70,15 +73,15 @@ void ElasticThreadPool::enqueue(std::function<void()> fn) {
 void ElasticThreadPool::shutdown() {
   std::map<std::uint64_t, std::thread> all;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (shutdown_ && threads_.empty()) {
       return;
     }
     shutdown_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     all.swap(threads_);
     retired_.clear();
   }
@@ -90,17 +93,19 @@ void ElasticThreadPool::shutdown() {
 }
 
 void ElasticThreadPool::WorkerLoop(std::uint64_t id) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
     ++idle_;
-    const bool woke =
-        cv_.wait_for(lock, idle_timeout_, [this] { return !jobs_.empty() || shutdown_; });
+    const absl::Time deadline = absl::Now() + absl::FromChrono(idle_timeout_);
+    while (jobs_.empty() && !shutdown_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
+    const bool woke = !jobs_.empty() || shutdown_;
     --idle_;
     if (!jobs_.empty()) {
       std::function<void()> job = std::move(jobs_.front());
       jobs_.pop_front();
       gauges_->busy.fetch_add(1);
-      lock.unlock();
+      mu_.Unlock();
       try {
         job();
       } catch (...) {
@@ -108,7 +113,7 @@ void ElasticThreadPool::WorkerLoop(std::uint64_t id) {
       }
       job = nullptr;
       gauges_->busy.fetch_sub(1);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (shutdown_) {

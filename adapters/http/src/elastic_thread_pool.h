@@ -13,16 +13,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace pulse::adapters::http::internal {
 
@@ -47,24 +48,25 @@ class ElasticThreadPool final : public httplib::TaskQueue {
   void shutdown() override;
 
  private:
-  void SpawnLocked();  // requires mu_
-  void WorkerLoop(std::uint64_t id);
-  std::vector<std::thread> TakeRetiredLocked();  // requires mu_
+  void SpawnLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WorkerLoop(std::uint64_t id) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<std::thread> TakeRetiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::size_t min_threads_;
   const std::size_t max_threads_;
   const std::chrono::milliseconds idle_timeout_;
   const std::shared_ptr<PoolGauges> gauges_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::map<std::uint64_t, std::thread> threads_;
-  std::vector<std::uint64_t> retired_;  // workers that exited; joined by the next caller
-  std::uint64_t next_id_ = 0;
-  std::size_t live_ = 0;
-  std::size_t idle_ = 0;
-  bool shutdown_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::uint64_t, std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  // Workers that exited; joined by the next caller.
+  std::vector<std::uint64_t> retired_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t live_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t idle_ ABSL_GUARDED_BY(mu_) = 0;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace pulse::adapters::http::internal

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "pulse/core/status_macros.h"
 #include "server_impl.h"
 
@@ -168,7 +169,7 @@ HttpReply HttplibServer::Impl::ErrorHandlerReply(int status) const {
 }
 
 absl::Status HttplibServer::Impl::Start() {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   if (state_ != State::kBound) {
     return absl::FailedPreconditionError("the server was started or stopped already");
   }
@@ -179,7 +180,7 @@ absl::Status HttplibServer::Impl::Start() {
 
 void HttplibServer::Impl::Stop() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (state_ == State::kStopped) {
       return;
     }
@@ -187,15 +188,16 @@ void HttplibServer::Impl::Stop() {
   }
   {
     // Streams first, while the listener is open: each drains and ends its response cleanly.
-    std::unique_lock<std::mutex> lock(streams_mu_);
+    absl::MutexLock lock(&streams_mu_);
     stopping_ = true;
     for (auto& [key, weak] : streams_) {
       if (std::shared_ptr<SseStream> stream = weak.lock()) {
         stream->Shutdown();
       }
     }
-    streams_cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.stop_grace),
-                         [this] { return streams_.empty(); });
+    const absl::Time deadline = absl::Now() + options_.stop_grace;
+    while (!streams_.empty() && !streams_cv_.WaitWithDeadline(&streams_mu_, deadline)) {
+    }
   }
   // Then no new connections; the accept loop ends and shuts the pool down, which waits for
   // the requests in flight (an idle keep-alive connection ends within keep_alive_timeout).
@@ -210,7 +212,7 @@ HttpServerStats HttplibServer::Impl::Stats() const {
   stats.threads = gauges_->threads.load();
   stats.busy_threads = gauges_->busy.load();
   stats.peak_threads = gauges_->peak.load();
-  std::lock_guard<std::mutex> lock(streams_mu_);
+  absl::MutexLock lock(&streams_mu_);
   stats.open_streams = streams_.size();
   return stats;
 }

@@ -176,21 +176,21 @@ void CounterFamily::Increment(LabelValues labels, double amount) {
   if (key.empty()) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (double* slot = SeriesSlot(series_, std::move(key))) {
     *slot += amount;
   }
 }
 
 double CounterFamily::Value(LabelValues labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(Key(labels));
   return it == series_.end() ? 0 : it->second;
 }
 
 void CounterFamily::Render(std::string& out) const {
   RenderHeader(out, name_, help_, "counter");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [key, value] : series_) {
     absl::StrAppend(&out, name_, LabelText(key), " ", FormatValue(value), "\n");
   }
@@ -203,7 +203,7 @@ void GaugeFamily::Set(LabelValues labels, double value) {
   if (key.empty()) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (double* slot = SeriesSlot(series_, std::move(key))) {
     *slot = value;
   }
@@ -214,21 +214,21 @@ void GaugeFamily::Add(LabelValues labels, double delta) {
   if (key.empty()) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (double* slot = SeriesSlot(series_, std::move(key))) {
     *slot += delta;
   }
 }
 
 double GaugeFamily::Value(LabelValues labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(Key(labels));
   return it == series_.end() ? 0 : it->second;
 }
 
 void GaugeFamily::Render(std::string& out) const {
   RenderHeader(out, name_, help_, "gauge");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [key, value] : series_) {
     absl::StrAppend(&out, name_, LabelText(key), " ", FormatValue(value), "\n");
   }
@@ -249,7 +249,7 @@ void HistogramFamily::Observe(LabelValues labels, double value) {
   if (key.empty()) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(key);
   if (it == series_.end()) {
     if (series_.size() >= kMaxSeriesPerFamily) {
@@ -269,14 +269,14 @@ void HistogramFamily::Observe(LabelValues labels, double value) {
 }
 
 std::uint64_t HistogramFamily::Count(LabelValues labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(Key(labels));
   return it == series_.end() ? 0 : it->second.count;
 }
 
 void HistogramFamily::Render(std::string& out) const {
   RenderHeader(out, name_, help_, "histogram");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [key, s] : series_) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < bounds_.size(); ++i) {
@@ -315,7 +315,7 @@ absl::Status MetricsRegistry::CheckNew(const std::string& name,
 
 absl::StatusOr<CounterFamily*> MetricsRegistry::AddCounter(std::string name, std::string help,
                                                            std::vector<std::string> label_names) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckNew(name, label_names); !s.ok()) {
     return s;
   }
@@ -325,7 +325,7 @@ absl::StatusOr<CounterFamily*> MetricsRegistry::AddCounter(std::string name, std
 
 absl::StatusOr<GaugeFamily*> MetricsRegistry::AddGauge(std::string name, std::string help,
                                                        std::vector<std::string> label_names) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckNew(name, label_names); !s.ok()) {
     return s;
   }
@@ -336,7 +336,7 @@ absl::StatusOr<GaugeFamily*> MetricsRegistry::AddGauge(std::string name, std::st
 absl::StatusOr<HistogramFamily*> MetricsRegistry::AddHistogram(std::string name, std::string help,
                                                                std::vector<std::string> label_names,
                                                                std::vector<double> bounds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckNew(name, label_names); !s.ok()) {
     return s;
   }
@@ -353,7 +353,7 @@ absl::StatusOr<HistogramFamily*> MetricsRegistry::AddHistogram(std::string name,
 }
 
 std::string MetricsRegistry::Render() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string out;
   for (const auto& family : families_) {
     family->Render(out);

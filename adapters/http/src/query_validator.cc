@@ -170,7 +170,7 @@ std::optional<core::AgentError> QueryValidator::Validate(
   if (compiled_ == nullptr || doc.MemberCount() == 0) {
     return std::nullopt;
   }
-  std::lock_guard<std::mutex> lock(validate_mu_);
+  absl::MutexLock lock(&validate_mu_);
   rapidjson::SchemaValidator validator(*compiled_);
   if (doc.Accept(validator)) {
     return std::nullopt;

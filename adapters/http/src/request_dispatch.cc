@@ -341,7 +341,7 @@ void HttplibServer::Impl::AttachStream(const std::shared_ptr<SseStream>& stream,
 bool HttplibServer::Impl::RegisterStream(const std::shared_ptr<SseStream>& stream) {
   std::size_t open = 0;
   {
-    std::lock_guard<std::mutex> lock(streams_mu_);
+    absl::MutexLock lock(&streams_mu_);
     if (stopping_) {
       return false;
     }
@@ -357,11 +357,11 @@ bool HttplibServer::Impl::RegisterStream(const std::shared_ptr<SseStream>& strea
 void HttplibServer::Impl::UnregisterStream(const SseStream* stream) {
   std::size_t open = 0;
   {
-    std::lock_guard<std::mutex> lock(streams_mu_);
+    absl::MutexLock lock(&streams_mu_);
     streams_.erase(stream);
     open = streams_.size();
   }
-  streams_cv_.notify_all();
+  streams_cv_.SignalAll();
   if (open_streams_ != nullptr) {
     open_streams_->Set({}, static_cast<double>(open));
   }

@@ -7,15 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "elastic_thread_pool.h"
 #include "pulse/adapters/http/httplib_server.h"
 #include "pulse/adapters/http/sse_stream.h"
@@ -123,14 +122,14 @@ class HttplibServer::Impl {
   internal::ListenerServer svr_;
   int port_ = -1;
 
-  std::mutex state_mu_;
-  State state_ = State::kBound;
-  std::thread listener_;
+  absl::Mutex state_mu_;
+  State state_ ABSL_GUARDED_BY(state_mu_) = State::kBound;
+  std::thread listener_;  // set by Start under state_mu_; joined by Stop after state_ is final
 
-  mutable std::mutex streams_mu_;
-  std::condition_variable streams_cv_;
-  std::map<const SseStream*, std::weak_ptr<SseStream>> streams_;
-  bool stopping_ = false;
+  mutable absl::Mutex streams_mu_;
+  absl::CondVar streams_cv_;
+  std::map<const SseStream*, std::weak_ptr<SseStream>> streams_ ABSL_GUARDED_BY(streams_mu_);
+  bool stopping_ ABSL_GUARDED_BY(streams_mu_) = false;
 
   CounterFamily* requests_ = nullptr;
   HistogramFamily* latency_ = nullptr;

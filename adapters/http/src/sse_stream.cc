@@ -1,10 +1,10 @@
 #include "pulse/adapters/http/sse_stream.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace pulse::adapters::http {
 namespace {
@@ -34,9 +34,7 @@ void AppendDataLines(std::string& out, std::string_view data) {
   out.push_back('\n');
 }
 
-std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
-  return absl::ToChronoNanoseconds(std::max(d, absl::Milliseconds(1)));
-}
+absl::Duration AtLeastOneMs(absl::Duration d) { return std::max(d, absl::Milliseconds(1)); }
 
 }  // namespace
 
@@ -88,7 +86,7 @@ bool SseStream::SendEvent(std::string_view event, std::string_view data,
 
 bool SseStream::Enqueue(std::string frame) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (closed_ || stopping_ || aborted_ || finished_) {
       return false;
     }
@@ -103,40 +101,42 @@ bool SseStream::Enqueue(std::string frame) {
       frames_.push_back(std::move(frame));
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return !cancelled();
 }
 
 void SseStream::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool SseStream::cancelled() const { return cancel_flag_->load(std::memory_order_acquire); }
 
 bool SseStream::WaitForCancel(absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, ToChrono(timeout), [this] { return cancelled(); });
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + AtLeastOneMs(timeout);
+  while (!cancelled() && !cv_.WaitWithDeadline(&mu_, deadline)) {
+  }
   return cancelled();
 }
 
 bool SseStream::finished() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return finished_;
 }
 
 std::uint64_t SseStream::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return dropped_;
 }
 
 SseStream::Pull SseStream::Next(std::string& out) {
   out.clear();
-  std::unique_lock<std::mutex> lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + ToChrono(options_.heartbeat);
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + AtLeastOneMs(options_.heartbeat);
   while (true) {
     if (aborted_) {
       return Pull::kAbort;
@@ -151,7 +151,7 @@ SseStream::Pull SseStream::Next(std::string& out) {
     if (closed_ || stopping_) {
       return Pull::kEnd;
     }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+    if (cv_.WaitWithDeadline(&mu_, deadline)) {  // true: the deadline passed
       if (aborted_ || !frames_.empty() || closed_ || stopping_) {
         continue;  // the state changed at the deadline; report it instead
       }
@@ -164,25 +164,25 @@ SseStream::Pull SseStream::Next(std::string& out) {
 
 void SseStream::Abort() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     aborted_ = true;
     RaiseCancel();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void SseStream::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
     RaiseCancel();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void SseStream::MarkFinished(bool clean) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     finished_ = true;
     // A stream the producer did not close ended under it: tell the producer.
     if (!clean || !closed_) {
@@ -191,7 +191,7 @@ void SseStream::MarkFinished(bool clean) {
     }
     frames_.clear();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void SseStream::RaiseCancel() { cancel_flag_->store(true, std::memory_order_release); }

@@ -34,7 +34,7 @@ void StreamSlot::Release() {
 }
 
 void StreamSlots::SetMetrics(GaugeFamily* slots, CounterFamily* refusals) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   slots_gauge_ = slots;
   refusals_counter_ = refusals;
   for (StreamBudget budget : {StreamBudget::kSubscription, StreamBudget::kRun}) {
@@ -59,7 +59,7 @@ void StreamSlots::ExportLocked(StreamBudget budget) {
 }
 
 StreamSlots::Taken StreamSlots::Acquire(StreamBudget budget, const std::string& token_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::optional<Refusal> refusal;
   const auto held = per_token_.find(token_id);
   if (held != per_token_.end() && held->second >= limits_.per_token) {
@@ -81,7 +81,7 @@ StreamSlots::Taken StreamSlots::Acquire(StreamBudget budget, const std::string& 
 }
 
 void StreamSlots::Give(StreamBudget budget, const std::string& token_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::size_t& count = CountOf(budget);
   if (count > 0) {
     --count;
@@ -94,7 +94,7 @@ void StreamSlots::Give(StreamBudget budget, const std::string& token_id) {
 }
 
 std::size_t StreamSlots::InUse(StreamBudget budget) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return budget == StreamBudget::kSubscription ? subscriptions_ : runs_;
 }
 
@@ -103,7 +103,7 @@ std::size_t StreamSlots::Max(StreamBudget budget) const {
 }
 
 std::size_t StreamSlots::Refusals(StreamBudget budget, Refusal reason) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = refusals_.find({budget, reason});
   return it == refusals_.end() ? 0 : it->second;
 }

@@ -8,12 +8,12 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
 #include "pulse/core/errors/agent_error.h"
@@ -82,18 +82,18 @@ class StreamSlots {
 
  private:
   friend class StreamSlot;
-  void Give(StreamBudget budget, const std::string& token_id);
-  std::size_t& CountOf(StreamBudget budget);
-  void ExportLocked(StreamBudget budget);
+  void Give(StreamBudget budget, const std::string& token_id) ABSL_LOCKS_EXCLUDED(mu_);
+  std::size_t& CountOf(StreamBudget budget) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ExportLocked(StreamBudget budget) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StreamSlotLimits limits_;
-  mutable std::mutex mu_;
-  std::size_t subscriptions_ = 0;
-  std::size_t runs_ = 0;
-  std::map<std::string, std::size_t> per_token_;
-  std::map<std::pair<StreamBudget, Refusal>, std::size_t> refusals_;
-  GaugeFamily* slots_gauge_ = nullptr;
-  CounterFamily* refusals_counter_ = nullptr;
+  mutable absl::Mutex mu_;
+  std::size_t subscriptions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t runs_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::size_t> per_token_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<StreamBudget, Refusal>, std::size_t> refusals_ ABSL_GUARDED_BY(mu_);
+  GaugeFamily* slots_gauge_ ABSL_GUARDED_BY(mu_) = nullptr;
+  CounterFamily* refusals_counter_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace pulse::adapters::http::internal

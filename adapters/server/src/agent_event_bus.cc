@@ -38,7 +38,7 @@ std::shared_ptr<http::SseStream> AgentEventBus::Subscribe(bool redact_commands) 
         .value_or(http::FormatSseComment("heartbeat"));
   };
   std::shared_ptr<http::SseStream> stream = http::SseStream::Create(std::move(options));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (closed_) {
     return nullptr;
   }
@@ -56,7 +56,7 @@ std::shared_ptr<http::SseStream> AgentEventBus::Subscribe(bool redact_commands) 
 std::uint64_t AgentEventBus::Publish(std::string_view kind, std::string_view payload_json,
                                      std::string_view redacted_payload_json) {
   const absl::Time at = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The id is taken under the lock, so every subscriber sees ids in increasing order.
   const std::uint64_t id = next_id_.fetch_add(1);
   const std::string full = EventJson(kind, id, at, payload_json);
@@ -80,7 +80,7 @@ std::uint64_t AgentEventBus::Publish(std::string_view kind, std::string_view pay
 void AgentEventBus::Close() {
   std::vector<Subscriber> subscribers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
     subscribers.swap(subscribers_);
   }
@@ -92,7 +92,7 @@ void AgentEventBus::Close() {
 }
 
 std::size_t AgentEventBus::subscribers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<std::size_t>(
       std::count_if(subscribers_.begin(), subscribers_.end(), [](const Subscriber& s) {
         std::shared_ptr<http::SseStream> stream = s.stream.lock();

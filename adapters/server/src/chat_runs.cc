@@ -1,10 +1,10 @@
 #include "pulse/adapters/server/chat_runs.h"
 
-#include <chrono>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 
@@ -13,12 +13,12 @@ namespace pulse::server {
 namespace http = adapters::http;
 
 std::string ChatRun::session_id() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return session_id_;
 }
 
 void ChatRun::set_session_id(std::string id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   session_id_ = std::move(id);
 }
 
@@ -27,17 +27,17 @@ ChatRuns::ChatRuns() : watcher_([this] { Watch(); }) {}
 ChatRuns::~ChatRuns() {
   Shutdown(absl::InfiniteDuration());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_watcher_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   watcher_.join();
 }
 
 bool ChatRuns::Start(std::shared_ptr<http::SseStream> stream, std::string session_id,
                      std::function<void(ChatRun&)> body) {
   auto run = std::make_shared<ChatRun>(std::move(stream), std::move(session_id));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (closing_) {
     return false;
   }
@@ -46,16 +46,16 @@ bool ChatRuns::Start(std::shared_ptr<http::SseStream> stream, std::string sessio
       body(*run);
       run->stream().Close();
       {
-        std::lock_guard<std::mutex> done_lock(mu_);
+        absl::MutexLock done_lock(&mu_);
         run->done_ = true;
       }
-      cv_.notify_all();
+      cv_.SignalAll();
     });
   } catch (const std::system_error&) {
     return false;  // no thread could be started: the caller answers 503
   }
   runs_.push_back(std::move(run));
-  cv_.notify_all();
+  cv_.SignalAll();
   return true;
 }
 
@@ -63,7 +63,7 @@ bool ChatRuns::Abort(std::string_view session_id) {
   if (session_id.empty()) {
     return false;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   bool found = false;
   for (const std::shared_ptr<ChatRun>& run : runs_) {
     if (!run->done_ && run->session_id() == session_id) {
@@ -75,7 +75,7 @@ bool ChatRuns::Abort(std::string_view session_id) {
 }
 
 bool ChatRuns::IsRunning(std::string_view session_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const std::shared_ptr<ChatRun>& run : runs_) {
     if (!run->done_ && run->session_id() == session_id) {
       return true;
@@ -85,7 +85,7 @@ bool ChatRuns::IsRunning(std::string_view session_id) const {
 }
 
 std::size_t ChatRuns::active() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::size_t n = 0;
   for (const std::shared_ptr<ChatRun>& run : runs_) {
     n += run->done_ ? 0 : 1;
@@ -107,12 +107,12 @@ bool ChatRuns::Shutdown(absl::Duration grace) {
   std::vector<std::thread> finished;
   bool all_ended = false;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closing_ = true;
     for (const std::shared_ptr<ChatRun>& run : runs_) {
       run->Cancel();
     }
-    const auto all_done = [this] {
+    const auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       for (const std::shared_ptr<ChatRun>& run : runs_) {
         if (!run->done_) {
           return false;
@@ -120,12 +120,11 @@ bool ChatRuns::Shutdown(absl::Duration grace) {
       }
       return true;
     };
-    if (grace == absl::InfiniteDuration()) {
-      cv_.wait(lock, all_done);
-      all_ended = true;
-    } else {
-      all_ended = cv_.wait_for(lock, absl::ToChronoNanoseconds(grace), all_done);
+    // absl::InfiniteFuture() for an unbounded grace: then only all_done() ends the wait.
+    const absl::Time deadline = absl::Now() + grace;
+    while (!all_done() && !cv_.WaitWithDeadline(&mu_, deadline)) {
     }
+    all_ended = all_done();
     ReapLocked(finished);
   }
   for (std::thread& t : finished) {
@@ -135,20 +134,22 @@ bool ChatRuns::Shutdown(absl::Duration grace) {
 }
 
 void ChatRuns::Watch() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!stop_watcher_) {
     std::vector<std::thread> finished;
     ReapLocked(finished);
     if (!finished.empty()) {
-      lock.unlock();
+      mu_.Unlock();
       for (std::thread& t : finished) {
         t.join();
       }
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (runs_.empty()) {
-      cv_.wait(lock, [this] { return stop_watcher_ || !runs_.empty(); });
+      while (!stop_watcher_ && runs_.empty()) {
+        cv_.Wait(&mu_);
+      }
       continue;
     }
     // A client that went away shows as a cancelled stream; the loop reads only its own flag.
@@ -157,8 +158,9 @@ void ChatRuns::Watch() {
         run->Cancel();
       }
     }
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(kCancelPollInterval));
+    cv_.WaitWithTimeout(&mu_, kCancelPollInterval);
   }
+  mu_.Unlock();
 }
 
 void ChatEventSink::Emit(const core::LoopEvent& event) {

@@ -1,6 +1,5 @@
 #include "patrol_scheduler.h"
 
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,7 +14,7 @@ PatrolScheduler::PatrolScheduler(core::PatrolService& patrol, const core::Clock&
 PatrolScheduler::~PatrolScheduler() { Stop(); }
 
 void PatrolScheduler::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) {
     return;
   }
@@ -28,10 +27,10 @@ void PatrolScheduler::Start() {
 
 bool PatrolScheduler::Enqueue(core::PatrolTicket ticket) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stopping_) {
       queue_.push_back(std::move(ticket));
-      wake_.notify_all();
+      wake_.SignalAll();
       return true;
     }
   }
@@ -40,20 +39,20 @@ bool PatrolScheduler::Enqueue(core::PatrolTicket ticket) {
 }
 
 PatrolSchedule PatrolScheduler::Schedule() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return PatrolSchedule{interval_ > absl::ZeroDuration(), interval_, next_run_at_};
 }
 
 void PatrolScheduler::Stop() {
   std::deque<core::PatrolTicket> abandoned;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ && !thread_.joinable()) {
       return;
     }
     stopping_ = true;
     abandoned.swap(queue_);
-    wake_.notify_all();
+    wake_.SignalAll();
   }
   patrol_.Cancel();
   if (thread_.joinable()) {
@@ -68,19 +67,19 @@ void PatrolScheduler::Stop() {
 }
 
 void PatrolScheduler::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!stopping_) {
     if (!queue_.empty()) {
       core::PatrolTicket ticket = std::move(queue_.front());
       queue_.pop_front();
-      lock.unlock();
+      mu_.Unlock();
       patrol_.Execute(std::move(ticket));
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (next_run_at_.has_value() && clock_.Now() >= *next_run_at_) {
       next_run_at_ = clock_.Now() + interval_;
-      lock.unlock();
+      mu_.Unlock();
       absl::StatusOr<core::PatrolBegin> begun =
           patrol_.Begin(core::PatrolScope{}, core::PatrolTrigger::kScheduled);
       if (!begun.ok()) {
@@ -88,29 +87,31 @@ void PatrolScheduler::Loop() {
       } else if (begun->ticket.has_value()) {
         patrol_.Execute(*std::move(begun->ticket));
       }
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (next_run_at_.has_value()) {
       const absl::Duration wait = *next_run_at_ - clock_.Now();
-      wake_.wait_for(lock, absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1));
+      wake_.WaitWithTimeout(&mu_, wait + absl::Milliseconds(1));
     } else {
-      wake_.wait(lock);
+      wake_.Wait(&mu_);
     }
   }
+  mu_.Unlock();
 }
 
 void PatrolScheduler::Watchdog() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!stopping_) {
-    wake_.wait_for(lock, std::chrono::seconds(1));
+    wake_.WaitWithTimeout(&mu_, absl::Seconds(1));
     if (stopping_) {
       break;
     }
-    lock.unlock();
+    mu_.Unlock();
     patrol_.EnforceInvestigationDeadlines();
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 }  // namespace pulse::server

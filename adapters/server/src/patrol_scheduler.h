@@ -8,13 +8,12 @@
 // Thread-safety: Enqueue, Status and Stop from any thread. Borrows the service and the clock.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/ports/clock.h"
@@ -43,18 +42,19 @@ class PatrolScheduler {
   void Stop();
 
  private:
-  void Loop();
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Once a second until Stop: ends investigations past their timeout (the core keeps no timer).
-  void Watchdog();
+  void Watchdog() ABSL_LOCKS_EXCLUDED(mu_);
 
   core::PatrolService& patrol_;
   const core::Clock& clock_;
   const absl::Duration interval_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<core::PatrolTicket> queue_;
-  std::optional<absl::Time> next_run_at_;
-  bool stopping_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar wake_;
+  std::deque<core::PatrolTicket> queue_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> next_run_at_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Set by Start (under mu_), joined by Stop (outside it, so the threads can take mu_ to leave).
   std::thread thread_;
   std::thread watchdog_;
 };

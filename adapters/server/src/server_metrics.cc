@@ -122,7 +122,7 @@ void ServerMetrics::RefreshActionGauge(core::ActionStore& store) {
 void ServerMetrics::RefreshReadPool(const adapters::storage::SqliteReadPoolStats& stats) {
   read_connections_->Set({"open"}, static_cast<double>(stats.open_readers));
   read_connections_->Set({"max"}, static_cast<double>(stats.max_readers));
-  std::lock_guard<std::mutex> lock(fallbacks_mu_);
+  absl::MutexLock lock(&fallbacks_mu_);
   if (stats.writer_fallbacks > fallbacks_seen_) {
     reader_fallbacks_->Increment({}, static_cast<double>(stats.writer_fallbacks - fallbacks_seen_));
     fallbacks_seen_ = stats.writer_fallbacks;

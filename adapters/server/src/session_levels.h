@@ -8,11 +8,11 @@
 #include <cstddef>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/policy/control_level.h"
 
 namespace pulse::server {
@@ -25,7 +25,7 @@ class SessionLevels {
     if (session_id.empty()) {
       return;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (levels_.insert_or_assign(session_id, level).second) {
       order_.push_back(session_id);
       while (order_.size() > kMaxSessionLevels) {
@@ -36,20 +36,20 @@ class SessionLevels {
   }
 
   std::optional<core::ControlLevel> Get(std::string_view session_id) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = levels_.find(std::string(session_id));
     return it == levels_.end() ? std::nullopt : std::optional<core::ControlLevel>(it->second);
   }
 
   void Forget(std::string_view session_id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     levels_.erase(std::string(session_id));  // its order_ entry expires with the others
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, core::ControlLevel> levels_;
-  std::deque<std::string> order_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, core::ControlLevel> levels_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::server

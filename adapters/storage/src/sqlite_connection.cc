@@ -74,7 +74,7 @@ absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite
 
 absl::Status RunOnWriter(SqliteDatabase::Connection& connection, const char* begin,
                          TransactionBody body, std::string_view what) {
-  std::lock_guard<std::mutex> lock(connection.mu);
+  absl::MutexLock lock(&connection.mu);
   return RunTransaction(connection, *connection.db, begin, body, what);
 }
 
@@ -87,7 +87,7 @@ ReaderPool::ReaderPool(std::string path, int max_readers, int busy_timeout_ms)
 }
 
 ReaderPool::~ReaderPool() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   idle_.clear();
 }
 
@@ -98,21 +98,22 @@ ReaderPool::Lease::~Lease() {
 }
 
 ReaderPool::Lease ReaderPool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (max_readers_ == 0) {
-    return Lease();
+  {
+    absl::MutexLock lock(&mu_);
+    if (max_readers_ == 0) {
+      return Lease();
+    }
+    while (idle_.empty() && open_ >= max_readers_) {
+      returned_.Wait(&mu_);
+    }
+    if (!idle_.empty()) {
+      std::unique_ptr<SQLite::Database> reader = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(reader));
+    }
+    // Open outside the lock (it touches the file system); the slot is reserved meanwhile.
+    ++open_;
   }
-  while (idle_.empty() && open_ >= max_readers_) {
-    returned_.wait(lock);
-  }
-  if (!idle_.empty()) {
-    std::unique_ptr<SQLite::Database> reader = std::move(idle_.back());
-    idle_.pop_back();
-    return Lease(this, std::move(reader));
-  }
-  // Open outside the lock (it touches the file system); the slot is reserved meanwhile.
-  ++open_;
-  lock.unlock();
   std::string error;
   try {
     std::unique_ptr<SQLite::Database> reader = OpenReader();
@@ -123,12 +124,13 @@ ReaderPool::Lease ReaderPool::Acquire() {
   // The read still works on the writer, as every read did before there were readers; the
   // failure is counted and kept for Stats() (the file is open, so this is rare: out of file
   // descriptors or memory). The next Acquire tries again.
-  lock.lock();
-  --open_;
-  ++writer_fallbacks_;
-  last_open_error_ = std::move(error);
-  lock.unlock();
-  returned_.notify_one();
+  {
+    absl::MutexLock lock(&mu_);
+    --open_;
+    ++writer_fallbacks_;
+    last_open_error_ = std::move(error);
+  }
+  returned_.Signal();
   return Lease();
 }
 
@@ -150,18 +152,18 @@ void ReaderPool::Return(std::unique_ptr<SQLite::Database> reader) {
     reader.reset();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (reusable) {
       idle_.push_back(std::move(reader));
     } else {
       --open_;
     }
   }
-  returned_.notify_one();
+  returned_.Signal();
 }
 
 SqliteReadPoolStats ReaderPool::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   SqliteReadPoolStats stats;
   stats.max_readers = max_readers_;
   stats.open_readers = open_;

@@ -7,11 +7,9 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 
@@ -72,12 +71,12 @@ class ReaderPool {
   const std::string path_;
   const int max_readers_;
   const int busy_timeout_ms_;
-  mutable std::mutex mu_;
-  std::condition_variable returned_;
-  std::vector<std::unique_ptr<SQLite::Database>> idle_;  // guarded by mu_
-  int open_ = 0;                       // idle + lent + being opened; guarded by mu_
-  std::int64_t writer_fallbacks_ = 0;  // guarded by mu_
-  std::string last_open_error_;        // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::CondVar returned_;
+  std::vector<std::unique_ptr<SQLite::Database>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + lent + being opened
+  std::int64_t writer_fallbacks_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_open_error_ ABSL_GUARDED_BY(mu_);
 };
 
 struct SqliteDatabase::Connection {
@@ -85,8 +84,9 @@ struct SqliteDatabase::Connection {
   // process and its close can checkpoint the WAL and remove it, as before there were readers.
   ~Connection() { readers.reset(); }
 
-  std::mutex mu;                         // guards db
-  std::unique_ptr<SQLite::Database> db;  // the one writer (and the reader of ":memory:")
+  absl::Mutex mu;
+  // The one writer (and the reader of ":memory:").
+  std::unique_ptr<SQLite::Database> db ABSL_PT_GUARDED_BY(mu);
   std::unique_ptr<ReaderPool> readers;   // never null after Open
 };
 

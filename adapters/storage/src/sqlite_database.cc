@@ -138,6 +138,8 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   auto connection = std::make_unique<Connection>();
   const auto busy_ms = static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout));
   try {
+    // Nothing else sees the connection yet; the lock only states what guards the writer.
+    absl::MutexLock lock(&connection->mu);
     connection->db = std::make_unique<SQLite::Database>(
         path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, busy_ms);
     absl::StatusOr<int> version = ReadVersionWithoutWriting(*connection->db);
@@ -186,7 +188,7 @@ absl::StatusOr<int> SqliteDatabase::SchemaVersion() const {
 
 absl::StatusOr<SqliteSettings> SqliteDatabase::Settings() const {
   SqliteSettings settings;
-  std::lock_guard<std::mutex> lock(connection_->mu);
+  absl::MutexLock lock(&connection_->mu);
   try {
     SQLite::Database& db = *connection_->db;
     settings.journal_mode = absl::AsciiStrToLower(db.execAndGet("PRAGMA journal_mode").getString());

@@ -206,7 +206,7 @@ std::string Token(JsonObjectReader& r, std::string_view key, std::size_t max_byt
   return s;
 }
 
-absl::StatusOr<ActionActor> ReadActor(const rapidjson::Value* v, std::string what) {
+absl::StatusOr<ActionActor> ReadActor(const rapidjson::Value* v, const std::string& what) {
   if (v == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is required"));
   }

@@ -238,8 +238,12 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   Unwatch(watch_key);
   const bool timed_out = watch.cancelled->load() && !cancelled_->load() &&
                          clock_.Now() >= watch.deadline;
+  std::optional<patrol_internal::Proposal> proposal;
+  bool proposal_invalidated = false;
   {
-    std::lock_guard<std::mutex> lock(state.mu);
+    absl::MutexLock lock(&state.mu);
+    proposal = state.proposal;
+    proposal_invalidated = state.proposal_invalidated;
     for (PatrolToolCall& call : state.calls) {
       if (r.tool_calls.size() < kMaxRecordedToolCalls) {
         r.tool_calls.push_back(std::move(call));
@@ -257,17 +261,17 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
     m.outcome = "timed_out";
     m.note = absl::StrCat("the investigation did not finish within ",
                           work.settings.investigation_timeout_sec, " s");
-    if (state.proposal.has_value()) {
+    if (proposal.has_value()) {
       m.proposal_dropped_reason = ProposalDropReason::kTimedOut;
     }
     return m;
   }
-  if (state.proposal_invalidated) {
+  if (proposal_invalidated) {
     m.outcome = "proposal_invalid";
     m.note = "two different proposals: the capture was invalidated and nothing was planned";
     return m;
   }
-  if (!state.proposal.has_value()) {
+  if (!proposal.has_value()) {
     m.outcome = "no_proposal";
     if (!outcome.ok()) {
       m.note = std::string(outcome.status().message());
@@ -300,7 +304,7 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
     m.note = "the autonomy level was lowered to monitor during the run; nothing was planned";
     return m;
   }
-  const patrol_internal::Proposal& p = *state.proposal;
+  const patrol_internal::Proposal& p = *proposal;
   ActionRequest action;
   action.request_id = Bounded(absl::StrCat(r.id, ".", finding.id), kMaxActionIdBytes);
   action.resource_id = p.resource_id;

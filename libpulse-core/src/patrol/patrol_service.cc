@@ -63,12 +63,12 @@ absl::StatusOr<AutonomySettings> PatrolService::Autonomy() const {
 }
 
 absl::Status PatrolService::SetAutonomy(const AutonomySettings& settings) {
-  std::lock_guard<std::mutex> lock(settings_mu_);
+  absl::MutexLock lock(&settings_mu_);
   return runs_.SaveAutonomy(settings);
 }
 
 absl::StatusOr<AutonomySettings> PatrolService::UpdateAutonomy(AutonomyUpdate update) {
-  std::lock_guard<std::mutex> lock(settings_mu_);
+  absl::MutexLock lock(&settings_mu_);
   PULSE_ASSIGN_OR_RETURN(AutonomySettings current, Autonomy());
   PULSE_ASSIGN_OR_RETURN(std::optional<AutonomySettings> next, update(current));
   if (!next.has_value()) {
@@ -79,7 +79,7 @@ absl::StatusOr<AutonomySettings> PatrolService::UpdateAutonomy(AutonomyUpdate up
 }
 
 std::vector<std::string> PatrolService::RunningIds() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return running_order_;
 }
 
@@ -122,7 +122,7 @@ absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope,
     ticket.resources.push_back(std::move(r));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = running_.find(ticket.scope_key);
     if (it != running_.end()) {
       return PatrolBegin{std::nullopt, it->second};
@@ -139,7 +139,7 @@ absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope,
   record.started_at = ticket.started_at;
   record.status = PatrolRunStatus::kRunning;
   if (absl::Status stored = runs_.Put(record); !stored.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     running_.erase(ticket.scope_key);
     running_order_.erase(std::remove(running_order_.begin(), running_order_.end(), record.id),
                          running_order_.end());
@@ -191,7 +191,12 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   } else {
     WatchPass(work);
   }
-  if (absl::Status assessed = work.state.ledger.CheckAllAssessed(); !assessed.ok()) {
+  absl::Status assessed;
+  {
+    absl::MutexLock lock(&work.state.mu);
+    assessed = work.state.ledger.CheckAllAssessed();
+  }
+  if (!assessed.ok()) {
     work.Error(absl::StrCat("missing verdicts: ", assessed.message()));
   }
   Reconcile(work);
@@ -202,7 +207,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
 }
 
 void PatrolService::Release(const PatrolTicket& ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   running_.erase(ticket.scope_key);
   running_order_.erase(
       std::remove(running_order_.begin(), running_order_.end(), ticket.run_id),
@@ -210,7 +215,7 @@ void PatrolService::Release(const PatrolTicket& ticket) {
 }
 
 void PatrolService::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cancelled_->store(true);
   for (auto& [key, watch] : investigations_) {
     watch.cancelled->store(true);
@@ -220,7 +225,7 @@ void PatrolService::Cancel() {
 std::size_t PatrolService::EnforceInvestigationDeadlines() {
   const absl::Time now = clock_.Now();
   std::size_t stopped = 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& [key, watch] : investigations_) {
     if (now >= watch.deadline && !watch.cancelled->exchange(true)) {
       ++stopped;
@@ -230,7 +235,7 @@ std::size_t PatrolService::EnforceInvestigationDeadlines() {
 }
 
 std::uint64_t PatrolService::Watch(const InvestigationWatch& watch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (cancelled_->load()) {
     watch.cancelled->store(true);
   }
@@ -240,7 +245,7 @@ std::uint64_t PatrolService::Watch(const InvestigationWatch& watch) {
 }
 
 void PatrolService::Unwatch(std::uint64_t key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   investigations_.erase(key);
 }
 
@@ -359,7 +364,7 @@ void PatrolService::WatchPass(Work& work) {
       "report anything new the evidence shows, then summarize.");
   NullSink sink;
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
-  std::lock_guard<std::mutex> lock(work.state.mu);
+  absl::MutexLock lock(&work.state.mu);
   r.tool_calls = work.state.calls;
   r.tool_call_count = work.state.call_count;
   r.assessments = work.state.assessments;

@@ -54,7 +54,7 @@ class RecordingHandler final : public ToolHandler {
   ToolResult Run(const rapidjson::Value& args, const ToolContext& context) override {
     const std::string finding_id = StringMember(args, "finding_id");
     if (track_ == Track::kAssess || track_ == Track::kResolve) {
-      std::lock_guard<std::mutex> lock(state_.mu);
+      absl::MutexLock lock(&state_.mu);
       if (!finding_id.empty() && state_.ledger.VerdictFor(finding_id).has_value()) {
         ToolResult refused =
             Refuse("this finding already has a verdict in this run (one verdict per finding)");
@@ -63,7 +63,7 @@ class RecordingHandler final : public ToolHandler {
       }
     }
     ToolResult result = inner_->Run(args, context);
-    std::lock_guard<std::mutex> lock(state_.mu);
+    absl::MutexLock lock(&state_.mu);
     if (result.Ok()) {
       result = Apply(args, std::move(result));
     } else if (track_ == Track::kReport) {
@@ -74,7 +74,8 @@ class RecordingHandler final : public ToolHandler {
   }
 
  private:
-  ToolResult Apply(const rapidjson::Value& args, ToolResult result) {
+  ToolResult Apply(const rapidjson::Value& args, ToolResult result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_.mu) {
     absl::StatusOr<rapidjson::Document> parsed = ParseJson(result.content);
     if (!parsed.ok() || !parsed->IsObject()) {
       return result;
@@ -147,7 +148,7 @@ class RecordingHandler final : public ToolHandler {
   }
 
   void RecordLocked(const ToolContext& context, const rapidjson::Value& args,
-                    const ToolResult& result) {
+                    const ToolResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_.mu) {
     ++state_.call_count;
     if (state_.calls.size() >= kMaxRecordedToolCalls) {
       return;

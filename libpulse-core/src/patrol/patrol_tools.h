@@ -7,11 +7,14 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/findings/findings_service.h"
 #include "pulse/core/findings/run_ledger.h"
 #include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/patrol_run.h"
@@ -26,16 +29,16 @@ struct Proposal {
 };
 
 struct PatrolRunState {
-  std::mutex mu;
-  FindingRunLedger ledger;
-  std::vector<PatrolToolCall> calls;
-  std::int64_t call_count = 0;
-  std::vector<PatrolAssessment> assessments;
-  std::vector<std::string> reported_new;       // ids the model created
-  std::vector<std::string> reported_existing;  // ids the model re-reported
-  std::int64_t rejected_reports = 0;
-  std::optional<Proposal> proposal;
-  bool proposal_invalidated = false;
+  absl::Mutex mu;
+  FindingRunLedger ledger ABSL_GUARDED_BY(mu);
+  std::vector<PatrolToolCall> calls ABSL_GUARDED_BY(mu);
+  std::int64_t call_count ABSL_GUARDED_BY(mu) = 0;
+  std::vector<PatrolAssessment> assessments ABSL_GUARDED_BY(mu);
+  std::vector<std::string> reported_new ABSL_GUARDED_BY(mu);       // ids the model created
+  std::vector<std::string> reported_existing ABSL_GUARDED_BY(mu);  // ids the model re-reported
+  std::int64_t rejected_reports ABSL_GUARDED_BY(mu) = 0;
+  std::optional<Proposal> proposal ABSL_GUARDED_BY(mu);
+  bool proposal_invalidated ABSL_GUARDED_BY(mu) = false;
 };
 
 // The decorator (loop/loop_assembly.h) that wraps each handler of a Patrol flavour's tools so

@@ -1,11 +1,11 @@
 #include "pulse/core/tools/tool_registry.h"
 
 #include <algorithm>
-#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/tool_names.h"
@@ -20,14 +20,13 @@ namespace pulse::core {
 struct ToolRegistry::Entry {
   ToolSpec spec;
   rapidjson::Document schema;
-  std::unique_ptr<rapidjson::SchemaDocument> compiled;
+  std::unique_ptr<rapidjson::SchemaDocument> compiled ABSL_PT_GUARDED_BY(validate_mu);
   std::vector<std::string> declared;  // root property names
   std::vector<std::string> required;  // root required names, schema order
   // RapidJSON 1.1.0's regex matcher keeps scratch state inside the compiled pattern, so two
   // validations against one schema must not overlap (unserialized, they return wrong
-  // verdicts). std::mutex rather than absl::Mutex: Debian's Abseil is not built for
-  // ThreadSanitizer, which then cannot see absl::Mutex ordering and reports false races.
-  mutable std::mutex validate_mu;
+  // verdicts).
+  mutable absl::Mutex validate_mu;
 };
 
 namespace {
@@ -300,7 +299,7 @@ absl::Status ToolRegistry::ValidateArguments(std::string_view name,
           absl::StrCat("required tool argument \"", key, "\" is missing"));
     }
   }
-  std::lock_guard<std::mutex> lock(entry->validate_mu);
+  absl::MutexLock lock(&entry->validate_mu);
   rapidjson::SchemaValidator validator(*entry->compiled);
   if (args.Accept(validator)) {
     return absl::OkStatus();

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "http_test_support.h"
 #include "pulse/adapters/http/standard_handlers.h"
 
@@ -134,10 +135,10 @@ TEST_CASE("concurrent updates are all counted", "[adapters][http][metrics]") {
 TEST_CASE("the server records requests by route, never by raw path", "[adapters][http][metrics]") {
   MetricsRegistry registry;
   std::vector<RequestRecord> records;
-  std::mutex mu;
+  absl::Mutex mu;
   HttpServerOptions options = testing::TestOptions();
   options.on_request = [&](const RequestRecord& r) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     records.push_back(r);
   };
   testing::TestServer server(options, testing::FullRouter({{"metrics", MetricsHandler(registry)}}),
@@ -162,7 +163,7 @@ TEST_CASE("the server records requests by route, never by raw path", "[adapters]
   CHECK(metrics.body.find("vm:101") == std::string::npos);
   CHECK(metrics.body.find("secret-id") == std::string::npos);
   CHECK(metrics.body.find(token) == std::string::npos);
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   REQUIRE(records.size() >= 3);
   CHECK(records[0].route == "get_resource_context");
   CHECK(records[0].status == 200);

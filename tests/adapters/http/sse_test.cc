@@ -4,11 +4,11 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "http_test_support.h"
 #include "pulse/adapters/http/sse_stream.h"
 
@@ -19,13 +19,13 @@ using Clock = std::chrono::steady_clock;
 
 // Streams opened by the handler, so a test can act as their producer.
 struct StreamBox {
-  std::mutex mu;
-  std::vector<std::shared_ptr<SseStream>> streams;
+  absl::Mutex mu;
+  std::vector<std::shared_ptr<SseStream>> streams ABSL_GUARDED_BY(mu);
 
   std::shared_ptr<SseStream> WaitFor(std::size_t index) {
     for (int i = 0; i < 300; ++i) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         if (streams.size() > index) {
           return streams[index];
         }
@@ -45,7 +45,7 @@ HttpHandler BoxedStream(StreamBox& box, absl::Duration heartbeat) {
     auto stream = SseStream::Create(options);
     stream->SendEvent("stream.connected", R"({"kind":"stream.connected"})");
     {
-      std::lock_guard<std::mutex> lock(box.mu);
+      absl::MutexLock lock(&box.mu);
       box.streams.push_back(stream);
     }
     return HttpReply::EventStream(stream);
@@ -180,7 +180,7 @@ TEST_CASE("a stream delivers events and heartbeats over HTTP", "[adapters][http]
       testing::FullRouter({{"subscribe_events", BoxedStream(box, absl::Milliseconds(50))}}));
   const std::string token = server.Token({"monitoring:read"});
   std::string received;
-  std::mutex mu;
+  absl::Mutex mu;
   httplib::Headers response_headers;
   int status = 0;
   std::thread client([&] {
@@ -190,13 +190,13 @@ TEST_CASE("a stream delivers events and heartbeats over HTTP", "[adapters][http]
     req.path = "/api/agent/events";
     req.headers = testing::TokenHeader(token);
     req.response_handler = [&](const httplib::Response& res) {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       status = res.status;
       response_headers = res.headers;
       return true;
     };
     req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       received.append(data, n);
       return true;
     };
@@ -208,7 +208,7 @@ TEST_CASE("a stream delivers events and heartbeats over HTTP", "[adapters][http]
   std::shared_ptr<SseStream> stream = box.WaitFor(0);
   REQUIRE(stream->SendEvent("finding.created", R"({"findingId":"f-1"})", 1));
   auto has = [&](const std::string& text) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     return received.find(text) != std::string::npos;
   };
   CHECK(Eventually(
@@ -216,7 +216,7 @@ TEST_CASE("a stream delivers events and heartbeats over HTTP", "[adapters][http]
   CHECK(Eventually([&] { return has(": ping\n\n"); }));
   stream->Close();
   client.join();
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   CHECK(status == 200);
   CHECK(response_headers.find("Content-Type")->second == "text/event-stream");
   CHECK(response_headers.find("Cache-Control")->second == "no-cache");
@@ -290,7 +290,7 @@ TEST_CASE("streams beyond the budget are 503 and their producers never started",
   CHECK(second.headers.find("Retry-After")->second == "1");
   {
     // The slot is taken before the handler runs: the refused stream's handler never ran.
-    std::lock_guard<std::mutex> lock(box.mu);
+    absl::MutexLock lock(&box.mu);
     CHECK(box.streams.size() == 1);
   }
   box.WaitFor(0)->Close();

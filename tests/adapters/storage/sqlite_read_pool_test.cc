@@ -55,10 +55,10 @@ std::unique_ptr<SqliteFindingStore> Findings(SqliteDatabase& db) {
 // cannot get SQLite's write lock holds it while it waits out the busy timeout. False on timeout
 // (checked, not required, so the test still joins its threads).
 bool AwaitWriterMutexHeld(SqliteDatabase& db) {
-  std::mutex& writer = db.connection().mu;
+  absl::Mutex& writer = db.connection().mu;
   const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (writer.try_lock()) {
-    writer.unlock();
+  while (writer.TryLock()) {
+    writer.Unlock();
     if (Clock::now() > deadline) {
       return false;
     }

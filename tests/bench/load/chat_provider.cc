@@ -100,19 +100,19 @@ std::string ContentAwareProvider::base_url() const {
 }
 
 std::string ContentAwareProvider::first_body() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return first_body_;
 }
 
 std::string ContentAwareProvider::second_body() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return second_body_;
 }
 
 void ContentAwareProvider::Handle(const httplib::Request& req, httplib::Response& res) {
   const bool has_tool_result = req.body.find(R"("role":"tool")") != std::string::npos;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::string& kept = has_tool_result ? second_body_ : first_body_;
     if (kept.empty()) {
       kept = req.body;

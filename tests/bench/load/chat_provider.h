@@ -12,9 +12,10 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "absl/synchronization/mutex.h"
 
 namespace pulse::bench {
 
@@ -47,9 +48,9 @@ class ContentAwareProvider {
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
-  mutable std::mutex mu_;
-  std::string first_body_;
-  std::string second_body_;
+  mutable absl::Mutex mu_;
+  std::string first_body_ ABSL_GUARDED_BY(mu_);
+  std::string second_body_ ABSL_GUARDED_BY(mu_);
 };
 
 // Calls listen() again, with `backlog`, on this process's listening IPv4 socket bound to

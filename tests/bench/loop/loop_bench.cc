@@ -122,7 +122,7 @@ class ToolTime {
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals_;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals_ ABSL_GUARDED_BY(mu_);
 };
 
 // Does nothing (but wait `latency`, when set) and records how long it ran.

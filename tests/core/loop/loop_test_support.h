@@ -113,7 +113,7 @@ class CallLog {
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<std::pair<std::string, std::string>> calls_;
+  std::vector<std::pair<std::string, std::string>> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 // Logs the call, then answers with `fn(args)`. Thread-safe if `fn` is.

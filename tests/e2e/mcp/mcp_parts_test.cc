@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "http_pulse_caller.h"
 #include "pulse/adapters/mcp/mcp_server.h"
 #include "pulse/adapters/mcp/mcp_session.h"
@@ -26,7 +26,7 @@ class LoopbackServer {
  public:
   LoopbackServer() {
     auto record = [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       seen_ = Seen{req.method,
                    req.path,
                    req.get_param_value("flag"),
@@ -53,7 +53,7 @@ class LoopbackServer {
     return "http://127.0.0.1:" + std::to_string(port_) + prefix;
   }
   Seen seen() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return seen_;
   }
 
@@ -61,8 +61,8 @@ class LoopbackServer {
   httplib::Server server_;
   int port_ = 0;
   std::thread thread_;
-  std::mutex mu_;
-  Seen seen_;
+  absl::Mutex mu_;
+  Seen seen_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_CASE("every request carries the token and the pulse_mcp surface marker", "[apps][mcp]") {

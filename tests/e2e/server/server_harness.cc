@@ -381,7 +381,7 @@ StreamReader::StreamReader(int port, const std::string& path, const std::string&
     req.set_header("Content-Type", "application/json");
     req.body = body;
     req.content_receiver = [this](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream_.raw.append(data, n);
       stream_.events = ParseChatFrames(stream_.raw);
       return !disconnect_.load();
@@ -389,7 +389,7 @@ StreamReader::StreamReader(int port, const std::string& path, const std::string&
     httplib::Response res;
     httplib::Error error = httplib::Error::Success;
     owned->send(req, res, error);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stream_.status = res.status;
     ended_ = true;
   });
@@ -404,7 +404,7 @@ std::optional<ChatEvent> StreamReader::WaitFor(const std::string& type, absl::Du
   const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (const ChatEvent& e : stream_.events) {
         if (e.type == type) {
           return e;
@@ -428,7 +428,7 @@ ChatStream StreamReader::Finish(absl::Duration timeout) {
   const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (ended_) {
         return stream_;
       }
@@ -447,7 +447,7 @@ EventSubscriber::EventSubscriber(int port, const std::string& token) {
     req.path = "/api/agent/events";
     req.set_header("X-API-Token", token);
     req.content_receiver = [this](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       buffer_.append(data, n);
       for (AgentEventFrame& f : TakeEventFrames(buffer_)) {
         frames_.push_back(std::move(f));
@@ -472,7 +472,7 @@ bool EventSubscriber::WaitFor(const std::string& event, absl::Duration timeout) 
   const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (const AgentEventFrame& f : frames_) {
         if (f.event == event) {
           return true;
@@ -485,7 +485,7 @@ bool EventSubscriber::WaitFor(const std::string& event, absl::Duration timeout) 
 }
 
 std::vector<AgentEventFrame> EventSubscriber::Frames() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return frames_;
 }
 

@@ -12,12 +12,12 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "child_process.h"
 #include "rapidjson/document.h"
@@ -155,9 +155,9 @@ class StreamReader {
   ChatStream Finish(absl::Duration timeout = absl::Seconds(20));
 
  private:
-  mutable std::mutex mu_;
-  ChatStream stream_;
-  bool ended_ = false;
+  mutable absl::Mutex mu_;
+  ChatStream stream_ ABSL_GUARDED_BY(mu_);
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> disconnect_{false};
   std::shared_ptr<httplib::Client> client_;
   std::thread thread_;
@@ -188,9 +188,9 @@ class EventSubscriber {
   int status() const { return status_.load(); }
 
  private:
-  mutable std::mutex mu_;
-  std::string buffer_;
-  std::vector<AgentEventFrame> frames_;
+  mutable absl::Mutex mu_;
+  std::string buffer_ ABSL_GUARDED_BY(mu_);
+  std::vector<AgentEventFrame> frames_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::atomic<int> status_{0};
   std::shared_ptr<httplib::Client> client_;

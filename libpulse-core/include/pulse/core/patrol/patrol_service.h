@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +40,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/model/model_route.h"
@@ -217,15 +217,16 @@ class PatrolService {
   };
   // Registers an investigation (its flag starts set when the service is cancelled already);
   // returns its key for Unwatch.
-  std::uint64_t Watch(const InvestigationWatch& watch);
-  void Unwatch(std::uint64_t key);
+  std::uint64_t Watch(const InvestigationWatch& watch) ABSL_LOCKS_EXCLUDED(mu_);
+  void Unwatch(std::uint64_t key) ABSL_LOCKS_EXCLUDED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::uint64_t, InvestigationWatch> investigations_;  // guarded by mu_
-  std::uint64_t next_investigation_ = 0;                        // guarded by mu_
-  std::mutex settings_mu_;  // serializes read-modify-write of the autonomy settings
-  std::map<std::string, std::string> running_;  // scope key -> run id
-  std::vector<std::string> running_order_;
+  mutable absl::Mutex mu_;
+  std::map<std::uint64_t, InvestigationWatch> investigations_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_investigation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::string> running_ ABSL_GUARDED_BY(mu_);  // scope key -> run id
+  std::vector<std::string> running_order_ ABSL_GUARDED_BY(mu_);
+  // Serializes read-modify-write of the autonomy settings (which live in the run store).
+  absl::Mutex settings_mu_;
 };
 
 }  // namespace pulse::core

@@ -80,10 +80,10 @@ class CountingTaskRunner final : public core::TaskRunner {
   }
 
   mutable absl::Mutex mu_;
-  std::size_t in_flight_ = 0;
-  std::size_t max_in_flight_ = 0;
-  std::vector<std::size_t> caps_;
-  std::vector<std::size_t> start_order_;
+  std::size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::size_t> caps_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::size_t> start_order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -31,7 +31,7 @@ class FakeClock final : public core::Clock {
 
  private:
   mutable absl::Mutex mu_;
-  absl::Time now_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-#include <mutex>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/ports/finding_verifier.h"
 
 namespace pulse::testing {
@@ -19,17 +19,17 @@ class FakeFindingVerifier final : public core::FindingVerifier {
   // Findings with this key now have a verifier that answers `result` (a verdict or an
   // error) until scripted again.
   void Script(std::string_view key, absl::StatusOr<core::VerifierVerdict> result) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     scripts_.insert_or_assign(std::string(key), std::move(result));
   }
 
   bool CanVerify(const core::Finding& finding) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return scripts_.count(finding.key) > 0;
   }
 
   absl::StatusOr<core::VerifierVerdict> Verify(const core::Finding& finding) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     verified_ids_.push_back(finding.id);
     auto it = scripts_.find(finding.key);
     if (it == scripts_.end()) {
@@ -40,14 +40,14 @@ class FakeFindingVerifier final : public core::FindingVerifier {
 
   // Ids passed to Verify, in call order.
   std::vector<std::string> verified_ids() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return verified_ids_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, absl::StatusOr<core::VerifierVerdict>> scripts_;
-  std::vector<std::string> verified_ids_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, absl::StatusOr<core::VerifierVerdict>> scripts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> verified_ids_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

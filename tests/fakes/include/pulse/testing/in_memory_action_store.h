@@ -158,7 +158,7 @@ class InMemoryActionStore final : public core::ActionStore {
   }
 
  private:
-  absl::Status TakeInjected() {
+  absl::Status TakeInjected() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     if (!injected_.has_value()) {
       return absl::OkStatus();

@@ -1,8 +1,7 @@
 // InMemoryFindingStore: a FindingStore held in memory, faithful to the port's contract
 // (tests/contracts/finding_store_contract.h). By default every record is stored as its JSON
 // encoding and decoded on read, like a real store, so a field the codec loses is caught by
-// every service test. Thread-safe (one std::mutex, which ThreadSanitizer understands; the
-// distribution's uninstrumented absl::Mutex produces false race reports). Test hooks:
+// every service test. Thread-safe (one absl::Mutex). Test hooks:
 // FailNext injects one error into any or one named method; SetBeforePut runs a callback before
 // the next Put commits (to simulate a concurrent writer).
 #pragma once
@@ -15,10 +14,10 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-#include <mutex>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/model/suppression_rule.h"
@@ -37,7 +36,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   explicit InMemoryFindingStore(Options options) : options_(options) {}
 
   absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("Get"); !injected.ok()) {
       return injected;
     }
@@ -50,7 +49,7 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   absl::StatusOr<std::vector<core::StoredFinding>> List(
       const core::FindingFilter& filter) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("List"); !injected.ok()) {
       return injected;
     }
@@ -82,13 +81,13 @@ class InMemoryFindingStore final : public core::FindingStore {
                                    std::int64_t expected_version) override {
     std::function<void()> hook;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       hook = std::exchange(before_put_, nullptr);
     }
     if (hook) {
       hook();  // outside the lock: it may write through this store
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("Put"); !injected.ok()) {
       return injected;
     }
@@ -118,7 +117,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   }
 
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("ListSuppressionRules"); !injected.ok()) {
       return injected;
     }
@@ -135,7 +134,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   }
 
   absl::Status PutSuppressionRule(const core::SuppressionRule& rule) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("PutSuppressionRule"); !injected.ok()) {
       return injected;
     }
@@ -147,7 +146,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   }
 
   absl::Status DeleteSuppressionRule(std::string_view id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("DeleteSuppressionRule"); !injected.ok()) {
       return injected;
     }
@@ -163,25 +162,25 @@ class InMemoryFindingStore final : public core::FindingStore {
   // "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method) returns `status`
   // instead of doing its work.
   void FailNext(absl::Status status, std::string method = "") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     injected_ = std::move(status);
     injected_method_ = std::move(method);
   }
 
   // Runs `hook` (once) at the start of the next Put, before its version check.
   void SetBeforePut(std::function<void()> hook) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     before_put_ = std::move(hook);
   }
 
   // Successful Puts so far.
   std::int64_t put_count() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return put_count_;
   }
 
   std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return findings_.size();
   }
 
@@ -208,7 +207,7 @@ class InMemoryFindingStore final : public core::FindingStore {
     return stored;
   }
 
-  absl::Status TakeInjected(std::string_view method) const {
+  absl::Status TakeInjected(std::string_view method) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!injected_.has_value() || (!injected_method_.empty() && injected_method_ != method)) {
       return absl::OkStatus();
     }
@@ -218,13 +217,13 @@ class InMemoryFindingStore final : public core::FindingStore {
   }
 
   const Options options_{};
-  mutable std::mutex mu_;
-  std::map<std::string, Record> findings_;
-  std::map<std::string, std::string> rules_;
-  mutable std::optional<absl::Status> injected_;
-  std::string injected_method_;
-  std::function<void()> before_put_;
-  std::int64_t put_count_ = 0;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Record> findings_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> rules_ ABSL_GUARDED_BY(mu_);
+  mutable std::optional<absl::Status> injected_ ABSL_GUARDED_BY(mu_);
+  std::string injected_method_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> before_put_ ABSL_GUARDED_BY(mu_);
+  std::int64_t put_count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::testing

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-#include <mutex>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/ports/metrics_history.h"
 
 namespace pulse::testing {
@@ -23,7 +23,7 @@ class InMemoryMetricsHistory final : public core::MetricsHistory {
                                                           std::string_view metric,
                                                           absl::Time start,
                                                           absl::Time end) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (injected_.has_value()) {
       absl::Status status = std::move(*injected_);
       injected_.reset();
@@ -50,31 +50,32 @@ class InMemoryMetricsHistory final : public core::MetricsHistory {
   }
 
   void Add(std::string_view target_id, std::string_view metric, core::MetricSample sample) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     series_[{std::string(target_id), std::string(metric)}].push_back(sample);
   }
 
   void Set(std::string_view target_id, std::string_view metric,
            std::vector<core::MetricSample> samples) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     series_[{std::string(target_id), std::string(metric)}] = std::move(samples);
   }
 
   void FailNext(absl::Status status) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     injected_ = std::move(status);
   }
 
   int queries() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return queries_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::vector<core::MetricSample>> series_;
-  mutable std::optional<absl::Status> injected_;
-  mutable int queries_ = 0;
+  mutable absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<core::MetricSample>> series_
+      ABSL_GUARDED_BY(mu_);
+  mutable std::optional<absl::Status> injected_ ABSL_GUARDED_BY(mu_);
+  mutable int queries_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::testing

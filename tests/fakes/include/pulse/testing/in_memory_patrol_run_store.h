@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/ports/patrol_run_store.h"
 
 namespace pulse::testing {
@@ -22,7 +22,7 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
     if (record.id.empty()) {
       return absl::InvalidArgumentError("a patrol run needs an id");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     records_[record.id] = record;
     std::vector<const core::PatrolRunRecord*> all = SortedLocked();
     for (std::size_t i = core::kPatrolRunHistoryLimit; i < all.size(); ++i) {
@@ -33,7 +33,7 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
   }
 
   absl::StatusOr<core::PatrolRunRecord> Get(std::string_view id) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = records_.find(std::string(id));
     if (it == records_.end()) {
       return absl::NotFoundError("no patrol run has this id");
@@ -45,7 +45,7 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
     if (limit == 0 || limit > core::kPatrolRunHistoryLimit) {
       return absl::InvalidArgumentError("limit must be 1..100");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<core::PatrolRunRecord> out;
     for (const core::PatrolRunRecord* r : SortedLocked()) {
       if (out.size() == limit) {
@@ -57,7 +57,7 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
   }
 
   absl::StatusOr<core::AutonomySettings> LoadAutonomy() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!autonomy_.has_value()) {
       return absl::NotFoundError("no autonomy settings saved");
     }
@@ -65,14 +65,15 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
   }
 
   absl::Status SaveAutonomy(const core::AutonomySettings& settings) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     autonomy_ = settings;
     return absl::OkStatus();
   }
 
  private:
   // Newest first: started_at descending, then id descending.
-  std::vector<const core::PatrolRunRecord*> SortedLocked() const {
+  std::vector<const core::PatrolRunRecord*> SortedLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::vector<const core::PatrolRunRecord*> all;
     for (const auto& [id, r] : records_) {
       all.push_back(&r);
@@ -86,9 +87,9 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
     return all;
   }
 
-  mutable std::mutex mu_;
-  std::map<std::string, core::PatrolRunRecord> records_;
-  std::optional<core::AutonomySettings> autonomy_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, core::PatrolRunRecord> records_ ABSL_GUARDED_BY(mu_);
+  std::optional<core::AutonomySettings> autonomy_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -132,7 +132,7 @@ class InMemorySessionStore final : public core::SessionStore {
   }
 
  private:
-  absl::Status TakeInjected() {
+  absl::Status TakeInjected() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     absl::Status s = std::move(injected_);
     injected_ = absl::OkStatus();
@@ -140,9 +140,9 @@ class InMemorySessionStore final : public core::SessionStore {
   }
 
   mutable absl::Mutex mu_;
-  std::map<std::string, core::SessionRecord> sessions_;
-  absl::Status injected_;
-  int updates_ = 0;
+  std::map<std::string, core::SessionRecord> sessions_ ABSL_GUARDED_BY(mu_);
+  absl::Status injected_ ABSL_GUARDED_BY(mu_);
+  int updates_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::testing

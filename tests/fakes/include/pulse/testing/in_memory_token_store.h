@@ -2,7 +2,7 @@
 // so tests can predict nothing but also need nothing random) and indexed by their SHA-256, so
 // like the real store it never keeps a raw token. Validates exactly as the port demands; the
 // comparison is not constant-time (a fake needs no timing defence). FailNext injects one error
-// into the next call. Thread-safe (one std::mutex).
+// into the next call. Thread-safe (one absl::Mutex).
 #pragma once
 
 #include <sodium/crypto_hash_sha256.h>
@@ -12,7 +12,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/core/ports/token_store.h"
 #include "pulse/core/auth/api_token.h"
 
@@ -31,7 +31,7 @@ namespace pulse::testing {
 class InMemoryTokenStore final : public core::TokenStore {
  public:
   absl::StatusOr<core::IssuedApiToken> Create(const core::NewApiToken& request) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected(); !injected.ok()) {
       return injected;
     }
@@ -54,7 +54,7 @@ class InMemoryTokenStore final : public core::TokenStore {
   }
 
   absl::StatusOr<core::ApiTokenInfo> Authenticate(std::string_view token, absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected(); !injected.ok()) {
       return injected;
     }
@@ -75,7 +75,7 @@ class InMemoryTokenStore final : public core::TokenStore {
   }
 
   absl::StatusOr<std::vector<core::ApiTokenInfo>> List() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected(); !injected.ok()) {
       return injected;
     }
@@ -90,7 +90,7 @@ class InMemoryTokenStore final : public core::TokenStore {
   }
 
   absl::Status Revoke(std::string_view id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected(); !injected.ok()) {
       return injected;
     }
@@ -105,7 +105,7 @@ class InMemoryTokenStore final : public core::TokenStore {
 
   // The next call of any method returns `status` (once).
   void FailNext(absl::Status status) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     injected_ = std::move(status);
   }
 
@@ -126,7 +126,7 @@ class InMemoryTokenStore final : public core::TokenStore {
     return out;
   }
 
-  absl::Status TakeInjected() {
+  absl::Status TakeInjected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!injected_.has_value()) {
       return absl::OkStatus();
     }
@@ -135,10 +135,11 @@ class InMemoryTokenStore final : public core::TokenStore {
     return s;
   }
 
-  std::mutex mu_;
-  std::map<std::string, core::ApiTokenInfo> tokens_;  // by SHA-256 of the raw token
-  std::uint64_t counter_ = 0;
-  std::optional<absl::Status> injected_;
+  absl::Mutex mu_;
+  // By SHA-256 of the raw token.
+  std::map<std::string, core::ApiTokenInfo> tokens_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t counter_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<absl::Status> injected_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

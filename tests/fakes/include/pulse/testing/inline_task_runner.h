@@ -77,10 +77,10 @@ class InlineTaskRunner final : public core::TaskRunner {
 
  private:
   mutable absl::Mutex mu_;
-  absl::Status fail_with_;
-  std::vector<Batch> batches_;
-  std::vector<absl::Duration> sleeps_;
-  std::function<void(absl::Duration)> on_sleep_;
+  absl::Status fail_with_ ABSL_GUARDED_BY(mu_);
+  std::vector<Batch> batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(mu_);
+  std::function<void(absl::Duration)> on_sleep_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -69,7 +69,7 @@ class RecordingEventSink final : public core::EventSink {
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<core::LoopEvent> events_;
+  std::vector<core::LoopEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -122,9 +122,9 @@ class ScriptedLlmProvider final : public core::LlmProvider {
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<ScriptedTurn> script_;
-  std::size_t next_ = 0;
-  std::vector<core::LlmRequest> requests_;
+  std::vector<ScriptedTurn> script_ ABSL_GUARDED_BY(mu_);
+  std::size_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<core::LlmRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
@@ -185,19 +185,21 @@ class DemoFleet final : public core::Fleet {
   // Dispatch under the lock: the receipt, or why there is none. Sets *hangs when the
   // answer is lost (the caller then waits options.dispatch_timeout without the lock).
   absl::StatusOr<core::DispatchReceipt> DispatchLocked(const core::DispatchRequest& request,
-                                                       bool* hangs);
+                                                       bool* hangs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits options.dispatch_timeout (options.sleep when set) and says the answer never came.
   absl::Status HangUp(const core::DispatchRequest& request, const std::string& executor_id);
   // Lands every dispatched change that is due, then republishes the observer snapshot.
-  void AdvanceLocked(absl::Time now);
-  void PublishLocked();
+  void AdvanceLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<internal::ObservedState> Observe(const std::string& id);
 
   DemoFleetOptions options_;
   std::unique_ptr<core::Clock> owned_clock_;  // the system clock when options.clock is null
   const core::Clock& clock_;
-  mutable std::mutex mu_;  // guards world_ (state, pending changes, dispatch receipts)
-  std::unique_ptr<internal::DemoWorld> world_;
+  mutable absl::Mutex mu_;
+  // The state, pending changes and dispatch receipts.
+  std::unique_ptr<internal::DemoWorld> world_ ABSL_PT_GUARDED_BY(mu_);
   // The observer's path: a snapshot published after every change, behind its own lock.
   std::unique_ptr<internal::ObserverView> view_;
 };

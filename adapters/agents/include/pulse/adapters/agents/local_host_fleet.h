@@ -15,7 +15,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
@@ -132,14 +132,16 @@ class LocalHostFleet final : public core::Fleet {
   const core::Clock& clock_;
   std::string host_name_;
   std::string node_id_;
-  std::mutex mu_;                                                    // guards everything below
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> last_cpu_;  // total, idle
-  double last_cpu_pct_ = 0;
-  absl::Time last_sample_at_ = absl::InfinitePast();
-  std::map<std::string, std::deque<core::FleetMetricPoint>> samples_;  // "<id>#<metric>"
-  std::map<std::string, core::DispatchReceipt> receipts_;              // by attempt id
-  std::string unit_listing_;  // cached systemctl list-units output
-  absl::Time unit_listing_at_ = absl::InfinitePast();
+  absl::Mutex mu_;
+  // total, idle
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> last_cpu_ ABSL_GUARDED_BY(mu_);
+  double last_cpu_pct_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_sample_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // "<id>#<metric>"
+  std::map<std::string, std::deque<core::FleetMetricPoint>> samples_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::DispatchReceipt> receipts_ ABSL_GUARDED_BY(mu_);  // by attempt id
+  std::string unit_listing_ ABSL_GUARDED_BY(mu_);  // cached systemctl list-units output
+  absl::Time unit_listing_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace pulse::adapters::agents

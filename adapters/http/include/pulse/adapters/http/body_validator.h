@@ -8,13 +8,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/core/errors/agent_error.h"
 #include "rapidjson/document.h"
@@ -40,11 +40,12 @@ class BodyValidator {
   BodyValidator() = default;
 
   rapidjson::Document schema_;
-  std::unique_ptr<rapidjson::SchemaDocument> compiled_;
+  // Validations against it are serialized (RapidJSON keeps regex scratch state in it).
+  std::unique_ptr<rapidjson::SchemaDocument> compiled_ ABSL_PT_GUARDED_BY(validate_mu_);
   std::vector<std::string> declared_;  // root property names
   std::vector<std::string> required_;  // root required names
   bool closed_ = false;                // root additionalProperties: false
-  mutable std::mutex validate_mu_;
+  mutable absl::Mutex validate_mu_;
 };
 
 // What a handler's body decoder expects of the path parameters a client may repeat in the

@@ -12,12 +12,12 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace pulse::adapters::http {
 
@@ -64,8 +64,8 @@ class CounterFamily final : public MetricFamily {
   friend class MetricsRegistry;
   void Render(std::string& out) const override;
 
-  mutable std::mutex mu_;
-  std::map<std::string, double> series_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, double> series_ ABSL_GUARDED_BY(mu_);
 };
 
 class GaugeFamily final : public MetricFamily {
@@ -79,8 +79,8 @@ class GaugeFamily final : public MetricFamily {
   friend class MetricsRegistry;
   void Render(std::string& out) const override;
 
-  mutable std::mutex mu_;
-  std::map<std::string, double> series_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, double> series_ ABSL_GUARDED_BY(mu_);
 };
 
 class HistogramFamily final : public MetricFamily {
@@ -102,8 +102,8 @@ class HistogramFamily final : public MetricFamily {
     double sum = 0;
   };
   const std::vector<double> bounds_;  // ascending, finite
-  mutable std::mutex mu_;
-  std::map<std::string, Series> series_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Series> series_ ABSL_GUARDED_BY(mu_);
 };
 
 class MetricsRegistry {
@@ -130,10 +130,11 @@ class MetricsRegistry {
   std::string Render() const;
 
  private:
-  absl::Status CheckNew(const std::string& name, const std::vector<std::string>& labels) const;
+  absl::Status CheckNew(const std::string& name, const std::vector<std::string>& labels) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<MetricFamily>> families_;
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<MetricFamily>> families_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::adapters::http

@@ -13,12 +13,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/core/errors/agent_error.h"
 #include "rapidjson/document.h"
@@ -51,9 +51,10 @@ class QueryValidator {
   QueryValidator() = default;
 
   rapidjson::Document schema_;
-  std::unique_ptr<rapidjson::SchemaDocument> compiled_;  // null when nothing is declared
+  // Null when nothing is declared.
+  std::unique_ptr<rapidjson::SchemaDocument> compiled_ ABSL_PT_GUARDED_BY(validate_mu_);
   std::map<std::string, Type> parameters_;
-  mutable std::mutex validate_mu_;
+  mutable absl::Mutex validate_mu_;
 };
 
 }  // namespace pulse::adapters::http

@@ -8,17 +8,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace pulse::adapters::http {
@@ -102,19 +101,19 @@ class SseStream {
 
  private:
   explicit SseStream(SseOptions options);
-  bool Enqueue(std::string frame);
-  void RaiseCancel();  // requires mu_
+  bool Enqueue(std::string frame) ABSL_LOCKS_EXCLUDED(mu_);
+  void RaiseCancel() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SseOptions options_;
   const std::shared_ptr<std::atomic<bool>> cancel_flag_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> frames_;
-  bool closed_ = false;    // producer said no more
-  bool stopping_ = false;  // server shutdown: drain, then end
-  bool aborted_ = false;   // drop the connection
-  bool finished_ = false;  // the connection is done with the stream
-  std::uint64_t dropped_ = 0;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<std::string> frames_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;    // producer said no more
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // server shutdown: drain, then end
+  bool aborted_ ABSL_GUARDED_BY(mu_) = false;   // drop the connection
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;  // the connection is done with the stream
+  std::uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::adapters::http

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/http/sse_stream.h"
 #include "pulse/core/ports/clock.h"
@@ -75,9 +75,9 @@ class AgentEventBus {
   const core::Clock& clock_;
   const AgentEventBusOptions options_;
   std::atomic<std::uint64_t> next_id_{1};
-  mutable std::mutex mu_;
-  std::vector<Subscriber> subscribers_;
-  bool closed_ = false;
+  mutable absl::Mutex mu_;
+  std::vector<Subscriber> subscribers_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace pulse::server

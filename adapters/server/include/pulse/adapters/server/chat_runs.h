@@ -9,15 +9,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/http/sse_stream.h"
 #include "pulse/adapters/server/server_metrics.h"
@@ -48,10 +47,11 @@ class ChatRun {
 
   const std::shared_ptr<adapters::http::SseStream> stream_;
   const std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
-  mutable std::mutex mu_;
-  std::string session_id_;
+  mutable absl::Mutex mu_;
+  std::string session_id_ ABSL_GUARDED_BY(mu_);
+  // Both guarded by ChatRuns::mu_ (which the annotations cannot name from here).
   std::thread thread_;
-  bool done_ = false;  // guarded by ChatRuns::mu_
+  bool done_ = false;
 };
 
 class ChatRuns {
@@ -77,14 +77,14 @@ class ChatRuns {
   bool Shutdown(absl::Duration grace);
 
  private:
-  void Watch();
-  void ReapLocked(std::vector<std::thread>& finished);  // requires mu_
+  void Watch() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReapLocked(std::vector<std::thread>& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::shared_ptr<ChatRun>> runs_;
-  bool closing_ = false;  // no new runs
-  bool stop_watcher_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::vector<std::shared_ptr<ChatRun>> runs_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;  // no new runs
+  bool stop_watcher_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watcher_;
 };
 

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/model/action_types.h"
@@ -58,8 +58,8 @@ class ServerMetrics {
   adapters::http::CounterFamily* events_ = nullptr;
   adapters::http::GaugeFamily* read_connections_ = nullptr;
   adapters::http::CounterFamily* reader_fallbacks_ = nullptr;
-  std::mutex fallbacks_mu_;
-  std::int64_t fallbacks_seen_ = 0;  // guarded by fallbacks_mu_
+  absl::Mutex fallbacks_mu_;
+  std::int64_t fallbacks_seen_ ABSL_GUARDED_BY(fallbacks_mu_) = 0;
 };
 
 // Follows the events of one run and reports its tool calls and its end to ServerMetrics. The
