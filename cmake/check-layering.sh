@@ -34,6 +34,12 @@ for pat in "${banned_calls[@]}"; do
   fi
 done
 
+# One pass of grep per file picks the lines worth checking.
+candidate_regex='^[[:space:]]*#[[:space:]]*include'
+for re in "${call_regexes[@]}"; do
+  candidate_regex+="|$re"
+done
+
 declare -A module_rank=() module_allowed=()
 modules_file="$dir/MODULES"
 if [ -f "$modules_file" ]; then
@@ -85,11 +91,13 @@ while IFS= read -r -d '' file; do
       module=""
     fi
   fi
-  # Strip line comments, keep line numbers.
-  stripped=$(sed -e 's|//.*$||' "$file")
-  lineno=0
-  while IFS= read -r line; do
-    lineno=$((lineno + 1))
+  # Strip line comments, then look only at the lines that could break a rule (includes and lines
+  # matching a banned call), numbered as in the file.
+  candidates=$(sed -e 's|//.*$||' "$file" | grep -nE "$candidate_regex" || true)
+  while IFS= read -r numbered; do
+    [ -n "$numbered" ] || continue
+    lineno=${numbered%%:*}
+    line=${numbered#*:}
     if [[ "$line" =~ ^[[:space:]]*#[[:space:]]*include ]]; then
       for pat in "${banned_includes[@]}"; do
         if [[ "$line" == *"$pat"* ]]; then
@@ -112,7 +120,7 @@ while IFS= read -r -d '' file; do
         violations=$((violations + 1))
       fi
     done
-  done <<<"$stripped"
+  done <<<"$candidates"
 done < <(find "$dir" -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
 if [ "$violations" -gt 0 ]; then
