@@ -59,8 +59,8 @@ void ChatView::OnEvent(std::string_view type, const rapidjson::Value& data) {
   } else if (type == "tool_end") {
     if (human) {
       const bool ok = Bool(data, "success").value_or(false);
-      std::string line = ok ? console_.PaintErr(Style::kGreen, "✓ ")
-                            : console_.PaintErr(Style::kRed, "✗ ");
+      std::string line =
+          ok ? console_.PaintErr(Style::kGreen, "✓ ") : console_.PaintErr(Style::kRed, "✗ ");
       line += SafeCell(Str(data, "name"), 48);
       if (!ok) {
         line += " " + console_.PaintErr(Style::kDim, SafeCell(Str(data, "output"), 120));
@@ -152,11 +152,11 @@ int ChatView::Finish(const absl::Status& transport, bool interrupted, bool overf
   if (!console_.json()) {
     EndLine();
   }
-  const std::string continue_hint =
-      session_id_.empty() ? std::string()
-                          : "session " + SafeCell(session_id_, 128) +
-                                " — continue with: pulse-cli ask --session " +
-                                SafeCell(session_id_, 128) + " \"...\"";
+  const std::string continue_hint = session_id_.empty()
+                                        ? std::string()
+                                        : "session " + SafeCell(session_id_, 128) +
+                                              " — continue with: pulse-cli ask --session " +
+                                              SafeCell(session_id_, 128) + " \"...\"";
   if (interrupted) {
     Failure f = LocalFailure(ExitCode::kInterrupted, kCodeInterrupted,
                              "interrupted; the run was asked to stop");
@@ -179,17 +179,16 @@ int ChatView::Finish(const absl::Status& transport, bool interrupted, bool overf
     f.hint = continue_hint;
     // --json: the error and done events already said it; stdout stays pure NDJSON events.
     if (console_.json()) {
-      console_.Err("pulse-cli: " + SafeCell(f.code, 80) + ": " + SafeCell(f.message, 500) +
-                   "\n");
+      console_.Err("pulse-cli: " + SafeCell(f.code, 80) + ": " + SafeCell(f.message, 500) + "\n");
       return static_cast<int>(f.exit);
     }
     return Report(console_, f);
   }
   if (!console_.json()) {
     if (outcome_ == "unverified") {
-      console_.Err(console_.PaintErr(Style::kYellow,
-                                     "note: the Assistant could not verify this answer") +
-                   "\n");
+      console_.Err(
+          console_.PaintErr(Style::kYellow, "note: the Assistant could not verify this answer") +
+          "\n");
     }
     if (!continue_hint.empty()) {
       console_.Err(console_.PaintErr(Style::kDim, continue_hint) + "\n");

@@ -140,8 +140,7 @@ Definition::Definition() {
   for (CLI::App* a : {findings, f_list}) {
     a->add_option("--resource", p.findings_list.resource_id, "only this resource's findings");
     a->add_flag("--all", p.findings_list.include_resolved, "include resolved findings");
-    a->add_option("--limit", p.findings_list.limit, "at most this many")
-        ->check(CLI::Range(1, 500));
+    a->add_option("--limit", p.findings_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
   CLI::App* f_ack = Leaf(*findings, "ack", "acknowledge a finding (stays active, stops asking)",
                          [&p](CommandContext& c) { return CmdFindingAck(c, p.finding); });
@@ -170,15 +169,13 @@ Definition::Definition() {
                           [&p](CommandContext& c) { return CmdActionsList(c, p.actions_list); });
   for (CLI::App* a : {actions, a_list}) {
     a->add_flag("--settled", p.actions_list.settled, "decided and finished actions instead");
-    a->add_option("--limit", p.actions_list.limit, "at most this many")
-        ->check(CLI::Range(1, 500));
+    a->add_option("--limit", p.actions_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
   CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
                           [&p](CommandContext& c) { return CmdActionShow(c, p.action); });
   a_show->add_option("id", p.action.action_id, "action id")->required();
-  CLI::App* a_approve =
-      Leaf(*actions, "approve", "approve a plan (shows it and asks unless --yes)",
-           [&p](CommandContext& c) { return CmdActionApprove(c, p.action); });
+  CLI::App* a_approve = Leaf(*actions, "approve", "approve a plan (shows it and asks unless --yes)",
+                             [&p](CommandContext& c) { return CmdActionApprove(c, p.action); });
   a_approve->add_option("id", p.action.action_id, "action id")->required();
   a_approve->add_flag("-y,--yes", p.action.yes, "approve without asking");
   a_approve->add_option("--reason", p.action.reason, "recorded in the audit trail");
@@ -186,9 +183,8 @@ Definition::Definition() {
                             [&p](CommandContext& c) { return CmdActionReject(c, p.action); });
   a_reject->add_option("id", p.action.action_id, "action id")->required();
   a_reject->add_option("--reason", p.action.reason, "recorded in the audit trail");
-  CLI::App* a_execute =
-      Leaf(*actions, "execute", "run an approved action once and verify it",
-           [&p](CommandContext& c) { return CmdActionExecute(c, p.action); });
+  CLI::App* a_execute = Leaf(*actions, "execute", "run an approved action once and verify it",
+                             [&p](CommandContext& c) { return CmdActionExecute(c, p.action); });
   a_execute->add_option("id", p.action.action_id, "action id")->required();
   a_execute->add_option("--reason", p.action.reason, "recorded in the audit trail");
   leaves_.emplace_back(actions,
@@ -227,16 +223,17 @@ Definition::Definition() {
   autonomy->require_subcommand(0, 1);
   Leaf(*autonomy, "get", "the saved and effective level, Autopilot, investigation budget",
        [](CommandContext& c) { return CmdPatrolAutonomyGet(c); });
-  CLI::App* a_set =
-      Leaf(*autonomy, "set", "set the level (needs settings:write)",
-           [&p](CommandContext& c) { return CmdPatrolAutonomySet(c, p.autonomy); });
+  CLI::App* a_set = Leaf(*autonomy, "set", "set the level (needs settings:write)",
+                         [&p](CommandContext& c) { return CmdPatrolAutonomySet(c, p.autonomy); });
   Choice(*a_set, "level", p.autonomy.level, kAutonomyLevels, "how far Patrol may act alone")
       ->required();
-  a_set->add_option("--budget", p.autonomy.investigation_budget,
-                    "evidence calls per investigation (the server clamps to 5-30)")
+  a_set
+      ->add_option("--budget", p.autonomy.investigation_budget,
+                   "evidence calls per investigation (the server clamps to 5-30)")
       ->check(CLI::Range(1, 1000));
-  a_set->add_option("--timeout-sec", p.autonomy.investigation_timeout_sec,
-                    "investigation timeout in seconds (the server clamps to 60-1800)")
+  a_set
+      ->add_option("--timeout-sec", p.autonomy.investigation_timeout_sec,
+                   "investigation timeout in seconds (the server clamps to 60-1800)")
       ->check(CLI::Range(1, 100000));
   CLI::App* a_ack =
       Leaf(*autonomy, "acknowledge", "record your Autopilot acknowledgement (humans only)",
@@ -246,8 +243,7 @@ Definition::Definition() {
   CLI::App* a_revoke =
       Leaf(*autonomy, "revoke", "revoke the Autopilot acknowledgement: full acts as approval",
            [&p](CommandContext& c) { return CmdPatrolRevoke(c, p.autonomy); });
-  a_revoke->add_option("id", p.autonomy.acknowledgement_id, "the acknowledgement id")
-      ->required();
+  a_revoke->add_option("id", p.autonomy.acknowledgement_id, "the acknowledgement id")->required();
   a_revoke->add_option("--reason", p.autonomy.reason, "why (recorded)");
   leaves_.emplace_back(autonomy, [](CommandContext& c) { return CmdPatrolAutonomyGet(c); });
 
@@ -258,9 +254,8 @@ Definition::Definition() {
   CLI::App* s_show = Leaf(*sessions, "show", "one session and its transcript",
                           [&p](CommandContext& c) { return CmdSessionShow(c, p.session); });
   s_show->add_option("id", p.session.session_id, "session id")->required();
-  CLI::App* s_resume =
-      Leaf(*sessions, "resume", "continue a session after its action was decided",
-           [&p](CommandContext& c) { return CmdSessionResume(c, p.session); });
+  CLI::App* s_resume = Leaf(*sessions, "resume", "continue a session after its action was decided",
+                            [&p](CommandContext& c) { return CmdSessionResume(c, p.session); });
   s_resume->add_option("id", p.session.session_id, "session id")->required();
   Choice(*s_resume, "--control-level", p.session.control_level, kControlLevels,
          "lower the control level for this run");

@@ -32,8 +32,7 @@ absl::StatusOr<HttpResult> PulseClient::Send(std::string_view method, std::strin
 }
 
 absl::StatusOr<HttpResult> PulseClient::Stream(
-    std::string_view method, std::string_view target,
-    const std::optional<std::string>& json_body,
+    std::string_view method, std::string_view target, const std::optional<std::string>& json_body,
     const std::function<bool(std::string_view)>& on_bytes) {
   if (stopped_.load()) {
     return absl::CancelledError("request cancelled");
@@ -44,8 +43,8 @@ absl::StatusOr<HttpResult> PulseClient::Stream(
   http_client::Request request;
   request.method = std::string(method);
   request.target = std::string(target);
-  request.headers.emplace_back("Accept", on_bytes ? "text/event-stream, application/json"
-                                                  : "application/json");
+  request.headers.emplace_back(
+      "Accept", on_bytes ? "text/event-stream, application/json" : "application/json");
   if (!options_.token.empty()) {
     request.headers.emplace_back(std::string(kTokenHeader), options_.token);
   }

@@ -61,8 +61,7 @@ class PulseClient {
   // result has an empty body); returning false from `on_bytes` ends the request (Cancelled).
   // Any other reply is collected into the result's body as Send does.
   [[nodiscard]] absl::StatusOr<HttpResult> Stream(
-      std::string_view method, std::string_view target,
-      const std::optional<std::string>& json_body,
+      std::string_view method, std::string_view target, const std::optional<std::string>& json_body,
       const std::function<bool(std::string_view)>& on_bytes);
 
   // Aborts the request in progress (thread-safe). The client is not usable afterwards.

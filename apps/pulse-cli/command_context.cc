@@ -57,8 +57,8 @@ int CommandContext::PrintJson(const rapidjson::Value& value) const {
 }
 
 int CommandContext::BadCall(const absl::Status& status) const {
-  return Report(console_, LocalFailure(ExitCode::kUsage, kCodeUsage,
-                                       std::string(status.message())));
+  return Report(console_,
+                LocalFailure(ExitCode::kUsage, kCodeUsage, std::string(status.message())));
 }
 
 }  // namespace pulse::cli

@@ -88,9 +88,9 @@ struct FindingsListArgs {
 };
 struct FindingArgs {
   std::string finding_id;
-  int hours = 0;           // snooze
-  std::string reason;      // dismiss
-  std::string note;        // dismiss, resolve
+  int hours = 0;       // snooze
+  std::string reason;  // dismiss
+  std::string note;    // dismiss, resolve
 };
 struct ActionsListArgs {
   bool settled = false;
@@ -112,9 +112,9 @@ struct PatrolRunArgs {
   std::vector<std::string> resource_types;
 };
 struct PatrolAutonomyArgs {
-  std::string level;              // set: monitor, approval, assisted, full
-  std::string acknowledgement_id;  // acknowledge, revoke
-  std::string reason;             // revoke
+  std::string level;                  // set: monitor, approval, assisted, full
+  std::string acknowledgement_id;     // acknowledge, revoke
+  std::string reason;                 // revoke
   int investigation_budget = 0;       // 0: unchanged
   int investigation_timeout_sec = 0;  // 0: unchanged
 };

@@ -52,15 +52,13 @@ int CmdActionsList(CommandContext& ctx, const ActionsListArgs& args) {
   if (args.limit > 0) {
     query.emplace_back("limit", std::to_string(args.limit));
   }
-  return ctx.Show(RouteCall("list_actions", {}, query), [&](const rapidjson::Value& reply) {
-    RenderActionList(ctx.console(), reply);
-  });
+  return ctx.Show(RouteCall("list_actions", {}, query),
+                  [&](const rapidjson::Value& reply) { RenderActionList(ctx.console(), reply); });
 }
 
 int CmdActionShow(CommandContext& ctx, const ActionArgs& args) {
-  return ctx.Show(DetailCall(args.action_id), [&](const rapidjson::Value& reply) {
-    RenderActionDetail(ctx.console(), reply);
-  });
+  return ctx.Show(DetailCall(args.action_id),
+                  [&](const rapidjson::Value& reply) { RenderActionDetail(ctx.console(), reply); });
 }
 
 int CmdActionApprove(CommandContext& ctx, const ActionArgs& args) {
@@ -89,8 +87,8 @@ int CmdActionApprove(CommandContext& ctx, const ActionArgs& args) {
       return ctx.Fail(LocalFailure(
           ExitCode::kUsage, kCodeUsage,
           "approving needs a confirmation and stdin is not a terminal; review the plan with "
-          "`pulse-cli actions show " + SafeCell(args.action_id, 128) +
-              "` and pass --yes to approve it"));
+          "`pulse-cli actions show " +
+              SafeCell(args.action_id, 128) + "` and pass --yes to approve it"));
     }
     if (!args.yes || !ctx.console().json()) {
       RenderApprovalCard(shown, card, "");

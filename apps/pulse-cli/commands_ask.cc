@@ -76,17 +76,15 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call) {
   absl::StatusOr<HttpResult> result = absl::UnknownError("not run");
   InterruptWatch watch;
   std::thread worker([&] {
-    result = ctx.client().Stream(call->method, call->target, call->body,
-                                 [&](std::string_view bytes) {
-                                   received = true;
-                                   if (!parser.Feed(bytes, [&](const SseEvent& event) {
-                                         view.OnFrame(event.data);
-                                       })) {
-                                     overflow = true;
-                                     return false;
-                                   }
-                                   return !watch.interrupted();
-                                 });
+    result =
+        ctx.client().Stream(call->method, call->target, call->body, [&](std::string_view bytes) {
+          received = true;
+          if (!parser.Feed(bytes, [&](const SseEvent& event) { view.OnFrame(event.data); })) {
+            overflow = true;
+            return false;
+          }
+          return !watch.interrupted();
+        });
     finished.store(true);
   });
   bool interrupted = false;
@@ -111,10 +109,10 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call) {
       return ctx.Fail(ReplyFailure(result->status, result->body, ctx.client().has_token()));
     }
     if (result->content_type.rfind("text/event-stream", 0) != 0) {
-      return ctx.Fail(InvalidResponse("the server answered HTTP 200 with " +
-                                      (result->content_type.empty() ? std::string("no type")
-                                                                    : result->content_type) +
-                                      " instead of an event stream"));
+      return ctx.Fail(InvalidResponse(
+          "the server answered HTTP 200 with " +
+          (result->content_type.empty() ? std::string("no type") : result->content_type) +
+          " instead of an event stream"));
     }
   }
   return view.Finish(result.ok() ? absl::OkStatus() : result.status(), false, overflow);

@@ -17,9 +17,8 @@ rapidjson::Document ResourceArgs(const std::string& resource_id) {
 }  // namespace
 
 int CmdCapabilities(CommandContext& ctx) {
-  return ctx.Show(RouteCall("get_capabilities"), [&](const rapidjson::Value& reply) {
-    RenderCapabilities(ctx.console(), reply);
-  });
+  return ctx.Show(RouteCall("get_capabilities"),
+                  [&](const rapidjson::Value& reply) { RenderCapabilities(ctx.console(), reply); });
 }
 
 int CmdFleetList(CommandContext& ctx, const FleetListArgs& args) {
@@ -109,9 +108,10 @@ int CmdStatus(CommandContext& ctx) {
     return ctx.PrintJson(out);
   }
   const std::string patrol_error =
-      patrol.has_value() ? std::string()
-                         : patrol_failure.code + ": " + patrol_failure.message +
-                               (patrol_failure.hint.empty() ? "" : " (" + patrol_failure.hint + ")");
+      patrol.has_value()
+          ? std::string()
+          : patrol_failure.code + ": " + patrol_failure.message +
+                (patrol_failure.hint.empty() ? "" : " (" + patrol_failure.hint + ")");
   RenderStatus(ctx.console(), ctx.server(), *health, patrol.has_value() ? &*patrol : nullptr,
                patrol_error);
   return 0;

@@ -1,7 +1,8 @@
 // patrol run|runs|status|autonomy: every request is a manifest capability (run_patrol,
 // get_patrol_run, list_patrol_runs, get_patrol_status, get/set_patrol_autonomy,
-// acknowledge/revoke_patrol_autopilot), projected the way pulse-mcp projects a tool call. `patrol run` starts a run (the server answers at once
-// with its id), then reads the run record until the run has finished, and shows that record.
+// acknowledge/revoke_patrol_autopilot), projected the way pulse-mcp projects a tool call. `patrol
+// run` starts a run (the server answers at once with its id), then reads the run record until the
+// run has finished, and shows that record.
 #include <string>
 #include <thread>
 
@@ -119,16 +120,13 @@ int CmdPatrolRuns(CommandContext& ctx) {
 
 int CmdPatrolStatus(CommandContext& ctx) {
   return ctx.Show(CapabilityCall("get_patrol_status", rapidjson::Value(rapidjson::kObjectType)),
-                  [&](const rapidjson::Value& reply) {
-                    RenderPatrolStatus(ctx.console(), reply);
-                  });
+                  [&](const rapidjson::Value& reply) { RenderPatrolStatus(ctx.console(), reply); });
 }
 
 int CmdPatrolAutonomyGet(CommandContext& ctx) {
-  return ctx.Show(CapabilityCall("get_patrol_autonomy", rapidjson::Value(rapidjson::kObjectType)),
-                  [&](const rapidjson::Value& reply) {
-                    RenderPatrolAutonomy(ctx.console(), reply);
-                  });
+  return ctx.Show(
+      CapabilityCall("get_patrol_autonomy", rapidjson::Value(rapidjson::kObjectType)),
+      [&](const rapidjson::Value& reply) { RenderPatrolAutonomy(ctx.console(), reply); });
 }
 
 int CmdPatrolAutonomySet(CommandContext& ctx, const PatrolAutonomyArgs& args) {
@@ -148,13 +146,12 @@ int CmdPatrolAutonomySet(CommandContext& ctx, const PatrolAutonomyArgs& args) {
 int CmdPatrolAcknowledge(CommandContext& ctx, const PatrolAutonomyArgs& args) {
   rapidjson::Document body(rapidjson::kObjectType);
   SetStringArg(body, "acknowledgement_id", args.acknowledgement_id);
-  return ctx.Show(CapabilityCall("acknowledge_patrol_autopilot", body),
-                  [&](const rapidjson::Value& reply) {
-                    const rapidjson::Value* autonomy =
-                        reply.IsObject() && reply.HasMember("autonomy") ? &reply["autonomy"]
-                                                                         : nullptr;
-                    RenderPatrolAutonomy(ctx.console(), autonomy != nullptr ? *autonomy : reply);
-                  });
+  return ctx.Show(
+      CapabilityCall("acknowledge_patrol_autopilot", body), [&](const rapidjson::Value& reply) {
+        const rapidjson::Value* autonomy =
+            reply.IsObject() && reply.HasMember("autonomy") ? &reply["autonomy"] : nullptr;
+        RenderPatrolAutonomy(ctx.console(), autonomy != nullptr ? *autonomy : reply);
+      });
 }
 
 int CmdPatrolRevoke(CommandContext& ctx, const PatrolAutonomyArgs& args) {
@@ -163,13 +160,12 @@ int CmdPatrolRevoke(CommandContext& ctx, const PatrolAutonomyArgs& args) {
   if (!args.reason.empty()) {
     SetStringArg(call_args, "reason", args.reason);
   }
-  return ctx.Show(CapabilityCall("revoke_patrol_autopilot", call_args),
-                  [&](const rapidjson::Value& reply) {
-                    const rapidjson::Value* autonomy =
-                        reply.IsObject() && reply.HasMember("autonomy") ? &reply["autonomy"]
-                                                                         : nullptr;
-                    RenderPatrolAutonomy(ctx.console(), autonomy != nullptr ? *autonomy : reply);
-                  });
+  return ctx.Show(
+      CapabilityCall("revoke_patrol_autopilot", call_args), [&](const rapidjson::Value& reply) {
+        const rapidjson::Value* autonomy =
+            reply.IsObject() && reply.HasMember("autonomy") ? &reply["autonomy"] : nullptr;
+        RenderPatrolAutonomy(ctx.console(), autonomy != nullptr ? *autonomy : reply);
+      });
 }
 
 }  // namespace pulse::cli

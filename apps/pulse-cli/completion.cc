@@ -66,9 +66,8 @@ struct Walk {
   void Visit(const CLI::App& app, const std::string& path, bool root) {
     Level level;
     level.path = path;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App* a) {
-           return !a->get_name().empty() && !a->get_disabled();
-         })) {
+    for (const CLI::App* sub : app.get_subcommands(
+             [](const CLI::App* a) { return !a->get_name().empty() && !a->get_disabled(); })) {
       if (Plain(sub->get_name())) {
         level.subcommands.push_back(sub->get_name());
       }
@@ -98,16 +97,14 @@ struct Walk {
         }
         for (const std::string& w : words) {
           // Global options can follow any subcommand; "*" matches every path.
-          value_cases.emplace_back((root ? std::string("*") : "\"" + path + "\"") + "\"|" + w +
-                                       "\"",
-                                   Join(values));
+          value_cases.emplace_back(
+              (root ? std::string("*") : "\"" + path + "\"") + "\"|" + w + "\"", Join(values));
         }
       }
     }
     levels.push_back(level);
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App* a) {
-           return !a->get_name().empty() && !a->get_disabled();
-         })) {
+    for (const CLI::App* sub : app.get_subcommands(
+             [](const CLI::App* a) { return !a->get_name().empty() && !a->get_disabled(); })) {
       if (Plain(sub->get_name())) {
         Visit(*sub, path + " " + sub->get_name(), false);
       }

@@ -33,8 +33,7 @@ struct ConsoleSinks {
 
 class Console {
  public:
-  Console(ConsoleSinks sinks, ConsoleTraits traits)
-      : sinks_(std::move(sinks)), traits_(traits) {}
+  Console(ConsoleSinks sinks, ConsoleTraits traits) : sinks_(std::move(sinks)), traits_(traits) {}
 
   void Out(std::string_view text) const { sinks_.out(text); }
   void Err(std::string_view text) const { sinks_.err(text); }

@@ -25,9 +25,9 @@ Failure TransportFailure(const absl::Status& status, std::string_view server) {
       return LocalFailure(ExitCode::kRefused, kCodeResponseTooLarge,
                           "the server's reply was too large: " + detail);
     default: {
-      Failure f = LocalFailure(ExitCode::kUnreachable, kCodeServerUnreachable,
-                               "cannot reach pulse-server at " + std::string(server) + ": " +
-                                   detail);
+      Failure f =
+          LocalFailure(ExitCode::kUnreachable, kCodeServerUnreachable,
+                       "cannot reach pulse-server at " + std::string(server) + ": " + detail);
       f.hint = "is pulse-server running there? (--server URL, default http://127.0.0.1:7655)";
       return f;
     }
@@ -49,8 +49,8 @@ Failure ReplyFailure(int http_status, std::string_view body, bool token_set) {
     f.envelope_json = OutputJson(*doc);
   } else {
     f.code = kCodeInvalidResponse;
-    f.message = "the server answered HTTP " + std::to_string(http_status) +
-                " without an error envelope";
+    f.message =
+        "the server answered HTTP " + std::to_string(http_status) + " without an error envelope";
   }
   if (http_status == 401 || (http_status == 403 && (!envelope || f.code == kCodeMissingScope))) {
     f.exit = ExitCode::kAuth;
@@ -58,8 +58,9 @@ Failure ReplyFailure(int http_status, std::string_view body, bool token_set) {
     f.exit = ExitCode::kRefused;
   }
   if (http_status == 401 && !token_set) {
-    f.hint = "set PULSE_API_TOKEN to an API token (pulse-server token create --name NAME "
-             "--scopes ...)";
+    f.hint =
+        "set PULSE_API_TOKEN to an API token (pulse-server token create --name NAME "
+        "--scopes ...)";
   } else if (f.code == kCodeMissingScope && doc.ok()) {
     const std::string scope = Str(*doc, "requiredScope");
     if (!scope.empty()) {

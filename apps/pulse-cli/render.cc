@@ -177,8 +177,7 @@ void RenderTable(const Console& console, const std::vector<std::string>& headers
     for (std::size_t c = 0; c < headers.size(); ++c) {
       const Cell cell = c < cells.size() ? cells[c] : Cell{};
       const bool last = c + 1 == headers.size();
-      const std::string pad =
-          last ? "" : std::string(widths[c] - DisplayWidth(cell.text) + 2, ' ');
+      const std::string pad = last ? "" : std::string(widths[c] - DisplayWidth(cell.text) + 2, ' ');
       if (header) {
         out += console.PaintOut(Style::kBold, cell.text) + pad;
       } else if (cell.style.has_value()) {
@@ -229,10 +228,8 @@ void RenderFindings(const Console& console, const rapidjson::Value& reply) {
   for (const rapidjson::Value& f : items->GetArray()) {
     const std::string severity = Str(f, "severity");
     const std::string state = FindingState(f);
-    rows.push_back({Cell{SafeCell(severity, 10), SeverityStyle(severity)},
-                    Cell{Cut(f, "id", 40)},
-                    Cell{Cut(f, "resource_id", 32)},
-                    Cell{Cut(f, "category", 12)},
+    rows.push_back({Cell{SafeCell(severity, 10), SeverityStyle(severity)}, Cell{Cut(f, "id", 40)},
+                    Cell{Cut(f, "resource_id", 32)}, Cell{Cut(f, "category", 12)},
                     Cell{state, state == "active" ? std::nullopt : std::optional(Style::kDim)},
                     Cell{Cut(f, "title", 70)}});
   }
@@ -256,10 +253,10 @@ void RenderCapabilities(const Console& console, const rapidjson::Value& manifest
          Cell{Cut(c, "approvalPolicy", 16)}});
   }
   RenderTable(console, {"CAPABILITY", "ROUTE", "SCOPE", "MODE", "APPROVAL"}, rows);
-  console.Out(console.PaintOut(Style::kDim, "manifest " + Dash(Cut(manifest, "version", 20)) +
-                                                ", " + Plural(caps->Size(), "capability",
-                                                              "capabilities")) +
-              "\n");
+  console.Out(
+      console.PaintOut(Style::kDim, "manifest " + Dash(Cut(manifest, "version", 20)) + ", " +
+                                        Plural(caps->Size(), "capability", "capabilities")) +
+      "\n");
 }
 
 void RenderFleet(const Console& console, const rapidjson::Value& reply) {
@@ -293,14 +290,12 @@ void RenderFleet(const Console& console, const rapidjson::Value& reply) {
     }
     rows.push_back({Cell{Cut(r, "canonicalId", 40)}, Cell{Cut(r, "resourceType", 16)},
                     Cell{Cut(r, "resourceName", 32)}, Cell{Cut(r, "technology", 16)},
-                    Cell{Dash(intent)},
-                    Cell{total == 0 ? "-" : std::to_string(total), style},
+                    Cell{Dash(intent)}, Cell{total == 0 ? "-" : std::to_string(total), style},
                     Cell{IntText(r, "pendingApprovalCount")}});
   }
-  RenderTable(console,
-              {"RESOURCE", "TYPE", "NAME", "TECHNOLOGY", "STATE", "FINDINGS", "APPROVALS"}, rows);
-  console.Out(console.PaintOut(Style::kDim, Plural(items->Size(), "resource", "resources")) +
-              "\n");
+  RenderTable(console, {"RESOURCE", "TYPE", "NAME", "TECHNOLOGY", "STATE", "FINDINGS", "APPROVALS"},
+              rows);
+  console.Out(console.PaintOut(Style::kDim, Plural(items->Size(), "resource", "resources")) + "\n");
 }
 
 void RenderResource(const Console& console, const rapidjson::Value& context,
@@ -318,8 +313,7 @@ void RenderResource(const Console& console, const rapidjson::Value& context,
       if (facts.IsObject()) {
         std::vector<std::pair<std::string, std::string>> fields;
         for (const auto& m : facts.GetObject()) {
-          fields.emplace_back(SafeCell(ScalarText(m.name), 40),
-                              SafeCell(ScalarText(m.value), 160));
+          fields.emplace_back(SafeCell(ScalarText(m.name), 40), SafeCell(ScalarText(m.value), 160));
         }
         RenderFields(console, fields);
       }
@@ -332,18 +326,17 @@ void RenderResource(const Console& console, const rapidjson::Value& context,
       GenericLines(console, *items, 1, "  ");
     }
   }
-  const rapidjson::Value* caps = capabilities != nullptr ? Items(*capabilities, "capabilities")
-                                                         : nullptr;
+  const rapidjson::Value* caps =
+      capabilities != nullptr ? Items(*capabilities, "capabilities") : nullptr;
   if (caps != nullptr && !caps->Empty()) {
     console.Out(console.PaintOut(Style::kBold, "Governed capabilities") + "\n");
     std::vector<std::vector<Cell>> rows;
     for (const rapidjson::Value& c : caps->GetArray()) {
       const std::string risk = Str(c, "risk");
-      rows.push_back({Cell{Cut(c, "name", 32)},
-                      Cell{SafeCell(risk, 10), risk == "high" ? std::optional(Style::kRed)
-                                                              : std::nullopt},
-                      Cell{Cut(c, "minimumApprovalLevel", 16)},
-                      Cell{Cut(c, "description", 80)}});
+      rows.push_back(
+          {Cell{Cut(c, "name", 32)},
+           Cell{SafeCell(risk, 10), risk == "high" ? std::optional(Style::kRed) : std::nullopt},
+           Cell{Cut(c, "minimumApprovalLevel", 16)}, Cell{Cut(c, "description", 80)}});
     }
     RenderTable(console, {"CAPABILITY", "RISK", "APPROVAL", "DESCRIPTION"}, rows, "  ");
   }
@@ -376,8 +369,7 @@ void RenderSession(const Console& console, const rapidjson::Value& reply) {
   const std::string status = Str(reply, "status");
   std::vector<std::pair<std::string, std::string>> fields = {
       {"session", Cut(reply, "id", 128)},
-      {"status", console.PaintOut(StateStyle(status).value_or(Style::kBold),
-                                  SafeCell(status, 40))},
+      {"status", console.PaintOut(StateStyle(status).value_or(Style::kBold), SafeCell(status, 40))},
       {"created", Dash(Cut(reply, "created_at", 40))},
       {"updated", Dash(Cut(reply, "updated_at", 40))},
       {"safety state", Dash(Cut(reply, "safety_state", 40))},
@@ -424,8 +416,8 @@ void RenderSession(const Console& console, const rapidjson::Value& reply) {
     const rapidjson::Value* calls = Member(m, "tool_calls");
     if (calls != nullptr && calls->IsArray()) {
       for (const rapidjson::Value& c : calls->GetArray()) {
-        console.Out(console.PaintOut(Style::kDim, "  → " + Cut(c, "name", 40) + " " +
-                                                      Cut(c, "input", 100)) +
+        console.Out(console.PaintOut(Style::kDim,
+                                     "  → " + Cut(c, "name", 40) + " " + Cut(c, "input", 100)) +
                     "\n");
       }
     }
@@ -443,8 +435,8 @@ void RenderStatus(const Console& console, std::string_view server, const rapidjs
   const std::string state = Str(health, "status");
   std::vector<std::pair<std::string, std::string>> fields = {
       {"server", SafeCell(server, 200)},
-      {"health", console.PaintOut(StateStyle(state).value_or(Style::kRed),
-                                  SafeCell(Dash(state), 40))},
+      {"health",
+       console.PaintOut(StateStyle(state).value_or(Style::kRed), SafeCell(Dash(state), 40))},
   };
   if (patrol != nullptr) {
     fields.emplace_back("next step", Dash(Cut(*patrol, "nextAction", 60)) + " (" +

@@ -57,9 +57,9 @@ void RenderApprovalCard(const Console& console, const ApprovalCard& card,
       {"action", id},
       {"capability", capability},
       {"target", target},
-      {"risk", console.PaintOut(card.risk == "high" || card.risk == "critical" ? Style::kRed
-                                                                             : Style::kYellow,
-                                SafeCell(Dash(card.risk), 40))},
+      {"risk", console.PaintOut(
+                   card.risk == "high" || card.risk == "critical" ? Style::kRed : Style::kYellow,
+                   SafeCell(Dash(card.risk), 40))},
       {"plan hash", SafeCell(Dash(card.plan_hash), 160)},
   };
   if (!card.params.empty()) {
@@ -76,7 +76,8 @@ void RenderApprovalCard(const Console& console, const ApprovalCard& card,
   }
   RenderFields(console, fields);
   console.Out("  Approving authorises exactly this plan (bound to its hash): " + capability +
-              " on " + target + ". Nothing runs until it is executed; a changed plan must be "
+              " on " + target +
+              ". Nothing runs until it is executed; a changed plan must be "
               "approved again.\n");
   console.Out("  approve:  pulse-cli actions approve " + id + "\n");
   console.Out("  reject:   pulse-cli actions reject " + id + "\n");
@@ -168,8 +169,8 @@ void RenderActionDetail(const Console& console, const rapidjson::Value& reply) {
   }
   const rapidjson::Value& readiness = Obj(reply, "readiness");
   if (readiness.IsObject()) {
-    fields.emplace_back("readiness", Dash(Cut(readiness, "code", 40)) + " " +
-                                         Cut(readiness, "message", 160));
+    fields.emplace_back("readiness",
+                        Dash(Cut(readiness, "code", 40)) + " " + Cut(readiness, "message", 160));
   }
   RenderFields(console, fields);
   const rapidjson::Value* events = Member(reply, "events");
@@ -209,13 +210,13 @@ void RenderExecution(const Console& console, const rapidjson::Value& reply) {
     const std::string e = Str(execution, "status");
     const std::string v = Str(verification, "status");
     RenderFields(console,
-                 {{"execution", console.PaintOut(StateStyle(e).value_or(Style::kBold),
-                                                 SafeCell(Dash(e), 40)) +
-                                    " " + Cut(execution, "summary", 200)},
-                  {"verification", console.PaintOut(StateStyle(v).value_or(Style::kBold),
-                                                    SafeCell(Dash(v), 40)) +
-                                       " (" + Dash(Cut(verification, "evidenceClass", 30)) +
-                                       ") " + Cut(verification, "summary", 200)}});
+                 {{"execution",
+                   console.PaintOut(StateStyle(e).value_or(Style::kBold), SafeCell(Dash(e), 40)) +
+                       " " + Cut(execution, "summary", 200)},
+                  {"verification",
+                   console.PaintOut(StateStyle(v).value_or(Style::kBold), SafeCell(Dash(v), 40)) +
+                       " (" + Dash(Cut(verification, "evidenceClass", 30)) + ") " +
+                       Cut(verification, "summary", 200)}});
   }
 }
 

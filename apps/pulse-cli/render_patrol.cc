@@ -29,15 +29,16 @@ void RenderPatrolRun(const Console& console, const rapidjson::Value& reply) {
   const std::string status = Str(reply, "status");
   std::vector<std::pair<std::string, std::string>> fields = {
       {"run", Dash(Cut(reply, "id", 128))},
-      {"status", console.PaintOut(StateStyle(status).value_or(Style::kBold),
-                                  SafeCell(status, 40))},
+      {"status", console.PaintOut(StateStyle(status).value_or(Style::kBold), SafeCell(status, 40))},
   };
   if (!Str(reply, "autonomy_level").empty()) {
     fields.emplace_back("autonomy", Cut(reply, "autonomy_level", 20));
   }
   const std::pair<std::string_view, std::string_view> counts[] = {
-      {"resources_checked", "resources checked"}, {"new_findings", "new findings"},
-      {"existing_findings", "still present"},     {"resolved_findings", "resolved"},
+      {"resources_checked", "resources checked"},
+      {"new_findings", "new findings"},
+      {"existing_findings", "still present"},
+      {"resolved_findings", "resolved"},
   };
   for (const auto& [key, label] : counts) {
     if (Int(reply, key).has_value()) {
@@ -91,8 +92,7 @@ void RenderPatrolRuns(const Console& console, const rapidjson::Value& reply) {
                     Cell{IntText(r, "new_findings")}, Cell{IntText(r, "existing_findings")},
                     Cell{IntText(r, "resolved_findings")}});
   }
-  RenderTable(console, {"RUN", "STATUS", "TRIGGER", "STARTED", "NEW", "PRESENT", "RESOLVED"},
-              rows);
+  RenderTable(console, {"RUN", "STATUS", "TRIGGER", "STARTED", "NEW", "PRESENT", "RESOLVED"}, rows);
   console.Out(console.PaintOut(Style::kDim, Plural(items->Size(), "run", "runs")) + "\n");
 }
 
@@ -131,7 +131,8 @@ void RenderPatrolAutonomy(const Console& console, const rapidjson::Value& reply)
     return;
   }
   std::vector<std::pair<std::string, std::string>> fields = {
-      {"effective level", console.PaintOut(Style::kBold, Cut(reply, "effective_autonomy_level", 20))},
+      {"effective level",
+       console.PaintOut(Style::kBold, Cut(reply, "effective_autonomy_level", 20))},
       {"saved level", Dash(Cut(reply, "requested_autonomy_level", 20))},
       {"Autopilot unlocked", YesNo(reply, "full_mode_unlocked")},
   };

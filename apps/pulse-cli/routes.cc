@@ -15,8 +15,7 @@ absl::StatusOr<ApiCall> CapabilityCall(std::string_view name, const rapidjson::V
   if (capability == nullptr) {
     return absl::InvalidArgumentError("no capability named " + std::string(name));
   }
-  PULSE_ASSIGN_OR_RETURN(core::CapabilityCall call,
-                         core::ProjectCapabilityCall(*capability, args));
+  PULSE_ASSIGN_OR_RETURN(core::CapabilityCall call, core::ProjectCapabilityCall(*capability, args));
   return ApiCall{call.method, call.Target(), std::move(call.body_json)};
 }
 

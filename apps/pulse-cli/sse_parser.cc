@@ -2,8 +2,7 @@
 
 namespace pulse::cli {
 
-bool SseParser::Feed(std::string_view bytes,
-                     const std::function<void(const SseEvent&)>& on_event) {
+bool SseParser::Feed(std::string_view bytes, const std::function<void(const SseEvent&)>& on_event) {
   if (overflowed_) {
     return false;
   }

@@ -10,8 +10,7 @@ namespace pulse::apps::mcp {
 using adapters::mcp::PulseReply;
 using adapters::mcp::PulseRequest;
 
-HttpPulseCaller::HttpPulseCaller(std::unique_ptr<http_client::HttpClient> client,
-                                 std::string token)
+HttpPulseCaller::HttpPulseCaller(std::unique_ptr<http_client::HttpClient> client, std::string token)
     : client_(std::move(client)), token_(std::move(token)) {}
 
 HttpPulseCaller::~HttpPulseCaller() = default;

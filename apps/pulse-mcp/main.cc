@@ -1,10 +1,11 @@
 // pulse-mcp: MCP over stdio (newline-delimited JSON-RPC 2.0) for external agents. Reads the
 // capability manifest from pulse-server once at start, then serves tools, prompts and resources
 // until stdin closes. stdout carries JSON-RPC only; every log line goes to stderr.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 #include "CLI/CLI.hpp"
 #include "fmt/core.h"
@@ -72,9 +73,9 @@ int main(int argc, char** argv) {
   CLI::App app{"pulse-mcp: the Pulse governed surface as an MCP stdio server"};
   app.set_version_flag("--version", std::string("pulse-mcp ") + PULSE_CORE_VERSION_STRING);
   std::string server(pulse::core::kMcpDefaultBaseUrl);
-  app.add_option("--server", server,
-                 "pulse-server base URL (token from " + std::string(pulse::core::kMcpTokenEnv) +
-                     ")")
+  app.add_option(
+         "--server", server,
+         "pulse-server base URL (token from " + std::string(pulse::core::kMcpTokenEnv) + ")")
       ->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -222,8 +222,8 @@ void ListOrdersByIdAndFilters(Store& store) {
   }
   auto all = store.List({});
   REQUIRE(all.ok());
-  CHECK(Ids(*all) == std::vector<std::string>{"a-resolved", "b-snoozed", "c-active",
-                                              "d-suppressed", "e-dismissed", "f-lapsed"});
+  CHECK(Ids(*all) == std::vector<std::string>{"a-resolved", "b-snoozed", "c-active", "d-suppressed",
+                                              "e-dismissed", "f-lapsed"});
   core::FindingFilter active_only;
   active_only.active_at = now;
   auto act = store.List(active_only);
@@ -261,7 +261,8 @@ void ListFiltersByRelatedResource(Store& store) {
   core::Finding not_storage = SimpleFinding("f-vm", "vm:pve1-local-zfs", core::Category::kGeneral);
   core::Finding resolved = SimpleFinding("g-resolved", "vm:1", core::Category::kPerformance);
   resolved.resolved_at = now - absl::Hours(1);
-  core::Finding named_pool = SimpleFinding("h-pool", "dev:pve1/local/zfs", core::Category::kGeneral);
+  core::Finding named_pool =
+      SimpleFinding("h-pool", "dev:pve1/local/zfs", core::Category::kGeneral);
   named_pool.resource_name = "ZFS POOL";
   for (const core::Finding* f :
        {&by_id, &by_name, &pve1, &pve2, &typed, &not_storage, &resolved, &named_pool}) {
@@ -428,44 +429,41 @@ void RetriedReadModifyWriteLosesNoUpdate(Store& store) {
 
 }  // namespace pulse::testing::contracts
 
-#define PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, WHAT, FN)                  \
-  TEST_CASE(NAME " finding store: " WHAT, "[contract][finding_store]") {            \
-    auto pulse_contract_store = (FACTORY)();                                         \
-    REQUIRE(pulse_contract_store != nullptr);                                        \
-    ::pulse::testing::contracts::FN(*pulse_contract_store);                          \
+#define PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, WHAT, FN)      \
+  TEST_CASE(NAME " finding store: " WHAT, "[contract][finding_store]") { \
+    auto pulse_contract_store = (FACTORY)();                             \
+    REQUIRE(pulse_contract_store != nullptr);                            \
+    ::pulse::testing::contracts::FN(*pulse_contract_store);              \
   }
 
 #define PULSE_FINDING_STORE_CONTRACT(NAME, FACTORY)                                            \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "get of an unknown id is NotFound",       \
-                                     GetUnknownIsNotFound)                                    \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "a created finding reads back whole at version 1",      \
-                                     CreateThenGetRoundTripsEveryField)                       \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "get of an unknown id is NotFound",        \
+                                     GetUnknownIsNotFound)                                     \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
+                                     "a created finding reads back whole at version 1",        \
+                                     CreateThenGetRoundTripsEveryField)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
                                      "creating an existing id is Aborted and changes nothing", \
-                                     CreateOfExistingIdIsAbortedAndKeepsTheRecord)            \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "an update needs the current version",                  \
-                                     UpdateNeedsTheCurrentVersion)                            \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "updating a missing finding is Aborted",                \
-                                     UpdateOfAMissingFindingIsAborted)                        \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "an empty id or negative version is InvalidArgument",   \
-                                     MalformedPutsAreInvalidArgument)                         \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "list is ordered by id and filters by resource, "       \
-                                     "category and activity",                                \
-                                     ListOrdersByIdAndFilters)                                \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "list filters by related resource",                     \
-                                     ListFiltersByRelatedResource)                            \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "suppression rules upsert, list by id and delete",      \
-                                     SuppressionRulesUpsertListAndDelete)                     \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
-                                     "two concurrent puts at one version have one winner",   \
-                                     ConcurrentPutsAtOneVersionHaveExactlyOneWinner)          \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                          \
+                                     CreateOfExistingIdIsAbortedAndKeepsTheRecord)             \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "an update needs the current version",     \
+                                     UpdateNeedsTheCurrentVersion)                             \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "updating a missing finding is Aborted",   \
+                                     UpdateOfAMissingFindingIsAborted)                         \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
+                                     "an empty id or negative version is InvalidArgument",     \
+                                     MalformedPutsAreInvalidArgument)                          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
+                                     "list is ordered by id and filters by resource, "         \
+                                     "category and activity",                                  \
+                                     ListOrdersByIdAndFilters)                                 \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "list filters by related resource",        \
+                                     ListFiltersByRelatedResource)                             \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
+                                     "suppression rules upsert, list by id and delete",        \
+                                     SuppressionRulesUpsertListAndDelete)                      \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
+                                     "two concurrent puts at one version have one winner",     \
+                                     ConcurrentPutsAtOneVersionHaveExactlyOneWinner)           \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
                                      "retried read-modify-write from threads loses no update", \
                                      RetriedReadModifyWriteLosesNoUpdate)

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 
@@ -53,7 +52,7 @@ inline core::PatrolRunRecord ContractRun(std::string id, absl::Time started) {
     const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);                                  \
     ::pulse::core::PatrolRunRecord r = ::pulse::testing::contracts::ContractRun("run-a", t0);    \
     REQUIRE(store->Put(r).ok());                                                                 \
-    absl::StatusOr<::pulse::core::PatrolRunRecord> got = store->Get("run-a");                   \
+    absl::StatusOr<::pulse::core::PatrolRunRecord> got = store->Get("run-a");                    \
     REQUIRE(got.ok());                                                                           \
     CHECK(*got == r);                                                                            \
     r.status = ::pulse::core::PatrolRunStatus::kError;                                           \

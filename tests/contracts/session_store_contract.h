@@ -43,8 +43,8 @@ inline core::SessionRecord FullSession(std::string id) {
   r.fsm.last_write_tool = "pulse_control";
   r.fsm.last_write_at_unix_nanos = 1'799'999'999'000'000'001;
   r.fsm.consecutive_verify_blocks = 2;
-  r.facts = {{"vm:101:status", "running", "call_1", 1}, {"pulse_read:vm:102:error", "NOT_FOUND",
-                                                         "call_0", 0}};
+  r.facts = {{"vm:101:status", "running", "call_1", 1},
+             {"pulse_read:vm:102:error", "NOT_FOUND", "call_0", 0}};
   core::SuspendedCall s;
   s.tool_call_id = "call_2";
   s.tool_name = "pulse_control";

@@ -36,8 +36,7 @@ absl::Status ReturnIfErrorOnStatusOr(bool fail) {
   return absl::OkStatus();
 }
 
-TEST_CASE("PULSE_RETURN_IF_ERROR returns the first error and evaluates once",
-          "[core][status]") {
+TEST_CASE("PULSE_RETURN_IF_ERROR returns the first error and evaluates once", "[core][status]") {
   int calls = 0;
   bool reached = false;
   absl::Status st = UseReturnIfError(true, &calls, &reached);

@@ -62,7 +62,8 @@ TEST_CASE("a write blocked by another connection's lock succeeds once the lock i
   const std::string token = e2e::MintToken(dir.path(), kScopes);
   e2e::ServerProcess server(dir.path());
   const int port = server.port();
-  const Reply before = PlanAction(port, token, "busy-0", "vm:101", "restart", R"({"mode":"reset"})");
+  const Reply before =
+      PlanAction(port, token, "busy-0", "vm:101", "restart", R"({"mode":"reset"})");
   REQUIRE(before.status == 200);
   const std::string first_id = Str(Json(before.body), "actionId");
 

@@ -21,8 +21,8 @@ namespace {
 
 using core::ActionRecord;
 using core::ActionState;
-using core::ExecutionStatus;
 using core::ExecuteOutcome;
+using core::ExecutionStatus;
 using core::Refusable;
 using namespace testing::actions;  // NOLINT: test fixtures
 
@@ -32,9 +32,8 @@ struct Engine {
     auto opened = adapters::storage::OpenSqliteStorage(data_dir);
     REQUIRE(opened.ok());
     storage = *std::move(opened);
-    service = std::make_unique<core::ActionService>(*storage->actions, fleet,
-                                                    *storage->operator_state, *storage->audit,
-                                                    clock);
+    service = std::make_unique<core::ActionService>(
+        *storage->actions, fleet, *storage->operator_state, *storage->audit, clock);
   }
   std::unique_ptr<adapters::storage::SqliteStorage> storage;
   std::unique_ptr<core::ActionService> service;

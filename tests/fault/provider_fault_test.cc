@@ -65,10 +65,10 @@ struct Assistant {
   }
   void Start() {
     server = std::make_unique<e2e::ServerProcess>(
-        dir.path(), e2e::ServerOptions{.args = {"--provider", "openai-compatible",
-                                                "--provider-base-url", fake->base_url() + "/v1",
-                                                "--model", "test-model", "--control-level",
-                                                "autonomous"}});
+        dir.path(),
+        e2e::ServerOptions{.args = {"--provider", "openai-compatible", "--provider-base-url",
+                                    fake->base_url() + "/v1", "--model", "test-model",
+                                    "--control-level", "autonomous"}});
   }
   ChatStream Chat(const std::string& body) {
     return e2e::PostStream(server->port(), "/api/ai/chat", token, body);
@@ -126,9 +126,8 @@ TEST_CASE("a provider stream cut after a streamed tool call and before its finis
   // Fail closed: nothing was planned, nothing dispatched, the container did not restart.
   CHECK(a.GrafanaActions() == 0);
   CHECK(a.GrafanaDispatches() == 0);
-  const Reply grafana =
-      e2e::Send(a.server->port(), "GET", std::string("/api/agent/resource-context/") + kGrafana,
-                a.reader);
+  const Reply grafana = e2e::Send(a.server->port(), "GET",
+                                  std::string("/api/agent/resource-context/") + kGrafana, a.reader);
   REQUIRE(grafana.status == 200);
   CHECK(grafana.body.find("restarting") == std::string::npos);
   // The session kept the user's message and the completed read; no call of the cut turn.
@@ -182,9 +181,10 @@ TEST_CASE("a provider 5xx mid-run is retried and the write runs exactly once",
   CHECK(a.server->Stop() == "exited 0");
 }
 
-TEST_CASE("a provider disconnect after a write ran keeps the write once and resubmitting "
-          "does not dispatch again",
-          "[fault][provider]") {
+TEST_CASE(
+    "a provider disconnect after a write ran keeps the write once and resubmitting "
+    "does not dispatch again",
+    "[fault][provider]") {
   Assistant a;
   a.fake->Enqueue(Turn(e2e::ToolTurn("call_q", "pulse_query", kQueryArgs)));
   a.fake->Enqueue(Turn(e2e::ToolTurn("call_c", "pulse_control", kRestartArgs)));
@@ -234,8 +234,8 @@ TEST_CASE("a provider disconnect after a write ran keeps the write once and resu
   a.fake->Enqueue(Turn(e2e::ToolTurn("call_c2", "pulse_control", kRestartArgs)));
   a.fake->Enqueue(Turn(e2e::ToolTurn("call_r", "pulse_read", kReadArgs)));
   a.fake->Enqueue(Turn(e2e::TextTurn("grafana was restarted once and is running.")));
-  const ChatStream again = a.Chat(R"({"message":"grafana is stuck, restart it","session_id":")" +
-                                  session_id + "\"}");
+  const ChatStream again =
+      a.Chat(R"({"message":"grafana is stuck, restart it","session_id":")" + session_id + "\"}");
   INFO(again.raw);
   REQUIRE(again.status == 200);
   REQUIRE(again.Last() != nullptr);
@@ -245,8 +245,8 @@ TEST_CASE("a provider disconnect after a write ran keeps the write once and resu
   for (const e2e::ChatEvent& e : again.events) {
     if (e.type == "tool_end" && Str(Json(e.data_json), "id") == "call_c2") {
       const rapidjson::Document end = Json(e.data_json);
-      blocked = !end["success"].GetBool() &&
-                Str(end, "output").find("FSM_BLOCKED") != std::string::npos;
+      blocked =
+          !end["success"].GetBool() && Str(end, "output").find("FSM_BLOCKED") != std::string::npos;
     }
   }
   CHECK(blocked);
@@ -254,8 +254,9 @@ TEST_CASE("a provider disconnect after a write ran keeps the write once and resu
   CHECK(again.raw.find(R"(\"restart_count\":\"1\")") != std::string::npos);
   CHECK(a.GrafanaDispatches() == 1);
   CHECK(ReadActionRows(a.dir.path(), action_id).executing_events == 1);
-  CHECK(CountRows(a.dir.path(), "SELECT count(*) FROM audit_log WHERE event = "
-                                "'dispatch_started'") == 1);
+  CHECK(CountRows(a.dir.path(),
+                  "SELECT count(*) FROM audit_log WHERE event = "
+                  "'dispatch_started'") == 1);
   CHECK(a.server->Stop() == "exited 0");
 }
 

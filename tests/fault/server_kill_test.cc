@@ -32,17 +32,17 @@ TEST_CASE("a server killed while an action executes settles it once and never di
   {
     auto server = std::make_unique<e2e::ServerProcess>(dir.path());
     const int port = server->port();
-    const Reply planned = PlanAction(port, planner, "kill-1", "vm:101", "restart",
-                                     R"({"mode":"reset"})");
+    const Reply planned =
+        PlanAction(port, planner, "kill-1", "vm:101", "restart", R"({"mode":"reset"})");
     INFO(planned.body);
     REQUIRE(planned.status == 200);
     const rapidjson::Document plan = Json(planned.body);
     action_id = Str(plan, "actionId");
     const std::string plan_hash = Str(plan, "planHash");
     REQUIRE_FALSE(action_id.empty());
-    const Reply decided = e2e::Send(
-        port, "POST", "/api/actions/" + action_id + "/decision", approver,
-        R"({"outcome":"approved","reason":"go","planHash":")" + plan_hash + "\"}");
+    const Reply decided =
+        e2e::Send(port, "POST", "/api/actions/" + action_id + "/decision", approver,
+                  R"({"outcome":"approved","reason":"go","planHash":")" + plan_hash + "\"}");
     INFO(decided.body);
     REQUIRE(decided.status == 200);
 
@@ -52,8 +52,9 @@ TEST_CASE("a server killed while an action executes settles it once and never di
     bool admitted = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!admitted && std::chrono::steady_clock::now() < deadline) {
-      admitted = CountRows(dir.path(), "SELECT count(*) FROM action_dispatches WHERE action_id = '" +
-                                           action_id + "'") == 1;
+      admitted =
+          CountRows(dir.path(), "SELECT count(*) FROM action_dispatches WHERE action_id = '" +
+                                    action_id + "'") == 1;
       if (!admitted) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
@@ -107,10 +108,14 @@ TEST_CASE("a server killed while an action executes settles it once and never di
   CHECK(vm.body.find("restarting") == std::string::npos);
 
   CheckRanOnce(dir.path(), action_id, "failed", "inconclusive");
-  CHECK(CountRows(dir.path(), "SELECT count(*) FROM audit_log WHERE event = 'reconciled' AND "
-                              "subject_id = '" + action_id + "'") == 1);
-  CHECK(CountRows(dir.path(), "SELECT count(*) FROM audit_log WHERE event = 'decided' AND "
-                              "subject_id = '" + action_id + "'") == 1);
+  CHECK(CountRows(dir.path(),
+                  "SELECT count(*) FROM audit_log WHERE event = 'reconciled' AND "
+                  "subject_id = '" +
+                      action_id + "'") == 1);
+  CHECK(CountRows(dir.path(),
+                  "SELECT count(*) FROM audit_log WHERE event = 'decided' AND "
+                  "subject_id = '" +
+                      action_id + "'") == 1);
   CHECK(IntegrityCheck(dir.path()) == "ok");
   CHECK(restarted.Stop() == "exited 0");
 

@@ -77,11 +77,25 @@ int ShimUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
   return Real(f)->pMethods->xUnfetch(Real(f), off, p);
 }
 
-const sqlite3_io_methods kShimMethods = {
-    3,           ShimClose,         ShimRead,        ShimWrite,      ShimTruncate,
-    ShimSync,    ShimFileSize,      ShimLock,        ShimUnlock,     ShimCheckReserved,
-    ShimFileControl, ShimSectorSize, ShimDevice,     ShimShmMap,     ShimShmLock,
-    ShimShmBarrier, ShimShmUnmap,   ShimFetch,       ShimUnfetch};
+const sqlite3_io_methods kShimMethods = {3,
+                                         ShimClose,
+                                         ShimRead,
+                                         ShimWrite,
+                                         ShimTruncate,
+                                         ShimSync,
+                                         ShimFileSize,
+                                         ShimLock,
+                                         ShimUnlock,
+                                         ShimCheckReserved,
+                                         ShimFileControl,
+                                         ShimSectorSize,
+                                         ShimDevice,
+                                         ShimShmMap,
+                                         ShimShmLock,
+                                         ShimShmBarrier,
+                                         ShimShmUnmap,
+                                         ShimFetch,
+                                         ShimUnfetch};
 
 int ShimOpen(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* out_flags) {
   auto* shim = reinterpret_cast<ShimFile*>(file);
@@ -127,8 +141,8 @@ TEST_CASE("an injected SQLITE_FULL refuses writes cleanly and loses nothing", "[
   auto opened = adapters::storage::OpenSqliteStorage(dir.path());
   REQUIRE(opened.ok());
   std::unique_ptr<adapters::storage::SqliteStorage> storage = *std::move(opened);
-  core::ActionService service(*storage->actions, fleet, *storage->operator_state,
-                              *storage->audit, clock);
+  core::ActionService service(*storage->actions, fleet, *storage->operator_state, *storage->audit,
+                              clock);
 
   // Acknowledged before the fault: an approved plan and one approval-free plan.
   auto first = service.Plan(Request("restart", R"({"mode":"graceful"})", Agent("assistant")));
@@ -138,8 +152,7 @@ TEST_CASE("an injected SQLITE_FULL refuses writes cleanly and loses nothing", "[
   REQUIRE(approved.ok());
   REQUIRE_FALSE(approved->refused());
   const ActionRecord ready = approved->value().record;
-  auto snapshot =
-      service.Plan(Request("snapshot", "{}", Human("alice"), "vm:101", "req-snapshot"));
+  auto snapshot = service.Plan(Request("snapshot", "{}", Human("alice"), "vm:101", "req-snapshot"));
   REQUIRE(snapshot.ok());
   REQUIRE_FALSE(snapshot->refused());
 

@@ -22,12 +22,12 @@
 #include "pulse/adapters/http/body_validator.h"
 #include "pulse/adapters/http/server_routes.h"
 #include "pulse/core/actions/action_json.h"
-#include "pulse/core/model/operator_state.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/findings/finding_requests.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/operator_state.h"
 #include "pulse/core/model/patrol_run.h"
 #include "pulse/core/policy/invocation_policy.h"
 

@@ -18,10 +18,10 @@
 
 #include "absl/status/status.h"
 #include "pulse/core/actions/action_planner.h"
-#include "pulse/core/model/action_transition.h"
-#include "pulse/core/model/action_types.h"
 #include "pulse/core/fsm/batch_gate.h"
 #include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/model/action_transition.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
 

@@ -12,8 +12,8 @@
 
 #include "demo_model.h"
 #include "fmt/format.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"

@@ -108,8 +108,8 @@ class ObserverView {
 
 // Every fault kind, in declaration order: ParseDemoFaultKind and the loader's error read it.
 inline constexpr DemoFaultKind kAllDemoFaultKinds[] = {
-    DemoFaultKind::kExited,       DemoFaultKind::kCrashLoop,   DemoFaultKind::kHighMemory,
-    DemoFaultKind::kBackupFailed, DemoFaultKind::kActionFails, DemoFaultKind::kDispatchHangs,
+    DemoFaultKind::kExited,         DemoFaultKind::kCrashLoop,   DemoFaultKind::kHighMemory,
+    DemoFaultKind::kBackupFailed,   DemoFaultKind::kActionFails, DemoFaultKind::kDispatchHangs,
     DemoFaultKind::kDispatchThrows,
 };
 // Their wire names, comma-separated ("exited, crash_loop, ...").

@@ -56,12 +56,11 @@ absl::Status CheckRequest(const Request& request) {
                    [](char c) { return c >= 'A' && c <= 'Z'; })) {
     return ClientError(ErrorKind::kInvalidRequest, "the HTTP method is malformed");
   }
-  const bool target_ok =
-      !request.target.empty() && request.target.front() == '/' &&
-      std::all_of(request.target.begin(), request.target.end(), [](char c) {
-        const auto byte = static_cast<unsigned char>(c);
-        return byte > 0x20 && byte < 0x7f && c != '#';
-      });
+  const bool target_ok = !request.target.empty() && request.target.front() == '/' &&
+                         std::all_of(request.target.begin(), request.target.end(), [](char c) {
+                           const auto byte = static_cast<unsigned char>(c);
+                           return byte > 0x20 && byte < 0x7f && c != '#';
+                         });
   if (!target_ok) {
     return ClientError(ErrorKind::kInvalidRequest,
                        "the request path must start with '/' and hold no spaces, control or "
@@ -181,8 +180,8 @@ class Exchange {
       int status = 0;
       if (space != std::string_view::npos && text.size() >= space + 4) {
         for (char c : text.substr(space + 1, 3)) {
-          status = absl::ascii_isdigit(static_cast<unsigned char>(c)) ? status * 10 + (c - '0')
-                                                                      : -1000;
+          status =
+              absl::ascii_isdigit(static_cast<unsigned char>(c)) ? status * 10 + (c - '0') : -1000;
         }
       }
       head_.status = std::max(status, 0);
@@ -459,8 +458,7 @@ absl::StatusOr<Response> HttpClient::Send(const Request& request,
   return response;
 }
 
-absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_head,
-                                             BodyFn on_body,
+absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_head, BodyFn on_body,
                                              const std::atomic<bool>* cancelled) const {
   if (absl::Status valid = CheckRequest(request); !valid.ok()) {
     return valid;
@@ -519,12 +517,12 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
     case Abort::kStopped:
       return StreamEnd::kStopped;
     case Abort::kTooLarge:
-      return ClientError(ErrorKind::kTooLarge,
-                         exchange.head_done()
-                             ? absl::StrCat("the response body is larger than ",
-                                            options_.max_body_bytes, " bytes")
-                             : absl::StrCat("the response headers are larger than ",
-                                            options_.max_header_bytes, " bytes"));
+      return ClientError(
+          ErrorKind::kTooLarge,
+          exchange.head_done()
+              ? absl::StrCat("the response body is larger than ", options_.max_body_bytes, " bytes")
+              : absl::StrCat("the response headers are larger than ", options_.max_header_bytes,
+                             " bytes"));
     default:
       break;
   }

@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include "absl/strings/cord.h"
-#include "absl/types/optional.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
 
 namespace pulse::http_client {
 namespace {
@@ -16,9 +16,9 @@ namespace {
 constexpr char kErrorKindPayload[] = "type.pulse/http_client.error_kind";
 
 constexpr ErrorKind kAllKinds[] = {
-    ErrorKind::kRefused,        ErrorKind::kUnknownHost, ErrorKind::kUnreachable,
-    ErrorKind::kTlsHandshake,   ErrorKind::kTlsUntrusted, ErrorKind::kTimeout,
-    ErrorKind::kCancelled,      ErrorKind::kTooLarge,    ErrorKind::kProtocol,
+    ErrorKind::kRefused,        ErrorKind::kUnknownHost,    ErrorKind::kUnreachable,
+    ErrorKind::kTlsHandshake,   ErrorKind::kTlsUntrusted,   ErrorKind::kTimeout,
+    ErrorKind::kCancelled,      ErrorKind::kTooLarge,       ErrorKind::kProtocol,
     ErrorKind::kConnectionLost, ErrorKind::kInvalidRequest,
 };
 

@@ -5,11 +5,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
-#include "absl/types/optional.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/optional.h"
 
 namespace pulse::http_client {
 namespace {

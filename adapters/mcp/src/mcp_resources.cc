@@ -18,8 +18,8 @@ bool Ok(const PulseReply& reply) { return reply.status >= 200 && reply.status < 
 
 // "GET /path: 403 missing_scope (message)" for a refusal.
 absl::Status Refusal(const core::AgentCapability& capability, const PulseReply& reply) {
-  std::string text = capability.method + " " + capability.path + ": " +
-                     std::to_string(reply.status);
+  std::string text =
+      capability.method + " " + capability.path + ": " + std::to_string(reply.status);
   auto body = core::ParseJson(reply.body);
   if (body.ok()) {
     if (auto code = core::GetString(*body, "error"); code.has_value()) {
@@ -52,12 +52,11 @@ std::string Describe(const rapidjson::Value& resource) {
   if (const rapidjson::Value* findings = core::GetMember(resource, "findings")) {
     const std::int64_t total = core::GetInt64(*findings, "total").value_or(0);
     if (total > 0) {
-      parts.push_back("findings: " + std::to_string(total) + " total (" +
-                      std::to_string(core::GetInt64(*findings, "critical").value_or(0)) +
-                      " critical, " +
-                      std::to_string(core::GetInt64(*findings, "warning").value_or(0)) +
-                      " warning, " + std::to_string(core::GetInt64(*findings, "info").value_or(0)) +
-                      " info)");
+      parts.push_back(
+          "findings: " + std::to_string(total) + " total (" +
+          std::to_string(core::GetInt64(*findings, "critical").value_or(0)) + " critical, " +
+          std::to_string(core::GetInt64(*findings, "warning").value_or(0)) + " warning, " +
+          std::to_string(core::GetInt64(*findings, "info").value_or(0)) + " info)");
     }
   }
   if (auto pending = core::GetInt64(resource, "pendingApprovalCount"); pending && *pending > 0) {
@@ -134,7 +133,9 @@ absl::StatusOr<std::string> ReadResource(PulseCaller& caller, std::string_view u
   PULSE_ASSIGN_OR_RETURN(const core::AgentCapability* capability,
                          Capability("get_resource_context"));
   rapidjson::Document args(rapidjson::kObjectType);
-  args.AddMember("resourceId", rapidjson::Value(id.c_str(), static_cast<rapidjson::SizeType>(id.size()), args.GetAllocator()),
+  args.AddMember("resourceId",
+                 rapidjson::Value(id.c_str(), static_cast<rapidjson::SizeType>(id.size()),
+                                  args.GetAllocator()),
                  args.GetAllocator());
   PULSE_ASSIGN_OR_RETURN(PulseReply reply, CallCapability(caller, *capability, args));
   if (reply.status == 404) {

@@ -109,8 +109,8 @@ std::string BuildToolsJson(const McpSurface& surface) {
     w.Member("description", tool.description);
     w.Key("inputSchema");
     auto schema = surface.input_schemas.find(name);
-    WriteJsonText(w, schema != surface.input_schemas.end() ? schema->second
-                                                           : tool.input_schema_json);
+    WriteJsonText(w,
+                  schema != surface.input_schemas.end() ? schema->second : tool.input_schema_json);
     if (!tool.output_schema_json.empty()) {
       // The manifest's schema, or the error envelope: a refusal keeps its stable code in
       // structuredContent, and clients that validate structuredContent even when isError is
@@ -204,7 +204,6 @@ core::AgentErrorCode TransportCodeForStatus(int status) {
   }
 }
 
-
 // The CallToolResult for one reply of pulse-server.
 std::string ToolResult(const PulseReply& reply) {
   const bool ok = reply.status >= 200 && reply.status < 300;
@@ -264,9 +263,9 @@ McpServer::McpServer(PulseCaller& caller, McpSurface surface, std::string server
       tools_json_(BuildToolsJson(surface_)) {}
 
 std::string McpServer::OversizedLineReply() const {
-  return EncodeError("null", kParseError,
-                     "message exceeds the " + std::to_string(kMaxLineBytes) +
-                         "-byte line limit and was dropped");
+  return EncodeError(
+      "null", kParseError,
+      "message exceeds the " + std::to_string(kMaxLineBytes) + "-byte line limit and was dropped");
 }
 
 std::optional<std::string> McpServer::HandleLine(std::string_view line) {
@@ -303,8 +302,7 @@ bool McpServer::PromptOffered(std::string_view name) const {
   }
   for (const core::WorkflowPrompt& prompt : core::WorkflowPrompts()) {
     if (prompt.name == name) {
-      return std::all_of(prompt.required_capabilities.begin(),
-                         prompt.required_capabilities.end(),
+      return std::all_of(prompt.required_capabilities.begin(), prompt.required_capabilities.end(),
                          [this](const std::string& c) { return surface_.HasTool(c); });
     }
   }

@@ -5,9 +5,9 @@
 namespace pulse::adapters::mcp {
 
 void McpSession::Answer(const Line& line, std::string& out) {
-  std::optional<std::string> reply =
-      line.oversized ? std::optional<std::string>(server_.OversizedLineReply())
-                     : server_.HandleLine(line.text);
+  std::optional<std::string> reply = line.oversized
+                                         ? std::optional<std::string>(server_.OversizedLineReply())
+                                         : server_.HandleLine(line.text);
   if (reply.has_value()) {
     out.append(*reply);
     out.push_back('\n');

@@ -17,7 +17,8 @@ const rapidjson::Value* FindContract(const rapidjson::Value& manifest) {
     return nullptr;
   }
   for (const rapidjson::Value& contract : contracts->GetArray()) {
-    if (core::GetString(contract, "surfaceId") == std::optional<std::string_view>(core::kMcpSurfaceId)) {
+    if (core::GetString(contract, "surfaceId") ==
+        std::optional<std::string_view>(core::kMcpSurfaceId)) {
       return &contract;
     }
   }

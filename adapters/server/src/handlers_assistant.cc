@@ -5,8 +5,8 @@
 // Without a configured provider the run routes answer 503 assistant_not_configured and
 // everything else keeps working.
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -41,8 +41,7 @@ HttpReply RunPatrol(ServerContext& ctx, const HttpRequest& request) {
   if (!scope.ok()) {
     return HttpReply::Error(AgentErrorCode::kInvalidPatrolScope, Message(scope.status()));
   }
-  absl::StatusOr<core::PatrolBegin> begun =
-      ctx.patrol.Begin(*scope, core::PatrolTrigger::kManual);
+  absl::StatusOr<core::PatrolBegin> begun = ctx.patrol.Begin(*scope, core::PatrolTrigger::kManual);
   if (absl::IsNotFound(begun.status())) {
     return HttpReply::Error(AgentErrorCode::kPatrolScopeUnresolved, Message(begun.status()));
   }
@@ -50,8 +49,8 @@ HttpReply RunPatrol(ServerContext& ctx, const HttpRequest& request) {
     return Unavailable("Patrol", begun.status());
   }
   if (!begun->ticket.has_value()) {
-    core::AgentError error = core::MakeAgentError(
-        AgentErrorCode::kPatrolAlreadyRunning, "a Patrol run of this scope is already running");
+    core::AgentError error = core::MakeAgentError(AgentErrorCode::kPatrolAlreadyRunning,
+                                                  "a Patrol run of this scope is already running");
     error.details["current_run_id"] = begun->running_run_id;
     return HttpReply::Error(error);
   }
@@ -154,9 +153,9 @@ HttpReply GetAutonomy(ServerContext& ctx) {
 HttpReply SetAutonomy(ServerContext& ctx, const HttpRequest& request) {
   const core::ActionActor actor = ActorFor(request);
   std::optional<absl::Status> refused;
-  absl::StatusOr<core::AutonomySettings> saved = ctx.patrol.UpdateAutonomy(
-      [&](const core::AutonomySettings& current)
-          -> absl::StatusOr<std::optional<core::AutonomySettings>> {
+  absl::StatusOr<core::AutonomySettings> saved =
+      ctx.patrol.UpdateAutonomy([&](const core::AutonomySettings& current)
+                                    -> absl::StatusOr<std::optional<core::AutonomySettings>> {
         absl::StatusOr<core::AutonomySettings> next =
             core::ParseAutonomyUpdate(request.body, current, actor.id,
                                       actor.kind == core::ActorKind::kHuman, ctx.clock.Now());
@@ -209,9 +208,9 @@ HttpReply Acknowledge(ServerContext& ctx, const HttpRequest& request) {
                             std::string(id.status().message()));
   }
   bool created = false;
-  absl::StatusOr<core::AutonomySettings> saved = ctx.patrol.UpdateAutonomy(
-      [&](const core::AutonomySettings& current)
-          -> absl::StatusOr<std::optional<core::AutonomySettings>> {
+  absl::StatusOr<core::AutonomySettings> saved =
+      ctx.patrol.UpdateAutonomy([&](const core::AutonomySettings& current)
+                                    -> absl::StatusOr<std::optional<core::AutonomySettings>> {
         core::AcknowledgementChange change =
             core::RecordAcknowledgement(current, *id, actor.id, ctx.clock.Now());
         created = change.created;
@@ -248,12 +247,11 @@ HttpReply Revoke(ServerContext& ctx, const HttpRequest& request) {
                             std::string(reason.status().message()));
   }
   bool not_found = false;
-  absl::StatusOr<core::AutonomySettings> saved = ctx.patrol.UpdateAutonomy(
-      [&](const core::AutonomySettings& current)
-          -> absl::StatusOr<std::optional<core::AutonomySettings>> {
+  absl::StatusOr<core::AutonomySettings> saved =
+      ctx.patrol.UpdateAutonomy([&](const core::AutonomySettings& current)
+                                    -> absl::StatusOr<std::optional<core::AutonomySettings>> {
         absl::StatusOr<core::AutonomySettings> next = core::RevokeAcknowledgement(
-            current, PathParam(request, "acknowledgementId"), actor.id, *reason,
-            ctx.clock.Now());
+            current, PathParam(request, "acknowledgementId"), actor.id, *reason, ctx.clock.Now());
         if (absl::IsNotFound(next.status())) {
           not_found = true;
           return std::nullopt;
@@ -294,15 +292,15 @@ absl::Status BindPatrolRoutes(http::Router& router, ServerContext& ctx) {
       router.Handle("get_patrol_status", [&ctx](const HttpRequest&) { return Status(ctx); }));
   PULSE_RETURN_IF_ERROR(router.Handle("get_patrol_autonomy",
                                       [&ctx](const HttpRequest&) { return GetAutonomy(ctx); }));
-  PULSE_RETURN_IF_ERROR(router.Handle(
-      "set_patrol_autonomy",
-      [&ctx](const HttpRequest& request) { return SetAutonomy(ctx, request); }));
-  PULSE_RETURN_IF_ERROR(router.Handle(
-      "acknowledge_patrol_autopilot",
-      [&ctx](const HttpRequest& request) { return Acknowledge(ctx, request); }));
-  PULSE_RETURN_IF_ERROR(router.Handle(
-      "revoke_patrol_autopilot",
-      [&ctx](const HttpRequest& request) { return Revoke(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(router.Handle("set_patrol_autonomy", [&ctx](const HttpRequest& request) {
+    return SetAutonomy(ctx, request);
+  }));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("acknowledge_patrol_autopilot",
+                    [&ctx](const HttpRequest& request) { return Acknowledge(ctx, request); }));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("revoke_patrol_autopilot",
+                    [&ctx](const HttpRequest& request) { return Revoke(ctx, request); }));
   return absl::OkStatus();
 }
 

@@ -238,8 +238,9 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   options.loop.local_only = [operator_state, fleet_ptr] {
     return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
   };
-  const core::LoopPorts ports{*provider, *tool_runner, clock,     *storage->sessions,
-                              *action_service, *ids,  *fleet, *findings, history};
+  const core::LoopPorts ports{*provider,       *tool_runner, clock,  *storage->sessions,
+                              *action_service, *ids,         *fleet, *findings,
+                              history};
   PULSE_ASSIGN_OR_RETURN(assistant, core::LoopAssembly::Assemble(ports, std::move(options)));
   return absl::OkStatus();
 }
@@ -263,8 +264,8 @@ void ServerApp::Parts::OpenPatrol() {
   core::PatrolServiceOptions patrol_options;
   patrol_options.autopilot_actions = autopilot_actions.get();
   patrol = std::make_unique<core::PatrolService>(
-      *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs,
-      *history, clock, *ids, std::move(model), std::move(patrol_options));
+      *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
+      clock, *ids, std::move(model), std::move(patrol_options));
   scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval);
 }
 
@@ -272,12 +273,27 @@ absl::Status ServerApp::Parts::OpenServer() {
   runs = std::make_unique<ChatRuns>();
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
-  context.reset(new ServerContext{config, clock, *fleet, *actions, *storage->operator_state,
-                                  *storage->sessions, *storage->tokens, *action_service, *findings,
-                                  *views, assistant != nullptr ? &assistant->loop() : nullptr,
-                                  provider_config.has_value() ? &*provider_config : nullptr, *runs,
-                                  levels, *bus, *metrics, registry, *patrol,
-                                  *storage->patrol_runs, *scheduler, *storage->database});
+  context.reset(new ServerContext{config,
+                                  clock,
+                                  *fleet,
+                                  *actions,
+                                  *storage->operator_state,
+                                  *storage->sessions,
+                                  *storage->tokens,
+                                  *action_service,
+                                  *findings,
+                                  *views,
+                                  assistant != nullptr ? &assistant->loop() : nullptr,
+                                  provider_config.has_value() ? &*provider_config : nullptr,
+                                  *runs,
+                                  levels,
+                                  *bus,
+                                  *metrics,
+                                  registry,
+                                  *patrol,
+                                  *storage->patrol_runs,
+                                  *scheduler,
+                                  *storage->database});
   http::Router router;
   PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));

@@ -353,8 +353,8 @@ absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text) {
     return absl::ZeroDuration();
   }
   absl::Duration d;
-  const bool has_unit = !text.empty() && !absl::ascii_isdigit(
-                                             static_cast<unsigned char>(text.back()));
+  const bool has_unit =
+      !text.empty() && !absl::ascii_isdigit(static_cast<unsigned char>(text.back()));
   if (!has_unit || !absl::ParseDuration(absl::string_view(text.data(), text.size()), &d) ||
       d < kMinPatrolInterval || d > kMaxPatrolInterval) {
     return absl::InvalidArgumentError(

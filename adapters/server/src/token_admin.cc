@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "pulse/core/json/json_writer.h"
 #include "pulse/core/auth/api_token.h"
+#include "pulse/core/json/json_writer.h"
 
 namespace pulse::server {
 

@@ -62,8 +62,8 @@ std::string Table(const std::vector<core::ApiTokenInfo>& tokens, absl::Time now)
       expires += " (expired)";
     }
     rows.push_back({info.id, info.name, std::string(core::ToString(info.kind)),
-                    absl::StrJoin(info.scopes, ","), Cell(info.created_at),
-                    Cell(info.last_used_at), expires});
+                    absl::StrJoin(info.scopes, ","), Cell(info.created_at), Cell(info.last_used_at),
+                    expires});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {

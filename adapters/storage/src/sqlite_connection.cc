@@ -1,7 +1,5 @@
 #include "sqlite_connection.h"
 
-#include "pulse/core/json/utf8.h"
-
 #include <SQLiteCpp/Exception.h>
 #include <sqlite3.h>
 
@@ -9,6 +7,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/utf8.h"
 
 namespace pulse::adapters::storage {
 namespace {

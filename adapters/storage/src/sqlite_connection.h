@@ -87,7 +87,7 @@ struct SqliteDatabase::Connection {
   absl::Mutex mu;
   // The one writer (and the reader of ":memory:").
   std::unique_ptr<SQLite::Database> db ABSL_PT_GUARDED_BY(mu);
-  std::unique_ptr<ReaderPool> readers;   // never null after Open
+  std::unique_ptr<ReaderPool> readers;  // never null after Open
 };
 
 using TransactionBody = absl::FunctionRef<absl::Status(SQLite::Database&)>;

@@ -1,5 +1,4 @@
 #include "pulse/adapters/storage/sqlite_token_store.h"
-#include "pulse/core/auth/api_token.h"
 
 #include <SQLiteCpp/Statement.h>
 #include <sodium/crypto_generichash.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "key_binding.h"
 #include "key_file.h"
+#include "pulse/core/auth/api_token.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {

@@ -92,8 +92,7 @@ absl::Status ThreadPoolTaskRunner::RunAll(std::span<const std::function<void()>>
     return absl::OkStatus();
   }
   auto batch = std::make_shared<Batch>(tasks);
-  const std::size_t helpers =
-      std::min({max_concurrency, tasks.size(), workers_.size() + 1}) - 1;
+  const std::size_t helpers = std::min({max_concurrency, tasks.size(), workers_.size() + 1}) - 1;
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {

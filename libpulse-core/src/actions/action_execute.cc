@@ -132,11 +132,11 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
         return RefuseAndAudit(
             record, AgentErrorCode::kActionExecutionForbidden,
             absl::StrCat(Sv(kDispatchAuthorityWithdrawnPrefix), " ",
-                         withdrawn.ok() ? **withdrawn
-                                        : absl::StrCat("the executor's authority could not be "
-                                                       "read again (",
-                                                       std::string(withdrawn.status().message()),
-                                                       ")")),
+                         withdrawn.ok()
+                             ? **withdrawn
+                             : absl::StrCat("the executor's authority could not be "
+                                            "read again (",
+                                            std::string(withdrawn.status().message()), ")")),
             request.actor);
       }
     }

@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/action_codec.h"
 #include "pulse/core/auth/api_token.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/model/action_codec.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -255,8 +255,7 @@ absl::StatusOr<ActionPlan> ReadPlan(const rapidjson::Value& v) {
   p.auto_authorization = r.Enum("autoAuthorization", ParseAutoAuthorization, kRequired)
                              .value_or(AutoAuthorization::kNever);
   p.risk = r.Enum("risk", ParseActionRisk, kRequired).value_or(ActionRisk::kMedium);
-  p.predicted_blast_radius =
-      r.StringArray("predictedBlastRadius", kMaxListItems, 256, kRequired);
+  p.predicted_blast_radius = r.StringArray("predictedBlastRadius", kMaxListItems, 256, kRequired);
   p.rollback_available = r.Bool("rollbackAvailable", kRequired).value_or(false);
   p.message = r.String("message", {kLongText}).value_or("");
   p.planned_at = r.Time("plannedAt", kRequired).value_or(absl::UnixEpoch());
@@ -346,8 +345,8 @@ absl::StatusOr<ActionLifecycleEvent> ReadEvent(const rapidjson::Value& v) {
   e.sequence = r.Int("sequence", 0, INT64_MAX, kRequired).value_or(0);
   e.at = r.Time("timestamp", kRequired).value_or(absl::UnixEpoch());
   e.state = r.Enum("state", ParseActionState, kRequired).value_or(ActionState::kPlanned);
-  e.kind = r.Enum("kind", ParseLifecycleEventKind, kRequired)
-               .value_or(LifecycleEventKind::kTransition);
+  e.kind =
+      r.Enum("kind", ParseLifecycleEventKind, kRequired).value_or(LifecycleEventKind::kTransition);
   std::optional<std::int64_t> revision = r.Int("decisionRevision", 0, UINT32_MAX);
   if (revision.has_value()) {
     e.decision_revision = static_cast<std::uint32_t>(*revision);
@@ -367,8 +366,8 @@ absl::StatusOr<Capability> ReadCapability(const rapidjson::Value& v) {
   Capability c;
   c.name = r.String("name", {64, kRequired}).value_or("");
   c.description = r.String("description", {kMaxCapabilityTextBytes}).value_or("");
-  c.minimum_approval = r.Enum("minimumApprovalLevel", ParseApprovalLevel, kRequired)
-                           .value_or(ApprovalLevel::kAdmin);
+  c.minimum_approval =
+      r.Enum("minimumApprovalLevel", ParseApprovalLevel, kRequired).value_or(ApprovalLevel::kAdmin);
   c.auto_authorization =
       r.Enum("autoAuthorization", ParseAutoAuthorization).value_or(AutoAuthorization::kNever);
   c.risk = r.Enum("risk", ParseActionRisk).value_or(ActionRisk::kMedium);

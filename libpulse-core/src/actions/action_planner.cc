@@ -5,10 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/action_codec.h"
 #include "pulse/core/actions/action_identity.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/action_codec.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::core {
 namespace {

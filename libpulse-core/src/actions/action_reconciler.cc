@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/action_codec.h"
 #include "pulse/core/actions/action_refusal.h"
+#include "pulse/core/model/action_codec.h"
 #include "pulse/core/status_macros.h"
 #include "service_internal.h"
 

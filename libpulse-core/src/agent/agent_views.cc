@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "agent_views_internal.h"
 #include "pulse/core/actions/action_json.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 

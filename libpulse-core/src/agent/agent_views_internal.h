@@ -10,10 +10,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/finding.h"
 #include "pulse/core/ports/action_store.h"
-#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core::agent_internal {
 

@@ -10,14 +10,14 @@
 #include "absl/strings/str_join.h"
 #include "agent_views_internal.h"
 #include "pulse/core/actions/action_json.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/agent/agent_wire.h"
+#include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {

@@ -138,48 +138,66 @@ int HttpStatusFor(AgentErrorCode code) {
 }
 
 const std::vector<AgentErrorCode>& FindingErrorCodes() {
-  static const std::vector<AgentErrorCode> codes = {
-      C::kInvalidFindingRequest, C::kFindingNotFound, C::kFindingActionNotAllowed,
-      C::kPatrolUnavailable};
+  static const std::vector<AgentErrorCode> codes = {C::kInvalidFindingRequest, C::kFindingNotFound,
+                                                    C::kFindingActionNotAllowed,
+                                                    C::kPatrolUnavailable};
   return codes;
 }
 
 const std::vector<AgentErrorCode>& PlanErrorCodes() {
   static const std::vector<AgentErrorCode> codes = {
-      C::kInvalidActionRequest,        C::kMockModeEnabled,    C::kActionActorUnavailable,
-      C::kResourceNotFound,            C::kCapabilityNotFound, C::kActionExecutionUnavailable,
+      C::kInvalidActionRequest,   C::kMockModeEnabled,    C::kActionActorUnavailable,
+      C::kResourceNotFound,       C::kCapabilityNotFound, C::kActionExecutionUnavailable,
       C::kActionRefreshNotAllowed};
   return codes;
 }
 
 const std::vector<AgentErrorCode>& DecideErrorCodes() {
-  static const std::vector<AgentErrorCode> codes = {
-      C::kMockModeEnabled,           C::kMissingId,
-      C::kInvalidId,                 C::kInvalidActionDecision,
-      C::kActionNotFound,            C::kActionNotPending,
-      C::kActionPlanExpired,         C::kActionPlanIdentityMismatch,
-      C::kActionActorUnavailable,    C::kActionApprovalForbidden,
-      C::kActionStepUpUnavailable,   C::kActionDecisionConflict,
-      C::kActionSeparationRequired,  C::kActionReplanRequired,
-      C::kActionExecutionUnavailable, C::kActionPlanDrift,
-      C::kActionEmergencyStop,       C::kActionDryRunOnly,
-      C::kResourceRemediationLocked, C::kActionExecutorUnavailable,
-      C::kActionExecutionAvailabilityFailed};
+  static const std::vector<AgentErrorCode> codes = {C::kMockModeEnabled,
+                                                    C::kMissingId,
+                                                    C::kInvalidId,
+                                                    C::kInvalidActionDecision,
+                                                    C::kActionNotFound,
+                                                    C::kActionNotPending,
+                                                    C::kActionPlanExpired,
+                                                    C::kActionPlanIdentityMismatch,
+                                                    C::kActionActorUnavailable,
+                                                    C::kActionApprovalForbidden,
+                                                    C::kActionStepUpUnavailable,
+                                                    C::kActionDecisionConflict,
+                                                    C::kActionSeparationRequired,
+                                                    C::kActionReplanRequired,
+                                                    C::kActionExecutionUnavailable,
+                                                    C::kActionPlanDrift,
+                                                    C::kActionEmergencyStop,
+                                                    C::kActionDryRunOnly,
+                                                    C::kResourceRemediationLocked,
+                                                    C::kActionExecutorUnavailable,
+                                                    C::kActionExecutionAvailabilityFailed};
   return codes;
 }
 
 const std::vector<AgentErrorCode>& ExecuteErrorCodes() {
-  static const std::vector<AgentErrorCode> codes = {
-      C::kMockModeEnabled,           C::kMissingId,
-      C::kInvalidId,                 C::kInvalidActionExecution,
-      C::kActionNotFound,            C::kActionNotApproved,
-      C::kActionAlreadyExecuting,    C::kActionExecutionFinal,
-      C::kActionDryRunOnly,          C::kActionPlanExpired,
-      C::kActionExecutionUnavailable, C::kActionPlanDrift,
-      C::kActionEmergencyStop,       C::kActionPlanIdentityMismatch,
-      C::kResourceRemediationLocked, C::kActionExecutorUnavailable,
-      C::kActionActorUnavailable,    C::kActionExecutionForbidden,
-      C::kActionNotExecuting,        C::kActionReplanRequired};
+  static const std::vector<AgentErrorCode> codes = {C::kMockModeEnabled,
+                                                    C::kMissingId,
+                                                    C::kInvalidId,
+                                                    C::kInvalidActionExecution,
+                                                    C::kActionNotFound,
+                                                    C::kActionNotApproved,
+                                                    C::kActionAlreadyExecuting,
+                                                    C::kActionExecutionFinal,
+                                                    C::kActionDryRunOnly,
+                                                    C::kActionPlanExpired,
+                                                    C::kActionExecutionUnavailable,
+                                                    C::kActionPlanDrift,
+                                                    C::kActionEmergencyStop,
+                                                    C::kActionPlanIdentityMismatch,
+                                                    C::kResourceRemediationLocked,
+                                                    C::kActionExecutorUnavailable,
+                                                    C::kActionActorUnavailable,
+                                                    C::kActionExecutionForbidden,
+                                                    C::kActionNotExecuting,
+                                                    C::kActionReplanRequired};
   return codes;
 }
 
@@ -227,9 +245,9 @@ AgentError MakeAgentError(AgentErrorCode code, std::string message) {
 }
 
 AgentError MissingScopeError(std::string_view required_scope) {
-  AgentError e = MakeAgentError(AgentErrorCode::kMissingScope,
-                                absl::StrCat("this operation requires the ",
-                                             std::string(required_scope), " scope"));
+  AgentError e = MakeAgentError(
+      AgentErrorCode::kMissingScope,
+      absl::StrCat("this operation requires the ", std::string(required_scope), " scope"));
   e.details.emplace("requiredScope", std::string(required_scope));
   return e;
 }

@@ -10,7 +10,8 @@
 namespace pulse::core {
 namespace {
 
-std::string PayloadJson(AgentErrorCode agent_code, const std::map<std::string, std::string>& details) {
+std::string PayloadJson(AgentErrorCode agent_code,
+                        const std::map<std::string, std::string>& details) {
   JsonWriter out;
   out.StartObject();
   out.Member("code", ToString(agent_code));

@@ -21,14 +21,14 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kKeyAlias
 }};
 
 constexpr std::array<std::string_view, 40> kStopWords = {
-    "the",  "and",  "for",  "with", "from", "that", "this", "are",  "was",  "were",
-    "has",  "have", "had",  "not",  "but",  "its",  "into", "over", "than", "then",
-    "been", "will", "can",  "all",  "any",  "our",  "out",  "per",  "via",  "due",
+    "the",  "and",  "for",  "with", "from", "that", "this", "are",  "was",    "were",
+    "has",  "have", "had",  "not",  "but",  "its",  "into", "over", "than",   "then",
+    "been", "will", "can",  "all",  "any",  "our",  "out",  "per",  "via",    "due",
     "too",  "very", "more", "less", "now",  "one",  "two",  "may",  "should", "being",
 };
 
-constexpr std::array<std::string_view, 6> kStorageWords = {"storage", "pool",  "array",
-                                                           "unraid",  "zfs",   "ceph"};
+constexpr std::array<std::string_view, 6> kStorageWords = {"storage", "pool", "array",
+                                                           "unraid",  "zfs",  "ceph"};
 constexpr std::array<std::string_view, 3> kStorageIdentityNoise = {"storage", "pool", "array"};
 constexpr std::array<std::string_view, 8> kCapacityWords = {"capacity", "usage", "used", "free",
                                                             "full",     "space", "tb",   "gb"};
@@ -190,8 +190,11 @@ std::string FindingIdFor(std::string_view resource_id, Category category,
                          std::string_view normalized_key) {
   std::string preimage;
   preimage.reserve(resource_id.size() + normalized_key.size() + 16);
-  preimage.append(resource_id).append(":").append(ToString(category)).append(":").append(
-      normalized_key);
+  preimage.append(resource_id)
+      .append(":")
+      .append(ToString(category))
+      .append(":")
+      .append(normalized_key);
   return findings_internal::ShortDigestHex(preimage);
 }
 
@@ -261,9 +264,7 @@ std::string StorageIdentityOf(const Finding& f) {
   return identity;
 }
 
-std::vector<std::string> StorageIdentityWords(std::string_view identity) {
-  return Words(identity);
-}
+std::vector<std::string> StorageIdentityWords(std::string_view identity) { return Words(identity); }
 
 bool HasStorageIdentity(const Finding& f) { return !StorageIdentityOf(f).empty(); }
 

@@ -3,13 +3,13 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "pulse/core/model/finding_wire.h"
+#include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {
@@ -149,9 +149,9 @@ void WriteFinding(JsonWriter& out, const Finding& f, const FindingJsonOptions& o
 
 absl::StatusOr<CapacityForecast> ReadForecast(const rapidjson::Value& value) {
   JsonObjectReader in(value, std::string(w::kCapacityForecast));
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kForecastMetric, w::kForecastReading,
-                                          w::kForecastSampleCount, w::kForecastCurrentPct,
-                                          w::kForecastDailyChange, w::kForecastDaysToFull}));
+  PULSE_RETURN_IF_ERROR(
+      in.ExpectMembers({w::kForecastMetric, w::kForecastReading, w::kForecastSampleCount,
+                        w::kForecastCurrentPct, w::kForecastDailyChange, w::kForecastDaysToFull}));
   CapacityForecast f;
   f.metric = in.String(w::kForecastMetric, {kId}).value_or(f.metric);
   f.reading = in.Enum(w::kForecastReading, ParseForecastReading, kRequiredEnum).value_or(f.reading);
@@ -172,8 +172,8 @@ absl::Status ReadMetadata(const rapidjson::Value& value, const std::string& what
     return absl::InvalidArgumentError(fmt::format("{}.metadata must be an object", what));
   }
   if (value.MemberCount() > kMaxEventMetadataEntries) {
-    return absl::InvalidArgumentError(fmt::format("{}.metadata has more than {} entries", what,
-                                                  kMaxEventMetadataEntries));
+    return absl::InvalidArgumentError(
+        fmt::format("{}.metadata has more than {} entries", what, kMaxEventMetadataEntries));
   }
   for (const auto& m : value.GetObject()) {
     const std::string_view key = StringViewOf(m.name);
@@ -181,9 +181,9 @@ absl::Status ReadMetadata(const rapidjson::Value& value, const std::string& what
       return absl::InvalidArgumentError(fmt::format("{}.metadata has an invalid key", what));
     }
     if (!m.value.IsString() || m.value.GetStringLength() > kMaxEventMetadataValueBytes) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{}.metadata values must be strings of at most {} bytes", what,
-          kMaxEventMetadataValueBytes));
+      return absl::InvalidArgumentError(
+          fmt::format("{}.metadata values must be strings of at most {} bytes", what,
+                      kMaxEventMetadataValueBytes));
     }
     const std::string_view text = StringViewOf(m.value);
     if (!IsValidUtf8(text)) {
@@ -328,16 +328,49 @@ absl::StatusOr<Finding> FindingFromJson(std::string_view json) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBounded(json));
   JsonObjectReader in(doc, "finding");
   PULSE_RETURN_IF_ERROR(in.ExpectMembers({
-      w::kId, w::kKey, w::kSeverity, w::kCategory, w::kResourceId, w::kResourceName,
-      w::kResourceType, w::kResourceCriticality, w::kNode, w::kTitle, w::kDescription, w::kImpact,
-      w::kPreviousResolvedFixSummary, w::kRecommendation, w::kEvidence, w::kSource,
-      w::kFailureCause, w::kDetectedAt, w::kLastSeenAt, w::kResolvedAt, w::kAutoResolved,
-      w::kResolveReason, w::kAcknowledgedAt, w::kSnoozedUntil, w::kAlertIdentifier,
-      w::kDismissedReason, w::kUserNote, w::kTimesRaised, w::kSuppressed, w::kRemindAt,
-      w::kRemindCount, w::kInvestigationSessionId, w::kInvestigationStatus,
-      w::kInvestigationOutcome, w::kLastInvestigatedAt, w::kInvestigationAttempts,
-      w::kInvestigationRecord, w::kLoopState, w::kLifecycle, w::kRegressionCount,
-      w::kLastRegressionAt, w::kCapacityForecast, w::kObjectiveContext,
+      w::kId,
+      w::kKey,
+      w::kSeverity,
+      w::kCategory,
+      w::kResourceId,
+      w::kResourceName,
+      w::kResourceType,
+      w::kResourceCriticality,
+      w::kNode,
+      w::kTitle,
+      w::kDescription,
+      w::kImpact,
+      w::kPreviousResolvedFixSummary,
+      w::kRecommendation,
+      w::kEvidence,
+      w::kSource,
+      w::kFailureCause,
+      w::kDetectedAt,
+      w::kLastSeenAt,
+      w::kResolvedAt,
+      w::kAutoResolved,
+      w::kResolveReason,
+      w::kAcknowledgedAt,
+      w::kSnoozedUntil,
+      w::kAlertIdentifier,
+      w::kDismissedReason,
+      w::kUserNote,
+      w::kTimesRaised,
+      w::kSuppressed,
+      w::kRemindAt,
+      w::kRemindCount,
+      w::kInvestigationSessionId,
+      w::kInvestigationStatus,
+      w::kInvestigationOutcome,
+      w::kLastInvestigatedAt,
+      w::kInvestigationAttempts,
+      w::kInvestigationRecord,
+      w::kLoopState,
+      w::kLifecycle,
+      w::kRegressionCount,
+      w::kLastRegressionAt,
+      w::kCapacityForecast,
+      w::kObjectiveContext,
   }));
   Finding f;
   ReadText(in, f);

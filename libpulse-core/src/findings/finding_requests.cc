@@ -7,10 +7,10 @@
 #include "findings_service_internal.h"
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -57,9 +57,8 @@ JsonStringRule Text(std::size_t max_bytes, JsonPresence presence) {
 
 // A trimmed vocabulary string; `hint` words an unknown value.
 template <typename Parse>
-auto EnumMember(JsonObjectReader& in, std::string_view member, Parse parse,
-                JsonPresence presence, std::string_view hint)
-    -> std::invoke_result_t<Parse, std::string_view> {
+auto EnumMember(JsonObjectReader& in, std::string_view member, Parse parse, JsonPresence presence,
+                std::string_view hint) -> std::invoke_result_t<Parse, std::string_view> {
   std::optional<std::string> text = in.String(member, Text(64, presence));
   if (!text.has_value() || text->empty()) {
     return std::nullopt;
@@ -137,8 +136,7 @@ absl::StatusOr<ResolveRequest> ParseResolveRequest(std::string_view body) {
   PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kResolutionNote}));
   ResolveRequest out;
   out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
-  out.resolution_note =
-      in.String(w::kResolutionNote, Text(kMaxNoteBytes, kOptional)).value_or("");
+  out.resolution_note = in.String(w::kResolutionNote, Text(kMaxNoteBytes, kOptional)).value_or("");
   PULSE_RETURN_IF_ERROR(in.status());
   return out;
 }
@@ -162,15 +160,14 @@ absl::StatusOr<NoteRequest> ParseNoteRequest(std::string_view body) {
 absl::StatusOr<SuppressionRuleRequest> ParseSuppressionRuleRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
   JsonObjectReader in(doc, "request", kRequestReader);
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kResourceId, w::kResourceName, w::kCategory,
-                                          w::kRuleDescription, w::kAllowBroadScope}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers(
+      {w::kResourceId, w::kResourceName, w::kCategory, w::kRuleDescription, w::kAllowBroadScope}));
   SuppressionRuleRequest out;
   out.resource_id =
       in.String(w::kResourceId, Text(kMaxReportIdentifierBytes, kOptional)).value_or("");
   out.resource_name =
       in.String(w::kResourceName, Text(kMaxReportIdentifierBytes, kOptional)).value_or("");
-  out.category =
-      EnumMember(in, w::kCategory, ParseCategory, kOptional, "is not a known category");
+  out.category = EnumMember(in, w::kCategory, ParseCategory, kOptional, "is not a known category");
   out.description = in.String(w::kRuleDescription, Text(kMaxNoteBytes, kRequired)).value_or("");
   out.allow_broad_scope = in.Bool(w::kAllowBroadScope).value_or(out.allow_broad_scope);
   PULSE_RETURN_IF_ERROR(in.status());
@@ -179,10 +176,9 @@ absl::StatusOr<SuppressionRuleRequest> ParseSuppressionRuleRequest(std::string_v
 
 absl::StatusOr<FindingReport> ParseReportFindingArgs(const rapidjson::Value& args) {
   JsonObjectReader in(args, "request", kRequestReader);
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kResourceId, w::kResourceName, w::kResourceType,
-                                          w::kCategory, w::kSeverity, w::kTitle, w::kDescription,
-                                          w::kImpact, w::kEvidence, w::kRecommendation, w::kKey,
-                                          w::kNode}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers(
+      {w::kResourceId, w::kResourceName, w::kResourceType, w::kCategory, w::kSeverity, w::kTitle,
+       w::kDescription, w::kImpact, w::kEvidence, w::kRecommendation, w::kKey, w::kNode}));
   FindingReport out;
   const JsonStringRule identifier = Text(kMaxReportIdentifierBytes, kOptional);
   const JsonStringRule text = Text(kMaxReportTextBytes, kRequired);
@@ -207,8 +203,7 @@ absl::StatusOr<FindingReport> ParseReportFindingArgs(const rapidjson::Value& arg
 
 absl::StatusOr<AssessRequest> ParseAssessFindingArgs(const rapidjson::Value& args) {
   JsonObjectReader in(args, "request", kRequestReader);
-  PULSE_RETURN_IF_ERROR(
-      in.ExpectMembers({w::kFindingId, w::kVerdict, w::kEvidence, w::kReason}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kVerdict, w::kEvidence, w::kReason}));
   AssessRequest out;
   out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
   out.verdict = EnumMember(in, w::kVerdict, ParseAssessVerdict, kRequired,
@@ -225,8 +220,7 @@ absl::StatusOr<PatrolResolveRequest> ParseResolveFindingArgs(const rapidjson::Va
   PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kResolutionNote, w::kEvidence}));
   PatrolResolveRequest out;
   out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
-  out.resolution_note =
-      in.String(w::kResolutionNote, Text(kMaxNoteBytes, kRequired)).value_or("");
+  out.resolution_note = in.String(w::kResolutionNote, Text(kMaxNoteBytes, kRequired)).value_or("");
   out.evidence = in.String(w::kEvidence, Text(kMaxReportTextBytes, kRequired)).value_or("");
   PULSE_RETURN_IF_ERROR(in.status());
   return out;

@@ -4,11 +4,11 @@
 
 #include "findings_service_internal.h"
 #include "fmt/format.h"
-#include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/model/finding_wire.h"
-#include "pulse/core/findings/findings_service.h"
-#include "pulse/core/status_macros.h"
 #include "pulse/core/findings/capacity_forecast.h"
+#include "pulse/core/findings/finding_errors.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/model/finding_wire.h"
+#include "pulse/core/status_macros.h"
 
 namespace pulse::core {
 namespace {
@@ -73,15 +73,16 @@ absl::StatusOr<AssessOutcome> FindingsService::Assess(std::string_view finding_i
       return out;
     case AssessVerdict::kPresent: {
       PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding.id, [&](Transition& tx) {
-        if (!IsActive(tx.finding, tx.now)) {
-          return FindingActionNotAllowed(tx.finding.id, "only an active finding can be assessed");
-        }
-        tx.dirty = true;
-        tx.finding.evidence = clean_evidence;
-        tx.finding.last_seen_at = tx.now;
-        ++tx.finding.times_raised;
-        return absl::OkStatus();
-      }));
+                               if (!IsActive(tx.finding, tx.now)) {
+                                 return FindingActionNotAllowed(
+                                     tx.finding.id, "only an active finding can be assessed");
+                               }
+                               tx.dirty = true;
+                               tx.finding.evidence = clean_evidence;
+                               tx.finding.last_seen_at = tx.now;
+                               ++tx.finding.times_raised;
+                               return absl::OkStatus();
+                             }));
       out.applied = m.written;
       return out;
     }
@@ -140,21 +141,22 @@ absl::StatusOr<ResolveOutcome> FindingsService::ResolveVerified(const Finding& f
                                                                 std::string_view evidence,
                                                                 std::string_view verification) {
   PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding.id, [&](Transition& tx) {
-    Finding& f = tx.finding;
-    if (!IsActive(f, tx.now)) {
-      return FindingActionNotAllowed(f.id, "only an active finding can be resolved by Patrol");
-    }
-    f.resolved_at = tx.now;
-    f.auto_resolved = true;
-    f.resolve_reason = std::string(reason);
-    std::map<std::string, std::string> metadata = {
-        {std::string(w::kMetaVerification), std::string(verification)}};
-    if (!evidence.empty()) {
-      metadata.emplace(w::kMetaEvidence, std::string(evidence));
-    }
-    tx.Event(LifecycleEventType::kAutoResolved, reason, std::move(metadata));
-    return absl::OkStatus();
-  }));
+                           Finding& f = tx.finding;
+                           if (!IsActive(f, tx.now)) {
+                             return FindingActionNotAllowed(
+                                 f.id, "only an active finding can be resolved by Patrol");
+                           }
+                           f.resolved_at = tx.now;
+                           f.auto_resolved = true;
+                           f.resolve_reason = std::string(reason);
+                           std::map<std::string, std::string> metadata = {
+                               {std::string(w::kMetaVerification), std::string(verification)}};
+                           if (!evidence.empty()) {
+                             metadata.emplace(w::kMetaEvidence, std::string(evidence));
+                           }
+                           tx.Event(LifecycleEventType::kAutoResolved, reason, std::move(metadata));
+                           return absl::OkStatus();
+                         }));
   ResolveOutcome out;
   out.finding_id = m.finding.id;
   out.resolved = true;
@@ -178,8 +180,8 @@ absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
       continue;
     }
     if (CategorySupportsStaleAutoResolve(f.category)) {
-      PULSE_ASSIGN_OR_RETURN(
-          bool resolved, Settled(ResolveVerified(f, kStaleResolveReason, {}, kVerificationNotRequired)));
+      PULSE_ASSIGN_OR_RETURN(bool resolved, Settled(ResolveVerified(f, kStaleResolveReason, {},
+                                                                    kVerificationNotRequired)));
       if (resolved) {
         out.resolved.push_back(id);
       }
@@ -196,9 +198,8 @@ absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
     ++verifications;
     absl::StatusOr<VerifierVerdict> verdict = verifier_.Verify(f);
     if (verdict.ok() && *verdict == VerifierVerdict::kSignalGone) {
-      PULSE_ASSIGN_OR_RETURN(bool resolved,
-                             Settled(ResolveVerified(f, kVerifiedStaleResolveReason, {},
-                                                     kVerificationConfirmed)));
+      PULSE_ASSIGN_OR_RETURN(bool resolved, Settled(ResolveVerified(f, kVerifiedStaleResolveReason,
+                                                                    {}, kVerificationConfirmed)));
       if (resolved) {
         out.verified_resolved.push_back(id);
       }
@@ -234,13 +235,14 @@ absl::StatusOr<std::vector<std::string>> FindingsService::StampCapacityForecast(
     if (!TakesForecast(s.finding) || s.finding.capacity_forecast == forecast) {
       continue;
     }
-    PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(s.finding.id, [&](Transition& tx) {
-      if (IsActive(tx.finding, tx.now) && tx.finding.capacity_forecast != forecast) {
-        tx.finding.capacity_forecast = forecast;
-        tx.dirty = true;
-      }
-      return absl::OkStatus();
-    }));
+    PULSE_ASSIGN_OR_RETURN(
+        Mutation m, Mutate(s.finding.id, [&](Transition& tx) {
+          if (IsActive(tx.finding, tx.now) && tx.finding.capacity_forecast != forecast) {
+            tx.finding.capacity_forecast = forecast;
+            tx.dirty = true;
+          }
+          return absl::OkStatus();
+        }));
     if (m.written) {
       stamped.push_back(m.finding.id);
     }

@@ -6,11 +6,11 @@
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_identity.h"
-#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -83,9 +83,7 @@ std::string ProposedFixSummary(const std::string& record_json) {
     return {};
   }
   std::optional<std::string_view> description = GetString(*fix, "description");
-  return description.has_value()
-             ? TruncateUtf8(*description, kMaxReportTextBytes)
-             : std::string();
+  return description.has_value() ? TruncateUtf8(*description, kMaxReportTextBytes) : std::string();
 }
 
 void OverwriteText(Finding& f, const Finding& incoming) {
@@ -133,8 +131,8 @@ bool HasMergedDuplicate(const Finding& f, const std::string& duplicate_id) {
 bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
   Finding& f = tx.finding;
   const bool escalated = SeverityRank(incoming.severity) > SeverityRank(f.severity);
-  const bool reminder_due = f.dismissed_reason == DismissReason::kWillFixLater &&
-                            !f.suppressed && f.remind_at.has_value() && tx.now >= *f.remind_at;
+  const bool reminder_due = f.dismissed_reason == DismissReason::kWillFixLater && !f.suppressed &&
+                            f.remind_at.has_value() && tx.now >= *f.remind_at;
   if (!escalated && !reminder_due) {
     f.last_seen_at = tx.now;
     ++f.times_raised;
@@ -234,8 +232,8 @@ absl::StatusOr<ReportOutcome> FindingsService::Report(const FindingReport& repor
   }
   return MakeFindingError(
       absl::StatusCode::kAborted, AgentErrorCode::kFindingActionNotAllowed,
-      fmt::format("finding {} kept changing concurrently; gave up after {} attempts",
-                  incoming.id, kMaxCasAttempts),
+      fmt::format("finding {} kept changing concurrently; gave up after {} attempts", incoming.id,
+                  kMaxCasAttempts),
       {{"finding_id", incoming.id}});
 }
 
@@ -291,9 +289,9 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const F
 absl::StatusOr<ReportOutcome> FindingsService::ReportExisting(const Finding& incoming) {
   ReportDisposition disposition = ReportDisposition::kHeartbeat;
   PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(incoming.id, [&](Transition& tx) {
-    disposition = ApplyRedetection(tx, incoming);
-    return absl::OkStatus();
-  }));
+                           disposition = ApplyRedetection(tx, incoming);
+                           return absl::OkStatus();
+                         }));
   ReportOutcome outcome;
   outcome.finding_id = m.finding.id;
   outcome.reported_id = incoming.id;
@@ -335,40 +333,41 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::MergeIntoSibling(
     return std::optional<ReportOutcome>();
   }
   bool still_equivalent = true;
-  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(best->id, [&](Transition& tx) {
-    Finding& f = tx.finding;
-    still_equivalent = IsActive(f, tx.now) && SiblingEquivalence(f, incoming).has_value();
-    if (!still_equivalent) {
-      return absl::OkStatus();
-    }
-    tx.dirty = true;
-    f.last_seen_at = tx.now;
-    ++f.times_raised;
-    if (SeverityRank(incoming.severity) >= SeverityRank(f.severity)) {
-      f.severity = incoming.severity;
-      for (auto [field, value] : {std::pair{&f.title, &incoming.title},
-                                  std::pair{&f.description, &incoming.description},
-                                  std::pair{&f.impact, &incoming.impact},
-                                  std::pair{&f.recommendation, &incoming.recommendation},
-                                  std::pair{&f.evidence, &incoming.evidence}}) {
-        if (!value->empty()) {
-          *field = *value;
+  PULSE_ASSIGN_OR_RETURN(
+      Mutation m, Mutate(best->id, [&](Transition& tx) {
+        Finding& f = tx.finding;
+        still_equivalent = IsActive(f, tx.now) && SiblingEquivalence(f, incoming).has_value();
+        if (!still_equivalent) {
+          return absl::OkStatus();
         }
-      }
-    }
-    if (f.node.empty()) {
-      f.node = incoming.node;
-    }
-    if (!HasMergedDuplicate(f, incoming.id)) {
-      tx.Event(LifecycleEventType::kDuplicateMerged,
-               fmt::format("Merged an equivalent report ({})", incoming.title),
-               {{std::string(w::kMetaDuplicateId), incoming.id},
-                {std::string(w::kMetaDuplicateKey), incoming.key},
-                {std::string(w::kMetaDuplicateSeverity),
-                 std::string(ToString(incoming.severity))}});
-    }
-    return absl::OkStatus();
-  }));
+        tx.dirty = true;
+        f.last_seen_at = tx.now;
+        ++f.times_raised;
+        if (SeverityRank(incoming.severity) >= SeverityRank(f.severity)) {
+          f.severity = incoming.severity;
+          for (auto [field, value] : {std::pair{&f.title, &incoming.title},
+                                      std::pair{&f.description, &incoming.description},
+                                      std::pair{&f.impact, &incoming.impact},
+                                      std::pair{&f.recommendation, &incoming.recommendation},
+                                      std::pair{&f.evidence, &incoming.evidence}}) {
+            if (!value->empty()) {
+              *field = *value;
+            }
+          }
+        }
+        if (f.node.empty()) {
+          f.node = incoming.node;
+        }
+        if (!HasMergedDuplicate(f, incoming.id)) {
+          tx.Event(
+              LifecycleEventType::kDuplicateMerged,
+              fmt::format("Merged an equivalent report ({})", incoming.title),
+              {{std::string(w::kMetaDuplicateId), incoming.id},
+               {std::string(w::kMetaDuplicateKey), incoming.key},
+               {std::string(w::kMetaDuplicateSeverity), std::string(ToString(incoming.severity))}});
+        }
+        return absl::OkStatus();
+      }));
   if (!still_equivalent) {
     return std::optional<ReportOutcome>();
   }

@@ -9,10 +9,10 @@
 #include "findings_service_internal.h"
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -91,7 +91,7 @@ std::string_view ToString(ReportDisposition disposition) {
 std::string_view ToString(ResolveRefusal refusal) { return WireNameOf(kRefusals, refusal); }
 
 void findings_internal::Transition::Event(LifecycleEventType type, std::string_view message,
-                                        std::map<std::string, std::string> metadata) {
+                                          std::map<std::string, std::string> metadata) {
   LifecycleEvent e;
   e.at = now;
   e.type = type;
@@ -106,8 +106,8 @@ void findings_internal::Transition::Event(LifecycleEventType type, std::string_v
   events.push_back(std::move(e));
 }
 
-FindingsService::FindingsService(FindingStore& store, const Clock& clock,
-                                 FindingVerifier& verifier, const MetricsHistory& metrics)
+FindingsService::FindingsService(FindingStore& store, const Clock& clock, FindingVerifier& verifier,
+                                 const MetricsHistory& metrics)
     : store_(store), clock_(clock), verifier_(verifier), metrics_(metrics) {}
 
 absl::StatusOr<FindingsService::Mutation> FindingsService::Mutate(std::string_view finding_id,
@@ -130,8 +130,8 @@ absl::StatusOr<FindingsService::Mutation> FindingsService::Mutate(std::string_vi
     const LoopState from = DeriveLoopState(stored->finding, now);
     const LoopState to = DeriveLoopState(after, now);
     if (!IsLoopTransitionAllowed(from, to)) {
-      return NotAllowed(after, fmt::format("a {} finding cannot become {}", ToString(from),
-                                           ToString(to)));
+      return NotAllowed(after,
+                        fmt::format("a {} finding cannot become {}", ToString(from), ToString(to)));
     }
     std::vector<LifecycleEventType> types;
     for (LifecycleEvent& e : tx.events) {
@@ -153,8 +153,8 @@ absl::StatusOr<FindingsService::Mutation> FindingsService::Mutate(std::string_vi
   }
   return MakeFindingError(
       absl::StatusCode::kAborted, AgentErrorCode::kFindingActionNotAllowed,
-      fmt::format("finding {} kept changing concurrently; gave up after {} attempts",
-                  finding_id, kMaxCasAttempts),
+      fmt::format("finding {} kept changing concurrently; gave up after {} attempts", finding_id,
+                  kMaxCasAttempts),
       {{"finding_id", std::string(finding_id)}});
 }
 
@@ -186,8 +186,7 @@ absl::StatusOr<Finding> FindingsService::Snooze(std::string_view finding_id,
                                                 std::int64_t duration_hours) {
   if (duration_hours < kMinSnoozeHours || duration_hours > kMaxSnoozeHours) {
     return InvalidFindingRequest(
-        fmt::format("duration_hours must be between {} and {}", kMinSnoozeHours,
-                    kMaxSnoozeHours),
+        fmt::format("duration_hours must be between {} and {}", kMinSnoozeHours, kMaxSnoozeHours),
         {{std::string(w::kDurationHours),
           fmt::format("must be between {} and {}", kMinSnoozeHours, kMaxSnoozeHours)}});
   }
@@ -224,8 +223,8 @@ absl::StatusOr<Finding> FindingsService::Unsnooze(std::string_view finding_id) {
   });
 }
 
-absl::StatusOr<Finding> FindingsService::Dismiss(std::string_view finding_id,
-                                                 DismissReason reason, std::string_view note) {
+absl::StatusOr<Finding> FindingsService::Dismiss(std::string_view finding_id, DismissReason reason,
+                                                 std::string_view note) {
   if (reason == DismissReason::kSuppressed || ToString(reason) == "unknown") {
     return InvalidFindingRequest(
         "reason must be not_an_issue, expected_behavior or will_fix_later",
@@ -333,8 +332,7 @@ absl::StatusOr<SuppressOutcome> FindingsService::Suppress(std::string_view findi
         f.snoozed_until.reset();
         f.remind_at.reset();
         tx.Event(LifecycleEventType::kSuppressed, {},
-                 {{std::string(w::kMetaRuleId),
-                   SuppressionRuleIdFor(f.resource_id, f.category)}});
+                 {{std::string(w::kMetaRuleId), SuppressionRuleIdFor(f.resource_id, f.category)}});
         return absl::OkStatus();
       }));
   SuppressionRule rule;
@@ -374,22 +372,21 @@ absl::StatusOr<Finding> FindingsService::SetNote(std::string_view finding_id,
 absl::StatusOr<Finding> FindingsService::RecordInvestigation(
     std::string_view finding_id, InvestigationStatus status,
     std::optional<InvestigationOutcome> outcome, std::string_view session_id) {
-  PULSE_ASSIGN_OR_RETURN(
-      Mutation m, Mutate(finding_id, [&](Transition& tx) {
-        tx.finding.investigation_status = status;
-        tx.finding.investigation_outcome = outcome;
-        tx.finding.investigation_session_id = std::string(session_id);
-        tx.finding.last_investigated_at = tx.now;
-        ++tx.finding.investigation_attempts;
-        std::map<std::string, std::string> metadata;
-        metadata["status"] = std::string(ToString(status));
-        if (outcome.has_value()) {
-          metadata["outcome"] = std::string(ToString(*outcome));
-        }
-        tx.Event(LifecycleEventType::kInvestigationRecordUpdated, "Patrol investigation recorded",
-                 std::move(metadata));
-        return absl::OkStatus();
-      }));
+  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding_id, [&](Transition& tx) {
+                           tx.finding.investigation_status = status;
+                           tx.finding.investigation_outcome = outcome;
+                           tx.finding.investigation_session_id = std::string(session_id);
+                           tx.finding.last_investigated_at = tx.now;
+                           ++tx.finding.investigation_attempts;
+                           std::map<std::string, std::string> metadata;
+                           metadata["status"] = std::string(ToString(status));
+                           if (outcome.has_value()) {
+                             metadata["outcome"] = std::string(ToString(*outcome));
+                           }
+                           tx.Event(LifecycleEventType::kInvestigationRecordUpdated,
+                                    "Patrol investigation recorded", std::move(metadata));
+                           return absl::OkStatus();
+                         }));
   return std::move(m.finding);
 }
 
@@ -477,23 +474,22 @@ absl::StatusOr<std::vector<std::string>> FindingsService::SweepReminders() {
         !f.remind_at.has_value()) {
       continue;
     }
-    PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(f.id, [](Transition& tx) {
-                             Finding& x = tx.finding;
-                             if (x.dismissed_reason != DismissReason::kWillFixLater ||
-                                 x.suppressed || !x.remind_at.has_value() ||
-                                 tx.now < *x.remind_at) {
-                               return absl::OkStatus();  // not due (or changed meanwhile)
-                             }
-                             x.dismissed_reason.reset();
-                             x.remind_at.reset();
-                             x.acknowledged_at.reset();
-                             ++x.remind_count;
-                             tx.Event(LifecycleEventType::kReminded,
-                                      "Reminder: this finding was dismissed as will fix later",
-                                      {{std::string(w::kMetaRemindCount),
-                                        std::to_string(x.remind_count)}});
-                             return absl::OkStatus();
-                           }));
+    PULSE_ASSIGN_OR_RETURN(
+        Mutation m, Mutate(f.id, [](Transition& tx) {
+          Finding& x = tx.finding;
+          if (x.dismissed_reason != DismissReason::kWillFixLater || x.suppressed ||
+              !x.remind_at.has_value() || tx.now < *x.remind_at) {
+            return absl::OkStatus();  // not due (or changed meanwhile)
+          }
+          x.dismissed_reason.reset();
+          x.remind_at.reset();
+          x.acknowledged_at.reset();
+          ++x.remind_count;
+          tx.Event(LifecycleEventType::kReminded,
+                   "Reminder: this finding was dismissed as will fix later",
+                   {{std::string(w::kMetaRemindCount), std::to_string(x.remind_count)}});
+          return absl::OkStatus();
+        }));
     if (m.written) {
       reminded.push_back(m.finding.id);
     }

@@ -24,8 +24,8 @@ absl::Status MissingVerdicts(const std::vector<std::string>& missing) {
   }
   return MakeFindingError(
       absl::StatusCode::kFailedPrecondition, AgentErrorCode::kFindingActionNotAllowed,
-      fmt::format("{} presented finding(s) have no accepted verdict this run: {}",
-                  missing.size(), listed),
+      fmt::format("{} presented finding(s) have no accepted verdict this run: {}", missing.size(),
+                  listed),
       {{"missing_count", std::to_string(missing.size())}});
 }
 
@@ -45,9 +45,7 @@ absl::Status CheckAllAssessed(std::span<const std::string> presented_ids,
   return MissingVerdicts(missing);
 }
 
-void FindingRunLedger::AddSeeded(std::string_view finding_id) {
-  seeded_.emplace(finding_id);
-}
+void FindingRunLedger::AddSeeded(std::string_view finding_id) { seeded_.emplace(finding_id); }
 
 void FindingRunLedger::AddPresented(std::string_view finding_id) {
   seeded_.emplace(finding_id);
@@ -61,15 +59,14 @@ void FindingRunLedger::RecordReported(std::string_view finding_id, bool is_new) 
   }
 }
 
-absl::Status FindingRunLedger::RecordVerdict(std::string_view finding_id,
-                                             AssessVerdict verdict) {
+absl::Status FindingRunLedger::RecordVerdict(std::string_view finding_id, AssessVerdict verdict) {
   auto it = verdicts_.find(finding_id);
   if (it != verdicts_.end()) {
-    return MakeFindingError(
-        absl::StatusCode::kFailedPrecondition, AgentErrorCode::kFindingActionNotAllowed,
-        fmt::format("finding {} already has the verdict '{}' this run", finding_id,
-                    ToString(it->second)),
-        {{"finding_id", std::string(finding_id)}});
+    return MakeFindingError(absl::StatusCode::kFailedPrecondition,
+                            AgentErrorCode::kFindingActionNotAllowed,
+                            fmt::format("finding {} already has the verdict '{}' this run",
+                                        finding_id, ToString(it->second)),
+                            {{"finding_id", std::string(finding_id)}});
   }
   verdicts_.emplace(std::string(finding_id), verdict);
   return absl::OkStatus();

@@ -12,7 +12,8 @@
 namespace pulse::core {
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+constexpr unsigned kParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
 
 void WriteCanonical(const rapidjson::Value& value, rapidjson::Writer<rapidjson::StringBuffer>& w) {
   // Recursion depth is bounded by the caller's depth limit.
@@ -55,9 +56,9 @@ absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text, const JsonL
   rapidjson::Document doc;
   doc.Parse<kParseFlags>(text.data(), text.size());
   if (doc.HasParseError()) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", doc.GetErrorOffset(),
-                                                   ": ",
-                                                   rapidjson::GetParseError_En(doc.GetParseError())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON at byte ", doc.GetErrorOffset(), ": ",
+                     rapidjson::GetParseError_En(doc.GetParseError())));
   }
   if (JsonDepth(doc) > limits.max_depth) {
     return absl::InvalidArgumentError(

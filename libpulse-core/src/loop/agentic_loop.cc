@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "loop_emitter.h"
 #include "loop_run.h"
-#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/status_macros.h"
 #include "text_util.h"
 
@@ -95,9 +95,7 @@ SessionRecord LoopRun::SessionToPersist() const {
   return record;
 }
 
-std::string_view LoopRun::OutcomeName() const {
-  return ToString(end_.value_or(RunEnd::kFailed));
-}
+std::string_view LoopRun::OutcomeName() const { return ToString(end_.value_or(RunEnd::kFailed)); }
 
 RunOutcome LoopRun::Outcome() const {
   RunOutcome outcome;
@@ -263,8 +261,8 @@ absl::StatusOr<RunOutcome> AgenticLoop::Resume(const ResumeRequest& request, Eve
   const std::string& id = request.session_id;
   if (absl::Status s = ValidateSessionId(id); !s.ok()) {
     events.Session("");
-    return FailEarly(events, "", kErrorCodeResumeRefused, kReasonInvalidSession, kOutcomeFailed,
-                     s, max_calls);
+    return FailEarly(events, "", kErrorCodeResumeRefused, kReasonInvalidSession, kOutcomeFailed, s,
+                     max_calls);
   }
   events.Session(id);
   absl::StatusOr<SessionRecord> existing = sessions_.Get(id);

@@ -17,13 +17,13 @@ absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.
 
 // Patrol's Watch pass: the evidence reads and the finding lifecycle.
 constexpr std::array<std::string_view, 7> kWatchTools = {
-    kToolPulseQuery,          kToolPulseRead,           kToolPulseMetrics,
-    kToolPatrolGetFindings,   kToolPatrolReportFinding, kToolPatrolAssessFinding,
+    kToolPulseQuery,           kToolPulseRead,           kToolPulseMetrics,
+    kToolPatrolGetFindings,    kToolPatrolReportFinding, kToolPatrolAssessFinding,
     kToolPatrolResolveFinding,
 };
 // Patrol's investigation: the evidence reads, the capability listing and one proposal.
 constexpr std::array<std::string_view, 5> kInvestigationTools = {
-    kToolPulseQuery, kToolPulseRead, kToolPulseMetrics, kToolPatrolActionCapabilities,
+    kToolPulseQuery,          kToolPulseRead, kToolPulseMetrics, kToolPatrolActionCapabilities,
     kToolPatrolProposeAction,
 };
 
@@ -81,8 +81,8 @@ LoopAssembly::LoopAssembly(LoopFlavour flavour, ToolRegistry registry)
 
 LoopAssembly::~LoopAssembly() = default;
 
-absl::StatusOr<std::unique_ptr<LoopAssembly>> LoopAssembly::Assemble(
-    const LoopPorts& ports, LoopAssemblyOptions options) {
+absl::StatusOr<std::unique_ptr<LoopAssembly>> LoopAssembly::Assemble(const LoopPorts& ports,
+                                                                     LoopAssemblyOptions options) {
   PULSE_ASSIGN_OR_RETURN(ToolRegistry registry, ToolRegistry::WithBuiltins());
   std::unique_ptr<LoopAssembly> assembly(new LoopAssembly(options.flavour, std::move(registry)));
   BuiltinToolPorts handler_ports{ports.fleet, ports.findings, ports.actions, ports.clock,

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "pulse/core/model/action_types.h"
 #include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/model/model_route.h"
 #include "pulse/core/model/session_record.h"
 #include "pulse/core/ports/event_sink.h"
@@ -26,8 +26,7 @@ class Emitter {
 
   void Session(std::string_view id);
   void WorkflowState(std::string_view phase, std::string_view message,
-                     std::optional<SessionState> state = std::nullopt,
-                     std::string_view tool = {});
+                     std::optional<SessionState> state = std::nullopt, std::string_view tool = {});
   void ProviderRetry(int attempt, int max_attempts, std::int64_t retry_after_ms,
                      std::string_view message, SessionState state);
   void Content(std::string_view text);

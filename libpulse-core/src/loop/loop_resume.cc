@@ -67,8 +67,9 @@ LoopRun::DecisionResult LoopRun::ApplyDecision(const SuspendedCall& suspended,
         content = ActionNotRunJson(record, "An operator rejected the plan; nothing was executed.");
         break;
       case ActionState::kExpired:
-        content = ActionNotRunJson(record, "The plan expired before a decision was applied; "
-                                           "nothing was executed.");
+        content = ActionNotRunJson(record,
+                                   "The plan expired before a decision was applied; "
+                                   "nothing was executed.");
         break;
       case ActionState::kCompleted:
       case ActionState::kFailed:
@@ -92,8 +93,7 @@ LoopRun::DecisionResult LoopRun::ApplyDecision(const SuspendedCall& suspended,
       case ActionState::kApproved:
       case ActionState::kPlanned: {
         // Authority and session safety are re-checked now, as for any call.
-        const Decision decision =
-            Decide(policy_, loop_.registry_, suspended.tool_name, call_args);
+        const Decision decision = Decide(policy_, loop_.registry_, suspended.tool_name, call_args);
         invocation = decision.invocation_class;
         if (!decision.allowed) {
           content = decision.ToToolError().ToJson();

@@ -15,17 +15,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "loop_emitter.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/fsm/batch_gate.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/loop/knowledge.h"
-#include "pulse/core/model/llm_types.h"
 #include "pulse/core/loop/outbound_context.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/core/model/session_record.h"
 #include "pulse/core/policy/projection.h"
 #include "pulse/core/tools/tool_names.h"
-#include "loop_emitter.h"
 
 namespace pulse::core {
 
@@ -164,7 +164,7 @@ class LoopRun {
   KnowledgeBase knowledge_;
   RunCounters counters_;
   absl::flat_hash_set<std::string> denied_;
-  std::vector<std::string> advertised_;  // tool names offered on the current turn
+  std::vector<std::string> advertised_;                   // tool names offered on the current turn
   std::optional<std::vector<ProjectedTool>> projection_;  // computed on the first turn
   int first_turn_ = 0;
   bool brake_next_turn_ = false;

@@ -15,9 +15,9 @@
 #include "loop_run.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/write_outcome.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/policy/decision.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_names.h"
@@ -130,8 +130,8 @@ bool LoopRun::IsEvidenceCall(std::string_view tool, InvocationClass invocation) 
          invocation.mutation == MutationTarget::kNone && tool != kToolPatrolProposeAction;
 }
 
-void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit,
-                         std::string culprit_content, std::string sibling_content) {
+void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
+                         std::string sibling_content) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     Slot& slot = slots[i];
     if (i == culprit) {
@@ -142,8 +142,7 @@ void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit,
     ++counters_.tool_errors;
     events_.ToolStart(slot.call.id, slot.tool, slot.call.arguments_json);
     events_.ToolEnd(slot.call.id, slot.tool, slot.content, false);
-    session_.transcript.push_back(
-        Message::ToolResult(slot.call.id, slot.tool, slot.content, true));
+    session_.transcript.push_back(Message::ToolResult(slot.call.id, slot.tool, slot.content, true));
   }
 }
 
@@ -320,8 +319,8 @@ bool LoopRun::Execute(std::vector<Slot>& slots) {
                         fsm_.State());
   // A findings read beside a lifecycle write establishes the write's precondition, so that
   // batch runs in provider order (never reordered); otherwise up to the cap run at once.
-  const std::size_t cap = std::clamp<std::size_t>(loop_.options_.max_concurrency, std::size_t{1},
-                                                  kMaxToolConcurrency);
+  const std::size_t cap =
+      std::clamp<std::size_t>(loop_.options_.max_concurrency, std::size_t{1}, kMaxToolConcurrency);
   const std::size_t concurrency =
       (has_findings_read && has_lifecycle_write) ? 1 : std::min(cap, queued.size());
   std::vector<std::function<void()>> tasks;

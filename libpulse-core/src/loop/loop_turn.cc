@@ -9,9 +9,9 @@
 #include "absl/strings/substitute.h"
 #include "absl/time/time.h"
 #include "loop_run.h"
-#include "pulse/core/model/loop_event.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/policy/projection.h"
 #include "pulse/core/tools/tool_names.h"
 #include "text_util.h"
@@ -21,9 +21,7 @@ namespace {
 
 using loop_internal::AV;
 
-bool Blank(std::string_view text) {
-  return absl::StripAsciiWhitespace(AV(text)).empty();
-}
+bool Blank(std::string_view text) { return absl::StripAsciiWhitespace(AV(text)).empty(); }
 
 std::string_view ReasonFor(LlmErrorKind kind) {
   switch (kind) {
@@ -388,8 +386,8 @@ void LoopRun::HandleAnswer(const StreamedTurn& turn, bool buffered) {
     if (!Blank(turn.text)) {
       session_.transcript.push_back(Message::RefusedClaim(turn.text));
     }
-    session_.transcript.push_back(Message::User(
-        absl::Substitute(AV(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
+    session_.transcript.push_back(
+        Message::User(absl::Substitute(AV(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
     events_.WorkflowState("verify", "Verification evidence is required before the answer.",
                           fsm_.State());
     return;

@@ -148,8 +148,8 @@ std::string CompactedResultText(std::string_view tool, std::string_view params,
   if (!facts_summary.empty()) {
     return absl::StrCat("[Compacted: ", call, " — Key facts: ", AV(facts_summary), "]");
   }
-  const std::size_t lines = 1 + static_cast<std::size_t>(
-                                    std::count(original.begin(), original.end(), '\n'));
+  const std::size_t lines =
+      1 + static_cast<std::size_t>(std::count(original.begin(), original.end(), '\n'));
   return absl::StrCat("[Tool result compacted: ", call, " — ", original.size(), " chars, ", lines,
                       " lines. Full data was provided to the model in an earlier turn and has "
                       "already been processed.]");
@@ -170,13 +170,13 @@ void CompactToolResults(std::vector<Message>& messages, const KnowledgeBase& kno
       continue;
     }
     auto it = calls.find(m.tool_call_id);
-    const std::string tool = it != calls.end() ? it->second->name
+    const std::string tool = it != calls.end()     ? it->second->name
                              : m.tool_name.empty() ? std::string("unknown_tool")
                                                    : m.tool_name;
     const std::string params =
         it != calls.end() ? CompactionParams(it->second->arguments_json) : std::string();
-    m.content = CompactedResultText(tool, params, knowledge.SummaryForCall(m.tool_call_id),
-                                    m.content);
+    m.content =
+        CompactedResultText(tool, params, knowledge.SummaryForCall(m.tool_call_id), m.content);
   }
 }
 
@@ -202,8 +202,8 @@ std::vector<Message> BuildProviderMessages(const std::vector<Message>& transcrip
     }
     if (!m.is_error) {
       const std::string tool = m.tool_name.empty() ? std::string("a tool") : m.tool_name;
-      m.content = absl::StrCat(AV(kUntrustedFramePrefix), tool, AV(kUntrustedFrameSuffix),
-                               m.content);
+      m.content =
+          absl::StrCat(AV(kUntrustedFramePrefix), tool, AV(kUntrustedFrameSuffix), m.content);
     }
   }
   return messages;
@@ -254,9 +254,9 @@ std::string FallbackSummary(const RunCounters& counters) {
   std::string text = absl::Substitute(AV(kFallbackWithToolsFormat), total,
                                       total == 1 ? "check" : "checks", absl::StrJoin(names, ", "));
   if (counters.tool_errors > 0) {
-    absl::StrAppend(&text, absl::Substitute(AV(kFallbackErrorsFormat), counters.tool_errors,
-                                            counters.tool_errors == 1 ? "tool error"
-                                                                      : "tool errors"));
+    absl::StrAppend(&text,
+                    absl::Substitute(AV(kFallbackErrorsFormat), counters.tool_errors,
+                                     counters.tool_errors == 1 ? "tool error" : "tool errors"));
   }
   return text;
 }

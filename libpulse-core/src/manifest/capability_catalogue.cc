@@ -270,8 +270,7 @@ std::vector<AgentCapability> BuildCatalogue() {
       .request_body_shape = "{ resource_ids?: string[], resource_types?: string[] }",
       .input_schema = std::string(mi::kRunPatrolInput),
       .output_schema = std::string(mi::kRunPatrolOutput),
-      .error_codes = {C::kInvalidPatrolScope, C::kPatrolScopeUnresolved,
-                      C::kPatrolAlreadyRunning},
+      .error_codes = {C::kInvalidPatrolScope, C::kPatrolScopeUnresolved, C::kPatrolAlreadyRunning},
       .body_error_code = C::kInvalidPatrolScope,
   });
   out.push_back({
@@ -345,9 +344,8 @@ std::vector<AgentCapability> BuildCatalogue() {
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolAutonomy",
-      .request_body_shape =
-          "{ autonomy_level, acknowledgement_id?, investigation_budget?, "
-          "investigation_timeout_sec? }",
+      .request_body_shape = "{ autonomy_level, acknowledgement_id?, investigation_budget?, "
+                            "investigation_timeout_sec? }",
       .input_schema = std::string(mi::kSetPatrolAutonomyInput),
       .output_schema = std::string(mi::kPatrolAutonomyOutput),
       .error_codes = {C::kInvalidAutonomyLevel},

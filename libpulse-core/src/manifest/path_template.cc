@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::core {
 namespace {
@@ -173,8 +173,7 @@ absl::Status CheckPathParam(std::string_view name, std::string_view value) {
   // The canonical rule admits only printable ASCII from a closed set, at most
   // kMaxResourceIdBytes, with no empty, "." or ".." segment around a "/".
   if (!IsCanonicalResourceId(value)) {
-    return absl::InvalidArgumentError(
-        "not a canonical resource id (type:local)");
+    return absl::InvalidArgumentError("not a canonical resource id (type:local)");
   }
   return absl::OkStatus();
 }

@@ -97,8 +97,8 @@ std::string AutonomyToJson(const AutonomySettings& settings) {
 
 absl::StatusOr<AutonomySettings> ParseAutonomyUpdate(std::string_view json,
                                                      const AutonomySettings& current,
-                                                     std::string_view actor_id,
-                                                     bool actor_is_human, absl::Time now) {
+                                                     std::string_view actor_id, bool actor_is_human,
+                                                     absl::Time now) {
   JsonLimits limits;
   limits.max_bytes = kMaxAutonomyBodyBytes;
   limits.max_depth = 4;
@@ -109,9 +109,9 @@ absl::StatusOr<AutonomySettings> ParseAutonomyUpdate(std::string_view json,
   JsonReaderOptions options;
   options.text = JsonTextRule::kCleanText;
   JsonObjectReader r(*doc, "autonomy", options);
-  if (absl::Status members = r.ExpectMembers({"autonomy_level", "acknowledgement_id",
-                                              "full_mode_unlocked", "investigation_budget",
-                                              "investigation_timeout_sec"});
+  if (absl::Status members =
+          r.ExpectMembers({"autonomy_level", "acknowledgement_id", "full_mode_unlocked",
+                           "investigation_budget", "investigation_timeout_sec"});
       !members.ok()) {
     return InvalidRequest(members);
   }
@@ -150,8 +150,7 @@ absl::StatusOr<AutonomySettings> ParseAutonomyUpdate(std::string_view json,
       return absl::InvalidArgumentError(
           "invalid_request: an Autopilot acknowledgement must be recorded by a human actor");
     }
-    next.acknowledgement =
-        AutopilotAcknowledgement{*ack_id, std::string(actor_id), now};
+    next.acknowledgement = AutopilotAcknowledgement{*ack_id, std::string(actor_id), now};
   }
   return next;
 }
@@ -168,10 +167,9 @@ absl::StatusOr<std::string> ParseAcknowledgementRequest(std::string_view json) {
   options.text = JsonTextRule::kCleanText;
   JsonObjectReader r(*doc, "acknowledgement", options);
   PULSE_RETURN_IF_ERROR(r.ExpectMembers({"acknowledgement_id"}));
-  std::optional<std::string> id =
-      r.String("acknowledgement_id", {.max_bytes = kMaxAcknowledgementIdBytes,
-                                      .presence = JsonPresence::kRequired,
-                                      .trim = true});
+  std::optional<std::string> id = r.String(
+      "acknowledgement_id",
+      {.max_bytes = kMaxAcknowledgementIdBytes, .presence = JsonPresence::kRequired, .trim = true});
   PULSE_RETURN_IF_ERROR(r.Finish());
   if (!id.has_value() || id->empty()) {
     return absl::InvalidArgumentError("acknowledgement_id must not be blank");
@@ -272,8 +270,7 @@ absl::StatusOr<AutonomySettings> AutonomySettingsFromStorageJson(std::string_vie
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(json));
   JsonObjectReader r(doc, "autonomy_settings");
   AutonomySettings out;
-  std::optional<AutonomyLevel> level =
-      r.Enum("level", ParseAutonomyLevel, JsonPresence::kRequired);
+  std::optional<AutonomyLevel> level = r.Enum("level", ParseAutonomyLevel, JsonPresence::kRequired);
   std::optional<std::int64_t> budget =
       r.Int("investigation_budget", kMinInvestigationBudget, kMaxInvestigationBudget);
   std::optional<std::int64_t> timeout =
@@ -297,8 +294,8 @@ absl::StatusOr<AutonomySettings> AutonomySettingsFromStorageJson(std::string_vie
   }
   if (revoked_id.has_value() && !revoked_id->empty() && revoked_by.has_value() &&
       revoked_at.has_value()) {
-    out.last_revocation = AutopilotRevocation{*revoked_id, *revoked_by, *revoked_at,
-                                              revocation_reason.value_or("")};
+    out.last_revocation =
+        AutopilotRevocation{*revoked_id, *revoked_by, *revoked_at, revocation_reason.value_or("")};
   }
   return out;
 }

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/action_codec.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/model/action_codec.h"
 #include "rapidjson/internal/regex.h"
 
 namespace pulse::core {

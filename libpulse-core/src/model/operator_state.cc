@@ -3,13 +3,13 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/action_codec.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/model/action_codec.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::core {
 namespace {

@@ -146,8 +146,7 @@ absl::Status ReadStrings(const rapidjson::Value& obj, const char* key,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<absl::Time>> ReadTime(const rapidjson::Value& obj,
-                                                   const char* key) {
+absl::StatusOr<std::optional<absl::Time>> ReadTime(const rapidjson::Value& obj, const char* key) {
   const rapidjson::Value* v = Find(obj, key);
   if (v == nullptr) {
     return std::optional<absl::Time>();
@@ -359,8 +358,7 @@ absl::StatusOr<PatrolRunRecord> PatrolRunFromJson(std::string_view json) {
   PULSE_RETURN_IF_ERROR(ReadStrings(doc, "finding_ids", r.finding_ids));
   PULSE_RETURN_IF_ERROR(ReadString(doc, "findings_summary", r.findings_summary));
   PULSE_RETURN_IF_ERROR(ReadBool(doc, "model_pass_ran", r.model_pass_ran));
-  PULSE_RETURN_IF_ERROR(
-      ReadString(doc, "model_pass_skipped_reason", r.model_pass_skipped_reason));
+  PULSE_RETURN_IF_ERROR(ReadString(doc, "model_pass_skipped_reason", r.model_pass_skipped_reason));
   if (const rapidjson::Value* list = Find(doc, "finding_assessments"); list != nullptr) {
     if (!list->IsArray()) {
       return Bad("finding_assessments");

@@ -3,13 +3,13 @@
 #include <array>
 #include <utility>
 
-#include "pulse/core/model/short_digest.h"
-#include "pulse/core/model/finding.h"
-#include "pulse/core/model/finding_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/core/model/finding_wire.h"
+#include "pulse/core/model/short_digest.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
@@ -74,10 +74,9 @@ std::string SuppressionRuleToJson(const SuppressionRule& rule) {
 absl::StatusOr<SuppressionRule> SuppressionRuleFromJson(std::string_view json) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(json, JsonLimits{64 * 1024, 4}));
   JsonObjectReader in(doc, "suppression_rule");
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kId, w::kResourceId, w::kResourceName, w::kCategory,
-                                          w::kRuleDescription, w::kDismissedReason,
-                                          w::kRuleCreatedAt, w::kRuleCreatedFrom,
-                                          w::kRuleFindingId}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers(
+      {w::kId, w::kResourceId, w::kResourceName, w::kCategory, w::kRuleDescription,
+       w::kDismissedReason, w::kRuleCreatedAt, w::kRuleCreatedFrom, w::kRuleFindingId}));
   constexpr JsonStringRule kIdentifier{kMaxFindingIdentifierBytes};
   constexpr JsonStringRule kEnum{64};
   SuppressionRule rule;

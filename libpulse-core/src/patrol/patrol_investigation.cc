@@ -13,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "patrol_internal.h"
 #include "patrol_tools.h"
-#include "pulse/core/model/operator_state.h"
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/loop_event.h"
+#include "pulse/core/model/operator_state.h"
 
 namespace pulse::core {
 namespace {
@@ -75,9 +75,9 @@ std::optional<ProposalDropReason> IncompleteInvestigation(
   if (absl::StartsWith(reason, "provider_")) {
     return ProposalDropReason::kProviderError;
   }
-  for (std::string_view budget : {kReasonMaxProviderCalls, kReasonTokenAllowance,
-                                  kReasonCostBudgetExhausted, kReasonCostUnknown,
-                                  kReasonRepeatedDeniedCall}) {
+  for (std::string_view budget :
+       {kReasonMaxProviderCalls, kReasonTokenAllowance, kReasonCostBudgetExhausted,
+        kReasonCostUnknown, kReasonRepeatedDeniedCall}) {
     if (reason == budget) {
       return ProposalDropReason::kBudgetStop;
     }
@@ -117,19 +117,23 @@ std::optional<PatrolService::FixHold> PatrolService::HoldFor(const Work& work,
   const FixAuthority now = AuthorityNow(work);
   if (!AutoExecutes(now.level, record.plan.auto_authorization)) {
     if (now.withdrawn.has_value()) {
-      return FixHold{*now.withdrawn,
-                     absl::StrCat(std::string(ToString(*now.withdrawn)), ": the autonomy in "
-                                  "force is ", std::string(ToString(now.level)), " (the run "
-                                  "started at ", std::string(ToString(work.effective)),
-                                  "), which does not execute ",
-                                  std::string(ToString(record.plan.auto_authorization)),
-                                  " capabilities automatically")};
+      return FixHold{
+          *now.withdrawn,
+          absl::StrCat(std::string(ToString(*now.withdrawn)),
+                       ": the autonomy in "
+                       "force is ",
+                       std::string(ToString(now.level)),
+                       " (the run "
+                       "started at ",
+                       std::string(ToString(work.effective)), "), which does not execute ",
+                       std::string(ToString(record.plan.auto_authorization)),
+                       " capabilities automatically")};
     }
-    return FixHold{FixHoldReason::kNotAutoExecutable,
-                   absl::StrCat("autonomy level ", std::string(ToString(now.level)),
-                                " does not execute ",
-                                std::string(ToString(record.plan.auto_authorization)),
-                                " capabilities automatically")};
+    return FixHold{
+        FixHoldReason::kNotAutoExecutable,
+        absl::StrCat("autonomy level ", std::string(ToString(now.level)), " does not execute ",
+                     std::string(ToString(record.plan.auto_authorization)),
+                     " capabilities automatically")};
   }
   absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
   if (lock.ok() && lock->never_auto_remediate) {
@@ -185,16 +189,16 @@ void PatrolService::Investigate(Work& work, const Finding& finding) {
   absl::StatusOr<Finding> recorded =
       findings_.RecordInvestigation(finding.id, status, outcome, session_id);
   if (!recorded.ok()) {
-    m.note = Bounded(absl::StrCat(m.note, m.note.empty() ? "" : "; ",
-                                  "investigation not recorded on the finding: ",
-                                  recorded.status().message()),
-                     kMaxErrorDetailBytes);
+    m.note = Bounded(
+        absl::StrCat(m.note, m.note.empty() ? "" : "; ",
+                     "investigation not recorded on the finding: ", recorded.status().message()),
+        kMaxErrorDetailBytes);
   }
   work.record.remediations.push_back(std::move(m));
 }
 
 PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& finding,
-                                                std::string& session_id) {
+                                                 std::string& session_id) {
   PatrolRunRecord& r = work.record;
   PatrolRemediation m;
   m.finding_id = finding.id;
@@ -211,8 +215,9 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   o.max_evidence_calls = static_cast<int>(work.settings.investigation_budget);
   o.route = model_->route;
   o.local_only = model_->local_only;
-  const LoopPorts ports{model_->provider, model_->runner, clock_,    model_->sessions, actions_,
-                        ids_,             fleet_,         findings_, &metrics_};
+  const LoopPorts ports{model_->provider, model_->runner, clock_,
+                        model_->sessions, actions_,       ids_,
+                        fleet_,           findings_,      &metrics_};
   absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
       LoopAssembly::Assemble(ports, std::move(assembly));
   if (!assembled.ok()) {
@@ -231,13 +236,13 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
                      .cancelled = watch.cancelled};
   request.user_message = absl::StrCat(
       "Investigate finding ", finding.id, " (", std::string(ToString(finding.severity)), ", ",
-      std::string(ToString(finding.category)), ") on ", finding.resource_id, ": ", finding.title, ". ",
-      finding.description, " Evidence: ", finding.evidence);
+      std::string(ToString(finding.category)), ") on ", finding.resource_id, ": ", finding.title,
+      ". ", finding.description, " Evidence: ", finding.evidence);
   DeadlineSink sink(clock_, watch.deadline, *watch.cancelled);
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   Unwatch(watch_key);
-  const bool timed_out = watch.cancelled->load() && !cancelled_->load() &&
-                         clock_.Now() >= watch.deadline;
+  const bool timed_out =
+      watch.cancelled->load() && !cancelled_->load() && clock_.Now() >= watch.deadline;
   std::optional<patrol_internal::Proposal> proposal;
   bool proposal_invalidated = false;
   {
@@ -310,9 +315,9 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   action.resource_id = p.resource_id;
   action.capability_name = p.capability;
   action.params_json = p.params_json;
-  action.reason = Bounded(p.reason.empty() ? absl::StrCat("Patrol fix for ", finding.title)
-                                           : p.reason,
-                          kMaxActionTextBytes);
+  action.reason =
+      Bounded(p.reason.empty() ? absl::StrCat("Patrol fix for ", finding.title) : p.reason,
+              kMaxActionTextBytes);
   action.actor = options_.actor;
   // Autopilot (full in force) plans under the ceiling that admits elevated capabilities.
   ActionService& lifecycle =
@@ -340,14 +345,13 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   ExecuteRequest execute;
   execute.action_id = record.id();
   execute.plan_hash = record.plan.plan_hash;
-  execute.reason = absl::StrCat("Patrol automatic fix at autonomy ",
-                                std::string(ToString(admitted.level)));
+  execute.reason =
+      absl::StrCat("Patrol automatic fix at autonomy ", std::string(ToString(admitted.level)));
   execute.actor = options_.actor;
   // Read everything again immediately before dispatch: a level lowered, an acknowledgement
   // revoked, a lock or a maintenance window set since admission stops the dispatch.
   std::optional<FixHold> withdrawn;
-  execute.recheck = [&](const ActionRecord& current)
-      -> absl::StatusOr<std::optional<std::string>> {
+  execute.recheck = [&](const ActionRecord& current) -> absl::StatusOr<std::optional<std::string>> {
     withdrawn = HoldFor(work, current);
     if (!withdrawn.has_value()) {
       return std::optional<std::string>();

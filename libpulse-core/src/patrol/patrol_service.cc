@@ -8,10 +8,10 @@
 #include "absl/strings/str_join.h"
 #include "patrol_internal.h"
 #include "patrol_tools.h"
-#include "pulse/core/model/operator_state.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/loop/loop_assembly.h"
+#include "pulse/core/model/operator_state.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/status_macros.h"
 
@@ -35,7 +35,6 @@ constexpr std::string_view kWatchPrompt =
     "infrastructure. Finish with a short plain-text summary.";
 
 }  // namespace
-
 
 PatrolService::PatrolService(Fleet& fleet, FindingsService& findings, ActionService& actions,
                              OperatorStateStore& operator_state, PatrolRunStore& runs,
@@ -83,8 +82,7 @@ std::vector<std::string> PatrolService::RunningIds() const {
   return running_order_;
 }
 
-absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope,
-                                                 PatrolTrigger trigger) {
+absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope, PatrolTrigger trigger) {
   std::map<std::string, FleetResource> selected;
   FleetResourceQuery all;
   all.limit = kFleetMaxResults;
@@ -209,9 +207,8 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
 void PatrolService::Release(const PatrolTicket& ticket) {
   absl::MutexLock lock(&mu_);
   running_.erase(ticket.scope_key);
-  running_order_.erase(
-      std::remove(running_order_.begin(), running_order_.end(), ticket.run_id),
-      running_order_.end());
+  running_order_.erase(std::remove(running_order_.begin(), running_order_.end(), ticket.run_id),
+                       running_order_.end());
 }
 
 void PatrolService::Cancel() {
@@ -284,8 +281,8 @@ void PatrolService::Triage(Work& work) {
       continue;  // gone since the scope was resolved
     }
     if (!status.ok()) {
-      work.Error(absl::StrCat("status of ", resource.id, " unreadable: ",
-                              status.status().message()));
+      work.Error(
+          absl::StrCat("status of ", resource.id, " unreadable: ", status.status().message()));
       continue;
     }
     ++r.resources_checked;
@@ -296,8 +293,8 @@ void PatrolService::Triage(Work& work) {
       if (!outcome.ok()) {
         ++r.rejected_findings;
         if (!absl::IsInvalidArgument(outcome.status())) {
-          work.Error(absl::StrCat("report on ", resource.id, " failed: ",
-                                  outcome.status().message()));
+          work.Error(
+              absl::StrCat("report on ", resource.id, " failed: ", outcome.status().message()));
         }
         continue;
       }
@@ -315,8 +312,8 @@ void PatrolService::Triage(Work& work) {
       absl::StatusOr<std::vector<std::string>> stamped =
           findings_.StampCapacityForecast(resource.id, *forecast);
       if (!stamped.ok()) {
-        work.Error(absl::StrCat("forecast of ", resource.id, " not stored: ",
-                                stamped.status().message()));
+        work.Error(
+            absl::StrCat("forecast of ", resource.id, " not stored: ", stamped.status().message()));
       }
     }
   }
@@ -340,8 +337,9 @@ void PatrolService::WatchPass(Work& work) {
   o.summary_max_tokens = kWatchSummaryMaxTokens;
   o.route = model_->route;
   o.local_only = model_->local_only;
-  const LoopPorts ports{model_->provider, model_->runner, clock_,    model_->sessions, actions_,
-                        ids_,             fleet_,         findings_, &metrics_};
+  const LoopPorts ports{model_->provider, model_->runner, clock_,
+                        model_->sessions, actions_,       ids_,
+                        fleet_,           findings_,      &metrics_};
   absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
       LoopAssembly::Assemble(ports, std::move(assembly));
   if (!assembled.ok()) {
@@ -349,17 +347,17 @@ void PatrolService::WatchPass(Work& work) {
     return;
   }
   std::string scope_text =
-      r.scope.Full() ? std::string("the whole fleet")
-                     : absl::StrCat("these resources: ",
-                                    absl::StrJoin(r.effective_scope_resource_ids, ", "));
+      r.scope.Full()
+          ? std::string("the whole fleet")
+          : absl::StrCat("these resources: ", absl::StrJoin(r.effective_scope_resource_ids, ", "));
   RunRequest request{.session_id = "",
                      .user_message = "",
                      .policy = *FlavourRunPolicy(LoopFlavour::kPatrolWatch),
                      .cancelled = cancelled_};
   request.user_message = absl::StrCat(
       "Patrol run ", r.id, " over ", scope_text, " (", work.ticket.resources.size(),
-      " resources). Deterministic checks this run: ", r.new_finding_ids.size(),
-      " new and ", r.existing_finding_ids.size(),
+      " resources). Deterministic checks this run: ", r.new_finding_ids.size(), " new and ",
+      r.existing_finding_ids.size(),
       " already known finding(s). Review the active findings, assess each one you are shown, "
       "report anything new the evidence shows, then summarize.");
   NullSink sink;

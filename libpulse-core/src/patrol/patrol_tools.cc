@@ -128,8 +128,9 @@ class RecordingHandler final : public ToolHandler {
         p.params_json = params != out.MemberEnd() ? CanonicalJson(params->value) : "{}";
         p.reason = StringMember(out, "rationale");
         if (state_.proposal_invalidated) {
-          return Refuse("the proposal capture of this run is invalidated: it already saw two "
-                        "different proposals");
+          return Refuse(
+              "the proposal capture of this run is invalidated: it already saw two "
+              "different proposals");
         }
         if (!state_.proposal.has_value()) {
           state_.proposal = std::move(p);
@@ -138,8 +139,9 @@ class RecordingHandler final : public ToolHandler {
                    state_.proposal->params_json != p.params_json) {
           state_.proposal.reset();
           state_.proposal_invalidated = true;
-          return Refuse("at most one proposal per investigation: a second, different proposal "
-                        "invalidated the capture, so nothing will be planned");
+          return Refuse(
+              "at most one proposal per investigation: a second, different proposal "
+              "invalidated the capture, so nothing will be planned");
         }
         break;
       }

@@ -1,5 +1,4 @@
 #include "pulse/core/patrol/triage.h"
-#include "pulse/core/findings/capacity_forecast.h"
 
 #include <array>
 #include <cstdlib>
@@ -7,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {
@@ -54,11 +54,11 @@ void Utilization(const FleetResource& resource, const FleetStatus& status, const
   if (!value.has_value() || *value < threshold) {
     return;
   }
-  FindingReport r = Base(resource, key, category,
-                         *value >= critical ? Severity::kCritical : Severity::kWarning);
+  FindingReport r =
+      Base(resource, key, category, *value >= critical ? Severity::kCritical : Severity::kWarning);
   r.title = absl::StrCat("High ", what, " usage on ", resource.name);
-  r.description = absl::StrCat(resource.name, " is using ", Pct(*value), " ", what,
-                               " (threshold ", Pct(threshold), ").");
+  r.description = absl::StrCat(resource.name, " is using ", Pct(*value), " ", what, " (threshold ",
+                               Pct(threshold), ").");
   r.recommendation = absl::StrCat("Find what is consuming ", what, " on ", resource.name,
                                   " and restart or resize it if the usage is not expected.");
   r.evidence = absl::StrCat(fact, "=", FactText(status, fact), "; ", status.summary);
@@ -80,19 +80,16 @@ void Storage(const FleetResource& resource, const FleetStatus& status,
   if (!high && !filling) {
     return;
   }
-  const bool critical =
-      (usage.has_value() && *usage >= kCriticalCapacityPct) ||
-      (filling && *forecast->days_to_full <= t.forecast_critical_days);
+  const bool critical = (usage.has_value() && *usage >= kCriticalCapacityPct) ||
+                        (filling && *forecast->days_to_full <= t.forecast_critical_days);
   FindingReport r = Base(resource, kTriageKeyStorageCapacity, Category::kCapacity,
                          critical ? Severity::kCritical : Severity::kWarning);
   r.title = filling ? absl::StrCat("Storage ", resource.name, " is filling up")
                     : absl::StrCat("Storage ", resource.name, " is nearly full");
-  r.description =
-      absl::StrCat(resource.name, " is ", usage.has_value() ? Pct(*usage) : "an unknown share",
-                   " used", filling ? absl::StrCat(" and will be full in about ",
-                                                   *forecast->days_to_full, " days")
-                                    : "",
-                   ".");
+  r.description = absl::StrCat(
+      resource.name, " is ", usage.has_value() ? Pct(*usage) : "an unknown share", " used",
+      filling ? absl::StrCat(" and will be full in about ", *forecast->days_to_full, " days") : "",
+      ".");
   r.recommendation = absl::StrCat("Free space on ", resource.name,
                                   " or extend it before it fills; check what grows on it.");
   r.evidence = forecast.has_value() ? DescribeForecast(*forecast) : status.summary;
@@ -113,8 +110,8 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
   }
   if (type == "backup-job") {
     if (state == "failed" || FactText(status, "last_result") == "failed") {
-      FindingReport r = Base(resource, kTriageKeyBackupFailed, Category::kBackup,
-                             Severity::kWarning);
+      FindingReport r =
+          Base(resource, kTriageKeyBackupFailed, Category::kBackup, Severity::kWarning);
       r.title = absl::StrCat("Backup job ", resource.name, " failed");
       r.description = absl::StrCat("The last run of backup job ", resource.name,
                                    " failed, so its targets have no fresh backup.");
@@ -127,8 +124,8 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
   if (type == "app-container" && state == "exited") {
     const std::string code = FactText(status, "exit_code");
     if (!code.empty() && code != "0") {
-      FindingReport r = Base(resource, kTriageKeyContainerExited, Category::kReliability,
-                             Severity::kWarning);
+      FindingReport r =
+          Base(resource, kTriageKeyContainerExited, Category::kReliability, Severity::kWarning);
       r.title = absl::StrCat("Container ", resource.name, " has exited");
       r.description = absl::StrCat("Container ", resource.name, " exited with code ", code,
                                    " and is not running.");
@@ -163,8 +160,8 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
 
 bool IsTriageKey(std::string_view key) {
   static constexpr std::array<std::string_view, 8> kKeys = {
-      kTriageKeyCpuHigh,         kTriageKeyMemoryHigh,          kTriageKeyDiskHigh,
-      kTriageKeyStorageCapacity, kTriageKeyBackupFailed,        kTriageKeyContainerExited,
+      kTriageKeyCpuHigh,          kTriageKeyMemoryHigh,   kTriageKeyDiskHigh,
+      kTriageKeyStorageCapacity,  kTriageKeyBackupFailed, kTriageKeyContainerExited,
       kTriageKeyServiceCrashLoop, kTriageKeyServiceFailed};
   for (std::string_view k : kKeys) {
     if (k == key) {

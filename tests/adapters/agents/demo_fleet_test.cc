@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "agents_test_support.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/findings/capacity_forecast.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::testing::agents {
 namespace {

@@ -38,14 +38,15 @@ class LoopbackHttp {
       res.set_content(out, "text/plain");
     };
     server_.Get("/stream", [](const httplib::Request&, httplib::Response& res) {
-      res.set_chunked_content_provider("text/event-stream", [](std::size_t, httplib::DataSink& sink) {
-        for (const char* piece : {"da", "ta: {\"a\"", ":1}\n", "\n", "data: [DONE]\n\n"}) {
-          sink.write(piece, std::strlen(piece));
-          std::this_thread::sleep_for(Ms(40));
-        }
-        sink.done();
-        return true;
-      });
+      res.set_chunked_content_provider(
+          "text/event-stream", [](std::size_t, httplib::DataSink& sink) {
+            for (const char* piece : {"da", "ta: {\"a\"", ":1}\n", "\n", "data: [DONE]\n\n"}) {
+              sink.write(piece, std::strlen(piece));
+              std::this_thread::sleep_for(Ms(40));
+            }
+            sink.done();
+            return true;
+          });
     });
     server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(64 << 10, 'x'), "text/plain");
@@ -149,8 +150,7 @@ TEST_CASE("a reply is collected with its status and headers", "[adapters][http_c
   }
 }
 
-TEST_CASE("one client serves concurrent callers",
-          "[adapters][http_client]") {
+TEST_CASE("one client serves concurrent callers", "[adapters][http_client]") {
   LoopbackHttp server;
   auto client = ClientFor(server.Url());
   std::atomic<int> good{0};
@@ -244,8 +244,7 @@ TEST_CASE("a refused port and an unknown host are different errors", "[adapters]
   CHECK(refused.message() != unknown.message());
 }
 
-TEST_CASE("a server that accepts and never answers times out promptly",
-          "[adapters][http_client]") {
+TEST_CASE("a server that accepts and never answers times out promptly", "[adapters][http_client]") {
   RawServer silent([](int fd, RawServer& self) {
     (void)RawServer::ReadHead(fd);
     self.Idle();
@@ -276,12 +275,14 @@ TEST_CASE("a body that stalls past the idle timeout, or trickles past the total,
   ClientOptions idle = FastOptions();
   idle.timeouts.idle = absl::Milliseconds(300);
   std::string got;
-  const absl::StatusOr<StreamEnd> idle_end = ClientFor(stalling.Url(), idle)->Stream(
-      Get("/"), [](const ResponseHead&) { return true; },
-      [&got](std::string_view bytes) {
-        got.append(bytes);
-        return true;
-      });
+  const absl::StatusOr<StreamEnd> idle_end =
+      ClientFor(stalling.Url(), idle)
+          ->Stream(
+              Get("/"), [](const ResponseHead&) { return true; },
+              [&got](std::string_view bytes) {
+                got.append(bytes);
+                return true;
+              });
   CheckKind(idle_end.status(), ErrorKind::kTimeout, absl::StatusCode::kDeadlineExceeded);
   CHECK(std::string(idle_end.status().message()).find("idle for 300ms") != std::string::npos);
   CHECK(got.rfind("abc", 0) == 0);
@@ -398,22 +399,22 @@ TEST_CASE("a chunked stream arrives in pieces as it is sent, and a callback can 
 
 TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete reply",
           "[adapters][http_client]") {
-  for (const char* reply :
-       {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..",
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\nshort"}) {
+  for (const char* reply : {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..",
+                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\nshort"}) {
     INFO(reply);
     RawServer cutter([reply](int fd, RawServer&) {
       (void)RawServer::ReadHead(fd);
       RawServer::SendAll(fd, reply);
     });
     bool head = false;
-    const absl::StatusOr<StreamEnd> end = ClientFor(cutter.Url())->Stream(
-        Get("/"),
-        [&head](const ResponseHead&) {
-          head = true;
-          return true;
-        },
-        [](std::string_view) { return true; });
+    const absl::StatusOr<StreamEnd> end = ClientFor(cutter.Url())
+                                              ->Stream(
+                                                  Get("/"),
+                                                  [&head](const ResponseHead&) {
+                                                    head = true;
+                                                    return true;
+                                                  },
+                                                  [](std::string_view) { return true; });
     CheckKind(end.status(), ErrorKind::kConnectionLost, absl::StatusCode::kUnavailable);
     CHECK(head);
     CHECK(std::string(end.status().message()).find("before the response was complete") !=

@@ -19,11 +19,11 @@ using testing::RawServer;
 class ScopedEnv {
  public:
   ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
-    for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
-                             "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"}) {
+    for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                             "ALL_PROXY", "no_proxy", "NO_PROXY"}) {
       const char* old = ::getenv(name);
-      saved_.emplace_back(name, old == nullptr ? std::optional<std::string>()
-                                               : std::optional<std::string>(old));
+      saved_.emplace_back(
+          name, old == nullptr ? std::optional<std::string>() : std::optional<std::string>(old));
       ::unsetenv(name);
     }
     for (const auto& [name, value] : vars) {

@@ -41,8 +41,8 @@ struct Fixture {
     return *std::move(doc);
   }
   rapidjson::Document Call(const std::string& method, const std::string& params_json) {
-    return Rpc(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" +
-               params_json + "}");
+    return Rpc(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params_json +
+               "}");
   }
   // The error code of a reply (0 when it is a result).
   static int Code(const rapidjson::Document& reply) {
@@ -101,8 +101,7 @@ TEST_CASE("ping answers an empty object and keeps the id", "[adapters][mcp][serv
   CHECK(reply["result"].MemberCount() == 0);
 }
 
-TEST_CASE("unknown methods are -32601 and notifications get no reply",
-          "[adapters][mcp][server]") {
+TEST_CASE("unknown methods are -32601 and notifications get no reply", "[adapters][mcp][server]") {
   Fixture f;
   for (const char* method : {"server/discover", "tools/delete", "completion/complete", ""}) {
     auto reply = f.Rpc(std::string(R"({"jsonrpc":"2.0","id":3,"method":")") + method + "\"}");
@@ -258,8 +257,9 @@ TEST_CASE("tools/call is one HTTP request projected from the manifest route",
           "[adapters][mcp][server][tools]") {
   Fixture f;
   SECTION("path ids are percent-encoded per segment") {
-    auto reply = f.Call("tools/call",
-                        R"({"name":" get_resource_context ","arguments":{"resourceId":"node/a b:1"}})");
+    auto reply =
+        f.Call("tools/call",
+               R"({"name":" get_resource_context ","arguments":{"resourceId":"node/a b:1"}})");
     REQUIRE(Fixture::Code(reply) == 0);
     REQUIRE(f.caller.requests.size() == 1);
     CHECK(f.caller.requests[0].method == "GET");
@@ -298,7 +298,8 @@ TEST_CASE("a tool result carries the reply, and a refusal is isError with the st
     const rapidjson::Value& result = reply["result"];
     CHECK_FALSE(result.HasMember("isError"));
     CHECK(S(result["content"][0]["type"]) == "text");
-    CHECK(S(result["content"][0]["text"]) == "{\n  \"resources\": [],\n  \"big\": 12345678901234567\n}");
+    CHECK(S(result["content"][0]["text"]) ==
+          "{\n  \"resources\": [],\n  \"big\": 12345678901234567\n}");
     CHECK(result["structuredContent"]["big"].GetInt64() == 12345678901234567);
   }
   SECTION("a JSON array is wrapped as items and count") {
@@ -327,10 +328,17 @@ TEST_CASE("a tool result carries the reply, and a refusal is isError with the st
   }
   SECTION("each envelope-less status maps to its transport code") {
     const std::vector<std::pair<int, std::string>> cases = {
-        {401, "unauthorized"},      {404, "route_not_found"},   {405, "method_not_allowed"},
-        {413, "request_too_large"}, {414, "uri_too_long"},      {400, "invalid_request"},
-        {418, "invalid_request"},   {500, "internal_error"},    {503, "service_unavailable"},
-        {504, "service_unavailable"}, {599, "internal_error"},
+        {401, "unauthorized"},
+        {404, "route_not_found"},
+        {405, "method_not_allowed"},
+        {413, "request_too_large"},
+        {414, "uri_too_long"},
+        {400, "invalid_request"},
+        {418, "invalid_request"},
+        {500, "internal_error"},
+        {503, "service_unavailable"},
+        {504, "service_unavailable"},
+        {599, "internal_error"},
         // JSON, but not an envelope: an array, or an object without a string "error"
         {409, "invalid_request"}};
     for (const auto& [status, code] : cases) {
@@ -396,7 +404,8 @@ TEST_CASE("resources are the fleet's, read through pulse://resource/<id>",
         {"canonicalId":"node/pve 1","resourceType":"node","resourceName":"pve1",
          "technology":"proxmox","findings":{"total":3,"critical":1,"warning":2,"info":0},
          "pendingApprovalCount":1},
-        {"canonicalId":"vm-7","resourceType":"vm","resourceName":""}]})", "application/json"};
+        {"canonicalId":"vm-7","resourceType":"vm","resourceName":""}]})",
+                        "application/json"};
     }
     if (request.target == "/api/agent/resource-context/node%2Fpve%201") {
       return PulseReply{200, R"({"resourceId":"node/pve 1"})", "application/json"};
@@ -404,8 +413,7 @@ TEST_CASE("resources are the fleet's, read through pulse://resource/<id>",
     if (request.target == "/api/agent/resource-context/forbidden") {
       return PulseReply{403, R"({"error":"missing_scope","message":"no"})", "application/json"};
     }
-    return PulseReply{404, R"({"error":"resource_not_found","message":"no"})",
-                      "application/json"};
+    return PulseReply{404, R"({"error":"resource_not_found","message":"no"})", "application/json"};
   });
   auto list = f.Call("resources/list", "{}");
   REQUIRE(Fixture::Code(list) == 0);

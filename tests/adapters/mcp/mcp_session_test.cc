@@ -46,8 +46,10 @@ struct Fixture {
   McpSession session{server};
 };
 
-TEST_CASE("interleaved requests and notifications split at every byte get one reply each, in "
-          "order", "[adapters][mcp][session]") {
+TEST_CASE(
+    "interleaved requests and notifications split at every byte get one reply each, in "
+    "order",
+    "[adapters][mcp][session]") {
   Fixture f;
   const std::string input =
       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})"
@@ -82,12 +84,14 @@ TEST_CASE("garbage, truncated and binary lines cost one error each and the loop 
   Fixture f;
   std::string input;
   input += "hello\n";
-  input += R"({"jsonrpc":"2.0","id":1,"method":"ping")" "\n";  // truncated
+  input += R"({"jsonrpc":"2.0","id":1,"method":"ping")"
+           "\n";  // truncated
   input += std::string("\x00\xff\xfe{\x01", 5) + "\n";
-  input += "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":" +
-           std::string(100, '[') + "\n";  // deep and unterminated
+  input += "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":" + std::string(100, '[') +
+           "\n";                                                         // deep and unterminated
   input += "[" + std::string(200, '[') + std::string(200, ']') + "]\n";  // too deep
-  input += R"({"jsonrpc":"2.0","id":9,"method":"ping"})" "\n";
+  input += R"({"jsonrpc":"2.0","id":9,"method":"ping"})"
+           "\n";
   auto replies = Replies(f.session.Feed(input));
   REQUIRE(replies.size() == 6);
   for (std::size_t i = 0; i < 5; ++i) {
@@ -113,7 +117,10 @@ TEST_CASE("a line over 4 MiB is refused without buffering it, and the next line 
     REQUIRE(f.session.buffered() <= kMaxLineBytes);
   }
   CHECK(out.empty());  // nothing is answered before the line ends
-  out += f.session.Feed("\"}}\n" R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
+  out += f.session.Feed(
+      "\"}}\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+      "\n");
   auto replies = Replies(out);
   REQUIRE(replies.size() == 2);
   CHECK(Code(replies[0]) == kParseError);

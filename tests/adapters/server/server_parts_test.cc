@@ -351,8 +351,8 @@ TEST_CASE("store observers publish approval.pending, action.completed and findin
   core::DecideRequest decide{id, core::DecisionOutcome::kApproved, "ok", std::nullopt,
                              core::ActionActor{core::ActorKind::kHuman, "alice"}};
   REQUIRE(w.service.Decide(decide).ok());
-  core::ExecuteRequest execute{id, "go", std::nullopt,
-                               core::ActionActor{core::ActorKind::kHuman, "alice"}, {}};
+  core::ExecuteRequest execute{
+      id, "go", std::nullopt, core::ActionActor{core::ActorKind::kHuman, "alice"}, {}};
   absl::StatusOr<core::Refusable<core::ExecuteOutcome>> executed = w.service.Execute(execute);
   REQUIRE(executed.ok());
   REQUIRE_FALSE(executed->refused());

@@ -151,9 +151,9 @@ TEST_CASE("a new report still merges into its sibling among many unrelated store
   auto by_storage = service.Report(same_pool);
   REQUIRE(by_storage.ok());
   CHECK(by_storage->disposition == core::ReportDisposition::kMerged);
-  CHECK(by_storage->finding_id ==
-        core::FindingIdFor("storage:pve7/local-zfs", core::Category::kCapacity,
-                           "storage-capacity"));
+  CHECK(by_storage->finding_id == core::FindingIdFor("storage:pve7/local-zfs",
+                                                     core::Category::kCapacity,
+                                                     "storage-capacity"));
 
   auto fresh = service.Report(VmReport("vm:99", "High CPU usage on web-1"));
   REQUIRE(fresh.ok());

@@ -1,7 +1,7 @@
 #include "pulse/adapters/system/thread_pool_task_runner.h"
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -57,8 +57,7 @@ TEST_CASE("the concurrency cap is reached and never exceeded", "[adapters][syste
   CHECK(overlap.max_in_flight == 4);
 }
 
-TEST_CASE("max_concurrency 1 runs tasks one after another in index order",
-          "[adapters][system]") {
+TEST_CASE("max_concurrency 1 runs tasks one after another in index order", "[adapters][system]") {
   auto pool = Pool(4);
   absl::Mutex mu;
   std::vector<int> order;
@@ -82,8 +81,7 @@ TEST_CASE("a RunAll from inside a task completes even when every worker is busy"
   auto pool = Pool(2);
   std::atomic<int> inner_runs{0};
   std::vector<std::function<void()>> inner(3, [&inner_runs] { ++inner_runs; });
-  std::vector<std::function<void()>> outer(
-      4, [&] { REQUIRE(pool->RunAll(inner, 3).ok()); });
+  std::vector<std::function<void()>> outer(4, [&] { REQUIRE(pool->RunAll(inner, 3).ok()); });
   REQUIRE(pool->RunAll(outer, 4).ok());
   CHECK(inner_runs.load() == 12);
 }
@@ -91,8 +89,8 @@ TEST_CASE("a RunAll from inside a task completes even when every worker is busy"
 TEST_CASE("a throwing task does not take down the pool or its batch", "[adapters][system]") {
   auto pool = Pool(2);
   std::atomic<int> runs{0};
-  std::vector<std::function<void()>> tasks = {
-      [] { throw std::runtime_error("bug"); }, [&runs] { ++runs; }, [&runs] { ++runs; }};
+  std::vector<std::function<void()>> tasks = {[] { throw std::runtime_error("bug"); },
+                                              [&runs] { ++runs; }, [&runs] { ++runs; }};
   REQUIRE(pool->RunAll(tasks, 2).ok());
   CHECK(runs.load() == 2);
   REQUIRE(pool->RunAll(tasks, 2).ok());

@@ -8,7 +8,8 @@
 //                                  converts it), then slope = (n*Sxy - Sx*Sy) / (n*Sxx - Sx^2).
 // The samples: one reading a minute for n minutes (1M is about 694 days), a disk filling at
 // 0.12 pp/day from 5 % with a deterministic +-1 pp ripple. Both fits must agree on the slope
-// (the benchmark reports an error otherwise: a wrong fit makes the ratio meaningless). Items are samples.
+// (the benchmark reports an error otherwise: a wrong fit makes the ratio meaningless). Items are
+// samples.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -74,8 +75,7 @@ void BM_CapacityForecast(benchmark::State& state) {
     return;
   }
   state.counters["daily_change"] = *forecast.daily_change;
-  state.counters["days_to_full"] =
-      static_cast<double>(forecast.days_to_full.value_or(-1));
+  state.counters["days_to_full"] = static_cast<double>(forecast.days_to_full.value_or(-1));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_CapacityForecast)->Arg(1'000'000)->Unit(benchmark::kMillisecond);

@@ -34,9 +34,9 @@
 #include "pulse/core/fsm/batch_gate.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/model/llm_types.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/capability_projection.h"
+#include "pulse/core/model/llm_types.h"
 #include "pulse/core/policy/decision.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/projection.h"
@@ -82,8 +82,7 @@ core::InvocationPolicy BenchPolicy() {
 }
 
 const core::ToolRegistry& Registry() {
-  static const core::ToolRegistry registry =
-      std::move(core::ToolRegistry::WithBuiltins()).value();
+  static const core::ToolRegistry registry = std::move(core::ToolRegistry::WithBuiltins()).value();
   return registry;
 }
 
@@ -113,8 +112,7 @@ void BM_PreCheckTurn(benchmark::State& state) {
         state.SkipWithError("arguments did not parse");
         return;
       }
-      std::string fingerprint =
-          call.tool + std::string(1, '\0') + core::CanonicalJson(*args);
+      std::string fingerprint = call.tool + std::string(1, '\0') + core::CanonicalJson(*args);
       benchmark::DoNotOptimize(fingerprint.data());
       const core::Decision decision = core::Decide(policy, registry, call.tool, *args);
       if (!decision.allowed) {
@@ -205,8 +203,8 @@ void BM_BatchGateAdmit(benchmark::State& state) {
   std::vector<core::BatchCall> batch;
   for (const Call& call : calls) {
     const rapidjson::Document args = ParseOrDie(call.args);
-    batch.push_back(
-        core::BatchCall{call.tool, core::Decide(policy, Registry(), call.tool, args).invocation_class});
+    batch.push_back(core::BatchCall{
+        call.tool, core::Decide(policy, Registry(), call.tool, args).invocation_class});
   }
   pulse::testing::FakeClock clock;
   for (auto _ : state) {

@@ -105,8 +105,7 @@ SessionResult ServerSession(int port, const std::string& token, int index) {
   req.path = "/api/ai/chat";
   req.set_header("X-API-Token", token);
   req.set_header("Content-Type", "application/json");
-  req.body =
-      absl::StrCat(R"({"message":"Are vm:101 and vm:105 healthy? Session )", index, R"("})");
+  req.body = absl::StrCat(R"({"message":"Are vm:101 and vm:105 healthy? Session )", index, R"("})");
   std::string raw;
   std::optional<Clock::time_point> done_at;
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
@@ -168,8 +167,8 @@ bool ProviderRoundTrip(int port, const std::string& body, std::string& why) {
 SessionResult DirectSession(int port, const std::string& first, const std::string& second) {
   SessionResult result;
   const Clock::time_point start = Clock::now();
-  result.ok = ProviderRoundTrip(port, first, result.why) &&
-              ProviderRoundTrip(port, second, result.why);
+  result.ok =
+      ProviderRoundTrip(port, first, result.why) && ProviderRoundTrip(port, second, result.why);
   result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return result;
 }
@@ -404,7 +403,8 @@ int main(int argc, char** argv) {
   const long rss_start = pid > 0 ? RssKib(pid) : -1;
 
   // Warm-up through the server; its recorded requests become the direct baseline's bodies.
-  const Burst warm = RunBurst(kWarmupSessions, [&](int i) { return ServerSession(port, token, i); });
+  const Burst warm =
+      RunBurst(kWarmupSessions, [&](int i) { return ServerSession(port, token, i); });
   const Figures warm_figures = Summarize({warm});
   if (warm_figures.errors != 0) {
     PrintFirstError("warm-up", warm);
@@ -436,22 +436,24 @@ int main(int argc, char** argv) {
   std::printf(
       "chat load: %d concurrent sessions x %d rounds, %d parallel read tool calls per turn, "
       "provider latency %d ms per turn, %u CPUs, load average %.1f (start) / %.1f (end)\n",
-      sessions, rounds, kToolsPerTurn, latency_ms, std::thread::hardware_concurrency(),
-      load_start, load_end);
+      sessions, rounds, kToolsPerTurn, latency_ms, std::thread::hardware_concurrency(), load_start,
+      load_end);
   std::printf("provider request bodies replayed: %zu and %zu bytes\n\n", first_body.size(),
               second_body.size());
   std::printf("| %-34s | %10s | %9s | %9s | %8s | %6s |\n", "path", "sessions/s", "p50 ms",
               "p99 ms", "sessions", "errors");
-  std::printf("|------------------------------------|-----------:|----------:|----------:|"
-              "---------:|-------:|\n");
+  std::printf(
+      "|------------------------------------|-----------:|----------:|----------:|"
+      "---------:|-------:|\n");
   PrintRow("direct provider round trips (base)", d);
   PrintRow("through pulse-server", s);
   for (int round = 0; round < rounds; ++round) {
     const Figures rd = Summarize({direct[static_cast<std::size_t>(round)]});
     const Figures rs = Summarize({through[static_cast<std::size_t>(round)]});
-    std::printf("  round %d: direct %.1f sessions/s p50 %.1f ms | server %.1f sessions/s p50 %.1f "
-                "ms p99 %.1f ms\n",
-                round + 1, rd.sessions_per_s, rd.p50_ms, rs.sessions_per_s, rs.p50_ms, rs.p99_ms);
+    std::printf(
+        "  round %d: direct %.1f sessions/s p50 %.1f ms | server %.1f sessions/s p50 %.1f "
+        "ms p99 %.1f ms\n",
+        round + 1, rd.sessions_per_s, rd.p50_ms, rs.sessions_per_s, rs.p50_ms, rs.p99_ms);
   }
   std::printf(
       "\nserver / direct: sessions/s x%.3f, p50 x%.2f, p99 x%.2f; added per session: p50 %+.1f "
@@ -460,9 +462,10 @@ int main(int argc, char** argv) {
       ratio(s.sessions_per_s, d.sessions_per_s), ratio(s.p50_ms, d.p50_ms),
       ratio(s.p99_ms, d.p99_ms), s.p50_ms - d.p50_ms, s.p99_ms - d.p99_ms, s.tool_calls,
       s.tool_errors, kToolsPerTurn, s.exactly_four, s.sessions);
-  std::printf("server VmRSS: %ld KiB after startup, %ld KiB after %d warm-up sessions, %ld KiB "
-              "after %d more sessions (%+ld KiB)\n",
-              rss_start, rss_warm, kWarmupSessions, rss_end, s.sessions, rss_end - rss_warm);
+  std::printf(
+      "server VmRSS: %ld KiB after startup, %ld KiB after %d warm-up sessions, %ld KiB "
+      "after %d more sessions (%+ld KiB)\n",
+      rss_start, rss_warm, kWarmupSessions, rss_end, s.sessions, rss_end - rss_warm);
 
   int failed = d.errors + s.errors;
   if (s.tool_errors != 0 || s.exactly_four != s.sessions) {

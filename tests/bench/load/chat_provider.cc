@@ -57,9 +57,8 @@ std::string ToolTurn() {
 }
 
 std::string FinalTurn() {
-  return SseBody(
-      {Chunk(R"({"role":"assistant","content":"vm:101 and vm:105 are both running."})"),
-       Chunk("{}", R"("stop")"), UsageChunk(), "[DONE]"});
+  return SseBody({Chunk(R"({"role":"assistant","content":"vm:101 and vm:105 are both running."})"),
+                  Chunk("{}", R"("stop")"), UsageChunk(), "[DONE]"});
 }
 
 }  // namespace

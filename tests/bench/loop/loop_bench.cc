@@ -128,8 +128,7 @@ class ToolTime {
 // Does nothing (but wait `latency`, when set) and records how long it ran.
 class NoOpHandler final : public pulse::core::ToolHandler {
  public:
-  NoOpHandler(ToolTime* time, std::chrono::microseconds latency)
-      : time_(time), latency_(latency) {}
+  NoOpHandler(ToolTime* time, std::chrono::microseconds latency) : time_(time), latency_(latency) {}
   pulse::core::ToolResult Run(const rapidjson::Value&, const pulse::core::ToolContext&) override {
     const Clock::time_point start = Clock::now();
     if (latency_.count() > 0) {
@@ -176,9 +175,9 @@ struct World {
     }
     pulse::core::LoopOptions options;
     options.max_turns = kToolTurns + 2;
-    loop = std::make_unique<pulse::core::AgenticLoop>(
-        provider, registry, executor, runner != nullptr ? *runner : inline_runner, clock, sessions,
-        actions, ids, options);
+    loop = std::make_unique<pulse::core::AgenticLoop>(provider, registry, executor,
+                                                      runner != nullptr ? *runner : inline_runner,
+                                                      clock, sessions, actions, ids, options);
   }
   std::int64_t ToolNs() const { return tool_time.UnionNs(); }
 

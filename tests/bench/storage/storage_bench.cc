@@ -34,11 +34,11 @@
 #include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
-#include "pulse/core/model/action_transition.h"
-#include "pulse/core/model/finding.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/findings/findings_service.h"
+#include "pulse/core/model/action_transition.h"
+#include "pulse/core/model/finding.h"
 #include "pulse/testing/fake_clock.h"
 #include "pulse/testing/fake_finding_verifier.h"
 #include "pulse/testing/in_memory_metrics_history.h"
@@ -274,7 +274,6 @@ void BM_ActionTransition_Normal(benchmark::State& state) {
   ActionTransition(state, Durability::kNormal);
 }
 
-
 // ---- at scale: N findings already stored ----
 
 core::FindingReport ScaleReport(int i) {
@@ -355,7 +354,7 @@ struct Populated {
   pulse::testing::InMemoryMetricsHistory metrics;
   std::unique_ptr<core::FindingsService> service;
   std::unique_ptr<SQLite::Database> raw;
-  int next_new = 0;                // new findings reported so far (on resources past `count`)
+  int next_new = 0;               // new findings reported so far (on resources past `count`)
   std::int64_t next_raw_row = 0;  // rows inserted into the raw table by the baseline
 };
 
@@ -448,13 +447,29 @@ BENCHMARK(BM_FindingUpsert_Normal)->UseRealTime()->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_ActionTransition_Normal)->UseRealTime()->Unit(benchmark::kMicrosecond);
 // Fixed iterations: Google Benchmark calls a function once per run when the count is given,
 // so the populated database is not rebuilt while it searches for an iteration count.
-BENCHMARK(BM_RawSqliteInsertAt)->Arg(10'000)->Arg(100'000)->Iterations(3000)->UseRealTime()
+BENCHMARK(BM_RawSqliteInsertAt)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Iterations(3000)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_FindingPutAt)->Arg(10'000)->Arg(100'000)->Iterations(2000)->UseRealTime()
+BENCHMARK(BM_FindingPutAt)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Iterations(2000)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_FindingReportHeartbeat)->Arg(10'000)->Arg(100'000)->Iterations(2000)->UseRealTime()
+BENCHMARK(BM_FindingReportHeartbeat)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Iterations(2000)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_FindingReportNew)->Arg(10'000)->Arg(100'000)->Iterations(2000)->UseRealTime()
+BENCHMARK(BM_FindingReportNew)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Iterations(2000)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 // Prints the console report and remembers each benchmark's items/s for the summary.

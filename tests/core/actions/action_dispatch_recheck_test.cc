@@ -22,8 +22,7 @@ TEST_CASE("a withdrawn dispatch authority refuses before executing and leaves th
   const ActionRecord own = OwnReload(h);
   int asked = 0;
   ExecuteRequest request = Execution(own, Agent("patrol"));
-  request.recheck = [&](const ActionRecord& current)
-      -> absl::StatusOr<std::optional<std::string>> {
+  request.recheck = [&](const ActionRecord& current) -> absl::StatusOr<std::optional<std::string>> {
     ++asked;
     CHECK(current.id() == own.id());
     CHECK(current.state == ActionState::kPlanned);  // asked before the CAS into executing
@@ -77,12 +76,11 @@ TEST_CASE("an authority still in force dispatches once, and earlier gates answer
   CHECK(MustExecute(h, request).replayed);
   CHECK(asked == 1);
   // A plan that still needs a decision is refused by its own gate, not the recheck.
-  const ActionRecord pending = MustPlan(h, Request("restart", R"({"mode":"graceful"})",
-                                                   Agent("patrol"), "vm:101", "req-2"));
+  const ActionRecord pending =
+      MustPlan(h, Request("restart", R"({"mode":"graceful"})", Agent("patrol"), "vm:101", "req-2"));
   ExecuteRequest needs_approval = Execution(pending, Agent("patrol"));
   needs_approval.recheck = admit;
-  CHECK(MustRefuse(h.service.Execute(needs_approval)).code ==
-        AgentErrorCode::kActionNotApproved);
+  CHECK(MustRefuse(h.service.Execute(needs_approval)).code == AgentErrorCode::kActionNotApproved);
   CHECK(asked == 1);
   CHECK(h.fleet.executions() == 1);
 }

@@ -395,7 +395,7 @@ TEST_CASE(
 TEST_CASE("a malformed approval posture is refused", "[core][actions][consent]") {
   Harness h;
   for (const std::string& bad : {std::string("Control Level"), std::string(65, 'a'),
-                                std::string("level\n"), std::string("é")}) {
+                                 std::string("level\n"), std::string("é")}) {
     absl::StatusOr<Refusable<PlanOutcome>> out = h.service.Plan(PostureReload(bad));
     REQUIRE(out.ok());
     REQUIRE(out->refused());

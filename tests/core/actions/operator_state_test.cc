@@ -74,7 +74,8 @@ TEST_CASE("invalid operator state input is refused", "[core][actions]") {
   CHECK(absl::IsInvalidArgument(ParseOperatorStateInput("{" + base + "}", "", kNow, "").status()));
 }
 
-TEST_CASE("a maintenance window is active from its start up to but excluding its end", "[core][actions]") {
+TEST_CASE("a maintenance window is active from its start up to but excluding its end",
+          "[core][actions]") {
   OperatorState s;
   s.resource_id = "vm:101";
   s.maintenance_start_at = kNow;

@@ -162,7 +162,6 @@ TEST_CASE("the credential shapes keep redaction linear", "[core][auth][redact]")
   CHECK(RedactSecrets(dollars) == dollars);
 }
 
-
 TEST_CASE("a secret-named key over JSON structure is not a secret, a bare value still is",
           "[core][auth][redact]") {
   // Schemas and nested records name properties "token", "password", "secret": the structure

@@ -25,9 +25,9 @@ TEST_CASE("agent error codes are unique snake_case strings that round trip", "[c
   CHECK_FALSE(ParseAgentErrorCode("raw_command_retired").has_value());
   // The reference's internal-only queue and encode codes have no path here: list_actions is
   // the queue (action_list_failed) and the JSON writer cannot fail (json_writer.h).
-  for (const char* absent : {"action_queue_unavailable", "action_queue_query_failed",
-                             "action_queue_encode_failed", "action_list_encode_failed",
-                             "action_detail_encode_failed"}) {
+  for (const char* absent :
+       {"action_queue_unavailable", "action_queue_query_failed", "action_queue_encode_failed",
+        "action_list_encode_failed", "action_detail_encode_failed"}) {
     CHECK_FALSE(ParseAgentErrorCode(absent).has_value());
   }
 }
@@ -76,9 +76,8 @@ TEST_CASE("the envelope omits empty details and round trips", "[core][errors]") 
   AgentError e = MakeAgentError(AgentErrorCode::kResourceNotFound, "Resource not found");
   CHECK(e.ToJson() == R"({"error":"resource_not_found","message":"Resource not found"})");
   e.details["resource_id"] = "vm:999";
-  CHECK(e.ToJson() ==
-        R"({"error":"resource_not_found","message":"Resource not found",)"
-        R"("details":{"resource_id":"vm:999"}})");
+  CHECK(e.ToJson() == R"({"error":"resource_not_found","message":"Resource not found",)"
+                      R"("details":{"resource_id":"vm:999"}})");
   auto parsed = ParseAgentError(e.ToJson());
   REQUIRE(parsed.ok());
   CHECK(parsed->code == AgentErrorCode::kResourceNotFound);
@@ -99,7 +98,11 @@ TEST_CASE("missing_scope carries requiredScope at the top level", "[core][errors
 
 TEST_CASE("envelope decoding rejects malformed and hostile bodies", "[core][errors]") {
   for (const char* body : {
-           "", "null", "[]", "\"resource_not_found\"", "{}",
+           "",
+           "null",
+           "[]",
+           "\"resource_not_found\"",
+           "{}",
            R"({"error":"resource_not_found"})",
            R"({"error":"resource_not_found","message":""})",
            R"({"error":"","message":"m"})",

@@ -10,11 +10,12 @@ namespace pulse::core {
 namespace {
 
 TEST_CASE("tool error codes are the closed UPPER_SNAKE vocabulary", "[core][errors]") {
-  const std::set<std::string> expected = {
-      "FSM_BLOCKED",    "POLICY_BLOCKED", "APPROVAL_REQUIRED", "INVALID_INPUT",
-      "NOT_FOUND",      "EXECUTION_FAILED", "NO_AGENT",        "LOOP_DETECTED",
-      "BUDGET_EXHAUSTED", "TOOL_NOT_ADVERTISED", "NON_INTERACTIVE",
-      "EXECUTION_CONTEXT_UNAVAILABLE"};
+  const std::set<std::string> expected = {"FSM_BLOCKED",       "POLICY_BLOCKED",
+                                          "APPROVAL_REQUIRED", "INVALID_INPUT",
+                                          "NOT_FOUND",         "EXECUTION_FAILED",
+                                          "NO_AGENT",          "LOOP_DETECTED",
+                                          "BUDGET_EXHAUSTED",  "TOOL_NOT_ADVERTISED",
+                                          "NON_INTERACTIVE",   "EXECUTION_CONTEXT_UNAVAILABLE"};
   std::set<std::string> actual;
   for (ToolErrorCode code : AllToolErrorCodes()) {
     std::string name(ToString(code));
@@ -40,14 +41,17 @@ TEST_CASE("tool errors render as {error:{code,message}} with optional fields omi
   e.details.emplace_back("resource_id", std::string("vm:101"));
   e.details.emplace_back("recoverable", true);
   e.details.emplace_back("attempts", std::int64_t{3});
-  CHECK(e.ToJson() ==
-        R"({"error":{"code":"NOT_FOUND","message":"no such resource","blocked":true,)"
-        R"("details":{"resource_id":"vm:101","recoverable":true,"attempts":3}}})");
+  CHECK(e.ToJson() == R"({"error":{"code":"NOT_FOUND","message":"no such resource","blocked":true,)"
+                      R"("details":{"resource_id":"vm:101","recoverable":true,"attempts":3}}})");
 }
 
 TEST_CASE("tool error JSON escapes hostile message text", "[core][errors]") {
-  ToolError e{ToolErrorCode::kInvalidInput, "quote \" backslash \\ newline \n \x01 end",
-              false, true, false, {}};
+  ToolError e{ToolErrorCode::kInvalidInput,
+              "quote \" backslash \\ newline \n \x01 end",
+              false,
+              true,
+              false,
+              {}};
   auto doc = ParseJson(e.ToJson());
   REQUIRE(doc.ok());
   CHECK(std::string((*doc)["error"]["message"].GetString()) ==
@@ -56,8 +60,7 @@ TEST_CASE("tool error JSON escapes hostile message text", "[core][errors]") {
 }
 
 TEST_CASE("the code extractor reads error.code, then legacy error_code", "[core][errors]") {
-  CHECK(ExtractToolErrorCode(R"({"error":{"code":"FSM_BLOCKED","message":"x"}})") ==
-        "FSM_BLOCKED");
+  CHECK(ExtractToolErrorCode(R"({"error":{"code":"FSM_BLOCKED","message":"x"}})") == "FSM_BLOCKED");
   CHECK(ExtractToolErrorCode(R"(prose before {"error":{"code":"NOT_FOUND"}})") == "NOT_FOUND");
   CHECK(ExtractToolErrorCode(R"({"error_code":"STRICT_RESOLUTION"})") == "STRICT_RESOLUTION");
   CHECK(ExtractToolErrorCode(R"({"error":{"code":"  "},"error_code":"LEGACY"})") == "LEGACY");

@@ -1,11 +1,11 @@
+#include "pulse/core/findings/capacity_forecast.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
 namespace {
@@ -36,8 +36,7 @@ TEST_CASE("a linear fill gives its slope per day and the days until full", "[cor
   REQUIRE(f.current_pct.has_value());
   CHECK(*f.current_pct == Approx(60 + 2 * 47 / 24.0));
   REQUIRE(f.days_to_full.has_value());
-  CHECK(*f.days_to_full ==
-        static_cast<std::int64_t>(std::ceil((100 - *f.current_pct) / 2.0)));
+  CHECK(*f.days_to_full == static_cast<std::int64_t>(std::ceil((100 - *f.current_pct) / 2.0)));
   CHECK(*f.days_to_full == 19);
 }
 
@@ -48,12 +47,10 @@ TEST_CASE("a flat series at or above eighty percent reads no fill trend", "[core
   CHECK_FALSE(f.days_to_full.has_value());
   CHECK(ComputeCapacityForecast("disk", Series(48, 80, 0)).reading ==
         ForecastReading::kNoFillTrend);
-  CHECK(ComputeCapacityForecast("disk", Series(48, 79.9, 0)).reading ==
-        ForecastReading::kStable);
+  CHECK(ComputeCapacityForecast("disk", Series(48, 79.9, 0)).reading == ForecastReading::kStable);
 }
 
-TEST_CASE("a slope within the flat band is flat even when perfectly clean",
-          "[core][findings]") {
+TEST_CASE("a slope within the flat band is flat even when perfectly clean", "[core][findings]") {
   const CapacityForecast slow = ComputeCapacityForecast("disk", Series(48, 85, 0.09));
   CHECK(slow.reading == ForecastReading::kNoFillTrend);
   CHECK(*slow.daily_change == Approx(0.09));

@@ -1,9 +1,9 @@
+#include "pulse/core/findings/finding_identity.h"
+
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include "pulse/core/findings/finding_identity.h"
 
 namespace pulse::core {
 namespace {
@@ -31,8 +31,7 @@ TEST_CASE("key normalization trims, lowercases and collapses separators", "[core
   CHECK(NormalizeFindingKey("").empty());
 }
 
-TEST_CASE("key aliases map only the directional synonyms onto verifier keys",
-          "[core][findings]") {
+TEST_CASE("key aliases map only the directional synonyms onto verifier keys", "[core][findings]") {
   CHECK(NormalizeFindingKey("high-cpu") == "cpu-high");
   CHECK(NormalizeFindingKey("High CPU") == "cpu-high");
   CHECK(NormalizeFindingKey("high_memory") == "memory-high");
@@ -55,8 +54,7 @@ TEST_CASE("key normalization is idempotent and bounded", "[core][findings]") {
   CHECK(NormalizeFindingKey(long_key) == std::string(127, 'a'));
 }
 
-TEST_CASE("the report key falls back to the title and then to llm-finding",
-          "[core][findings]") {
+TEST_CASE("the report key falls back to the title and then to llm-finding", "[core][findings]") {
   CHECK(FindingKeyFor("Disk High", "ignored") == "disk-high");
   CHECK(FindingKeyFor("", "Backup job failed") == "backup-job-failed");
   CHECK(FindingKeyFor("  ", "!!!") == "llm-finding");
@@ -88,8 +86,7 @@ TEST_CASE("keyword overlap ignores case, short words and stop words", "[core][fi
   CHECK(KeywordOverlap("", "") == Approx(1.0));
 }
 
-TEST_CASE("semantic similarity adds the weighted signals and caps at one",
-          "[core][findings]") {
+TEST_CASE("semantic similarity adds the weighted signals and caps at one", "[core][findings]") {
   Finding a = Make("a", "vm:1", Category::kPerformance, "High CPU usage", "cpu busy");
   Finding b = a;
   b.id = "b";
@@ -112,28 +109,28 @@ TEST_CASE("storage capacity siblings of one pool are one problem", "[core][findi
 }
 
 TEST_CASE("backup, health and pool versus device findings stay separate", "[core][findings]") {
-  Finding usage = Make("u", "storage:pve1:tank", Category::kCapacity, "Pool tank nearly full",
-                       "92% used");
+  Finding usage =
+      Make("u", "storage:pve1:tank", Category::kCapacity, "Pool tank nearly full", "92% used");
   usage.resource_type = "storage";
-  Finding backup = Make("b", "storage:pve1:tank", Category::kBackup,
-                        "Backup to pool tank failed", "storage full during backup");
+  Finding backup = Make("b", "storage:pve1:tank", Category::kBackup, "Backup to pool tank failed",
+                        "storage full during backup");
   backup.resource_type = "storage";
   CHECK_FALSE(SiblingEquivalence(usage, backup).has_value());
   Finding health = Make("h", "storage:pve1:tank", Category::kReliability, "Pool tank degraded",
                         "one vdev is faulted");
   health.resource_type = "storage";
   CHECK_FALSE(SiblingEquivalence(usage, health).has_value());
-  Finding device = Make("d", "disk:pve1:sda", Category::kCapacity, "Disk sda nearly full",
-                        "95% used");
+  Finding device =
+      Make("d", "disk:pve1:sda", Category::kCapacity, "Disk sda nearly full", "95% used");
   device.resource_type = "physical_disk";
   CHECK_FALSE(SiblingEquivalence(usage, device).has_value());
 }
 
 TEST_CASE("distinct symptoms on one resource stay separate", "[core][findings]") {
-  Finding cpu = Make("a", "vm:1", Category::kPerformance, "High CPU usage on web-1",
-                     "CPU above 95%");
-  Finding memory = Make("b", "vm:1", Category::kPerformance, "High memory usage on web-1",
-                        "Memory above 95%");
+  Finding cpu =
+      Make("a", "vm:1", Category::kPerformance, "High CPU usage on web-1", "CPU above 95%");
+  Finding memory =
+      Make("b", "vm:1", Category::kPerformance, "High memory usage on web-1", "Memory above 95%");
   CHECK_FALSE(SiblingEquivalence(cpu, memory).has_value());
 }
 
@@ -143,8 +140,7 @@ TEST_CASE("equal titles or near-identical text on one resource are one problem",
   Finding b = Make("b", "vm:1", Category::kReliability, "high cpu usage!", "other words");
   b.key = "other-key";
   CHECK(SiblingEquivalence(a, b).has_value());
-  Finding c = Make("c", "vm:1", Category::kPerformance, "High CPU usage now",
-                   "CPU above 95%");
+  Finding c = Make("c", "vm:1", Category::kPerformance, "High CPU usage now", "CPU above 95%");
   c.key = "cpu-pressure";
   // same resource (0.3) + category (0.2) + title overlap 1 (0.2) + description 1 (0.1) = 0.8
   CHECK(SiblingEquivalence(a, c).has_value());
@@ -210,8 +206,7 @@ TEST_CASE("the related-resource filter selects by canonical id and storage ident
   CHECK(MatchesRelatedResource(RelatedResourceFilter{"vm:101", ""}, web));
   CHECK_FALSE(MatchesRelatedResource(RelatedResourceFilter{"vm:102", ""}, web));
   CHECK_FALSE(MatchesRelatedResource(RelatedResourceFilter{"", ""}, pve1));
-  CHECK(StorageIdentityWords("pve1-local-zfs") ==
-        std::vector<std::string>{"pve1", "local", "zfs"});
+  CHECK(StorageIdentityWords("pve1-local-zfs") == std::vector<std::string>{"pve1", "local", "zfs"});
   CHECK(StorageIdentityWords("A%b_c") == std::vector<std::string>{"a", "b", "c"});
 }
 

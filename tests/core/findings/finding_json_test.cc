@@ -1,10 +1,11 @@
+#include "pulse/core/findings/finding_json.h"
+
 #include <catch2/catch.hpp>
 #include <limits>
 #include <string>
 
 #include "absl/status/status.h"
 #include "contracts/finding_store_contract.h"
-#include "pulse/core/findings/finding_json.h"
 #include "pulse/core/model/suppression_rule.h"
 
 namespace pulse::core {
@@ -49,17 +50,17 @@ TEST_CASE("a finding with every field round trips through JSON", "[core][finding
 
 TEST_CASE("the encoding uses the wire field names and shapes", "[core][findings]") {
   const std::string json = FindingToJson(FullFinding("f1"));
-  for (const char* fragment : {
-           R"("id":"f1")", R"("severity":"critical")", R"("category":"capacity")",
-           R"("resource_id":"storage:pve1:local-zfs")", R"("auto_resolved":true)",
-           R"("times_raised":7)", R"("suppressed":false)", R"("dismissed_reason":"will_fix_later")",
-           R"("remind_count":2)", R"("investigation_attempts":1)", R"("loop_state":"resolved")",
-           R"("detected_at":"2027-01-15T08:00:00Z")",
-           R"("last_seen_at":"2027-01-15T08:15:00.00000025Z")",
-           R"("capacity_forecast":{"metric":"usage","reading":"filling","sample_count":48,)"
-           R"("current_pct":91.25,"daily_change":5.5,"days_to_full":2})",
-           R"("investigation_record":{"proposed_fix":{"description":"prune"},"steps":[1,2]})",
-           R"("alert_identifier":"alert-7")", R"("regression_count":3)"}) {
+  for (const char* fragment :
+       {R"("id":"f1")", R"("severity":"critical")", R"("category":"capacity")",
+        R"("resource_id":"storage:pve1:local-zfs")", R"("auto_resolved":true)",
+        R"("times_raised":7)", R"("suppressed":false)", R"("dismissed_reason":"will_fix_later")",
+        R"("remind_count":2)", R"("investigation_attempts":1)", R"("loop_state":"resolved")",
+        R"("detected_at":"2027-01-15T08:00:00Z")",
+        R"("last_seen_at":"2027-01-15T08:15:00.00000025Z")",
+        R"("capacity_forecast":{"metric":"usage","reading":"filling","sample_count":48,)"
+        R"("current_pct":91.25,"daily_change":5.5,"days_to_full":2})",
+        R"("investigation_record":{"proposed_fix":{"description":"prune"},"steps":[1,2]})",
+        R"("alert_identifier":"alert-7")", R"("regression_count":3)"}) {
     INFO(fragment);
     CHECK(json.find(fragment) != std::string::npos);
   }
@@ -115,8 +116,8 @@ TEST_CASE("a forecast without a fill date encodes days_to_full as -1", "[core][f
 TEST_CASE("ill-formed UTF-8 in a finding still encodes as valid JSON", "[core][findings]") {
   Finding f = Minimal();
   f.title = "bad \xC3( byte";
-  f.lifecycle.push_back(LifecycleEvent{f.detected_at, LifecycleEventType::kDetected, "\xFF", {},
-                                       {}, {{"k\xFE", "v\x80"}}});
+  f.lifecycle.push_back(LifecycleEvent{
+      f.detected_at, LifecycleEventType::kDetected, "\xFF", {}, {}, {{"k\xFE", "v\x80"}}});
   const std::string json = FindingToJson(f);
   auto parsed = FindingFromJson(json);
   REQUIRE(parsed.ok());
@@ -149,10 +150,9 @@ TEST_CASE("malformed finding JSON is rejected", "[core][findings]") {
   ExpectRejected(MinimalJson(R"(,"lifecycle":[{"type":"detected"}])"), "event without time");
   ExpectRejected(MinimalJson(R"(,"lifecycle":[{"at":"2027-01-15T08:00:00Z","type":"x"}])"),
                  "unknown event type");
-  ExpectRejected(
-      MinimalJson(R"(,"lifecycle":[{"at":"2027-01-15T08:00:00Z","type":"detected",)"
-                  R"("metadata":{"k":1}}])"),
-      "metadata value not a string");
+  ExpectRejected(MinimalJson(R"(,"lifecycle":[{"at":"2027-01-15T08:00:00Z","type":"detected",)"
+                             R"("metadata":{"k":1}}])"),
+                 "metadata value not a string");
   ExpectRejected(MinimalJson(R"(,"investigation_record":[1])"), "opaque member not an object");
   ExpectRejected(MinimalJson(R"(,"capacity_forecast":{"reading":"soon"})"), "bad forecast");
   ExpectRejected(MinimalJson(R"(,"capacity_forecast":{"reading":"filling","days_to_full":-7})"),
@@ -167,12 +167,12 @@ TEST_CASE("hostile finding JSON is bounded", "[core][findings]") {
   ExpectRejected(MinimalJson(R"(,"lifecycle":[)" + events + "]"), "51 events");
   ExpectRejected(MinimalJson(R"(,"title2":")" + std::string(kMaxFindingJsonBytes, 'a') + "\""),
                  "over the byte limit");
-  ExpectRejected(MinimalJson(R"(,"description":")" + std::string(kMaxFindingTextBytes + 1, 'a') +
-                             "\""),
-                 "text field too long");
-  ExpectRejected(MinimalJson(R"(,"key":")" + std::string(kMaxFindingIdentifierBytes + 1, 'k') +
-                             "\""),
-                 "identifier too long");
+  ExpectRejected(
+      MinimalJson(R"(,"description":")" + std::string(kMaxFindingTextBytes + 1, 'a') + "\""),
+      "text field too long");
+  ExpectRejected(
+      MinimalJson(R"(,"key":")" + std::string(kMaxFindingIdentifierBytes + 1, 'k') + "\""),
+      "identifier too long");
   std::string deep = R"(,"investigation_record":)";
   for (int i = 0; i < 100000; ++i) {
     deep += R"({"a":)";
@@ -198,8 +198,7 @@ TEST_CASE("hostile finding JSON is bounded", "[core][findings]") {
   CHECK(nul->user_note == std::string("a\0b", 3));
 }
 
-TEST_CASE("suppression rules round trip and their id must match their scope",
-          "[core][findings]") {
+TEST_CASE("suppression rules round trip and their id must match their scope", "[core][findings]") {
   SuppressionRule rule = testing::contracts::Rule("vm:1", Category::kBackup);
   rule.finding_id = "f1";
   rule.dismissed_reason = DismissReason::kSuppressed;

@@ -1,3 +1,5 @@
+#include "pulse/core/findings/finding_requests.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -5,7 +7,6 @@
 #include "absl/strings/cord.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/findings/finding_errors.h"
-#include "pulse/core/findings/finding_requests.h"
 #include "pulse/core/json/json.h"
 
 namespace pulse::core {
@@ -33,8 +34,9 @@ TEST_CASE("finding errors carry their surface code and details", "[core][finding
   REQUIRE(e.has_value());
   CHECK(e->code == AgentErrorCode::kInvalidFindingRequest);
   CHECK(e->message == "bad");
-  CHECK(e->ToJson() ==
-        R"({"error":"invalid_finding_request","message":"bad","details":{"finding_id":"required"}})");
+  CHECK(
+      e->ToJson() ==
+      R"({"error":"invalid_finding_request","message":"bad","details":{"finding_id":"required"}})");
   CHECK(HttpStatusFor(e->code) == 400);
   auto not_found = ToFindingAgentError(FindingNotFoundError("f1"));
   CHECK(not_found->code == AgentErrorCode::kFindingNotFound);
@@ -144,8 +146,7 @@ TEST_CASE("resolve, note and suppression-rule bodies decode", "[core][findings]"
   auto note = ParseNoteRequest(R"({"finding_id":"f1","note":""})");
   REQUIRE(note.ok());
   CHECK(note->note.empty());
-  CHECK(DetailsOf(ParseNoteRequest(R"({"finding_id":"f1"})").status()).at("note") ==
-        "required");
+  CHECK(DetailsOf(ParseNoteRequest(R"({"finding_id":"f1"})").status()).at("note") == "required");
   auto rule = ParseSuppressionRuleRequest(
       R"({"resource_id":"vm:1","resource_name":"web","category":"backup",)"
       R"("description":"nas backups","allow_broad_scope":false})");
@@ -155,14 +156,12 @@ TEST_CASE("resolve, note and suppression-rule bodies decode", "[core][findings]"
   CHECK_FALSE(rule->allow_broad_scope);
   CHECK(DetailsOf(ParseSuppressionRuleRequest(R"({"resource_id":"vm:1"})").status())
             .at("description") == "required");
-  CHECK(DetailsOf(ParseSuppressionRuleRequest(
-                      R"({"description":"d","category":"disk"})")
-                      .status())
+  CHECK(DetailsOf(ParseSuppressionRuleRequest(R"({"description":"d","category":"disk"})").status())
             .count("category") == 1);
-  CHECK(DetailsOf(ParseSuppressionRuleRequest(
-                      R"({"description":"d","allow_broad_scope":"yes"})")
-                      .status())
-            .count("allow_broad_scope") == 1);
+  CHECK(
+      DetailsOf(
+          ParseSuppressionRuleRequest(R"({"description":"d","allow_broad_scope":"yes"})").status())
+          .count("allow_broad_scope") == 1);
 }
 
 TEST_CASE("patrol tool arguments decode into service requests", "[core][findings]") {
@@ -174,13 +173,13 @@ TEST_CASE("patrol tool arguments decode into service requests", "[core][findings
   CHECK(report->severity == Severity::kCritical);
   CHECK(report->title == "Disk full");
   CHECK(report->key == "disk-high");
-  auto no_evidence = ParseReportFindingArgs(Args(
-      R"({"resource_id":"vm:1","category":"capacity","severity":"critical","title":"t",)"
-      R"("description":"d","recommendation":"r"})"));
+  auto no_evidence = ParseReportFindingArgs(
+      Args(R"({"resource_id":"vm:1","category":"capacity","severity":"critical","title":"t",)"
+           R"("description":"d","recommendation":"r"})"));
   CHECK(DetailsOf(no_evidence.status()).at("evidence") == "required");
-  auto bad_category = ParseReportFindingArgs(Args(
-      R"({"resource_id":"vm:1","category":"storage","severity":"critical","title":"t",)"
-      R"("description":"d","evidence":"e","recommendation":"r"})"));
+  auto bad_category = ParseReportFindingArgs(
+      Args(R"({"resource_id":"vm:1","category":"storage","severity":"critical","title":"t",)"
+           R"("description":"d","evidence":"e","recommendation":"r"})"));
   CHECK(DetailsOf(bad_category.status()).count("category") == 1);
 
   auto assess = ParseAssessFindingArgs(
@@ -195,8 +194,7 @@ TEST_CASE("patrol tool arguments decode into service requests", "[core][findings
       Args(R"({"finding_id":"f1","resolution_note":"fixed","evidence":"job ok"})"));
   REQUIRE(resolve.ok());
   CHECK(resolve->evidence == "job ok");
-  CHECK(DetailsOf(ParseResolveFindingArgs(Args(R"({"finding_id":"f1","evidence":"e"})"))
-                      .status())
+  CHECK(DetailsOf(ParseResolveFindingArgs(Args(R"({"finding_id":"f1","evidence":"e"})")).status())
             .at("resolution_note") == "required");
 }
 

@@ -1,9 +1,10 @@
+#include "pulse/core/model/finding_types.h"
+
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
 
 #include "pulse/core/model/finding.h"
-#include "pulse/core/model/finding_types.h"
 #include "pulse/core/ports/finding_verifier.h"
 
 namespace pulse::core {
@@ -11,8 +12,7 @@ namespace {
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
-TEST_CASE("finding vocabularies round trip exactly and reject near misses",
-          "[core][findings]") {
+TEST_CASE("finding vocabularies round trip exactly and reject near misses", "[core][findings]") {
   std::set<std::string> severities;
   for (Severity s : AllSeverities()) {
     CHECK(ParseSeverity(ToString(s)) == s);
@@ -57,8 +57,7 @@ TEST_CASE("severity ranks order info below watch below warning below critical",
   CHECK(SeverityRank(static_cast<Severity>(9)) == -1);
 }
 
-TEST_CASE("operators may dismiss with three reasons but never as suppressed",
-          "[core][findings]") {
+TEST_CASE("operators may dismiss with three reasons but never as suppressed", "[core][findings]") {
   CHECK(ParseOperatorDismissReason("not_an_issue") == DismissReason::kNotAnIssue);
   CHECK(ParseOperatorDismissReason("expected_behavior") == DismissReason::kExpectedBehavior);
   CHECK(ParseOperatorDismissReason("will_fix_later") == DismissReason::kWillFixLater);
@@ -66,8 +65,7 @@ TEST_CASE("operators may dismiss with three reasons but never as suppressed",
   CHECK(ParseDismissReason("suppressed") == DismissReason::kSuppressed);
 }
 
-TEST_CASE("only performance and capacity findings may resolve by absence",
-          "[core][findings]") {
+TEST_CASE("only performance and capacity findings may resolve by absence", "[core][findings]") {
   for (Category c : AllCategories()) {
     INFO(ToString(c));
     CHECK(CategorySupportsStaleAutoResolve(c) ==

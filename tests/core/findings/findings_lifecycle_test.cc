@@ -143,8 +143,9 @@ TEST_CASE("dismissing as not an issue suppresses without creating a rule", "[cor
   CHECK(dismissed->lifecycle.back().metadata.at("reason") == "not_an_issue");
   CHECK(fx.service.ListSuppressionRules()->empty());
   // Another finding on the same resource and category is still reported.
-  CHECK(fx.service.Report(Fixture::MakeReport("vm:100", Category::kPerformance, "load-high",
-                                              "Load average high"))
+  CHECK(fx.service
+            .Report(Fixture::MakeReport("vm:100", Category::kPerformance, "load-high",
+                                        "Load average high"))
             ->disposition == ReportDisposition::kCreated);
 }
 
@@ -196,8 +197,8 @@ TEST_CASE("the internal suppressed reason cannot be given to dismiss", "[core][f
   REQUIRE_FALSE(refused.ok());
   CHECK(absl::IsInvalidArgument(refused.status()));
   CHECK(ToFindingAgentError(refused.status())->details.count("reason") == 1);
-  CHECK(absl::IsInvalidArgument(
-      fx.service.Dismiss(id, static_cast<DismissReason>(17), "").status()));
+  CHECK(
+      absl::IsInvalidArgument(fx.service.Dismiss(id, static_cast<DismissReason>(17), "").status()));
 }
 
 TEST_CASE("undismiss reopens a dismissed finding and keeps the note", "[core][findings]") {
@@ -215,8 +216,7 @@ TEST_CASE("undismiss reopens a dismissed finding and keeps the note", "[core][fi
   CHECK(reopened->lifecycle.back().metadata.at("reason") == "will_fix_later");
 }
 
-TEST_CASE("the transition table governs snooze and dismiss of each other",
-          "[core][findings]") {
+TEST_CASE("the transition table governs snooze and dismiss of each other", "[core][findings]") {
   Fixture fx;
   const std::string id = Seed(fx);
   REQUIRE(fx.service.Snooze(id, 3).ok());
@@ -225,10 +225,10 @@ TEST_CASE("the transition table governs snooze and dismiss of each other",
   CHECK_FALSE(dismissed->snoozed_until.has_value());
   CHECK(dismissed->lifecycle.back().from == LoopState::kSnoozed);
   CHECK(dismissed->lifecycle.back().to == LoopState::kDismissed);
-  ExpectNotAllowed(fx.service.Snooze(id, 3).status());  // dismissed -> snoozed is not
-  REQUIRE(fx.service.Suppress(id).ok());                 // dismissed -> suppressed is
-  ExpectNotAllowed(fx.service.Snooze(id, 3).status());  // suppressed -> snoozed is not
-  ExpectNotAllowed(fx.service.Resolve(id, "").status()); // suppressed -> resolved is not
+  ExpectNotAllowed(fx.service.Snooze(id, 3).status());    // dismissed -> snoozed is not
+  REQUIRE(fx.service.Suppress(id).ok());                  // dismissed -> suppressed is
+  ExpectNotAllowed(fx.service.Snooze(id, 3).status());    // suppressed -> snoozed is not
+  ExpectNotAllowed(fx.service.Resolve(id, "").status());  // suppressed -> resolved is not
 }
 
 TEST_CASE("an operator resolve records the note and closes the finding", "[core][findings]") {
@@ -340,8 +340,7 @@ TEST_CASE("operators cannot change the Patrol runtime finding", "[core][findings
   CHECK(fx.service.ListSuppressionRules()->empty());
 }
 
-TEST_CASE("the lifecycle log stays bounded to fifty through many transitions",
-          "[core][findings]") {
+TEST_CASE("the lifecycle log stays bounded to fifty through many transitions", "[core][findings]") {
   Fixture fx;
   const std::string id = Seed(fx);
   for (int i = 0; i < 40; ++i) {
@@ -354,8 +353,7 @@ TEST_CASE("the lifecycle log stays bounded to fifty through many transitions",
   CHECK(f.lifecycle.back().type == E::kUnsnoozed);
 }
 
-TEST_CASE("a concurrent write between read and write is retried, not lost",
-          "[core][findings]") {
+TEST_CASE("a concurrent write between read and write is retried, not lost", "[core][findings]") {
   Fixture fx;
   const std::string id = Seed(fx);
   fx.store.SetBeforePut([&] { REQUIRE(fx.service.SetNote(id, "from another writer").ok()); });
@@ -371,9 +369,7 @@ TEST_CASE("a concurrent write between read and write is retried, not lost",
 class ClashingStore final : public FindingStore {
  public:
   explicit ClashingStore(FindingStore& inner) : inner_(inner) {}
-  absl::StatusOr<StoredFinding> Get(std::string_view id) const override {
-    return inner_.Get(id);
-  }
+  absl::StatusOr<StoredFinding> Get(std::string_view id) const override { return inner_.Get(id); }
   absl::StatusOr<std::vector<StoredFinding>> List(const FindingFilter& f) const override {
     return inner_.List(f);
   }
@@ -486,8 +482,7 @@ TEST_CASE("manual suppression rules need a description and explicit broad scope"
   CHECK(fx.service.ListSuppressionRules()->size() == 1);
 }
 
-TEST_CASE("list returns active findings unless inactive ones are asked for",
-          "[core][findings]") {
+TEST_CASE("list returns active findings unless inactive ones are asked for", "[core][findings]") {
   Fixture fx;
   const std::string a = fx.ReportOk(Fixture::MakeReport("vm:1"));
   const std::string b = fx.ReportOk(Fixture::MakeReport("vm:2", Category::kBackup, "stale"));

@@ -18,11 +18,10 @@ std::string SeedCategory(Fixture& fx, Category category, std::string key,
   return fx.ReportOk(r);
 }
 
-FindingReport Explicit(std::string resource, std::string name, std::string type,
-                       Category category, std::string key, std::string title,
-                       std::string description) {
-  FindingReport r = Fixture::MakeReport(std::move(resource), category, std::move(key),
-                                        std::move(title));
+FindingReport Explicit(std::string resource, std::string name, std::string type, Category category,
+                       std::string key, std::string title, std::string description) {
+  FindingReport r =
+      Fixture::MakeReport(std::move(resource), category, std::move(key), std::move(title));
   r.resource_name = std::move(name);
   r.resource_type = std::move(type);
   r.description = std::move(description);
@@ -71,9 +70,10 @@ TEST_CASE("assessments are refused for bad input, unknown or inactive findings",
   CHECK(CodeOf(inactive.status()) == AgentErrorCode::kFindingActionNotAllowed);
 }
 
-TEST_CASE("metric findings resolve only when the verifier's re-check confirms, never on the "
-          "model's evidence",
-          "[core][findings]") {
+TEST_CASE(
+    "metric findings resolve only when the verifier's re-check confirms, never on the "
+    "model's evidence",
+    "[core][findings]") {
   for (Category category : {Category::kPerformance, Category::kCapacity}) {
     INFO(ToString(category));
     Fixture fx;
@@ -271,8 +271,7 @@ TEST_CASE("stale reconciliation resolves other categories only on verified absen
   REQUIRE(result.ok());
   CHECK(result->verified_resolved == std::vector<std::string>{gone});
   CHECK(result->kept.size() == 2);
-  CHECK(fx.Stored(gone).resolve_reason ==
-        "Deterministic verification confirmed the issue cleared");
+  CHECK(fx.Stored(gone).resolve_reason == "Deterministic verification confirmed the issue cleared");
   CHECK(IsActive(fx.Stored(present), fx.clock.Now()));
   CHECK(IsActive(fx.Stored(erroring), fx.clock.Now()));
 }
@@ -322,8 +321,7 @@ TEST_CASE("stale reconciliation skips findings that are gone or no longer active
   CHECK(IsSnoozed(fx.Stored(snoozed), fx.clock.Now()));
 }
 
-TEST_CASE("the capacity forecast reads the metrics target over the window",
-          "[core][findings]") {
+TEST_CASE("the capacity forecast reads the metrics target over the window", "[core][findings]") {
   Fixture fx;
   const absl::Time now = fx.clock.Now();
   // 48 hourly samples rising 2 points a day, plus an old sample outside the 48 h window.
@@ -350,19 +348,19 @@ TEST_CASE("the capacity forecast reads the metrics target over the window",
 TEST_CASE("a forecast is stamped on capacity findings of the resource without an event",
           "[core][findings]") {
   Fixture fx;
-  const std::string cap = fx.ReportOk(Explicit("storage:pve1:tank", "tank", "storage",
-                                                Category::kCapacity, "pool-full",
-                                                "Tank filling", "Usage 86% and steady"));
+  const std::string cap =
+      fx.ReportOk(Explicit("storage:pve1:tank", "tank", "storage", Category::kCapacity, "pool-full",
+                           "Tank filling", "Usage 86% and steady"));
   // Storage resources take forecasts whatever the category.
-  const std::string rel = fx.ReportOk(Explicit("storage:pve1:tank", "tank", "storage",
-                                                Category::kReliability, "scrub-errors",
-                                                "Scrub found errors", "3 checksum errors"));
-  const std::string vm_perf = fx.ReportOk(Explicit("storage:pve1:tank", "tank", "vm",
-                                                    Category::kPerformance, "io-wait",
-                                                    "IO wait high", "iowait 40 ms"));
-  const std::string other = fx.ReportOk(Explicit("storage:pve1:other", "other", "storage",
-                                                  Category::kCapacity, "pool-full",
-                                                  "Other filling", "Usage 90%"));
+  const std::string rel =
+      fx.ReportOk(Explicit("storage:pve1:tank", "tank", "storage", Category::kReliability,
+                           "scrub-errors", "Scrub found errors", "3 checksum errors"));
+  const std::string vm_perf =
+      fx.ReportOk(Explicit("storage:pve1:tank", "tank", "vm", Category::kPerformance, "io-wait",
+                           "IO wait high", "iowait 40 ms"));
+  const std::string other =
+      fx.ReportOk(Explicit("storage:pve1:other", "other", "storage", Category::kCapacity,
+                           "pool-full", "Other filling", "Usage 90%"));
   REQUIRE(fx.store.size() == 4);
 
   CapacityForecast forecast;

@@ -11,8 +11,7 @@ namespace {
 
 using E = LifecycleEventType;
 
-TEST_CASE("a new report creates an active finding with one detected event",
-          "[core][findings]") {
+TEST_CASE("a new report creates an active finding with one detected event", "[core][findings]") {
   Fixture fx;
   auto outcome = fx.service.Report(Fixture::MakeReport());
   REQUIRE(outcome.ok());
@@ -80,8 +79,7 @@ TEST_CASE("a rephrased re-detection refreshes the text without an event", "[core
   CHECK(EventTypes(f) == std::vector<E>{E::kDetected});
 }
 
-TEST_CASE("a same-id report with an unrelated title records content_replaced",
-          "[core][findings]") {
+TEST_CASE("a same-id report with an unrelated title records content_replaced", "[core][findings]") {
   Fixture fx;
   const std::string id = fx.ReportOk(Fixture::MakeReport());
   FindingReport replaced = Fixture::MakeReport();
@@ -98,8 +96,7 @@ TEST_CASE("a same-id report with an unrelated title records content_replaced",
   CHECK(f.times_raised == 2);
 }
 
-TEST_CASE("re-detecting a resolved finding regresses it as a new occurrence",
-          "[core][findings]") {
+TEST_CASE("re-detecting a resolved finding regresses it as a new occurrence", "[core][findings]") {
   Fixture fx;
   const std::string id = fx.ReportOk(Fixture::MakeReport());
   REQUIRE(fx.service.Acknowledge(id).ok());
@@ -229,8 +226,7 @@ TEST_CASE("a broad suppression rule blocks every match", "[core][findings]") {
         ReportDisposition::kCreated);
 }
 
-TEST_CASE("a suppressed finding seen again records one seen_while_suppressed",
-          "[core][findings]") {
+TEST_CASE("a suppressed finding seen again records one seen_while_suppressed", "[core][findings]") {
   Fixture fx;
   const std::string id = fx.ReportOk(Fixture::MakeReport());
   REQUIRE(fx.service.Suppress(id).ok());
@@ -239,8 +235,7 @@ TEST_CASE("a suppressed finding seen again records one seen_while_suppressed",
     auto outcome = fx.service.Report(Fixture::MakeReport());
     REQUIRE(outcome.ok());
     CHECK(outcome->disposition == ReportDisposition::kSeenWhileSuppressed);
-    CHECK(outcome->events ==
-          (i == 0 ? std::vector<E>{E::kSeenWhileSuppressed} : std::vector<E>{}));
+    CHECK(outcome->events == (i == 0 ? std::vector<E>{E::kSeenWhileSuppressed} : std::vector<E>{}));
   }
   const Finding f = fx.Stored(id);
   CHECK(f.suppressed);
@@ -294,8 +289,8 @@ TEST_CASE("a will-fix-later finding re-detected after its reminder is reminded",
 
 FindingReport PoolReport(std::string resource_id, Category category, std::string key,
                          std::string title, std::string description) {
-  FindingReport r = Fixture::MakeReport(std::move(resource_id), category, std::move(key),
-                                        std::move(title));
+  FindingReport r =
+      Fixture::MakeReport(std::move(resource_id), category, std::move(key), std::move(title));
   r.resource_name = "local-zfs";
   r.resource_type = "storage";
   r.description = std::move(description);
@@ -305,12 +300,12 @@ FindingReport PoolReport(std::string resource_id, Category category, std::string
 TEST_CASE("an equivalent active sibling absorbs a new report once per duplicate id",
           "[core][findings]") {
   Fixture fx;
-  const std::string pool_id = fx.ReportOk(
-      PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
-                 "Pool local-zfs nearly full", "Usage at 91%, 180 GB free"));
-  FindingReport broader = PoolReport("storage:pve1:local-zfs", Category::kReliability,
-                                     "storage-risk", "Storage local-zfs at risk",
-                                     "Pool usage 92% and growing");
+  const std::string pool_id =
+      fx.ReportOk(PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
+                             "Pool local-zfs nearly full", "Usage at 91%, 180 GB free"));
+  FindingReport broader =
+      PoolReport("storage:pve1:local-zfs", Category::kReliability, "storage-risk",
+                 "Storage local-zfs at risk", "Pool usage 92% and growing");
   broader.severity = Severity::kCritical;
   for (int i = 0; i < 2; ++i) {
     auto outcome = fx.service.Report(broader);
@@ -319,8 +314,7 @@ TEST_CASE("an equivalent active sibling absorbs a new report once per duplicate 
     CHECK(outcome->finding_id == pool_id);
     CHECK(outcome->reported_id ==
           FindingIdFor("storage:pve1:local-zfs", Category::kReliability, "storage-risk"));
-    CHECK(outcome->events ==
-          (i == 0 ? std::vector<E>{E::kDuplicateMerged} : std::vector<E>{}));
+    CHECK(outcome->events == (i == 0 ? std::vector<E>{E::kDuplicateMerged} : std::vector<E>{}));
   }
   CHECK(fx.store.size() == 1);
   const Finding f = fx.Stored(pool_id);
@@ -398,12 +392,12 @@ TEST_CASE("the same names on a second node are reported as findings of their own
           "[core][findings][identity]") {
   Fixture fx;
   // The demo fleet's pools: pve1's fills, pve2's sits at 85 %; both are called local-zfs.
-  const std::string pve1 = fx.ReportOk(
-      PoolReport("storage:pve1/local-zfs", Category::kCapacity, "storage-capacity",
-                 "Storage local-zfs is filling up", "local-zfs is 88.0% used"));
-  auto pve2 = fx.service.Report(
-      PoolReport("storage:pve2/local-zfs", Category::kCapacity, "storage-capacity",
-                 "Storage local-zfs is nearly full", "local-zfs is 85.1% used"));
+  const std::string pve1 =
+      fx.ReportOk(PoolReport("storage:pve1/local-zfs", Category::kCapacity, "storage-capacity",
+                             "Storage local-zfs is filling up", "local-zfs is 88.0% used"));
+  auto pve2 = fx.service.Report(PoolReport("storage:pve2/local-zfs", Category::kCapacity,
+                                           "storage-capacity", "Storage local-zfs is nearly full",
+                                           "local-zfs is 85.1% used"));
   REQUIRE(pve2.ok());
   CHECK(pve2->disposition == ReportDisposition::kCreated);
   CHECK(pve2->finding_id ==
@@ -411,9 +405,9 @@ TEST_CASE("the same names on a second node are reported as findings of their own
   CHECK(pve2->finding_id != pve1);
   // nginx crash-looping on two nodes, reported in the same words.
   for (const char* node : {"pve1", "pve2"}) {
-    FindingReport nginx = Fixture::MakeReport(absl::StrCat("service:", node, "/nginx"),
-                                              Category::kReliability, "service-crash-loop",
-                                              "Service nginx is crash-looping");
+    FindingReport nginx =
+        Fixture::MakeReport(absl::StrCat("service:", node, "/nginx"), Category::kReliability,
+                            "service-crash-loop", "Service nginx is crash-looping");
     nginx.resource_name = "nginx";
     nginx.resource_type = "service";
     nginx.node = node;
@@ -428,8 +422,7 @@ TEST_CASE("the same names on a second node are reported as findings of their own
   CHECK(first.lifecycle.back().type == E::kDetected);
 }
 
-TEST_CASE("a lower-severity duplicate keeps the sibling's severity and text",
-          "[core][findings]") {
+TEST_CASE("a lower-severity duplicate keeps the sibling's severity and text", "[core][findings]") {
   Fixture fx;
   FindingReport strong = PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-full",
                                     "Pool local-zfs nearly full", "Usage at 97%");
@@ -449,14 +442,13 @@ TEST_CASE("a lower-severity duplicate keeps the sibling's severity and text",
 TEST_CASE("distinct problems on one resource are not merged", "[core][findings]") {
   Fixture fx;
   fx.ReportOk(Fixture::MakeReport());
-  auto memory = fx.service.Report(
-      Fixture::MakeReport("vm:100", Category::kPerformance, "memory-high",
-                          "High memory usage on web-1"));
+  auto memory = fx.service.Report(Fixture::MakeReport("vm:100", Category::kPerformance,
+                                                      "memory-high", "High memory usage on web-1"));
   REQUIRE(memory.ok());
   CHECK(memory->disposition == ReportDisposition::kCreated);
-  auto backup = fx.service.Report(
-      PoolReport("storage:pve1:local-zfs", Category::kBackup, "backup-failed",
-                 "Backup to local-zfs failed", "No space left, pool 100% used"));
+  auto backup =
+      fx.service.Report(PoolReport("storage:pve1:local-zfs", Category::kBackup, "backup-failed",
+                                   "Backup to local-zfs failed", "No space left, pool 100% used"));
   REQUIRE(backup.ok());
   fx.ReportOk(PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-full",
                          "Pool local-zfs full", "100% used"));
@@ -465,13 +457,13 @@ TEST_CASE("distinct problems on one resource are not merged", "[core][findings]"
 
 TEST_CASE("an inactive sibling is never a merge target", "[core][findings]") {
   Fixture fx;
-  const std::string id = fx.ReportOk(
-      PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
-                 "Pool local-zfs nearly full", "Usage at 91%"));
+  const std::string id =
+      fx.ReportOk(PoolReport("storage:pve1:local-zfs", Category::kCapacity, "pool-usage-high",
+                             "Pool local-zfs nearly full", "Usage at 91%"));
   REQUIRE(fx.service.Snooze(id, 4).ok());
-  auto outcome = fx.service.Report(
-      PoolReport("storage:pve1:local-zfs", Category::kReliability, "storage-risk",
-                 "Storage local-zfs at risk", "Pool usage 92%"));
+  auto outcome =
+      fx.service.Report(PoolReport("storage:pve1:local-zfs", Category::kReliability, "storage-risk",
+                                   "Storage local-zfs at risk", "Pool usage 92%"));
   REQUIRE(outcome.ok());
   CHECK(outcome->disposition == ReportDisposition::kCreated);
 }

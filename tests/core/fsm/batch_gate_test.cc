@@ -6,10 +6,10 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "fsm_test_support.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
-#include "fsm_test_support.h"
 
 namespace {
 
@@ -27,14 +27,12 @@ using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
 
-
 BatchCall Query() { return {"pulse_query", kResolveCall}; }
 BatchCall Read() { return {"pulse_read", kReadCall}; }
 BatchCall Control() { return {"pulse_control", kInfraWrite}; }
 BatchCall FileEdit() { return {"pulse_file_edit", kInfraWrite}; }
 BatchCall Report() { return {"patrol_report_finding", kFindingWrite}; }
 BatchCall Ask() { return {"pulse_question", kQuestion}; }
-
 
 std::vector<bool> AllowedPattern(const BatchGate& gate) {
   std::vector<bool> allowed;

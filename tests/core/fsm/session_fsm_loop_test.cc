@@ -7,10 +7,10 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "fsm_test_support.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
-#include "fsm_test_support.h"
 
 namespace {
 
@@ -28,9 +28,6 @@ using pulse::core::SessionSnapshot;
 using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
-
-
-
 
 TEST_CASE("EffectOf maps every invocation class, failing closed on incoherent ones",
           "[core][fsm]") {

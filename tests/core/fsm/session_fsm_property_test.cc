@@ -12,11 +12,11 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "fmt/format.h"
+#include "fsm_test_support.h"
 #include "pulse/core/fsm/batch_gate.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
-#include "fsm_test_support.h"
 
 namespace {
 
@@ -33,7 +33,6 @@ using pulse::core::SessionSnapshot;
 using pulse::core::SessionState;
 using pulse::core::ToolKind;
 using pulse::testing::FakeClock;
-
 
 enum class Role { kRead, kWrite, kIgnored };
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "fsm_test_support.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/tools/tool_kind.h"
 #include "pulse/testing/fake_clock.h"
-#include "fsm_test_support.h"
 #include "rapidjson/document.h"
 
 namespace {
@@ -33,8 +33,6 @@ using pulse::testing::FakeClock;
 
 constexpr ToolKind kAllKinds[] = {ToolKind::kResolve, ToolKind::kRead, ToolKind::kWrite,
                                   ToolKind::kUserInput};
-
-
 
 rapidjson::Document ParseJson(const std::string& text) {
   rapidjson::Document doc;

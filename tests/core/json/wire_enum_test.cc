@@ -16,7 +16,8 @@ constexpr std::array<WireName<Kind>, 4> kKinds = {{
     {Kind::kFlag, "bool"},
 }};
 
-TEST_CASE("wire tables read both ways and the first row is the canonical spelling", "[core][json]") {
+TEST_CASE("wire tables read both ways and the first row is the canonical spelling",
+          "[core][json]") {
   static_assert(WireNameOf(kKinds, Kind::kNumber) == "number");
   CHECK(WireNameOf(kKinds, Kind::kFlag) == "flag");
   CHECK(WireNameOf(kKinds, Kind::kMissing) == "unknown");

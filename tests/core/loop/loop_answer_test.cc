@@ -98,8 +98,8 @@ TEST_CASE("a read beside the write in the same turn does not verify it", "[core]
   Harness h;
   h.BindDefaults();
   h.provider.Add(ScriptedTurn::Calls({Call("q1", "pulse_query", kQueryVm)}));
-  h.provider.Add(ScriptedTurn::Calls({Call("w1", "svc_ops", kRestartWeb),
-                                      Call("r1", "pulse_read", kReadVm)}));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("w1", "svc_ops", kRestartWeb), Call("r1", "pulse_read", kReadVm)}));
   h.provider.Add(ScriptedTurn::Text("Done."));
   h.provider.Add(ScriptedTurn::Calls({Call("r2", "pulse_read", kReadVm)}));
   h.provider.Add(ScriptedTurn::Text("Verified: running."));
@@ -216,8 +216,7 @@ TEST_CASE("an unnamed run creates a session with a fresh id", "[core][loop]") {
   CHECK(Str(session, "id") == out->session_id);
 }
 
-TEST_CASE("a failing session store still ends the stream with exactly one done",
-          "[core][loop]") {
+TEST_CASE("a failing session store still ends the stream with exactly one done", "[core][loop]") {
   Harness h;
   h.BindDefaults();
   h.sessions.FailNext(absl::UnavailableError("disk gone"));

@@ -60,8 +60,7 @@ TEST_CASE("a plan needing approval suspends the run with approval_needed and no 
   CHECK(types[types.size() - 1] == "done");
   CHECK(types[types.size() - 2] == "approval_needed");
   CHECK(types[types.size() - 3] == "tool_end");
-  const rapidjson::Document approval =
-      FirstEvent(h.events, LoopEventType::kApprovalNeeded);
+  const rapidjson::Document approval = FirstEvent(h.events, LoopEventType::kApprovalNeeded);
   CHECK(Str(approval, "action_id").rfind("act_", 0) == 0);
   CHECK(Str(approval, "plan_hash").rfind("sha256:", 0) == 0);
   CHECK(Str(approval, "risk") == "medium");
@@ -90,8 +89,7 @@ TEST_CASE("a plan needing approval suspends the run with approval_needed and no 
   CHECK(stored->state == ActionState::kPendingApproval);
 }
 
-TEST_CASE("approval suspend then approve then resume then verification required",
-          "[core][loop]") {
+TEST_CASE("approval suspend then approve then resume then verification required", "[core][loop]") {
   Harness h;
   h.BindDefaults();
   const core::SessionRecord suspended = SuspendOnRestart(h);
@@ -220,8 +218,7 @@ TEST_CASE("a new message supersedes a suspension without executing the plan", "[
         std::string::npos);
   CHECK(absl::IsFailedPrecondition(h.Resume().status()));
   CHECK(h.fleet.dispatch_calls() == 0);
-  CHECK(h.action_store.Get(suspended.suspended->action_id)->state ==
-        ActionState::kPendingApproval);
+  CHECK(h.action_store.Get(suspended.suspended->action_id)->state == ActionState::kPendingApproval);
 }
 
 TEST_CASE("an autonomous run executes an approval-free plan at once and must verify it",

@@ -3,6 +3,8 @@
 // before the three copies became one: the tools bound (the old lists, written out), what the
 // executor advertises under the flavour's authority (compared with an executor bound the old
 // way), the fixed Patrol authority, the decorator, the requester, and hostile options.
+#include "pulse/core/loop/loop_assembly.h"
+
 #include <catch2/catch.hpp>
 #include <memory>
 #include <set>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "handlers/handlers_test_support.h"
-#include "pulse/core/loop/loop_assembly.h"
 #include "pulse/testing/in_memory_session_store.h"
 #include "pulse/testing/inline_task_runner.h"
 #include "pulse/testing/recording_event_sink.h"
@@ -24,14 +25,21 @@ using core::LoopFlavour;
 
 // What the three wiring sites bound before LoopAssembly: server_app.cc every built-in,
 // patrol_tools.cc's BindWatchTools and BindInvestigationTools these.
-const std::vector<std::string> kOldChatTools = {
-    "pulse_query",           "pulse_read",           "pulse_metrics",
-    "pulse_control",         "pulse_question",       "patrol_get_findings",
-    "patrol_report_finding", "patrol_assess_finding", "patrol_resolve_finding",
-    "patrol_action_capabilities", "patrol_propose_action"};
-const std::vector<std::string> kOldWatchTools = {
-    "pulse_query",         "pulse_read",           "pulse_metrics",         "patrol_get_findings",
-    "patrol_report_finding", "patrol_assess_finding", "patrol_resolve_finding"};
+const std::vector<std::string> kOldChatTools = {"pulse_query",
+                                                "pulse_read",
+                                                "pulse_metrics",
+                                                "pulse_control",
+                                                "pulse_question",
+                                                "patrol_get_findings",
+                                                "patrol_report_finding",
+                                                "patrol_assess_finding",
+                                                "patrol_resolve_finding",
+                                                "patrol_action_capabilities",
+                                                "patrol_propose_action"};
+const std::vector<std::string> kOldWatchTools = {"pulse_query",           "pulse_read",
+                                                 "pulse_metrics",         "patrol_get_findings",
+                                                 "patrol_report_finding", "patrol_assess_finding",
+                                                 "patrol_resolve_finding"};
 const std::vector<std::string> kOldInvestigationTools = {
     "pulse_query", "pulse_read", "pulse_metrics", "patrol_action_capabilities",
     "patrol_propose_action"};
@@ -54,7 +62,7 @@ const std::vector<std::string>& OldTools(LoopFlavour flavour) {
 // The handler fixture's ports plus what the loop borrows.
 struct AssemblyFixture : Fixture {
   core::LoopPorts Ports() {
-    return core::LoopPorts{provider, runner, clock, sessions, actions,
+    return core::LoopPorts{provider, runner, clock,    sessions, actions,
                            ids,      fleet,  findings, &history};
   }
   std::unique_ptr<core::LoopAssembly> Assemble(core::LoopAssemblyOptions options) {
@@ -175,8 +183,7 @@ TEST_CASE("the Patrol flavours advertise only reads, their lifecycle tools and o
         std::vector<std::string>{"pulse_query", "pulse_read", "pulse_metrics",
                                  "patrol_get_findings", "patrol_report_finding",
                                  "patrol_assess_finding"});
-  std::unique_ptr<core::LoopAssembly> investigation =
-      f.Assemble(LoopFlavour::kPatrolInvestigation);
+  std::unique_ptr<core::LoopAssembly> investigation = f.Assemble(LoopFlavour::kPatrolInvestigation);
   CHECK(AdvertisedNames(investigation->executor(),
                         *core::FlavourRunPolicy(LoopFlavour::kPatrolInvestigation)) ==
         std::vector<std::string>{"pulse_query", "pulse_read", "pulse_metrics",
@@ -208,8 +215,7 @@ TEST_CASE("Patrol flavours run under a fixed read-only authority and chat under 
     CHECK(policy->EffectiveLevel() == core::ControlLevel::kReadOnly);
     CHECK(policy->DeniesInfrastructure());
     CHECK(policy->Scopes() == core::ScopeSet::Of({core::Scope::kMonitoringRead,
-                                                  core::Scope::kAiChat,
-                                                  core::Scope::kAiExecute}));
+                                                  core::Scope::kAiChat, core::Scope::kAiExecute}));
   }
 }
 
@@ -238,8 +244,7 @@ TEST_CASE("the decorator wraps every bound handler and calls reach the handler t
       std::unique_ptr<core::ToolHandler> inner_;
       std::shared_ptr<std::vector<std::string>> calls_;
     };
-    return std::unique_ptr<core::ToolHandler>(
-        std::make_unique<Wrapper>(std::move(inner), calls));
+    return std::unique_ptr<core::ToolHandler>(std::make_unique<Wrapper>(std::move(inner), calls));
   };
   std::unique_ptr<core::LoopAssembly> assembly = f.Assemble(std::move(options));
   CHECK(decorated == kOldWatchTools);
@@ -253,8 +258,7 @@ TEST_CASE("the decorator wraps every bound handler and calls reach the handler t
   CHECK(*calls == std::vector<std::string>{"pulse_query"});
 }
 
-TEST_CASE("the handlers request actions as the assembly's requester",
-          "[core][loop][assembly]") {
+TEST_CASE("the handlers request actions as the assembly's requester", "[core][loop][assembly]") {
   AssemblyFixture f;
   core::LoopAssemblyOptions options;
   options.flavour = LoopFlavour::kChat;
@@ -267,8 +271,8 @@ TEST_CASE("the handlers request actions as the assembly's requester",
   rapidjson::Document args =
       ParseText(R"({"type":"resource","resource_id":"vm:101","capability":"restart",)"
                 R"("params":{"mode":"graceful"},"reason":"web-01 is hung"})");
-  core::ToolCallOutcome outcome = assembly->executor().Execute(
-      core::InvocationPolicy::Create(inputs), "pulse_control", args);
+  core::ToolCallOutcome outcome =
+      assembly->executor().Execute(core::InvocationPolicy::Create(inputs), "pulse_control", args);
   INFO(outcome.result.content);
   REQUIRE(outcome.dispatched);
   REQUIRE(outcome.result.Ok());
@@ -289,10 +293,9 @@ TEST_CASE("the assembled loop runs a model turn through the flavour's tools",
   options.flavour = LoopFlavour::kPatrolInvestigation;
   options.loop.system_prompt = "investigate";
   std::unique_ptr<core::LoopAssembly> assembly = f.Assemble(std::move(options));
-  core::RunRequest request{
-      .session_id = "",
-      .user_message = "look at vm:101",
-      .policy = *core::FlavourRunPolicy(LoopFlavour::kPatrolInvestigation)};
+  core::RunRequest request{.session_id = "",
+                           .user_message = "look at vm:101",
+                           .policy = *core::FlavourRunPolicy(LoopFlavour::kPatrolInvestigation)};
   RecordingEventSink sink;
   absl::StatusOr<core::RunOutcome> outcome = assembly->loop().Run(request, sink);
   REQUIRE(outcome.ok());
@@ -306,8 +309,7 @@ TEST_CASE("the assembled loop runs a model turn through the flavour's tools",
   CHECK(offered == kOldInvestigationTools);
 }
 
-TEST_CASE("a decorator that returns no handler fails the assembly",
-          "[core][loop][assembly]") {
+TEST_CASE("a decorator that returns no handler fails the assembly", "[core][loop][assembly]") {
   AssemblyFixture f;
   core::LoopAssemblyOptions options;
   options.flavour = LoopFlavour::kChat;

@@ -49,7 +49,8 @@ TEST_CASE("a write left unverified when the turns run out ends with a caveat, no
   Harness h(options);
   h.BindDefaults();
   h.provider.Add(ScriptedTurn::Calls({Call("q1", "pulse_query", kQueryVm)}));
-  h.provider.Add(ScriptedTurn::Calls({Call("w1", "svc_ops", R"({"op":"restart","target":"web"})")}));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("w1", "svc_ops", R"({"op":"restart","target":"web"})")}));
   h.provider.Add(ScriptedTurn::Text("All good, restarted."));
   absl::StatusOr<core::RunOutcome> out = h.Run("restart web");
   REQUIRE(out.ok());
@@ -86,9 +87,9 @@ TEST_CASE("a spent token allowance refuses the turn's calls before they run", "[
   options.max_total_tokens = 1000;
   Harness h(options);
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm),
-                                      Call("r2", "pulse_query", kQueryVm)})
-                     .WithUsage(900, 200));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm), Call("r2", "pulse_query", kQueryVm)})
+          .WithUsage(900, 200));
   absl::StatusOr<core::RunOutcome> out = h.Run("investigate");
   REQUIRE(out.ok());
   CHECK(out->failure_reason == "token_allowance_exhausted");
@@ -147,9 +148,9 @@ TEST_CASE("calls beyond the per-turn cap are refused, not run", "[core][loop]") 
   options.max_calls_per_turn = 2;
   Harness h(options);
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm),
-                                      Call("r2", "pulse_read", kReadVm),
-                                      Call("r3", "pulse_read", kReadVm)}));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm), Call("r2", "pulse_read", kReadVm),
+                           Call("r3", "pulse_read", kReadVm)}));
   h.provider.Add(ScriptedTurn::Text("ok"));
   REQUIRE(h.Run("read").ok());
   CHECK(h.log.Count(core::kToolPulseRead) == 2);

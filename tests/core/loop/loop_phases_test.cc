@@ -76,8 +76,7 @@ TEST_CASE("seven identical reads in one turn all execute", "[core][loop]") {
   CHECK(h.log.Count(core::kToolPulseRead) == 7);
 }
 
-TEST_CASE("two writes in one turn: the first runs and the second is FSM_BLOCKED",
-          "[core][loop]") {
+TEST_CASE("two writes in one turn: the first runs and the second is FSM_BLOCKED", "[core][loop]") {
   Harness h;
   h.BindDefaults();
   h.provider.Add(ScriptedTurn::Calls({Call("q1", "pulse_query", kQueryVm)}));
@@ -104,7 +103,8 @@ TEST_CASE("a repeated denied call is terminated on its second attempt with zero 
   // read_only offers svc_ops (op=status) but refuses op=restart.
   h.provider.Add(ScriptedTurn::Calls({Call("c1", "svc_ops", kRestartWeb)}));
   // The same call again, member order changed: canonical arguments are equal.
-  h.provider.Add(ScriptedTurn::Calls({Call("c2", "svc_ops", R"({"target":"web","op":"restart"})")}));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("c2", "svc_ops", R"({"target":"web","op":"restart"})")}));
   h.provider.Add(ScriptedTurn::Text("never reached"));
   absl::StatusOr<core::RunOutcome> out = h.Run("restart web", Policy(ControlLevel::kReadOnly));
   REQUIRE(out.ok());
@@ -144,8 +144,8 @@ TEST_CASE("two identical denied calls in one response end the run at the first p
   REQUIRE(out.ok());
   CHECK(out->failure_reason == "repeated_denied_tool_call");
   CHECK(h.provider.RequestCount() == 1);
-  CHECK(h.action_store.ListByState({core::ActionState::kPlanned, core::ActionState::kPendingApproval},
-                                   10)
+  CHECK(h.action_store
+            .ListByState({core::ActionState::kPlanned, core::ActionState::kPendingApproval}, 10)
             ->empty());
   // The first refusal was TOOL_NOT_ADVERTISED: read_only never offers pulse_control.
   const core::SessionRecord session = h.Session();
@@ -174,8 +174,8 @@ TEST_CASE("a call of a tool not offered this turn gets TOOL_NOT_ADVERTISED namin
           "[core][loop]") {
   Harness h;
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls({Call("c1", "pulse_run_command", R"({"command":"ls"})"),
-                                      Call("c2", "get", R"({})")}));
+  h.provider.Add(ScriptedTurn::Calls(
+      {Call("c1", "pulse_run_command", R"({"command":"ls"})"), Call("c2", "get", R"({})")}));
   h.provider.Add(ScriptedTurn::Text("ok"));
   REQUIRE(h.Run("list files").ok());
   const core::LlmRequest second = h.provider.Request(1);
@@ -199,9 +199,10 @@ TEST_CASE("malformed arguments and handler failures reach the model as JSON code
     return core::ToolResult::Failure(e);
   });
   h.Bind(core::kToolPulseRead, Returns("{}"));
-  h.provider.Add(ScriptedTurn::Calls({Call("c1", "pulse_read", R"({"action":)"),
-                                      Call("c2", "pulse_query", R"({"action":"get","resource_id":"vm:999"})"),
-                                      Call("c3", "pulse_read", R"({"action":"status"})")}));
+  h.provider.Add(
+      ScriptedTurn::Calls({Call("c1", "pulse_read", R"({"action":)"),
+                           Call("c2", "pulse_query", R"({"action":"get","resource_id":"vm:999"})"),
+                           Call("c3", "pulse_read", R"({"action":"status"})")}));
   h.provider.Add(ScriptedTurn::Text("vm:999 does not exist."));
   REQUIRE(h.Run("check vm:999").ok());
   const core::LlmRequest second = h.provider.Request(1);
@@ -239,9 +240,9 @@ TEST_CASE("at most four calls of one turn run at the same time", "[core][loop]")
   });
   std::vector<core::ToolCall> calls;
   for (int i = 0; i < 6; ++i) {
-    calls.push_back(Call("r" + std::to_string(i), "pulse_read",
-                         R"({"action":"status","resource_id":"vm:10)" + std::to_string(i) +
-                             R"("})"));
+    calls.push_back(
+        Call("r" + std::to_string(i), "pulse_read",
+             R"({"action":"status","resource_id":"vm:10)" + std::to_string(i) + R"("})"));
   }
   h.provider.Add(ScriptedTurn::Calls(calls));
   h.provider.Add(ScriptedTurn::Text("All six are running."));
@@ -281,8 +282,8 @@ TEST_CASE("a findings read beside lifecycle writes runs sequentially in provider
        Call("f3", "patrol_assess_finding",
             R"({"finding_id":"f-1","verdict":"present","evidence":"91%"})")}));
   h.provider.Add(ScriptedTurn::Text("Recorded."));
-  REQUIRE(h.Run("patrol", Policy(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection))
-              .ok());
+  REQUIRE(
+      h.Run("patrol", Policy(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection)).ok());
   CHECK(h.counting_runner.caps() == std::vector<std::size_t>{1});
   CHECK(h.counting_runner.start_order() == std::vector<std::size_t>{0, 1, 2});
   CHECK(h.log.Order() == std::vector<std::string>{"patrol_report_finding", "patrol_get_findings",
@@ -310,8 +311,8 @@ TEST_CASE("independent lifecycle writes without a findings read stay parallel", 
        Call("a2", "patrol_assess_finding",
             R"({"finding_id":"f-2","verdict":"uncertain","evidence":"n/a"})")}));
   h.provider.Add(ScriptedTurn::Text("Assessed."));
-  REQUIRE(h.Run("patrol", Policy(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection))
-              .ok());
+  REQUIRE(
+      h.Run("patrol", Policy(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection)).ok());
   CHECK(h.counting_runner.caps() == std::vector<std::size_t>{2});
 }
 
@@ -367,9 +368,8 @@ TEST_CASE("pulse_question runs alone: its siblings are skipped and the run waits
 TEST_CASE("a question in a Patrol run is refused and its siblings still run", "[core][loop]") {
   Harness h;
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls(
-      {Call("c1", "pulse_question", R"({"question":"Which VM?"})"),
-       Call("c2", "patrol_get_findings", R"({})")}));
+  h.provider.Add(ScriptedTurn::Calls({Call("c1", "pulse_question", R"({"question":"Which VM?"})"),
+                                      Call("c2", "patrol_get_findings", R"({})")}));
   h.provider.Add(ScriptedTurn::Text("No findings."));
   absl::StatusOr<core::RunOutcome> out =
       h.Run("patrol", Policy(ControlLevel::kReadOnly, ExecutionProfile::kPatrolDetection));
@@ -383,8 +383,8 @@ TEST_CASE("a question in a Patrol run is refused and its siblings still run", "[
 TEST_CASE("tool events follow provider order: start and progress before end", "[core][loop]") {
   Harness h;
   h.BindDefaults();
-  h.provider.Add(ScriptedTurn::Calls({Call("c1", "pulse_query", kQueryVm),
-                                      Call("c2", "svc_ops", kRestartWeb)}));
+  h.provider.Add(ScriptedTurn::Calls(
+      {Call("c1", "pulse_query", kQueryVm), Call("c2", "svc_ops", kRestartWeb)}));
   h.provider.Add(ScriptedTurn::Text("Found it."));
   REQUIRE(h.Run("find web").ok());
   std::vector<std::string> sequence;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../actions/action_test_support.h"
 #include "absl/synchronization/mutex.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/errors/tool_error.h"
@@ -34,7 +35,6 @@
 #include "pulse/testing/in_memory_operator_state_store.h"
 #include "pulse/testing/in_memory_session_store.h"
 #include "pulse/testing/inline_task_runner.h"
-#include "../actions/action_test_support.h"
 #include "pulse/testing/recording_event_sink.h"
 #include "pulse/testing/scripted_llm_provider.h"
 #include "pulse/testing/sequential_id_source.h"
@@ -203,8 +203,9 @@ struct Harness {
 
   // Binds a FakeHandler to `tool`.
   void Bind(std::string_view tool, FakeHandler::Fn fn) {
-    REQUIRE(executor.Bind(tool, std::make_unique<FakeHandler>(std::string(tool), std::move(fn), log))
-                .ok());
+    REQUIRE(
+        executor.Bind(tool, std::make_unique<FakeHandler>(std::string(tool), std::move(fn), log))
+            .ok());
   }
   // Fake handlers for the read tools and svc_ops, the real question and pulse_control
   // handlers; tools named in `except` stay unbound so a test can bind its own.
@@ -246,9 +247,10 @@ struct Harness {
     return loop->Run(request, events);
   }
 
-  absl::StatusOr<core::RunOutcome> Resume(
-      std::string session_id = "ses_test", core::InvocationPolicy policy = Policy(),
-      core::ActionActor actor = core::ActionActor{core::ActorKind::kHuman, "alice"}) {
+  absl::StatusOr<core::RunOutcome> Resume(std::string session_id = "ses_test",
+                                          core::InvocationPolicy policy = Policy(),
+                                          core::ActionActor actor = core::ActionActor{
+                                              core::ActorKind::kHuman, "alice"}) {
     core::ResumeRequest request{std::move(session_id), std::move(policy), std::move(actor)};
     return loop->Resume(request, events);
   }

@@ -1,9 +1,10 @@
 // The SessionStore contract suite against the in-memory fake (the SQLite adapter runs the
 // same suite).
+#include "contracts/session_store_contract.h"
+
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "contracts/session_store_contract.h"
 #include "pulse/testing/in_memory_session_store.h"
 
 namespace pulse::testing {

@@ -2,18 +2,19 @@
 // truncation, framing), the final-text anchor rule, the deterministic fallback, knowledge
 // extraction and its budget, the write-outcome contract, typed provider errors and session
 // record validation.
+#include "pulse/core/loop/transcript.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "loop_test_support.h"
 #include "pulse/core/loop/knowledge.h"
+#include "pulse/core/loop/loop_texts.h"
+#include "pulse/core/loop/write_outcome.h"
 #include "pulse/core/model/llm_types.h"
 #include "pulse/core/model/loop_event.h"
-#include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/model/session_record.h"
-#include "pulse/core/loop/transcript.h"
-#include "pulse/core/loop/write_outcome.h"
 
 namespace pulse::testing::loop {
 namespace {
@@ -52,8 +53,8 @@ std::vector<Message> FourTurns(const std::string& big) {
   for (int i = 1; i <= 4; ++i) {
     const std::string id = "r" + std::to_string(i);
     t.push_back(Message::Assistant(
-        "", {Call(id, "pulse_read", R"({"action":"logs","resource_id":"vm:10)" +
-                                        std::to_string(i) + R"("})")}));
+        "", {Call(id, "pulse_read",
+                  R"({"action":"logs","resource_id":"vm:10)" + std::to_string(i) + R"("})")}));
     t.push_back(Message::ToolResult(id, "pulse_read", big, false));
   }
   t.push_back(Message::Assistant("done"));
@@ -139,18 +140,20 @@ TEST_CASE("final text must follow the last tool result or user message", "[core]
       {Message::User("hi"), Message::Assistant("Let me check.", {Call("a", "pulse_read", "{}")}),
        Message::ToolResult("a", "pulse_read", "{}", false)}));
   CHECK_FALSE(core::HasFinalText({Message::User("hi"), Message::Assistant("  \n ")}));
-  CHECK(core::HasFinalText({Message::User("hi"),
-                            Message::Assistant("", {Call("a", "pulse_read", "{}")}),
-                            Message::ToolResult("a", "pulse_read", "{}", false),
-                            Message::Assistant("It is running.")}));
+  CHECK(core::HasFinalText(
+      {Message::User("hi"), Message::Assistant("", {Call("a", "pulse_read", "{}")}),
+       Message::ToolResult("a", "pulse_read", "{}", false), Message::Assistant("It is running.")}));
 }
 
 TEST_CASE("the fallback summary ranks tools by runs then name and never shows raw data",
           "[core][loop]") {
   core::RunCounters counters;
   CHECK(core::FallbackSummary(counters) == core::kFallbackNoTools);
-  counters.tools_run = {{"pulse_read", 3}, {"pulse_query", 1}, {"pulse_metrics", 3},
-                        {"patrol_get_findings", 2}, {"svc_ops", 1}};
+  counters.tools_run = {{"pulse_read", 3},
+                        {"pulse_query", 1},
+                        {"pulse_metrics", 3},
+                        {"patrol_get_findings", 2},
+                        {"svc_ops", 1}};
   counters.tool_errors = 2;
   CHECK(core::FallbackSummary(counters) ==
         "I ran 10 checks (metrics, read, patrol_get_findings, query) but the model didn't return a "
@@ -163,8 +166,7 @@ TEST_CASE("the fallback summary ranks tools by runs then name and never shows ra
         "again and I'll pull the results together.");
 }
 
-TEST_CASE("facts are extracted from states, exit codes, health and error codes",
-          "[core][loop]") {
+TEST_CASE("facts are extracted from states, exit codes, health and error codes", "[core][loop]") {
   const rapidjson::Document args = Parse(R"({"action":"status","resource_id":"vm:101"})");
   std::vector<KnowledgeFact> facts = core::ExtractFacts(
       "pulse_read", args,
@@ -254,8 +256,8 @@ TEST_CASE("typed provider errors classify and carry their retry-after", "[core][
 }
 
 TEST_CASE("wire names of roles, events and statuses round-trip", "[core][loop]") {
-  for (MessageRole role : {MessageRole::kSystem, MessageRole::kUser, MessageRole::kAssistant,
-                           MessageRole::kTool}) {
+  for (MessageRole role :
+       {MessageRole::kSystem, MessageRole::kUser, MessageRole::kAssistant, MessageRole::kTool}) {
     CHECK(core::ParseMessageRole(core::ToString(role)) == role);
   }
   CHECK_FALSE(core::ParseMessageRole("User").has_value());

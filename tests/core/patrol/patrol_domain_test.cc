@@ -1,7 +1,6 @@
 // The Patrol domain values: autonomy levels and their wire codecs, the run scope decoder, the
 // run record codec, the deterministic triage rules and the fake run store's contract.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "contracts/patrol_run_store_contract.h"
@@ -13,8 +12,8 @@
 namespace pulse::testing::patrol {
 namespace {
 
-using core::AutonomyLevel;
 using core::AutoAuthorization;
+using core::AutonomyLevel;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
@@ -113,8 +112,8 @@ TEST_CASE("an Autopilot acknowledgement is recorded once per id and revoked by i
   CHECK(first.created);
   CHECK(core::EffectiveAutonomy(first.settings) == AutonomyLevel::kFull);
   // The same id again keeps the original actor and time.
-  core::AcknowledgementChange again = core::RecordAcknowledgement(
-      first.settings, "ack-1", "tok_b", kNow + absl::Hours(1));
+  core::AcknowledgementChange again =
+      core::RecordAcknowledgement(first.settings, "ack-1", "tok_b", kNow + absl::Hours(1));
   CHECK_FALSE(again.created);
   CHECK(again.settings == first.settings);
   // Another id replaces it.
@@ -135,8 +134,8 @@ TEST_CASE("an Autopilot acknowledgement is recorded once per id and revoked by i
   REQUIRE(revoked->last_revocation.has_value());
   CHECK(revoked->last_revocation->reason == "freeze");
   CHECK(core::AutonomyToJson(*revoked).find(R"("autopilot_revocation":{)") != std::string::npos);
-  CHECK(absl::IsNotFound(
-      core::RevokeAcknowledgement(*revoked, "ack-2", "tok_a", "", kNow).status()));
+  CHECK(
+      absl::IsNotFound(core::RevokeAcknowledgement(*revoked, "ack-2", "tok_a", "", kNow).status()));
 }
 
 TEST_CASE("acknowledgement and revocation bodies are strict", "[core][patrol][autonomy]") {
@@ -235,17 +234,16 @@ TEST_CASE("triage flags failures and thresholds, not healthy or intentional stat
                              Status("app-container:m", "exited", {{"exit_code", "0"}}),
                              std::nullopt)
             .empty());
-  CHECK(Keys(core::TriageResource(Resource("service:n/postfix", "service"),
-                                  Status("service:n/postfix", "failed",
-                                         {{"sub_state", "auto-restart"}}),
-                                  std::nullopt)) == V{"service-crash-loop"});
+  CHECK(Keys(core::TriageResource(
+            Resource("service:n/postfix", "service"),
+            Status("service:n/postfix", "failed", {{"sub_state", "auto-restart"}}),
+            std::nullopt)) == V{"service-crash-loop"});
   CHECK(Keys(core::TriageResource(Resource("backup-job:b", "backup-job"),
                                   Status("backup-job:b", "failed", {}), std::nullopt)) ==
         V{"backup-failed"});
-  std::vector<core::FindingReport> vm =
-      core::TriageResource(Resource("vm:1", "vm"),
-                           Status("vm:1", "running", {{"cpu_pct", "99"}, {"memory_pct", "91"}}),
-                           std::nullopt);
+  std::vector<core::FindingReport> vm = core::TriageResource(
+      Resource("vm:1", "vm"), Status("vm:1", "running", {{"cpu_pct", "99"}, {"memory_pct", "91"}}),
+      std::nullopt);
   REQUIRE(Keys(vm) == V{"cpu-high", "memory-high"});
   CHECK(vm[0].severity == core::Severity::kCritical);
   CHECK(vm[1].severity == core::Severity::kWarning);

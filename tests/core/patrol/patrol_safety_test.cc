@@ -3,7 +3,6 @@
 // Autopilot acknowledgement, remediation lock, maintenance window) is read again at admission
 // and immediately before dispatch, never above the level the run started at.
 #include <catch2/catch.hpp>
-
 #include <functional>
 #include <map>
 #include <string>
@@ -73,8 +72,7 @@ struct Rig {
   HookedOperatorState lock{f.operator_state};
   HookedProvider provider{f.provider};
   core::ActionService actions{f.action_store, f.fleet, lock, f.audit, f.clock};
-  core::ActionService autopilot{f.action_store, f.fleet, lock, f.audit, f.clock,
-                                ElevatedCeiling()};
+  core::ActionService autopilot{f.action_store, f.fleet, lock, f.audit, f.clock, ElevatedCeiling()};
   std::unique_ptr<core::PatrolService> patrol;
 
   Rig() {
@@ -110,10 +108,10 @@ struct Rig {
   // and then `rest` (by default one final text turn).
   core::PatrolRemediation RunWorker(std::vector<ScriptedTurn> rest = {}) {
     f.provider.Add(ScriptedTurn::Text("The worker exited."));
-    f.provider.Add(ScriptedTurn::Calls(
-        {Call("p1", "patrol_propose_action",
-              R"({"resource_id":"app-container:worker","capability":"start",)"
-              R"("rationale":"the worker exited with code 1"})")}));
+    f.provider.Add(
+        ScriptedTurn::Calls({Call("p1", "patrol_propose_action",
+                                  R"({"resource_id":"app-container:worker","capability":"start",)"
+                                  R"("rationale":"the worker exited with code 1"})")}));
     if (rest.empty()) {
       rest.push_back(ScriptedTurn::Text("Proposed a start."));
     }
@@ -155,15 +153,18 @@ TEST_CASE("a proposal from an investigation that did not complete is dropped wit
                                      R"({"type":"resource","resource_id":"app-container:worker",)"
                                      R"("capability":"start","reason":"now"})");
   std::vector<Case> cases;
-  cases.push_back({"provider error", [](Rig&) {},
+  cases.push_back({"provider error",
+                   [](Rig&) {},
                    {ScriptedTurn::Error(absl::InvalidArgumentError("context too long"))},
                    ProposalDropReason::kProviderError});
-  cases.push_back({"budget stop", [](Rig&) {},
+  cases.push_back({"budget stop",
+                   [](Rig&) {},
                    {ScriptedTurn::Calls({denied}), ScriptedTurn::Calls({denied})},
                    ProposalDropReason::kBudgetStop});
   cases.push_back({"shutdown",
                    [](Rig& rig) { rig.provider.hooks[2] = [&rig] { rig.patrol->Cancel(); }; },
-                   {}, ProposalDropReason::kCancelled});
+                   {},
+                   ProposalDropReason::kCancelled});
   for (Case& c : cases) {
     INFO(c.name);
     Rig rig;
@@ -209,8 +210,7 @@ TEST_CASE("lowering the level between plan and dispatch stops the dispatch",
         core::InvestigationOutcome::kFixQueued);
 }
 
-TEST_CASE("revoking Autopilot between plan and dispatch stops the fix",
-          "[core][patrol][safety]") {
+TEST_CASE("revoking Autopilot between plan and dispatch stops the fix", "[core][patrol][safety]") {
   Rig rig;
   rig.Set(AutonomyLevel::kFull, /*acknowledged=*/true);
   rig.AfterPlan([&rig] { rig.Set(AutonomyLevel::kFull, /*acknowledged=*/false); });
@@ -240,9 +240,10 @@ TEST_CASE("a maintenance window opened between plan and dispatch stops the dispa
   CHECK(rig.f.fleet.dispatch_calls() == 0);
 }
 
-TEST_CASE("the level is read again at admission: lowered it holds or drops, raised it never "
-          "adds authority",
-          "[core][patrol][safety]") {
+TEST_CASE(
+    "the level is read again at admission: lowered it holds or drops, raised it never "
+    "adds authority",
+    "[core][patrol][safety]") {
   SECTION("lowered to approval while the investigation runs: planned and held") {
     Rig rig;
     rig.Set(AutonomyLevel::kAssisted);

@@ -1,8 +1,7 @@
 // PatrolService over the fakes: deterministic triage, the Watch pass and its ledger, stale
 // reconciliation, one run per scope, and the governed auto-fix by autonomy level.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -94,8 +93,7 @@ TEST_CASE("re-detection is a heartbeat: a second run creates no duplicate findin
   CHECK(f.Active().size() == active);
 }
 
-TEST_CASE("stale findings resolve by absence only for performance and capacity",
-          "[core][patrol]") {
+TEST_CASE("stale findings resolve by absence only for performance and capacity", "[core][patrol]") {
   Fixture f;
   f.SetFacts("vm:101", "running", {{"cpu_pct", "10.0"}, {"memory_pct", "96.0"}});
   f.Run();
@@ -167,8 +165,8 @@ TEST_CASE("a scoped run checks only its resources and never reconciles the rest"
 TEST_CASE("the Watch pass assesses what it was shown and runs on a declining token allowance",
           "[core][patrol]") {
   Fixture f(/*with_model=*/true);
-  f.provider.Add(ScriptedTurn::Calls({Call("c1", "patrol_get_findings",
-                                           R"({"resource_id":"backup-job:nightly"})")})
+  f.provider.Add(ScriptedTurn::Calls(
+                     {Call("c1", "patrol_get_findings", R"({"resource_id":"backup-job:nightly"})")})
                      .WithUsage(9000, 5500));
   f.provider.Add(ScriptedTurn::Calls({Call("c2", "patrol_assess_finding",
                                            R"({"finding_id":")" + kBackupFailed +
@@ -206,9 +204,9 @@ TEST_CASE("the Watch pass assesses what it was shown and runs on a declining tok
 TEST_CASE("a spent Watch allowance ends in a tool-free final decision, not an abort",
           "[core][patrol]") {
   Fixture f(/*with_model=*/true);
-  f.provider.Add(ScriptedTurn::Calls({Call("c1", "patrol_get_findings",
-                                           R"({"resource_id":"vm:101"})")})
-                     .WithUsage(3000, 7200));
+  f.provider.Add(
+      ScriptedTurn::Calls({Call("c1", "patrol_get_findings", R"({"resource_id":"vm:101"})")})
+          .WithUsage(3000, 7200));
   f.provider.Add(ScriptedTurn::Text("Nothing wrong with web-01.").WithUsage(3000, 50));
   core::PatrolRunRecord r = f.Run();
   CHECK(r.status == PatrolRunStatus::kIssuesFound);
@@ -245,8 +243,8 @@ TEST_CASE("a Watch pass that leaves a presented finding without a verdict record
 TEST_CASE("a partly rejected lifecycle batch earns one repair-only turn beyond the budget",
           "[core][patrol]") {
   Fixture f(/*with_model=*/true);
-  const std::string present = R"({"finding_id":")" + kBackupFailed +
-                              R"(","verdict":"present","evidence":"still failed"})";
+  const std::string present =
+      R"({"finding_id":")" + kBackupFailed + R"(","verdict":"present","evidence":"still failed"})";
   const std::string unknown =
       R"({"finding_id":"0000000000000000","verdict":"present","evidence":"x"})";
   // Turns 1-3 use tools; turn 3's batch has an accepted and a rejected assessment.
@@ -282,14 +280,14 @@ TEST_CASE("a partly rejected lifecycle batch earns one repair-only turn beyond t
 
 TEST_CASE("a second verdict on one finding in one run is refused", "[core][patrol]") {
   Fixture f(/*with_model=*/true);
-  const std::string assess = R"({"finding_id":")" + kBackupFailed +
-                             R"(","verdict":"present","evidence":"still failed"})";
+  const std::string assess =
+      R"({"finding_id":")" + kBackupFailed + R"(","verdict":"present","evidence":"still failed"})";
   f.provider.Add(ScriptedTurn::Calls(
       {Call("c1", "patrol_get_findings", R"({"resource_id":"backup-job:nightly"})")}));
   f.provider.Add(ScriptedTurn::Calls({Call("c2", "patrol_assess_finding", assess)}));
-  f.provider.Add(ScriptedTurn::Calls({Call("c3", "patrol_assess_finding",
-                                           R"({"finding_id":")" + kBackupFailed +
-                                               R"(","verdict":"uncertain","evidence":"hm"})")}));
+  f.provider.Add(ScriptedTurn::Calls({Call(
+      "c3", "patrol_assess_finding",
+      R"({"finding_id":")" + kBackupFailed + R"(","verdict":"uncertain","evidence":"hm"})")}));
   f.provider.Add(ScriptedTurn::Text("Done."));
   core::PatrolRunRecord r = f.Run();
   REQUIRE(r.tool_calls.size() == 3);
@@ -436,11 +434,10 @@ TEST_CASE("Autopilot without an acknowledgement behaves as approval", "[core][pa
 // db-01 under memory pressure, with an approval-free elevated capability ("migrate") next to
 // its admin-floored restart; the model proposes the migration. Returns the remediation.
 core::PatrolRemediation MigrateUnder(Fixture& f) {
-  f.fleet.PutResource(Res("vm:101", "vm", "web-01", "running", "node:pve1"),
-                      {Cap("restart", core::ApprovalLevel::kAdmin,
-                           core::AutoAuthorization::kElevated),
-                       Cap("migrate", core::ApprovalLevel::kNone,
-                           core::AutoAuthorization::kElevated)});
+  f.fleet.PutResource(
+      Res("vm:101", "vm", "web-01", "running", "node:pve1"),
+      {Cap("restart", core::ApprovalLevel::kAdmin, core::AutoAuthorization::kElevated),
+       Cap("migrate", core::ApprovalLevel::kNone, core::AutoAuthorization::kElevated)});
   f.SetFacts("vm:101", "running", {{"cpu_pct", "10.0"}, {"memory_pct", "96.0"}});
   f.provider.Add(ScriptedTurn::Text("Memory is high."));
   f.provider.Add(ScriptedTurn::Calls({Call("p1", "patrol_propose_action",
@@ -456,9 +453,10 @@ core::PatrolRemediation MigrateUnder(Fixture& f) {
   return *m;
 }
 
-TEST_CASE("an acknowledged Autopilot executes an approval-free elevated capability, assisted "
-          "and a revoked Autopilot leave it for a human",
-          "[core][patrol]") {
+TEST_CASE(
+    "an acknowledged Autopilot executes an approval-free elevated capability, assisted "
+    "and a revoked Autopilot leave it for a human",
+    "[core][patrol]") {
   Fixture assisted(/*with_model=*/true);
   assisted.SetAutonomy(AutonomyLevel::kAssisted);
   const core::PatrolRemediation held = MigrateUnder(assisted);
@@ -477,11 +475,10 @@ TEST_CASE("an acknowledged Autopilot executes an approval-free elevated capabili
   // Revoked: the saved level stays full, the effective one is approval.
   Fixture revoked(/*with_model=*/true);
   revoked.SetAutonomy(AutonomyLevel::kFull, /*acknowledged=*/true);
-  absl::StatusOr<core::AutonomySettings> after = revoked.patrol->UpdateAutonomy(
-      [&](const core::AutonomySettings& current)
-          -> absl::StatusOr<std::optional<core::AutonomySettings>> {
-        return core::RevokeAcknowledgement(current, "ack-1", "tok_human", "",
-                                           revoked.clock.Now());
+  absl::StatusOr<core::AutonomySettings> after =
+      revoked.patrol->UpdateAutonomy([&](const core::AutonomySettings& current)
+                                         -> absl::StatusOr<std::optional<core::AutonomySettings>> {
+        return core::RevokeAcknowledgement(current, "ack-1", "tok_human", "", revoked.clock.Now());
       });
   REQUIRE(after.ok());
   CHECK(after->level == AutonomyLevel::kFull);
@@ -527,20 +524,20 @@ class StallingProvider final : public core::LlmProvider {
   bool saw_cancel_ = false;
 };
 
-TEST_CASE("an investigation that outlives its timeout is stopped, plans nothing, and the next "
-          "investigation still runs",
-          "[core][patrol]") {
+TEST_CASE(
+    "an investigation that outlives its timeout is stopped, plans nothing, and the next "
+    "investigation still runs",
+    "[core][patrol]") {
   Fixture f;
   // Call 0 is the Watch pass, 1 the worker's first investigation turn (it proposes the start),
   // 2 its second turn: that one stalls for just over the timeout.
   StallingProvider slow(f.provider, f.clock, 2, absl::Seconds(301));
   core::PatrolServiceOptions options;
   options.autopilot_actions = &f.autopilot_actions;
-  core::PatrolService patrol(f.fleet, f.findings, f.actions, f.operator_state, f.runs, f.history,
-                             f.clock, f.ids,
-                             core::PatrolModel{slow, f.sessions, f.runner, core::ModelRoute{},
-                                               nullptr},
-                             std::move(options));
+  core::PatrolService patrol(
+      f.fleet, f.findings, f.actions, f.operator_state, f.runs, f.history, f.clock, f.ids,
+      core::PatrolModel{slow, f.sessions, f.runner, core::ModelRoute{}, nullptr},
+      std::move(options));
   slow.set_patrol(&patrol);
   core::AutonomySettings settings;
   settings.level = AutonomyLevel::kAssisted;
@@ -572,10 +569,9 @@ TEST_CASE("an investigation within its timeout is not stopped by the deadline ch
           "[core][patrol]") {
   Fixture f;
   StallingProvider slow(f.provider, f.clock, 2, absl::Seconds(299));
-  core::PatrolService patrol(f.fleet, f.findings, f.actions, f.operator_state, f.runs, f.history,
-                             f.clock, f.ids,
-                             core::PatrolModel{slow, f.sessions, f.runner, core::ModelRoute{},
-                                               nullptr});
+  core::PatrolService patrol(
+      f.fleet, f.findings, f.actions, f.operator_state, f.runs, f.history, f.clock, f.ids,
+      core::PatrolModel{slow, f.sessions, f.runner, core::ModelRoute{}, nullptr});
   slow.set_patrol(&patrol);
   core::AutonomySettings settings;
   settings.level = AutonomyLevel::kAssisted;

@@ -73,7 +73,7 @@ struct Fixture {
   core::ActionService actions{action_store, fleet, operator_state, audit, clock};
   // What the server gives Patrol for an acknowledged Autopilot: the same stores under a
   // ceiling that admits elevated capabilities.
-  core::ActionService autopilot_actions{action_store, fleet,  operator_state,
+  core::ActionService autopilot_actions{action_store, fleet, operator_state,
                                         audit,        clock, ElevatedCeiling()};
   InMemoryPatrolRunStore runs;
   InMemorySessionStore sessions;
@@ -83,18 +83,18 @@ struct Fixture {
 
   explicit Fixture(bool with_model = false) {
     fleet.PutResource(Res("node:pve1", "node", "pve1", "online"));
-    fleet.PutResource(Res("vm:101", "vm", "web-01", "running", "node:pve1"),
-                      {Cap("restart", core::ApprovalLevel::kAdmin,
-                           core::AutoAuthorization::kElevated)});
-    fleet.PutResource(Res("app-container:worker", "app-container", "worker", "exited", "vm:101"),
-                      {Cap("start", core::ApprovalLevel::kNone,
-                           core::AutoAuthorization::kLowRisk)});
+    fleet.PutResource(
+        Res("vm:101", "vm", "web-01", "running", "node:pve1"),
+        {Cap("restart", core::ApprovalLevel::kAdmin, core::AutoAuthorization::kElevated)});
+    fleet.PutResource(
+        Res("app-container:worker", "app-container", "worker", "exited", "vm:101"),
+        {Cap("start", core::ApprovalLevel::kNone, core::AutoAuthorization::kLowRisk)});
     fleet.PutResource(Res("service:pve1/nginx", "service", "nginx", "active", "node:pve1"));
-    fleet.PutResource(Res("storage:pve1/local-zfs", "storage", "local-zfs", "available",
-                          "node:pve1"));
-    fleet.PutResource(Res("backup-job:nightly", "backup-job", "nightly", "failed"),
-                      {Cap("run-now", core::ApprovalLevel::kNone,
-                           core::AutoAuthorization::kLowRisk)});
+    fleet.PutResource(
+        Res("storage:pve1/local-zfs", "storage", "local-zfs", "available", "node:pve1"));
+    fleet.PutResource(
+        Res("backup-job:nightly", "backup-job", "nightly", "failed"),
+        {Cap("run-now", core::ApprovalLevel::kNone, core::AutoAuthorization::kLowRisk)});
     SetFacts("node:pve1", "online", {{"cpu_pct", "20.0"}, {"memory_pct", "40.0"}});
     SetFacts("vm:101", "running", {{"cpu_pct", "10.0"}, {"memory_pct", "50.0"}});
     SetFacts("app-container:worker", "exited", {{"exit_code", "1"}});
@@ -143,8 +143,7 @@ struct Fixture {
   }
 
   core::PatrolRunRecord Run(core::PatrolScope scope = {}) {
-    absl::StatusOr<core::PatrolRunRecord> r =
-        patrol->Run(scope, core::PatrolTrigger::kManual);
+    absl::StatusOr<core::PatrolRunRecord> r = patrol->Run(scope, core::PatrolTrigger::kManual);
     REQUIRE(r.ok());
     return *r;
   }

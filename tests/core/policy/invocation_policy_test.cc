@@ -33,9 +33,10 @@ TEST_CASE("execution profile parsing is closed and unknown is non-interactive", 
   CHECK(ToString(static_cast<ExecutionProfile>(42)) == "unknown");
 }
 
-TEST_CASE("only patrol_detection has a pulse_state allowlist, and it may report and assess, "
-          "never resolve",
-          "[core][policy]") {
+TEST_CASE(
+    "only patrol_detection has a pulse_state allowlist, and it may report and assess, "
+    "never resolve",
+    "[core][policy]") {
   const auto detection = PulseStateAllowlist(ExecutionProfile::kPatrolDetection);
   CHECK(std::vector<std::string_view>(detection.begin(), detection.end()) ==
         std::vector<std::string_view>{kToolPatrolReportFinding, kToolPatrolAssessFinding});

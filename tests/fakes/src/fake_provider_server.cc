@@ -103,8 +103,7 @@ class FakeProviderServer::Impl {
   // Waits for `release` (when set) in short slices so shutdown stays prompt; false when the
   // server stopped first.
   bool Released(const std::shared_ptr<absl::Notification>& release) {
-    while (release != nullptr &&
-           !release->WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
+    while (release != nullptr && !release->WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
       if (stopping_.HasBeenNotified()) {
         return false;
       }

@@ -12,13 +12,12 @@
 #define PULSE_STATUS_MACROS_CONCAT_(x, y) PULSE_STATUS_MACROS_CONCAT_INNER_(x, y)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define PULSE_RETURN_IF_ERROR(expr)                                               \
-  do {                                                                            \
-    ::absl::Status pulse_status_macro_status_ = ::pulse::core::internal::AsStatus( \
-        (expr));                                                                  \
-    if (!pulse_status_macro_status_.ok()) {                                       \
-      return pulse_status_macro_status_;                                          \
-    }                                                                             \
+#define PULSE_RETURN_IF_ERROR(expr)                                                        \
+  do {                                                                                     \
+    ::absl::Status pulse_status_macro_status_ = ::pulse::core::internal::AsStatus((expr)); \
+    if (!pulse_status_macro_status_.ok()) {                                                \
+      return pulse_status_macro_status_;                                                   \
+    }                                                                                      \
   } while (false)
 
 // PULSE_ASSIGN_OR_RETURN(lhs, expr): evaluates the StatusOr `expr`; on error returns its

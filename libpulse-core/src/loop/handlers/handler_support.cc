@@ -4,10 +4,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "pulse/core/model/resource_id.h"
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/model/resource_id.h"
 
 namespace pulse::core::handlers_internal {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "../text_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "pulse/core/actions/action_redaction.h"
@@ -11,7 +12,6 @@
 #include "pulse/core/tools/tool_names.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "../text_util.h"
 
 namespace pulse::core {
 namespace {
@@ -193,7 +193,7 @@ ToolError ActionRefusalToToolError(const ActionRefusal& refusal) {
 
 ToolError UnrecordedDispatchError(std::string_view action_id,
                                   const absl::StatusOr<Refusable<ExecuteOutcome>>& executed) {
-  const std::string reason = !executed.ok()          ? std::string(executed.status().message())
+  const std::string reason = !executed.ok()        ? std::string(executed.status().message())
                              : executed->refused() ? executed->refusal().message
                                                    : std::string("no outcome was returned");
   ToolError error;
@@ -287,8 +287,8 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
     return ToolResult::Failure(ActionRefusalToToolError(executed->refusal()));
   }
   const ExecuteOutcome& outcome = executed->value();
-  const bool dispatched = outcome.dispatched || (outcome.record.result.has_value() &&
-                                                 outcome.record.result->dispatched);
+  const bool dispatched = outcome.dispatched ||
+                          (outcome.record.result.has_value() && outcome.record.result->dispatched);
   return ToolResult::Success(ActionOutcomeJson(
       outcome.record, dispatched,
       "The approval-free plan was executed through the action lifecycle under autonomous "

@@ -212,9 +212,9 @@ TEST_CASE("exec on a resource with nowhere to run a command is EXECUTION_CONTEXT
                    absl::FailedPreconditionError(
                        "backup-job:nightly is a backup job; run commands on a node, VM or "
                        "container"));
-  CHECK(f.Refused(kToolPulseRead,
-                  R"({"action":"exec","resource_id":"vm:101","command":"uptime"})") ==
-        "EXECUTION_CONTEXT_UNAVAILABLE");
+  CHECK(
+      f.Refused(kToolPulseRead, R"({"action":"exec","resource_id":"vm:101","command":"uptime"})") ==
+      "EXECUTION_CONTEXT_UNAVAILABLE");
   CHECK(Contains(f.last_error, R"("blocked":true)"));
   CHECK_FALSE(Contains(f.last_error, R"("failed":true)"));
   CHECK(Contains(f.last_error, R"("resource_id":"vm:101")"));

@@ -13,8 +13,8 @@
 #include <utility>
 #include <variant>
 
-#include "pulse/core/model/action_types.h"
 #include "pulse/core/errors/agent_error.h"
+#include "pulse/core/model/action_types.h"
 
 namespace pulse::core {
 

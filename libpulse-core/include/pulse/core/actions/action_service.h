@@ -86,7 +86,7 @@ struct ExecuteRequest {
   std::string action_id;
   std::string reason;  // optional, recorded in the events
   std::optional<std::string> plan_hash;
-  ActionActor actor;  // the authenticated executor (a human, or automation)
+  ActionActor actor;        // the authenticated executor (a human, or automation)
   DispatchRecheck recheck;  // optional; see DispatchRecheck
 };
 

@@ -86,7 +86,7 @@ enum class AgentErrorCode {
   kTokenNotFound,             // DELETE: no live token has this id
   kTokenManagementForbidden,  // not a human token, or a token wider than the caller's scopes
   // sessions
-  kSessionNotResumable,     // a Patrol (system) session: never continued, resumed or answered
+  kSessionNotResumable,  // a Patrol (system) session: never continued, resumed or answered
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
   kUnauthorized,          // no credential, or one the token store does not accept

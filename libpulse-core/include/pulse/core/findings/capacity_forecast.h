@@ -49,13 +49,13 @@ class TrendAccumulator {
  private:
   std::int64_t n_ = 0;
   std::int64_t rejected_ = 0;
-  absl::Time origin_;   // time of the first accepted sample; x is measured from here
-  double mean_x_ = 0;   // days
-  double mean_y_ = 0;   // percent
-  double m2x_ = 0;      // sum of squared x deviations
-  double m2y_ = 0;      // sum of squared y deviations
-  double cxy_ = 0;      // sum of x*y co-deviations
-  absl::Time latest_;   // newest timestamp seen
+  absl::Time origin_;  // time of the first accepted sample; x is measured from here
+  double mean_x_ = 0;  // days
+  double mean_y_ = 0;  // percent
+  double m2x_ = 0;     // sum of squared x deviations
+  double m2y_ = 0;     // sum of squared y deviations
+  double cxy_ = 0;     // sum of x*y co-deviations
+  absl::Time latest_;  // newest timestamp seen
   double latest_sum_ = 0;
   std::int64_t latest_count_ = 0;
 };

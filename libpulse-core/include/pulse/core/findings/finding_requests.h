@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "pulse/core/model/finding_types.h"
 #include "pulse/core/findings/findings_service.h"
+#include "pulse/core/model/finding_types.h"
 #include "rapidjson/document.h"
 
 namespace pulse::core {

@@ -28,8 +28,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
-#include "pulse/core/model/finding.h"
 #include "pulse/core/findings/run_ledger.h"
+#include "pulse/core/model/finding.h"
 #include "pulse/core/model/suppression_rule.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/finding_store.h"
@@ -64,17 +64,17 @@ inline constexpr std::size_t kMaxNoteBytes = 4096;        // operator notes and 
 
 // One patrol_report_finding. Strings are trimmed of surrounding ASCII whitespace first.
 struct FindingReport {
-  std::string resource_id;      // required
+  std::string resource_id;  // required
   std::string resource_name;
   std::string resource_type;
   Category category = Category::kGeneral;
   Severity severity = Severity::kWarning;
-  std::string key;              // optional; defaults to the normalized title
-  std::string title;            // required
-  std::string description;      // required
-  std::string impact;           // optional, never synthesized (B-FND-9)
-  std::string recommendation;   // required (C-FND-16)
-  std::string evidence;         // required (C-FND-16)
+  std::string key;             // optional; defaults to the normalized title
+  std::string title;           // required
+  std::string description;     // required
+  std::string impact;          // optional, never synthesized (B-FND-9)
+  std::string recommendation;  // required (C-FND-16)
+  std::string evidence;        // required (C-FND-16)
   std::string node;
   std::string source = kDefaultFindingSource;
 };
@@ -108,7 +108,7 @@ enum class ResolveRefusal {
   kNoVerifier,          // the category needs a verifier and none exists for this finding
   kSignalStillPresent,  // the verifier still detects the problem
   kVerifierInconclusive,
-  kVerifierError,       // the verifier failed; treated exactly like inconclusive
+  kVerifierError,  // the verifier failed; treated exactly like inconclusive
 };
 // Wire strings: no_deterministic_verifier, verifier_still_detects, verifier_inconclusive,
 // verifier_error.
@@ -134,7 +134,7 @@ struct SuppressOutcome {
 };
 
 struct SuppressionRuleRequest {
-  std::string resource_id;           // empty = any resource (broad)
+  std::string resource_id;  // empty = any resource (broad)
   std::string resource_name;
   std::optional<Category> category;  // nullopt = any category (broad)
   std::string description;           // required
@@ -194,8 +194,7 @@ class FindingsService {
   // the rest are deferred); otherwise they stay active. Call it only after a successful full
   // run: it refuses (FailedPrecondition, nothing resolved) when ledger.CheckAllAssessed()
   // fails, since a missing verdict is a run error, never an all-clear.
-  [[nodiscard]] absl::StatusOr<StaleReconciliation> ReconcileStale(
-      const FindingRunLedger& ledger);
+  [[nodiscard]] absl::StatusOr<StaleReconciliation> ReconcileStale(const FindingRunLedger& ledger);
 
   // Records what a Patrol investigation of the finding came to: status, outcome (nullopt:
   // none yet), the investigation's session id, last_investigated_at = now, attempts + 1, and one
@@ -220,21 +219,19 @@ class FindingsService {
   // days; expected_behavior clears remind_at. Acknowledges; keeps `note` when non-empty.
   // InvalidArgument for kSuppressed (use Suppress); FailedPrecondition when resolved or
   // suppressed (undismiss first).
-  [[nodiscard]] absl::StatusOr<Finding> Dismiss(std::string_view finding_id,
-                                                DismissReason reason, std::string_view note);
+  [[nodiscard]] absl::StatusOr<Finding> Dismiss(std::string_view finding_id, DismissReason reason,
+                                                std::string_view note);
   // Clears dismissal, suppression, acknowledgement and remind_at; keeps the note. Rules are
   // not touched. FailedPrecondition when not dismissed or suppressed.
   [[nodiscard]] absl::StatusOr<Finding> Undismiss(std::string_view finding_id);
   // Operator resolve (no verifier gate: an operator's action is the evidence). A non-empty
   // note becomes user_note. FailedPrecondition when already resolved or suppressed.
-  [[nodiscard]] absl::StatusOr<Finding> Resolve(std::string_view finding_id,
-                                                std::string_view note);
+  [[nodiscard]] absl::StatusOr<Finding> Resolve(std::string_view finding_id, std::string_view note);
   // Permanently suppresses the finding and adds the rule for its resource + category.
   // Idempotent. FailedPrecondition when resolved.
   [[nodiscard]] absl::StatusOr<SuppressOutcome> Suppress(std::string_view finding_id);
   // Replaces user_note (empty clears it); `user_note_updated`. Unchanged text is a no-op.
-  [[nodiscard]] absl::StatusOr<Finding> SetNote(std::string_view finding_id,
-                                                std::string_view note);
+  [[nodiscard]] absl::StatusOr<Finding> SetNote(std::string_view finding_id, std::string_view note);
 
   // --- Reads ---
   [[nodiscard]] absl::StatusOr<Finding> Get(std::string_view finding_id) const;
@@ -280,8 +277,7 @@ class FindingsService {
   absl::StatusOr<std::optional<ReportOutcome>> MergeIntoSibling(const Finding& incoming,
                                                                 absl::Time now);
   absl::StatusOr<bool> BlockedByRule(const Finding& incoming) const;
-  absl::StatusOr<ResolveOutcome> ResolveVerified(const Finding& finding,
-                                                 std::string_view reason,
+  absl::StatusOr<ResolveOutcome> ResolveVerified(const Finding& finding, std::string_view reason,
                                                  std::string_view evidence,
                                                  std::string_view verification);
 

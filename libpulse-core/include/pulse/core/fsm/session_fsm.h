@@ -21,7 +21,6 @@
 
 namespace pulse::core {
 
-
 // Model-visible block reasons (exact wire text). Each names the policy code and none
 // dictates which tool to call next.
 // R1: a write before any target was established.
@@ -62,7 +61,6 @@ struct FsmBlockedError {
 
   friend bool operator==(const FsmBlockedError&, const FsmBlockedError&) = default;
 };
-
 
 // How the infrastructure FSM treats a classified invocation (ARCHITECTURE §4.2).
 enum class FsmEffect {

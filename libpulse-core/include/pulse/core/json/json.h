@@ -24,7 +24,7 @@ struct JsonLimits {
 // Errors: InvalidArgument with the byte offset and reason for malformed text, for text
 // over `limits.max_bytes`, or for nesting deeper than `limits.max_depth`.
 [[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text,
-                                                           const JsonLimits& limits = {});
+                                                            const JsonLimits& limits = {});
 
 // Maximum nesting depth of a value (a scalar is 0, [] is 1), computed without recursion.
 std::size_t JsonDepth(const rapidjson::Value& value);

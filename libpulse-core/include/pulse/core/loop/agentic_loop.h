@@ -47,11 +47,11 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_service.h"
+#include "pulse/core/loop/outbound_context.h"
+#include "pulse/core/loop/transcript.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/model_route.h"
-#include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/model/session_record.h"
-#include "pulse/core/loop/transcript.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/clock.h"
@@ -70,8 +70,8 @@ inline constexpr std::size_t kMaxToolConcurrency = 4;
 inline constexpr int kMinDecisionTokens = 256;
 
 struct LoopOptions {
-  std::string system_prompt;  // the operator's base prompt, frozen for the loop's life
-  int max_turns = 20;         // provider turns per run; the last one offers no tools
+  std::string system_prompt;    // the operator's base prompt, frozen for the loop's life
+  int max_turns = 20;           // provider turns per run; the last one offers no tools
   int max_provider_calls = 30;  // every provider request, retries and the summary included
   // Attempts per turn when the provider cannot be reached (Unavailable, DeadlineExceeded) or
   // its stream ends early, before any visible output: 2 is exactly one retry.
@@ -88,8 +88,8 @@ struct LoopOptions {
   // not bounded by it). Checked before every provider call: a spent budget fails the run with
   // cost_budget_exhausted, an unknown price with cost_unknown (no call is made). Unset: none.
   std::optional<double> max_cost_usd;
-  std::optional<int> max_tokens;      // completion cap per turn
-  int summary_max_tokens = 1024;      // completion cap of the tool-free summary call
+  std::optional<int> max_tokens;  // completion cap per turn
+  int summary_max_tokens = 1024;  // completion cap of the tool-free summary call
   // A declining allowance of output tokens per run (Patrol's Watch economy, B-LOOP-9); 0 means
   // none. Every request's completion cap (max_tokens, or the summary's) is lowered to what is
   // left of it, never below kMinDecisionTokens; once it is spent the next turn offers no tools,
@@ -101,11 +101,11 @@ struct LoopOptions {
   // one extra turn — once per run — that offers only those lifecycle tools, to repair the
   // rejected ones. Off: the turn budget is fixed.
   bool lifecycle_repair_turn = false;
-  int max_evidence_calls = 12;        // patrol_investigation only
-  int max_consecutive_error_turns = 3;  // then the next turn offers no tools
-  int max_calls_per_turn = 16;          // later calls of a turn are refused, not run
+  int max_evidence_calls = 12;                        // patrol_investigation only
+  int max_consecutive_error_turns = 3;                // then the next turn offers no tools
+  int max_calls_per_turn = 16;                        // later calls of a turn are refused, not run
   std::size_t max_concurrency = kMaxToolConcurrency;  // clamped to 1..kMaxToolConcurrency
-  ProviderViewOptions view;  // tool-result truncation and compaction
+  ProviderViewOptions view;                           // tool-result truncation and compaction
   // A session left `running` longer than this (its run died with the process) may be claimed
   // again; a live run never holds a session that long.
   absl::Duration stale_run_after = absl::Minutes(30);

@@ -24,9 +24,9 @@
 
 #include "absl/status/statusor.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/model/action_types.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/loop/agentic_loop.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/policy/execution_profile.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"

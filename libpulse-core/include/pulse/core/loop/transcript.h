@@ -18,10 +18,10 @@
 namespace pulse::core {
 
 struct ProviderViewOptions {
-  std::size_t max_tool_result_chars = 16000;   // per result, model side only
+  std::size_t max_tool_result_chars = 16000;    // per result, model side only
   std::size_t compaction_budget_chars = 60000;  // compact when the transcript is larger
-  int keep_turns = 2;                          // assistant turns kept intact at the end
-  std::size_t compaction_min_chars = 300;      // shorter results are never compacted
+  int keep_turns = 2;                           // assistant turns kept intact at the end
+  std::size_t compaction_min_chars = 300;       // shorter results are never compacted
 };
 
 // The model's side of refused claims: each kRefusedClaim entry becomes the assistant text it

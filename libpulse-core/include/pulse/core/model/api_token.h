@@ -51,7 +51,7 @@ struct ApiTokenInfo {
 
 // A request to create a token.
 struct NewApiToken {
-  std::string name;                 // 1..kMaxApiTokenNameBytes of UTF-8, no control characters
+  std::string name;  // 1..kMaxApiTokenNameBytes of UTF-8, no control characters
   ApiTokenKind kind = ApiTokenKind::kHuman;
   std::vector<std::string> scopes;  // wire strings or "*"; at least one
   absl::Time created_at;
@@ -63,7 +63,6 @@ struct IssuedApiToken {
   ApiTokenInfo info;
   std::string token;
 };
-
 
 // The longest lifetime a token may be given (ten years).
 inline constexpr absl::Duration kMaxApiTokenLifetime = absl::Hours(24 * 3650);

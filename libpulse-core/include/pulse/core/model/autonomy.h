@@ -38,8 +38,8 @@ struct AutopilotAcknowledgement {
   std::string actor_id;  // the human who acknowledged (a token id)
   absl::Time acknowledged_at;
 
-  friend bool operator==(const AutopilotAcknowledgement&, const AutopilotAcknowledgement&) =
-      default;
+  friend bool operator==(const AutopilotAcknowledgement&,
+                         const AutopilotAcknowledgement&) = default;
 };
 
 // The last revocation of an acknowledgement, kept for the operator's record.
@@ -90,10 +90,10 @@ std::string AutonomyToJson(const AutonomySettings& settings);
 // approval. Unknown members are refused. Errors (nothing changes): InvalidArgument whose
 // message starts "invalid_autonomy_level" for an unknown level, else "invalid_request".
 [[nodiscard]] absl::StatusOr<AutonomySettings> ParseAutonomyUpdate(std::string_view json,
-                                                                  const AutonomySettings& current,
-                                                                  std::string_view actor_id,
-                                                                  bool actor_is_human,
-                                                                  absl::Time now);
+                                                                   const AutonomySettings& current,
+                                                                   std::string_view actor_id,
+                                                                   bool actor_is_human,
+                                                                   absl::Time now);
 
 // POST /api/ai/patrol/autonomy/acknowledgements body: exactly {acknowledgement_id}, clean
 // text, trimmed, 1..kMaxAcknowledgementIdBytes. InvalidArgument otherwise.

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "pulse/core/model/forecast.h"
 #include "pulse/core/model/finding_types.h"
+#include "pulse/core/model/forecast.h"
 
 namespace pulse::core {
 

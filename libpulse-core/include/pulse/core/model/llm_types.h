@@ -82,7 +82,7 @@ enum class ToolChoice { kUnset, kNone, kRequired };
 std::string_view ToString(ToolChoice choice);
 
 struct LlmRequest {
-  std::vector<Message> messages;     // the system prompt first, when there is one
+  std::vector<Message> messages;      // the system prompt first, when there is one
   std::vector<ToolDefinition> tools;  // empty: a tool-free request
   ToolChoice tool_choice = ToolChoice::kUnset;
   std::optional<int> max_tokens;  // completion cap; nullopt: the provider's default
@@ -112,9 +112,9 @@ struct LlmStreamEvent {
   enum class Kind { kContentDelta, kToolCall, kUsage, kFinish };
 
   Kind kind = Kind::kContentDelta;
-  std::string text;                                 // kContentDelta
-  ToolCall tool_call;                               // kToolCall
-  TokenUsage usage;                                 // kUsage (added to the run's totals)
+  std::string text;                                  // kContentDelta
+  ToolCall tool_call;                                // kToolCall
+  TokenUsage usage;                                  // kUsage (added to the run's totals)
   FinishReason finish_reason = FinishReason::kStop;  // kFinish
 
   static LlmStreamEvent ContentDelta(std::string text);

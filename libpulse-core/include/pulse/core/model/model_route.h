@@ -15,9 +15,9 @@
 namespace pulse::core {
 
 enum class InferenceRoute {
-  kMeteredApi,          // a hosted API billed per token
-  kLocalModelServer,    // Ollama, vLLM, LM Studio, llama.cpp on the operator's own machines
-  kCodingPlanAllowance, // a subscription allowance (Z.ai coding endpoint): no per-run price
+  kMeteredApi,           // a hosted API billed per token
+  kLocalModelServer,     // Ollama, vLLM, LM Studio, llama.cpp on the operator's own machines
+  kCodingPlanAllowance,  // a subscription allowance (Z.ai coding endpoint): no per-run price
 };
 // Wire: metered_api, local_model_server, coding_plan_allowance.
 std::string_view ToString(InferenceRoute route);

@@ -14,8 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "pulse/core/model/session_state.h"
 #include "pulse/core/model/llm_types.h"
+#include "pulse/core/model/session_state.h"
 #include "pulse/core/model/usage.h"
 
 namespace pulse::core {
@@ -71,9 +71,9 @@ struct RunCounters {
   int provider_calls = 0;  // every provider request: retries and the summary call included
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
-  int tool_calls = 0;       // calls the model emitted
-  int tool_errors = 0;      // results that were errors
-  int evidence_calls = 0;   // investigation profile: evidence attempts
+  int tool_calls = 0;      // calls the model emitted
+  int tool_errors = 0;     // results that were errors
+  int evidence_calls = 0;  // investigation profile: evidence attempts
   int consecutive_error_turns = 0;
   std::map<std::string, int> tools_run;  // executed calls per tool (fallback summary)
   // The run's money cost: the sum of its calls' known costs, and whether any call's cost was

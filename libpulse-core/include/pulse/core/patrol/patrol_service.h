@@ -43,9 +43,9 @@
 #include "absl/synchronization/mutex.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/findings/findings_service.h"
-#include "pulse/core/model/model_route.h"
 #include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/model_route.h"
 #include "pulse/core/model/patrol_run.h"
 #include "pulse/core/patrol/triage.h"
 #include "pulse/core/ports/clock.h"
@@ -128,8 +128,7 @@ class PatrolService {
   // Reserves the scope's slot and stores a `running` record. Errors (nothing reserved):
   // NotFound (patrol_scope_unresolved) when a requested resource id does not exist or the
   // scope selects no resource; Unavailable when the fleet or the store cannot be read.
-  [[nodiscard]] absl::StatusOr<PatrolBegin> Begin(const PatrolScope& scope,
-                                                  PatrolTrigger trigger);
+  [[nodiscard]] absl::StatusOr<PatrolBegin> Begin(const PatrolScope& scope, PatrolTrigger trigger);
 
   // Runs a reserved run to the end, stores and returns its record, and frees the slot.
   // Never fails: problems are recorded in the record (status error).

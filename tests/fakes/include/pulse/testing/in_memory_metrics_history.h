@@ -20,8 +20,7 @@ namespace pulse::testing {
 class InMemoryMetricsHistory final : public core::MetricsHistory {
  public:
   absl::StatusOr<std::vector<core::MetricSample>> Samples(std::string_view target_id,
-                                                          std::string_view metric,
-                                                          absl::Time start,
+                                                          std::string_view metric, absl::Time start,
                                                           absl::Time end) const override {
     absl::MutexLock lock(&mu_);
     if (injected_.has_value()) {

@@ -23,8 +23,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "pulse/core/ports/token_store.h"
 #include "pulse/core/auth/api_token.h"
+#include "pulse/core/ports/token_store.h"
 
 namespace pulse::testing {
 

@@ -61,7 +61,7 @@ struct BoundRoute {
   RouteSpec spec;
   std::vector<core::PathSegment> segments;
   HttpHandler handler;
-  std::unique_ptr<BodyValidator> body_validator;  // null when spec.body_schema is empty
+  std::unique_ptr<BodyValidator> body_validator;    // null when spec.body_schema is empty
   std::unique_ptr<QueryValidator> query_validator;  // never null once bound
 };
 

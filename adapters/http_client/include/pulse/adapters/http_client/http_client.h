@@ -86,17 +86,17 @@ struct Response {
 // kTlsUntrusted; DeadlineExceeded for kTimeout; Cancelled; ResourceExhausted for kTooLarge;
 // InvalidArgument for kInvalidRequest.
 enum class ErrorKind {
-  kRefused,          // nothing listens there (or no socket at that path)
-  kUnknownHost,      // the name (or the proxy's name) does not resolve
-  kUnreachable,      // no route to the network or host
-  kTlsHandshake,     // TLS could not be negotiated (e.g. the far side does not speak TLS)
-  kTlsUntrusted,     // the server certificate failed verification or the pin
-  kTimeout,          // one of the four deadlines passed
-  kCancelled,        // the cancellation flag was set (wins over every other outcome)
-  kTooLarge,         // the body or the headers exceeded their cap
-  kProtocol,         // the reply is not HTTP we can read
-  kConnectionLost,   // the connection closed or broke before the response was complete
-  kInvalidRequest,   // the request itself is malformed (bad method, target or header)
+  kRefused,         // nothing listens there (or no socket at that path)
+  kUnknownHost,     // the name (or the proxy's name) does not resolve
+  kUnreachable,     // no route to the network or host
+  kTlsHandshake,    // TLS could not be negotiated (e.g. the far side does not speak TLS)
+  kTlsUntrusted,    // the server certificate failed verification or the pin
+  kTimeout,         // one of the four deadlines passed
+  kCancelled,       // the cancellation flag was set (wins over every other outcome)
+  kTooLarge,        // the body or the headers exceeded their cap
+  kProtocol,        // the reply is not HTTP we can read
+  kConnectionLost,  // the connection closed or broke before the response was complete
+  kInvalidRequest,  // the request itself is malformed (bad method, target or header)
 };
 
 // The stable name of `kind` ("refused", "unknown_host", ...).
@@ -131,9 +131,9 @@ class HttpClient final {
   // final status line and headers are in (also for a reply without a body), then `on_body` for
   // each piece. Either returning false ends the exchange (kStopped). Errors as ErrorKind; a
   // connection lost after `on_head` is kConnectionLost too (the caller knows it saw the head).
-  [[nodiscard]] absl::StatusOr<StreamEnd> Stream(const Request& request, HeadFn on_head,
-                                                 BodyFn on_body,
-                                                 const std::atomic<bool>* cancelled = nullptr) const;
+  [[nodiscard]] absl::StatusOr<StreamEnd> Stream(
+      const Request& request, HeadFn on_head, BodyFn on_body,
+      const std::atomic<bool>* cancelled = nullptr) const;
 
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;

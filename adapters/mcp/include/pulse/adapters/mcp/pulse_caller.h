@@ -43,7 +43,7 @@ class PulseCaller {
 // Projects `args` onto `capability`'s route (core::ProjectCapabilityCall) and sends it.
 // InvalidArgument from the projection; SendCall's error when no reply arrived.
 [[nodiscard]] absl::StatusOr<PulseReply> CallCapability(PulseCaller& caller,
-                                                       const core::AgentCapability& capability,
-                                                       const rapidjson::Value& args);
+                                                        const core::AgentCapability& capability,
+                                                        const rapidjson::Value& args);
 
 }  // namespace pulse::adapters::mcp

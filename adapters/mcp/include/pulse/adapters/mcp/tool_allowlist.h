@@ -18,7 +18,7 @@ struct McpSurface {
   std::vector<std::string> tool_names;  // in contract order, each once
   // Tool name -> the fetched capability's inputSchema as compact JSON (absent: the core's).
   std::map<std::string, std::string> input_schemas;
-  bool tools = true;      // affordances of the pulse_mcp contract
+  bool tools = true;  // affordances of the pulse_mcp contract
   bool resources = true;
   bool prompts = true;
 

@@ -68,10 +68,18 @@ struct ServerSettings {
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
-inline constexpr std::string_view kConfigKeys[] = {
-    "listen",          "fleet",           "provider",          "provider_base_url",
-    "model",           "control_level",   "patrol_interval",   "provider_locality",
-    "requester_separation", "max_event_streams", "max_run_streams", "max_streams_per_token"};
+inline constexpr std::string_view kConfigKeys[] = {"listen",
+                                                   "fleet",
+                                                   "provider",
+                                                   "provider_base_url",
+                                                   "model",
+                                                   "control_level",
+                                                   "patrol_interval",
+                                                   "provider_locality",
+                                                   "requester_separation",
+                                                   "max_event_streams",
+                                                   "max_run_streams",
+                                                   "max_streams_per_token"};
 
 // Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
 // open stream holds a worker).

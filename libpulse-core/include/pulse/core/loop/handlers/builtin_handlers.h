@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "pulse/core/actions/action_service.h"
-#include "pulse/core/model/action_types.h"
 #include "pulse/core/findings/findings_service.h"
+#include "pulse/core/model/action_types.h"
 #include "pulse/core/policy/tool_executor.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"

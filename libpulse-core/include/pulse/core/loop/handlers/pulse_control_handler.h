@@ -57,7 +57,8 @@ std::string ActionResultJson(const ActionExecutionResult& result);
 // The result of an action whose lifecycle ran (or was found terminal): status = the record's
 // state, "execution_requested": true, "dispatched", the summary, and "result" with the
 // execution and verification axes when the record has one. `message` is a short sentence.
-std::string ActionOutcomeJson(const ActionRecord& record, bool dispatched, std::string_view message);
+std::string ActionOutcomeJson(const ActionRecord& record, bool dispatched,
+                              std::string_view message);
 
 // A non-error result for a plan that ended without running (rejected, expired): status = the
 // record's state, "execution_requested": false, "dispatched": false.
