@@ -1,5 +1,6 @@
 # Finds every third-party library and gives each one a namespaced target.
-# The recipe (package names, targets, pitfalls) is ../shared/design/DEPENDENCIES.md.
+# Every library comes from the Debian 12 package cmake/install-deps.sh installs; the pitfalls
+# of each are noted where it is found below.
 find_package(Threads REQUIRED)
 find_package(absl 20220623 REQUIRED CONFIG)
 find_package(fmt 9 REQUIRED CONFIG)

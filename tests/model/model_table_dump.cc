@@ -242,7 +242,8 @@ void DumpSessionEvents(const pulse::testing::FakeClock& clock) {
       const std::string before = Session(fsm);
       const std::string applied = ApplyEvent(fsm, ev);
       std::printf("fsm %s %s %s\n", before.c_str(), applied.c_str(), Session(fsm).c_str());
-      // Repeated blocked attempts must not wear the gate down (seed 000).
+      // Repeated blocked attempts must not wear the gate down (docs/architecture.md "The session
+      // state machine").
       SessionFsm worn = Restore(clock, key, 1'000'000);
       const std::string worn_applied = ApplyEvent(worn, ev);
       if (worn_applied != applied || Session(worn) != Session(fsm)) {

@@ -62,7 +62,7 @@ absl::StatusOr<McpSurface> McpSurfaceFromManifest(std::string_view manifest_json
   if (const rapidjson::Value* affordances = core::GetMember(*contract, "affordances");
       affordances != nullptr && affordances->IsObject()) {
     // Affordance booleans are omitted when false; a contract that declares none gets the
-    // pulse_mcp defaults (wire surface §1.1).
+    // pulse_mcp defaults (docs/api.md).
     const bool any = affordances->MemberCount() > 0;
     surface.tools = !any || core::GetBool(*affordances, "tools").value_or(false);
     surface.resources = !any || core::GetBool(*affordances, "resources").value_or(false);

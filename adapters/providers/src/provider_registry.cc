@@ -18,7 +18,7 @@ constexpr std::array<core::WireName<ProtocolFamily>, 4> kFamilies = {{
     {kGemini, "gemini"},
 }};
 
-// The registry. Defaults and environment variables follow pulse_wire_surface.md §6.1. A base
+// The registry. Defaults and environment variables follow docs/providers.md "The registry". A base
 // URL includes the API version path the protocol's request paths are appended to.
 constexpr std::array<ProviderEntry, 14> kProviders = {{
     {.name = "openai",

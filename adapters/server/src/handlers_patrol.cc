@@ -2,7 +2,7 @@
 // A run is reserved here (so a busy scope answers 409 patrol_already_running with the running
 // id, and an unresolvable scope 422 patrol_scope_unresolved, before anything runs) and executed
 // by the PatrolScheduler's thread; the reply carries the run id at once.
-// "Admin" in the wire surface (§3.3) has no separate notion in this product: every API token
+// "Admin" in the API (docs/api.md) has no separate notion in this product: every API token
 // is an operator credential, so the route's scope is the whole guard — ai:execute to run and
 // read Patrol, settings:write to read and change its autonomy and to record or revoke the
 // Autopilot acknowledgement (humans only).

@@ -60,7 +60,7 @@ struct ServerContext {
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
 };
 
-// The marker header an external agent adapter sends (wire surface §0.1). It can only narrow:
+// The marker header an external agent adapter sends (docs/security.md). It can only narrow:
 // a human token's calls that carry it act as an agent (an agent may not approve, nor execute a
 // plan someone else made); its absence never makes an agent or service token act as a human.
 inline constexpr std::string_view kAgentSurfaceHeader = "x-pulse-agent-surface";

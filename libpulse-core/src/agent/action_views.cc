@@ -1,4 +1,4 @@
-// AgentViews: the action list and detail bodies of /api/actions (wire surface §3.2).
+// AgentViews: the action list and detail bodies of /api/actions (docs/api.md).
 
 #include <algorithm>
 #include <array>

@@ -36,7 +36,7 @@ bool HasApprovedDecision(const ActionRecord& record);
 bool MoreUrgentFinding(const Finding& a, const Finding& b);
 
 // The decision queue of a resource context: soonest expiry, then higher risk, then older
-// request, then id (requirement C-ACT-11).
+// request, then id.
 bool BeforeInApprovalQueue(const ActionRecord& a, const ActionRecord& b);
 
 // Newest update first, then id.

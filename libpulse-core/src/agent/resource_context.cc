@@ -1,4 +1,4 @@
-// AgentViews::ResourceContext: one resource in depth (wire surface §3.1 AgentResourceContext).
+// AgentViews::ResourceContext: one resource in depth (docs/api.md AgentResourceContext).
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 // FindingsService::Report: validation, same-id re-detection, suppression-rule blocking,
-// equivalent-sibling merge and creation (wire §4.5).
+// equivalent-sibling merge and creation (docs/architecture.md "Findings").
 #include <utility>
 
 #include "findings_service_internal.h"
@@ -67,8 +67,8 @@ absl::StatusOr<Finding> IncomingFinding(const FindingReport& report) {
   return f;
 }
 
-// The proposed fix of the investigation record, kept when a resolved finding regresses
-// (B-FND-11). Empty when the record has none.
+// The proposed fix of the investigation record, kept when a resolved finding regresses.
+// Empty when the record has none.
 std::string ProposedFixSummary(const std::string& record_json) {
   if (record_json.empty()) {
     return {};
@@ -89,7 +89,7 @@ std::string ProposedFixSummary(const std::string& record_json) {
 void OverwriteText(Finding& f, const Finding& incoming) {
   f.title = incoming.title;
   f.description = incoming.description;
-  f.impact = incoming.impact;  // overwritten with description (B-FND-9), even when empty
+  f.impact = incoming.impact;  // overwritten with description, even when empty
   f.recommendation = incoming.recommendation;
   f.evidence = incoming.evidence;
   f.severity = incoming.severity;
@@ -125,8 +125,8 @@ bool HasMergedDuplicate(const Finding& f, const std::string& duplicate_id) {
   return false;
 }
 
-// A dismissed or suppressed finding seen again (wire §4.5 rule 1): wakes it when the severity
-// escalated or a will-fix-later reminder is due; otherwise records the sighting. Returns
+// A dismissed or suppressed finding seen again (docs/architecture.md "Findings"): wakes it when the
+// severity escalated or a will-fix-later reminder is due; otherwise records the sighting. Returns
 // whether it woke.
 bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
   Finding& f = tx.finding;
@@ -163,7 +163,7 @@ bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
   return true;
 }
 
-// A resolved finding seen again is a new occurrence (C-FND-6, B-FND-11).
+// A resolved finding seen again is a new occurrence.
 void Regress(Transition& tx) {
   Finding& f = tx.finding;
   std::map<std::string, std::string> metadata = {
@@ -189,7 +189,7 @@ void Regress(Transition& tx) {
            std::move(metadata));
 }
 
-// Same-id re-detection (wire §4.5 rule 1, B-FND-6, C-FND-2): the latest report owns the text;
+// Same-id re-detection (docs/architecture.md "Findings"): the latest report owns the text;
 // events only for a wake, a content replacement or a regression.
 ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming) {
   Finding& f = tx.finding;

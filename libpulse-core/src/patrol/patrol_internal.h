@@ -58,7 +58,7 @@ struct PatrolService::Work {
   // stale reconciliation's input.
   FindingRunLedger seen;
   // The Watch pass's own tools and ledger: every finding shown to the model needs the model's
-  // outcome (B-FND-1); a deterministic re-detection does not count as the model's verdict.
+  // outcome; a deterministic re-detection does not count as the model's verdict.
   patrol_internal::PatrolRunState state;
   std::vector<std::string> errors;
 

@@ -11,7 +11,7 @@
 
 namespace pulse::testing::fsm {
 
-// The exact reference texts (semantics §1.3, §1.4).
+// The exact reference texts (docs/architecture.md "The session state machine").
 inline constexpr std::string_view kR1 =
     "POLICY_BLOCKED: state-changing tools require a validated target/resource context. "
     "Establish the target from current context or available tools, then retry only if the "

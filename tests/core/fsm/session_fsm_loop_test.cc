@@ -1,5 +1,6 @@
 // What the agentic loop and the session store rely on beyond the raw state machine: the
-// class-aware entry points (ARCHITECTURE §4.2), pending recoveries, and snapshots.
+// class-aware entry points (docs/architecture.md "The session state machine"), pending recoveries,
+// and snapshots.
 #include <catch2/catch.hpp>
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
-// The raw session state machine (seed 000, semantics §1.3-1.8): vocabulary, the write gate,
-// error rendering, transitions, the final-answer gate, verification and resets.
+// The raw session state machine (docs/architecture.md "The session state machine"): vocabulary, the
+// write gate, error rendering, transitions, the final-answer gate, verification and resets.
 #include "pulse/core/fsm/session_fsm.h"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
-// Deterministic identities of governed actions (wire surface §5.2, our own versioned form):
-// the resource version, the capability policy version, the action id and the plan hash.
-// Identical inputs always give identical identities (so an identical re-plan is idempotent),
+// Deterministic identities of governed actions (docs/architecture.md "Governed actions", our own
+// versioned form): the resource version, the capability policy version, the action id and the plan
+// hash. Identical inputs always give identical identities (so an identical re-plan is idempotent),
 // and any change of a bound field changes them (so drift is detectable). Pure functions.
 //
 // Encoding, version 1. Each identity is a digest over one JSON object ("envelope") holding

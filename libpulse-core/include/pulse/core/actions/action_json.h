@@ -1,10 +1,10 @@
 // Wire JSON of governed actions. Member names are exactly the wire surface's (camelCase, as
-// §3.2 and §5.1 spell the action routes and records); enum values use their wire strings and
-// times are RFC 3339 UTC with as many fractional digits as needed (exact round trip).
-// Decoders are strict: a body must be one JSON object within the size and depth limits, with
-// no unknown, duplicate, mistyped or over-long member, and only valid UTF-8 text. Every
-// decoder fails with InvalidArgument naming the first problem; none echoes a param value.
-// Pure functions; thread-compatible.
+// docs/api.md and docs/architecture.md "Governed actions" spell the action routes and records);
+// enum values use their wire strings and times are RFC 3339 UTC with as many fractional digits as
+// needed (exact round trip). Decoders are strict: a body must be one JSON object within the size
+// and depth limits, with no unknown, duplicate, mistyped or over-long member, and only valid UTF-8
+// text. Every decoder fails with InvalidArgument naming the first problem; none echoes a param
+// value. Pure functions; thread-compatible.
 #pragma once
 
 #include <optional>

@@ -6,7 +6,7 @@
 // no mutable state besides an atomic counter. It borrows the ports, which must outlive it.
 //
 // Results: absl::StatusOr<Refusable<T>>. A refusal carries the closed AgentErrorCode of the
-// surface (sets P, D and E of the wire surface §1.3); a non-OK status means the engine could
+// surface (sets P, D and E of docs/api.md); a non-OK status means the engine could
 // not decide (Unavailable / Internal from a port) and nothing was dispatched because of it.
 // One exception, Execute after a dispatch whose result could not be recorded, is typed: see
 // ExecuteDispatchedUnrecorded.

@@ -1,5 +1,5 @@
-// Query parameters of the agent-surface read routes (wire surface §3.1 fleet context, §3.2
-// action list, §3.3 findings list), decoded from the raw name/value pairs of a query string so
+// Query parameters of the agent-surface read routes (docs/api.md: fleet context,
+// action list, findings list), decoded from the raw name/value pairs of a query string so
 // the HTTP layer only hands them over. When a name repeats, its first value counts. The parsers
 // keep Pulse's leniency (fleet-context filters that are not valid are ignored, the findings list
 // clamps its limit, the action list refuses a bad view or limit with typed errors), but

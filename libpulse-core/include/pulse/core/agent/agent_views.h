@@ -1,5 +1,5 @@
 // AgentViews: the read side of the agent surface. Each method builds one route's JSON body
-// (wire surface §1.5, §3.1-§3.3) from the fleet, the finding, action and operator-state stores
+// (docs/api.md) from the fleet, the finding, action and operator-state stores
 // and the clock, so an HTTP handler only parses, authorizes and serializes:
 //   FleetContext          GET /api/agent/fleet-context            AgentFleetContext
 //   ResourceContext       GET /api/agent/resource-context/{id}    AgentResourceContext
@@ -59,7 +59,7 @@ inline constexpr std::size_t kActionScanLimit = 1000;
 // Shown instead of the value of a capability param declared sensitive.
 inline constexpr char kRedactedParamValue[] = "[redacted]";
 
-// What the readiness block of an action detail says (wire §3.2 readiness codes). This build
+// What the readiness block of an action detail says (docs/api.md readiness codes). This build
 // has no emergency stop and no separate executor registry, so action_emergency_stop,
 // action_executor_unavailable and action_execution_unavailable are never produced.
 enum class ActionReadinessCode {
@@ -154,7 +154,7 @@ class AgentViews {
   // every other state -> action_not_actionable.
   ActionReadiness CheckReadiness(const ActionRecord& record);
 
-  // The Finding[] array of §3.3 (public finding JSON, loop state evaluated now): findings of
+  // The Finding[] array of docs/api.md (public finding JSON, loop state evaluated now): findings of
   // severity warning or critical that are active (with include_resolved: active or resolved),
   // optionally of one resource, critical first, then newest detected, then id; at most the
   // query's limit (see FindingListQuery).

@@ -1,5 +1,5 @@
 // The wire names of the agent-surface read views, spelled exactly as on the wire (wire surface
-// §1.5, §3.1, §3.2, §3.3): members of AgentFleetContext, AgentResourceContext, the resource
+// docs/api.md): members of AgentFleetContext, AgentResourceContext, the resource
 // capability list, AgentOperationsLoopStatus, the action list and detail bodies, and the query
 // parameters of those routes. Header-only constants.
 #pragma once
@@ -77,7 +77,7 @@ inline constexpr std::string_view kFacts = "facts";
 inline constexpr std::string_view kResourceId = "resourceId";
 inline constexpr std::string_view kCapabilities = "capabilities";
 
-// --- action list and detail (§3.2) ---
+// --- action list and detail (docs/api.md) ---
 inline constexpr std::string_view kView = "view";
 inline constexpr std::string_view kActions = "actions";
 inline constexpr std::string_view kAudit = "audit";
@@ -89,7 +89,7 @@ inline constexpr std::string_view kMessage = "message";
 inline constexpr std::string_view kRefreshable = "refreshable";
 inline constexpr std::string_view kCheckedAt = "checkedAt";
 
-// --- AgentOperationsLoopStatus (§1.5) ---
+// --- AgentOperationsLoopStatus (docs/api.md) ---
 inline constexpr std::string_view kNextAction = "nextAction";
 inline constexpr std::string_view kProgressLabel = "progressLabel";
 inline constexpr std::string_view kSteps = "steps";

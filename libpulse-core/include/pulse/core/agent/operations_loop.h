@@ -1,4 +1,4 @@
-// The operations-loop rollup behind GET /api/agent/patrol-control/status (wire surface §1.5,
+// The operations-loop rollup behind GET /api/agent/patrol-control/status (docs/api.md,
 // requirement MAN-10): Patrol evidence -> Assistant collaboration -> governed decision ->
 // verified outcome, as counts only. The counts are gathered by AgentViews; this header holds
 // the pure part, which turns counts into the four steps, the next action, the value state and
@@ -108,7 +108,7 @@ struct OperationsLoopRollup {
 OperationsLoopRollup RollUpOperationsLoop(const OperationsLoopCounts& counts);
 
 // The AgentOperationsLoopStatus body: nextAction, progressLabel, steps[{id, label, status,
-// count}], the counters of §1.5 (patrolControl* primary, patrolAutonomy* and proActivation*
+// count}], the counters of docs/api.md (patrolControl* primary, patrolAutonomy* and proActivation*
 // mirroring them), the three value states, externalAgentReady, windowStart, generatedAt.
 std::string OperationsLoopStatusToJson(const OperationsLoopCounts& counts, absl::Time window_start,
                                        absl::Time generated_at);

@@ -111,7 +111,7 @@ std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
 // 413, 414, 415, 422, 423, 429, 500, 502, 503).
 int HttpStatusFor(AgentErrorCode code);
 
-// Sets of codes a capability declares (wire surface §1.3), in advertised order.
+// Sets of codes a capability declares (docs/api.md), in advertised order.
 const std::vector<AgentErrorCode>& FindingErrorCodes();  // set F
 const std::vector<AgentErrorCode>& PlanErrorCodes();     // set P
 const std::vector<AgentErrorCode>& DecideErrorCodes();   // set D

@@ -1,5 +1,5 @@
-// The deterministic capacity forecast (wire §4.6, FND-3/4): an ordinary least-squares line
-// through (time, percent used) gives the fill rate in percentage points per day and the days
+// The deterministic capacity forecast (docs/architecture.md "Findings"): an ordinary least-squares
+// line through (time, percent used) gives the fill rate in percentage points per day and the days
 // until 100 %. Readings are honest: too little history is reported as such and never turned
 // into a forecast, and a high but flat series reads "no fill trend". Pure functions and a
 // value-type accumulator (thread-compatible); no port is touched here.
@@ -64,9 +64,9 @@ class TrendAccumulator {
 CapacityForecast ComputeCapacityForecast(std::string_view metric,
                                          std::span<const MetricSample> samples);
 
-// Urgency order for keeping one forecast per resource (wire §4.6): a series with a fill date
-// (filling, at_capacity) beats one without; among those, fewer days_to_full wins; among the
-// rest, the larger daily_change wins; no_history is least urgent. Ties keep the first.
+// Urgency order for keeping one forecast per resource (docs/architecture.md "Findings"): a series
+// with a fill date (filling, at_capacity) beats one without; among those, fewer days_to_full wins;
+// among the rest, the larger daily_change wins; no_history is least urgent. Ties keep the first.
 bool MoreUrgent(const CapacityForecast& a, const CapacityForecast& b);
 
 // One line for model context and operator text, e.g.

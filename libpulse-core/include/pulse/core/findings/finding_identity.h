@@ -1,6 +1,6 @@
 // Finding identity and equivalence: the normalized dedupe key, the deterministic finding id,
 // keyword overlap, and the rule that decides when a newly reported finding is the same real
-// problem as an existing active sibling (wire §4.5, B-FND-5/6/7, FND-2). Pure functions.
+// problem as an existing active sibling (docs/architecture.md "Findings"). Pure functions.
 #pragma once
 
 #include <optional>
@@ -88,9 +88,9 @@ bool MatchesRelatedResource(const RelatedResourceFilter& filter, const Finding& 
 //   (b) both are storage-capacity risks (storage wording or type plus a capacity signal:
 //       capacity, usage, used, free, full, space, %, tb, gb), at least one is in category
 //       capacity and neither is backup or security, so backup, health and pool-vs-device
-//       findings stay separate (FND-2);
+//       findings stay separate;
 //   (c) the same category and SemanticSimilarity >= kSiblingMinSimilarity, which keeps
-//       distinct symptoms on one resource (CPU vs memory) apart (B-FND-7).
+//       distinct symptoms on one resource (CPU vs memory) apart.
 // nullopt when not equivalent. `existing` being active is the caller's check.
 std::optional<double> SiblingEquivalence(const Finding& existing, const Finding& incoming);
 

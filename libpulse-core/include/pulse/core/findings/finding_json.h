@@ -1,5 +1,5 @@
-// The snake_case JSON form of a Finding (wire surface §4.2), used for HTTP responses and as
-// the persisted record of a store. The encoder never fails and always emits valid UTF-8 (an
+// The snake_case JSON form of a Finding (docs/architecture.md "Findings"), used for HTTP responses
+// and as the persisted record of a store. The encoder never fails and always emits valid UTF-8 (an
 // ill-formed byte sequence becomes U+FFFD; a non-finite forecast number is omitted). The
 // decoder treats its input as hostile: it is bounded (size, depth, field lengths, lifecycle
 // length) and strict (unknown or duplicate members, wrong types, unknown enum strings, bad
@@ -24,7 +24,7 @@ inline constexpr std::size_t kMaxFindingJsonBytes = 2 << 20;
 inline constexpr std::size_t kMaxFindingJsonDepth = 16;
 
 struct FindingJsonOptions {
-  // alert_identifier is persisted but hidden from public JSON (wire §4.2).
+  // alert_identifier is persisted but hidden from public JSON (docs/architecture.md "Findings").
   bool include_private = true;
   // When set, loop_state is derived at this instant (DeriveLoopState) instead of the stored
   // value, so a lapsed snooze reads as what it now is. Public surfaces set it.

@@ -1,4 +1,4 @@
-// Decoders for the inputs of the finding lifecycle: the HTTP route bodies (wire surface §3.3)
+// Decoders for the inputs of the finding lifecycle: the HTTP route bodies (docs/api.md)
 // and the Patrol tool arguments (patrol_report_finding, patrol_assess_finding,
 // patrol_resolve_finding). Each decoder is strict (unknown members, wrong types and missing
 // required members are refused) and fails with InvalidArgument carrying the

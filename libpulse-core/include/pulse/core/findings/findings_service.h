@@ -2,8 +2,9 @@
 // operators acknowledge, snooze, dismiss, suppress and resolve; end-of-run reconciliation and
 // the reminder sweep run on schedule; capacity forecasts are computed and stamped. Every
 // transition appends exactly one lifecycle event (a re-detection that regresses or wakes a
-// finding and also replaces its title appends both events, B-FND-6); a no-op (acknowledging
-// twice, an identical re-detection) appends none. Refusals of illegal transitions follow wire §4.3.
+// finding and also replaces its title appends both events); a no-op (acknowledging
+// twice, an identical re-detection) appends none. Refusals of illegal transitions follow
+// docs/architecture.md "Findings".
 //
 // Thread-safety: thread-safe if its ports are. Each change is a read-modify-write under the
 // store's optimistic concurrency and is re-read and re-applied on a version clash (at most
@@ -72,16 +73,16 @@ struct FindingReport {
   std::string key;             // optional; defaults to the normalized title
   std::string title;           // required
   std::string description;     // required
-  std::string impact;          // optional, never synthesized (B-FND-9)
-  std::string recommendation;  // required (C-FND-16)
-  std::string evidence;        // required (C-FND-16)
+  std::string impact;          // optional, never synthesized
+  std::string recommendation;  // required
+  std::string evidence;        // required
   std::string node;
   std::string source = kDefaultFindingSource;
 };
 
 enum class ReportDisposition {
   kCreated,                   // a new finding: `detected`
-  kHeartbeat,                 // already active: refreshed, no event (C-FND-2)
+  kHeartbeat,                 // already active: refreshed, no event
   kContentReplaced,           // same id, unrelated title: `content_replaced`
   kRegressed,                 // it had been resolved: `regressed` (+ content_replaced)
   kReactivated,               // dismissed/suppressed, woken by escalation or a due reminder
@@ -138,7 +139,7 @@ struct SuppressionRuleRequest {
   std::string resource_name;
   std::optional<Category> category;  // nullopt = any category (broad)
   std::string description;           // required
-  bool allow_broad_scope = false;    // required for a broad rule (B-FND-14)
+  bool allow_broad_scope = false;    // required for a broad rule
 };
 
 struct FindingQuery {
@@ -161,9 +162,9 @@ class FindingsService {
 
   // --- Patrol ---
 
-  // Records a detection (wire §4.5): validates (InvalidArgument, nothing stored), then
-  // updates the finding with the same id (heartbeat, content_replaced, regressed, woken or
-  // seen_while_suppressed), or, for a new id, drops it when a suppression rule covers
+  // Records a detection (docs/architecture.md "Findings"): validates (InvalidArgument, nothing
+  // stored), then updates the finding with the same id (heartbeat, content_replaced, regressed,
+  // woken or seen_while_suppressed), or, for a new id, drops it when a suppression rule covers
   // resource + category, merges it into the best equivalent active sibling
   // (SiblingEquivalence; `duplicate_merged` once per duplicate id), or creates it.
   [[nodiscard]] absl::StatusOr<ReportOutcome> Report(const FindingReport& report);
@@ -187,7 +188,7 @@ class FindingsService {
                                                                std::string_view reason,
                                                                std::string_view evidence);
 
-  // End-of-run reconciliation (wire §4.8, C-FND-3, B-FND-3): for each of the ledger's
+  // End-of-run reconciliation (docs/architecture.md "Findings"): for each of the ledger's
   // StaleCandidates still active, performance|capacity resolve by absence
   // (kStaleResolveReason); other categories only when the verifier confirms the signal is
   // gone (kVerifiedStaleResolveReason, at most kMaxVerifiedStaleResolvesPerRun verifications;

@@ -2,8 +2,8 @@
 // the run started with (seeded), which it showed to the model (presented), which it reported
 // and which verdicts it accepted, and answers the two end-of-run questions: did every
 // presented finding get an accepted outcome (a missing verdict is a run error, never an
-// all-clear, B-FND-1), and which seeded findings went unmentioned (the stale-reconciliation
-// candidates, wire §4.8). A value owned by the run; not thread-safe.
+// all-clear), and which seeded findings went unmentioned (the stale-reconciliation
+// candidates, docs/architecture.md "Findings"). A value owned by the run; not thread-safe.
 #pragma once
 
 #include <functional>

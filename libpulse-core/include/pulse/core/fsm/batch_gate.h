@@ -1,8 +1,9 @@
 // BatchGate: the session FSM's view of one provider turn whose calls run in parallel
-// (ARCHITECTURE §4.2). Admission simulates the state across the batch, so two infrastructure
-// writes cannot both pass and a read cannot clear the way for a write in the same turn; the
-// post-process half makes sure a read that ran beside a write is never taken as evidence of it.
-// Lives for one turn; borrows the SessionFsm, which must outlive it. Not thread-safe.
+// (docs/architecture.md "The session state machine"). Admission simulates the state across the
+// batch, so two infrastructure writes cannot both pass and a read cannot clear the way for a write
+// in the same turn; the post-process half makes sure a read that ran beside a write is never taken
+// as evidence of it. Lives for one turn; borrows the SessionFsm, which must outlive it. Not
+// thread-safe.
 #pragma once
 
 #include <cstddef>

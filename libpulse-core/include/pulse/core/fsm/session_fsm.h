@@ -1,6 +1,6 @@
-// SessionFsm: the per-session safety state machine (seed 000; semantics reference §1). It
-// blocks infrastructure writes until a target is established and until the previous write is
-// verified, and refuses a final answer about an unverified change. Not thread-safe: the
+// SessionFsm: the per-session safety state machine (docs/architecture.md "The session state
+// machine"). It blocks infrastructure writes until a target is established and until the previous
+// write is verified, and refuses a final answer about an unverified change. Not thread-safe: the
 // session that owns it serializes access. It borrows the Clock, which must outlive it.
 // Copyable: a copy is an independent session on the same clock. Unknown states fail closed.
 #pragma once
@@ -62,7 +62,8 @@ struct FsmBlockedError {
   friend bool operator==(const FsmBlockedError&, const FsmBlockedError&) = default;
 };
 
-// How the infrastructure FSM treats a classified invocation (ARCHITECTURE §4.2).
+// How the infrastructure FSM treats a classified invocation (docs/architecture.md "The session
+// state machine").
 enum class FsmEffect {
   kRead,   // resolve/read: never blocked; establishes a target; verification evidence
   kWrite,  // infrastructure mutation: gated; a transition only once dispatched
@@ -92,8 +93,8 @@ class SessionFsm {
   // All persistent fields; Restore(clock, Snapshot()) reproduces them exactly.
   SessionSnapshot Snapshot() const;
 
-  // --- Raw API (semantics §1.3-1.7), keyed by workflow kind only. A kind outside the enum
-  // is treated as write (the reference lets it through). ---
+  // --- Raw API (docs/architecture.md "The session state machine"), keyed by workflow kind only. A
+  // kind outside the enum is treated as write (the reference lets it through). ---
 
   // nullopt when allowed. Only writes are ever blocked: in RESOLVING (R1) and in VERIFYING
   // (R2, whatever read_after_write says; only CompleteVerification lifts it). A VERIFYING block
@@ -115,7 +116,7 @@ class SessionFsm {
   // stay; clears WroteThisEpisode, read_after_write and the counter; keeps Last* fields.
   void ResetKeepProgress();
 
-  // --- Loop API (ARCHITECTURE §4.2), keyed by invocation class. ---
+  // --- Loop API (docs/architecture.md "The session state machine"), keyed by invocation class. ---
   // One call per turn only; a provider turn with several calls goes through BatchGate.
 
   // kNone effects pass untouched; otherwise CanExecuteTool with the effect's kind (a kWrite
@@ -124,7 +125,7 @@ class SessionFsm {
                                                           std::string_view tool);
   // kNone: nothing. kWrite: a write transition only if mutation_dispatched (a denied, expired
   // or refused plan changes nothing). kRead: OnToolSuccess, then CompleteVerification at once
-  // if that verified a write (semantics §1.10 #3).
+  // if that verified a write (docs/architecture.md "The session state machine").
   void OnToolSucceeded(InvocationClass invocation, std::string_view tool, bool mutation_dispatched);
   // A write's own result carried verification.ok: read "self_verify", then
   // CompleteVerification.
@@ -133,8 +134,9 @@ class SessionFsm {
   // as resolution: RESOLVING becomes READING. Any other state is unchanged.
   void OnTargetEstablished();
 
-  // --- Pending recoveries (semantics §1.9). Track and Check first drop entries strictly older
-  // than kPendingRecoveryTtl; the const views below skip them. ---
+  // --- Pending recoveries (docs/architecture.md "The session state machine"). Track and Check
+  // first drop entries strictly older than kPendingRecoveryTtl; the const views below skip them.
+  // ---
 
   // Adds an entry and returns its id "<tool>-<unix nanos>", with "-<n>" appended when that id
   // is already live (the clock may not have moved), so live ids are always unique.

@@ -1,5 +1,5 @@
-// Governed-action value types (wire surface §5.1, §5.3, §5.5): the request and its actor, the
-// plan with preflight and approval requirement, decisions, the two-axis result, the stored
+// Governed-action value types (docs/architecture.md "Governed actions"): the request and its actor,
+// the plan with preflight and approval requirement, decisions, the two-axis result, the stored
 // record and its append-only lifecycle events, and the lifecycle state graph.
 // Plain values: copyable, comparable, no shared state, thread-compatible.
 #pragma once

@@ -1,4 +1,4 @@
-// Patrol autonomy (wire surface §7.1/§7.2): how far Patrol may go on its own. monitor (the
+// Patrol autonomy (docs/patrol.md): how far Patrol may go on its own. monitor (the
 // default) only records findings; approval investigates and queues every fix for a human;
 // assisted also executes low_risk capabilities automatically; full executes any
 // auto-authorizable capability, but only while an Autopilot acknowledgement recorded for a
@@ -23,7 +23,8 @@ std::string_view ToString(AutonomyLevel level);
 // Exact match of the four wire strings; anything else is nullopt.
 std::optional<AutonomyLevel> ParseAutonomyLevel(std::string_view text);
 
-// Investigation budget (evidence calls per investigation) and timeout bounds (§7.2 clamps).
+// Investigation budget (evidence calls per investigation) and timeout bounds (clamped as
+// docs/patrol.md says).
 inline constexpr std::int64_t kMinInvestigationBudget = 5;
 inline constexpr std::int64_t kMaxInvestigationBudget = 30;
 inline constexpr std::int64_t kDefaultInvestigationBudget = 12;

@@ -1,5 +1,5 @@
 // A governed capability: one typed operation a resource advertises in its current state
-// (wire surface §5.1 "Resource capability"), with its parameter declarations, approval floor,
+// (docs/architecture.md "Governed actions"), with its parameter declarations, approval floor,
 // automatic-execution class and risk. Validation here is the one rule set shared by planning,
 // proposal checks and the drift re-check, so they cannot disagree. Plain values and pure
 // functions; thread-compatible.

@@ -1,7 +1,8 @@
-// Finding: one durable record of "what is wrong" on one resource (wire surface §4.2), its
-// append-only lifecycle log, and the predicates derived from it (§4.3): whether it is active
-// and which loop state it is in. Plain values, thread-compatible. State moves only through
-// FindingsService, which appends exactly one lifecycle event per transition.
+// Finding: one durable record of "what is wrong" on one resource (docs/architecture.md "Findings"),
+// its append-only lifecycle log, and the predicates derived from it (docs/architecture.md
+// "Findings"): whether it is active and which loop state it is in. Plain values, thread-compatible.
+// State moves only through FindingsService, which appends exactly one lifecycle event per
+// transition.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +30,7 @@ inline constexpr std::size_t kMaxEventMetadataValueBytes = 2048;
 
 // The synthetic Patrol runtime finding (provider or credential failures) is a runtime
 // condition, not an infrastructure problem: operators cannot acknowledge, snooze, dismiss,
-// resolve or suppress it (requirement C-FND-15).
+// resolve or suppress it.
 inline constexpr char kRuntimeFindingResourceId[] = "ai-service";
 inline constexpr char kRuntimeFindingKey[] = "ai-patrol-error";
 
@@ -100,15 +101,15 @@ struct Finding {
 // now < snoozed_until (a snooze ending exactly now has lapsed).
 bool IsSnoozed(const Finding& finding, absl::Time now);
 
-// Wire §4.3: not resolved, not snoozed, not suppressed, not dismissed.
+// Active: not resolved, not snoozed, not suppressed, not dismissed.
 bool IsActive(const Finding& finding, absl::Time now);
 
-// Wire §4.3 precedence: suppressed, resolved (or fix_verified), snoozed, dismissed,
-// investigating, needs_attention, remediation outcomes, timed_out, else detected.
+// The loop state, first match wins: suppressed, resolved (or fix_verified), snoozed,
+// dismissed, investigating, needs_attention, remediation outcomes, timed_out, else detected.
 LoopState DeriveLoopState(const Finding& finding, absl::Time now);
 
-// Wire §4.3: from resolved only to resolved|detected; from suppressed to suppressed|detected;
-// from dismissed to dismissed|detected|suppressed|resolved; from snoozed to
+// Allowed loop-state moves: from resolved only to resolved|detected; from suppressed to
+// suppressed|detected; from dismissed to dismissed|detected|suppressed|resolved; from snoozed to
 // snoozed|detected|resolved|suppressed|dismissed; every other source is unrestricted and a
 // state may always stay what it is.
 bool IsLoopTransitionAllowed(LoopState from, LoopState to);

@@ -1,6 +1,6 @@
-// The closed vocabularies of the finding lifecycle (wire surface §4.1): severity, category,
-// loop state, dismiss reason, investigation status and outcome, lifecycle event type, assess
-// verdict. Each has one table in finding_types.cc mapping the enum to its exact wire string;
+// The closed vocabularies of the finding lifecycle (docs/architecture.md "Findings"): severity,
+// category, loop state, dismiss reason, investigation status and outcome, lifecycle event type,
+// assess verdict. Each has one table in finding_types.cc mapping the enum to its exact wire string;
 // parsing is exact-match (case and whitespace matter) and rejects anything else. Pure values.
 #pragma once
 
@@ -15,7 +15,7 @@ enum class Severity { kInfo, kWatch, kWarning, kCritical };
 
 enum class Category { kPerformance, kCapacity, kReliability, kBackup, kSecurity, kGeneral };
 
-// The derived loop state (wire §4.3).
+// The derived loop state (docs/architecture.md "Findings").
 enum class LoopState {
   kDetected,
   kInvestigating,
@@ -50,7 +50,8 @@ enum class InvestigationOutcome {
   kTimedOut,
 };
 
-// Lifecycle event types (wire §4.2). The log is append-only and bounded (see finding.h).
+// Lifecycle event types (docs/architecture.md "Findings"). The log is append-only and bounded (see
+// finding.h).
 enum class LifecycleEventType {
   kDetected,
   kRegressed,

@@ -1,13 +1,14 @@
-// The wire names of the findings feature, spelled exactly as on the wire (wire surface §3.3,
-// §4.2): Finding JSON members, lifecycle-event and forecast members, suppression-rule
-// members, finding-route request members, and lifecycle metadata keys. Header-only constants.
+// The wire names of the findings feature, spelled exactly as on the wire (docs/api.md,
+// docs/architecture.md "Findings"): Finding JSON members, lifecycle-event and forecast members,
+// suppression-rule members, finding-route request members, and lifecycle metadata keys. Header-only
+// constants.
 #pragma once
 
 #include <string_view>
 
 namespace pulse::core::finding_wire {
 
-// --- Finding (§4.2), in wire order ---
+// --- Finding (docs/architecture.md "Findings"), in wire order ---
 inline constexpr std::string_view kId = "id";
 inline constexpr std::string_view kKey = "key";
 inline constexpr std::string_view kSeverity = "severity";
@@ -75,7 +76,7 @@ inline constexpr std::string_view kRuleCreatedFrom = "created_from";
 inline constexpr std::string_view kRuleFindingId = "finding_id";
 inline constexpr std::string_view kAllowBroadScope = "allow_broad_scope";
 
-// --- Finding-route request bodies (§3.3) ---
+// --- Finding-route request bodies (docs/api.md) ---
 inline constexpr std::string_view kFindingId = "finding_id";
 inline constexpr std::string_view kDurationHours = "duration_hours";
 inline constexpr std::string_view kReason = "reason";

@@ -1,5 +1,5 @@
-// The value of a capacity forecast (wire §4.6) as a finding carries it; how it is computed is
-// findings/capacity_forecast.h.
+// The value of a capacity forecast (docs/architecture.md "Findings") as a finding carries it; how
+// it is computed is findings/capacity_forecast.h.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// The stream events of one agentic run (ARCHITECTURE §4.4), as the chat SSE stream frames
-// them: {"type": <wire type>, "data": <data_json>}. Within a run they come in this order:
-// `session` first; `workflow_state` as phases change; `content` as the model's text streams;
+// The stream events of one agentic run (docs/architecture.md "The agentic loop"), as the chat SSE
+// stream frames them: {"type": <wire type>, "data": <data_json>}. Within a run they come in this
+// order: `session` first; `workflow_state` as phases change; `content` as the model's text streams;
 // per tool call `tool_start`, `tool_progress`, then `tool_end` (in provider order);
 // `approval_needed` and `question` after the tool_ends of the turn that asked; at most one
 // `error`; and `done` last, exactly once, on every path. Plain values.

@@ -1,6 +1,6 @@
 // Operator state: what a human has declared about one resource — do not auto-remediate it,
 // it is intentionally offline, it is in a maintenance window, how closely to monitor it, keep
-// its data local (wire surface §1.4 set_operator_state, §1.5 operator state). Plain values, one
+// its data local (docs/api.md: set_operator_state, operator state). Plain values, one
 // validation rule shared by every OperatorStateStore, and the wire codecs. Pure; thread-compatible.
 #pragma once
 

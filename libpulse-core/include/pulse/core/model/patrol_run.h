@@ -1,4 +1,4 @@
-// PatrolRunRecord: what one Patrol run did (wire surface §7.4, in this product's subset) —
+// PatrolRunRecord: what one Patrol run did (docs/patrol.md, in this product's subset) —
 // its scope and trigger, what it checked, which findings were new, already known or resolved,
 // whether the model pass ran (and why not), tokens and tool calls, its status and error. The
 // scope request decoder for POST /api/ai/patrol/run lives here too. Plain values and pure
@@ -167,7 +167,7 @@ struct PatrolRunRecord {
   friend bool operator==(const PatrolRunRecord&, const PatrolRunRecord&) = default;
 };
 
-// The wire JSON (snake_case, §7.4 names where they exist; duration_ms derived).
+// The wire JSON (snake_case, docs/patrol.md names where they exist; duration_ms derived).
 std::string PatrolRunToJson(const PatrolRunRecord& record);
 // Decodes PatrolRunToJson's output (stores). InvalidArgument for anything else.
 [[nodiscard]] absl::StatusOr<PatrolRunRecord> PatrolRunFromJson(std::string_view json);

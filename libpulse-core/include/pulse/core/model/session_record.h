@@ -1,4 +1,4 @@
-// What a session persists between runs (ARCHITECTURE §5 SessionStore): the transcript, the
+// What a session persists between runs (docs/storage.md SessionStore): the transcript, the
 // safety FSM's snapshot, the facts extracted from tool results, and — while a run is
 // suspended on an approval — the suspended tool call with the run's budget counters, so a
 // resume continues the same bounded run without asking the model to re-emit the call.

@@ -1,6 +1,7 @@
 // SuppressionRule: an operator's standing decision that new findings for a resource and
-// category are not wanted (wire §4.4). A rule blocks *new* findings only; an existing finding
-// that is seen again while suppressed is recorded as such. Plain values; thread-compatible.
+// category are not wanted (docs/architecture.md "Findings"). A rule blocks *new* findings only; an
+// existing finding that is seen again while suppressed is recorded as such. Plain values;
+// thread-compatible.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// PatrolService: one Patrol run, start to finish (wire surface §7.3). Begin reserves the
+// PatrolService: one Patrol run, start to finish (docs/patrol.md). Begin reserves the
 // scope's slot (one run at a time per scope), resolves the scope against the fleet and stores
 // a `running` record; Execute then
 //   1. seeds a FindingRunLedger with the active findings in scope;
@@ -10,7 +10,7 @@
 //      a declining 7,000-output-token allowance (2,048 per turn, 1,024 for the summary; once
 //      spent, the next turn is the tool-free final decision);
 //      the finding tools record into the ledger, and a presented finding left without a
-//      verdict makes the run an error (B-FND-1);
+//      verdict makes the run an error;
 //   4. after a successful full run, reconciles stale findings (performance|capacity by
 //      absence, others only through the verifier);
 //   5. at autonomy approval and above, investigates each new warning+ finding under
@@ -60,12 +60,12 @@
 
 namespace pulse::core {
 
-// Watch-pass budgets (wire §7.3, B-LOOP-9/10).
+// Watch-pass budgets (docs/patrol.md).
 inline constexpr int kWatchMaxTurns = 4;
 inline constexpr std::int64_t kWatchTokenAllowance = 7000;
 inline constexpr int kWatchMaxTokensPerTurn = 2048;
 inline constexpr int kWatchSummaryMaxTokens = 1024;
-// Investigation keeps full depth (B-LOOP-9): bounded by turns and the evidence budget (an
+// Investigation keeps full depth: bounded by turns and the evidence budget (an
 // operator setting), not by a token allowance.
 inline constexpr int kInvestigationMaxTurns = 8;
 // Reasons the model pass did not run.

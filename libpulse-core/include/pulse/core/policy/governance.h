@@ -1,4 +1,4 @@
-// The governance vocabulary a tool or capability is offered with (wire surface §0.3):
+// The governance vocabulary a tool or capability is offered with (docs/security.md):
 // actionMode says whether calls read, write, or may do either; approvalPolicy says whether
 // holding the scope is enough or a governed action-plan approval is needed. Plain values.
 #pragma once

@@ -1,6 +1,6 @@
-// API-token scopes: the closed set of authorities a caller can hold (ARCHITECTURE §4.3), and
-// ScopeSet, the parsed scopes of one caller. Parsing is closed: a string outside the set is an
-// error, never silently ignored. `*` grants every scope. Plain values; no shared state.
+// API-token scopes: the closed set of authorities a caller can hold (docs/security.md "Who:
+// scopes"), and ScopeSet, the parsed scopes of one caller. Parsing is closed: a string outside the
+// set is an error, never silently ignored. `*` grants every scope. Plain values; no shared state.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // FindingVerifier: a deterministic, model-free re-check of the signal behind a finding (is the
 // backup still failing? is the disk still over its threshold?). It is the only thing that may
 // close a backup, reliability, security or general finding on Patrol's behalf: the model's
-// word is not enough (B-FND-2/3/4). Real implementations re-read the fleet with a bounded
+// word is not enough. Real implementations re-read the fleet with a bounded
 // deadline; tests use pulse::testing::FakeFindingVerifier.
 // Thread-safety: implementations must be safe to call from any thread.
 // Codes: Verify may return any error (DeadlineExceeded, Unavailable, ...). Callers treat every

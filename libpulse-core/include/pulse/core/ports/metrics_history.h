@@ -29,7 +29,7 @@ class MetricsHistory {
 
   // Samples of `metric` recorded under `target_id` with start <= at <= end, in no particular
   // order. `target_id` is the monitoring layer's metrics-target id, which may differ from the
-  // canonical resource id a finding is keyed by (requirement FND-5). Values are returned as
+  // canonical resource id a finding is keyed by. Values are returned as
   // stored: callers must tolerate NaN, infinities and duplicate timestamps.
   [[nodiscard]] virtual absl::StatusOr<std::vector<MetricSample>> Samples(
       std::string_view target_id, std::string_view metric, absl::Time start,

@@ -1,4 +1,4 @@
-// The structural classifier of `pulse_read action=exec` (C-CLS-8..10): it proves a command
+// The structural classifier of `pulse_read action=exec`: it proves a command
 // read-only by its shape alone, or refuses it before anything is dispatched. It never asks a
 // shell: the text is split into an argument vector by the small quoting rules below, and the
 // vector is checked against an allowlist of read-only programs with per-program argument

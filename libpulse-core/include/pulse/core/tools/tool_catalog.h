@@ -1,7 +1,7 @@
-// The one table of built-in model-facing tools (ARCHITECTURE §4.1): name, model-facing
-// description, closed JSON Schema (Draft 4) and invocation descriptor of each. Everything
-// else (registry, classifier, provider projection, manifests) reads this table.
-// The table is immutable and built once on first use; safe to read from any thread.
+// The one table of built-in model-facing tools (docs/architecture.md "Classification"): name,
+// model-facing description, closed JSON Schema (Draft 4) and invocation descriptor of each.
+// Everything else (registry, classifier, provider projection, manifests) reads this table. The
+// table is immutable and built once on first use; safe to read from any thread.
 #pragma once
 
 #include <optional>

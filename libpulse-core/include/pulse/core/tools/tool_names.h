@@ -8,7 +8,7 @@
 
 namespace pulse::core {
 
-// --- Built-in tool names (ARCHITECTURE §4.1) ---
+// --- Built-in tool names (docs/architecture.md "Classification") ---
 inline constexpr std::string_view kToolPulseQuery = "pulse_query";
 inline constexpr std::string_view kToolPulseRead = "pulse_read";
 inline constexpr std::string_view kToolPulseMetrics = "pulse_metrics";

@@ -1,7 +1,7 @@
 // The provider registry: the one table of model providers Pulse can talk to (name, wire
 // protocol family, defaults, credentials, how inference is paid for), the model-string syntax
 // that names a provider and model ("anthropic:claude-3-5-sonnet-latest"), and the list prices
-// known for well-known models. Facts follow pulse_wire_surface.md §6.1. Static data and pure
+// known for well-known models. Facts follow docs/providers.md "The registry". Static data and pure
 // functions; thread-safe.
 #pragma once
 

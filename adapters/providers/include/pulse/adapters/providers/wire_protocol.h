@@ -3,10 +3,10 @@
 // provider-neutral LlmRequest into an HTTP request spec and decodes the framed messages of the
 // response stream into LlmStreamEvents.
 //
-// Fail closed (ARCHITECTURE §6): a decoder delivers content deltas as they arrive, but tool
-// calls, usage and the single kFinish only once the stream reached a terminal finish reason;
-// a stream that ends (or breaks) before that delivers no tool call at all, and partial tool
-// call JSON is never delivered. Thread-compatible: a decoder serves one response.
+// Fail closed (docs/providers.md "Streams fail closed"): a decoder delivers content deltas as they
+// arrive, but tool calls, usage and the single kFinish only once the stream reached a terminal
+// finish reason; a stream that ends (or breaks) before that delivers no tool call at all, and
+// partial tool call JSON is never delivered. Thread-compatible: a decoder serves one response.
 #pragma once
 
 #include <memory>

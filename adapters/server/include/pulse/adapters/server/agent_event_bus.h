@@ -1,13 +1,12 @@
-// AgentEventBus: the in-process broadcaster behind GET /api/agent/events (wire surface §3.7).
-// Publishers (the store observers of event_publisher.h) hand it an event; every subscriber
-// stream gets it as `event: <kind>\nid: <seq>\ndata: <AgentEvent>\n\n`, where AgentEvent is
-// {kind, id, at, payload}. A subscriber's first frame is stream.connected (id 0, no id line),
-// a heartbeat frame follows every 15 s of silence, and a slow subscriber's queue holds 64
-// frames: beyond that its events are dropped (SseOverflow::kDropNewest), never the publisher
-// blocked. Ids are monotonic per bus. Payloads come in two forms, so a subscriber without
-// ai:execute never sees a command (commandRedacted instead).
-// Thread-safe: Publish and Subscribe from any thread; never blocks on a subscriber. Borrows the
-// clock, which must outlive the bus and every stream it made.
+// AgentEventBus: the in-process broadcaster behind GET /api/agent/events (docs/server.md "Events,
+// metrics, health"). Publishers (the store observers of event_publisher.h) hand it an event; every
+// subscriber stream gets it as `event: <kind>\nid: <seq>\ndata: <AgentEvent>\n\n`, where AgentEvent
+// is {kind, id, at, payload}. A subscriber's first frame is stream.connected (id 0, no id line), a
+// heartbeat frame follows every 15 s of silence, and a slow subscriber's queue holds 64 frames:
+// beyond that its events are dropped (SseOverflow::kDropNewest), never the publisher blocked. Ids
+// are monotonic per bus. Payloads come in two forms, so a subscriber without ai:execute never sees
+// a command (commandRedacted instead). Thread-safe: Publish and Subscribe from any thread; never
+// blocks on a subscriber. Borrows the clock, which must outlive the bus and every stream it made.
 #pragma once
 
 #include <atomic>
@@ -26,7 +25,7 @@
 
 namespace pulse::server {
 
-// Event kinds (wire surface §3.7).
+// Event kinds (docs/server.md "Events, metrics, health").
 inline constexpr std::string_view kEventStreamConnected = "stream.connected";
 inline constexpr std::string_view kEventHeartbeat = "heartbeat";
 inline constexpr std::string_view kEventFindingCreated = "finding.created";

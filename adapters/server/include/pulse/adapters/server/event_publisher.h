@@ -1,7 +1,7 @@
 // AgentEventPublisher: turns the changes the observed stores report into agent events
-// (wire surface §3.7) on the bus: approval.pending when an action starts waiting for a
-// decision, action.completed when one ends completed or failed (refusals persisted as failed
-// included), finding.created for a new finding that is active (not auto-dismissed or
+// (docs/server.md "Events, metrics, health") on the bus: approval.pending when an action starts
+// waiting for a decision, action.completed when one ends completed or failed (refusals persisted as
+// failed included), finding.created for a new finding that is active (not auto-dismissed or
 // suppressed). Each event has a full and a redacted payload: a subscriber without ai:execute
 // gets commandRedacted:true instead of the command.
 // Thread-safe (stateless apart from the borrowed bus, fleet and clock, which must outlive it).

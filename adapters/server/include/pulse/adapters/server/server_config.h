@@ -1,4 +1,4 @@
-// pulse-server's configuration (ARCHITECTURE §7): the command-line flags, the optional
+// pulse-server's configuration (docs/server.md): the command-line flags, the optional
 // pulse.json in the data dir (the same settings; a flag given on the command line wins), the
 // defaults, and the provider API key from PULSE_PROVIDER_API_KEY. Everything is checked here,
 // once, with messages an operator can act on; none of them repeats the API key. Pure
