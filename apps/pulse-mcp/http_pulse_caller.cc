@@ -22,6 +22,8 @@ absl::StatusOr<std::unique_ptr<HttpPulseCaller>> HttpPulseCaller::Open(std::stri
   options.timeouts.connect = timeout;
   options.timeouts.response_header = timeout;
   options.timeouts.idle = timeout;
+  // An MCP session is a run of calls to one server: reuse the connection between them.
+  options.keep_alive = true;
   absl::StatusOr<std::unique_ptr<http_client::HttpClient>> client =
       http_client::HttpClient::Open(base_url, std::move(options), "--server");
   if (!client.ok()) {

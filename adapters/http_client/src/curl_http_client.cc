@@ -250,7 +250,11 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+  // Only a GET or HEAD rides a kept connection: libcurl sends an exchange that meets a dead
+  // kept connection again on a new one, and a write must never go twice.
+  const bool reuse = options.keep_alive && (request.method == "GET" || request.method == "HEAD");
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, reuse ? 0L : 1L);
+  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, reuse ? 0L : 1L);
   curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::clamp<std::int64_t>(
@@ -319,7 +323,9 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
 
 // Creating a multi handle costs a socket pair and a few allocations per call (about a quarter
 // of a loopback request's CPU); the handles are reset and kept instead, at most kMaxIdle.
-// CURLOPT_FORBID_REUSE keeps every exchange on its own connection all the same.
+// A multi handle owns its connection cache: with keep_alive the connection an exchange used
+// stays open in it for the next exchange on the same handles; without, CURLOPT_FORBID_REUSE
+// closes it when the exchange ends.
 class HttpClient::HandlePool {
  public:
   struct Handles {

@@ -48,6 +48,12 @@ class LoopbackHttp {
             return true;
           });
     });
+    // The client's port: which connection carried the request.
+    auto port = [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(std::to_string(req.remote_port), "text/plain");
+    };
+    server_.Get("/port", port);
+    server_.Post("/port", port);
     server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(64 << 10, 'x'), "text/plain");
     });
@@ -191,6 +197,78 @@ TEST_CASE("every exchange opens its own connection, even when the server would k
   }
   CHECK(requests.load() == 3);
   CHECK(keeper.connections() == 3);
+}
+
+TEST_CASE("with keep_alive, exchanges share one connection while the server keeps it",
+          "[adapters][http_client]") {
+  std::atomic<int> requests{0};
+  RawServer keeper([&requests](int fd, RawServer& self) {
+    while (!self.stopping()) {
+      if (RawServer::ReadHead(fd).empty()) {
+        return;  // the client closed the connection
+      }
+      requests.fetch_add(1);
+      RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  ClientOptions options = FastOptions();
+  options.keep_alive = true;
+  auto client = ClientFor(keeper.Url(), options);
+  for (int i = 0; i < 4; ++i) {
+    auto reply = client->Send(Get("/"));
+    REQUIRE(reply.ok());
+    CHECK(reply->body == "ok");
+  }
+  CHECK(requests.load() == 4);
+  CHECK(keeper.connections() == 1);
+  client.reset();  // closes the kept connection, so the handler sees the end of it
+}
+
+TEST_CASE("with keep_alive, a connection the server closed is replaced, not an error",
+          "[adapters][http_client]") {
+  std::atomic<int> requests{0};
+  // Answers one request per connection and hangs up without saying so (no Connection: close),
+  // as a server does when its idle timeout ends a kept connection.
+  RawServer closer([&requests](int fd, RawServer&) {
+    if (!RawServer::ReadHead(fd).empty()) {
+      requests.fetch_add(1);
+      RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  ClientOptions options = FastOptions();
+  options.keep_alive = true;
+  auto client = ClientFor(closer.Url(), options);
+  for (int i = 0; i < 3; ++i) {
+    auto reply = client->Send(Get("/read"));
+    INFO(reply.status().ToString());
+    REQUIRE(reply.ok());
+    CHECK(reply->body == "ok");
+  }
+  CHECK(requests.load() == 3);
+  CHECK(closer.connections() == 3);
+}
+
+TEST_CASE("with keep_alive, a write never rides a kept connection", "[adapters][http_client]") {
+  LoopbackHttp server;
+  ClientOptions options = FastOptions();
+  options.keep_alive = true;
+  auto client = ClientFor(server.Url(), options);
+  auto port_of = [&client](std::string method) {
+    Request request = Get("/port");
+    request.method = std::move(method);
+    if (request.method == "POST") {
+      request.body = "{}";
+    }
+    auto reply = client->Send(request);
+    REQUIRE(reply.ok());
+    return reply->body;
+  };
+  const std::string read = port_of("GET");
+  CHECK(port_of("GET") == read);
+  const std::string write = port_of("POST");
+  CHECK(write != read);
+  CHECK(port_of("POST") != write);
+  CHECK(port_of("GET") == read);
 }
 
 TEST_CASE("malformed requests are refused before anything is sent", "[adapters][http_client]") {

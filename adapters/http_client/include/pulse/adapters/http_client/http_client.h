@@ -1,14 +1,14 @@
 // HttpClient: the one HTTP client of the tree (pulse-cli, pulse-mcp, the model providers, and
 // the fleet adapters to come), over libcurl; why libcurl is in docs/architecture.md, "The HTTP
-// client adapter". One exchange per call on its own connection (no keep-alive, no redirects,
-// HTTP/1.1), with four deadlines (connect; response headers; idle gap between body bytes; the
-// whole exchange), cancellation through a flag polled every 10 ms, bodies handed over piece by
-// piece as they arrive (piece boundaries are arbitrary) or collected under a size cap, proxies
-// from http_proxy / https_proxy / no_proxy (never for a loopback host unless asked), TLS with
-// the system CAs, a CA file or a pinned certificate fingerprint, and unix-socket targets.
-// Failures are statuses with a human message that never names libcurl internals, the URL or a
-// header value, and a distinct ErrorKind (ErrorKindOf). Thread-safe: the client is immutable
-// after Open and every call uses its own libcurl handles.
+// client adapter". One exchange per call, on its own connection unless the client keeps
+// connections alive (ClientOptions::keep_alive); no redirects; HTTP/1.1; four deadlines (connect;
+// response headers; idle gap between body bytes; the whole exchange), cancellation through a flag
+// polled every 10 ms, bodies handed over piece by piece as they arrive (piece boundaries are
+// arbitrary) or collected under a size cap, proxies from http_proxy / https_proxy / no_proxy (never
+// for a loopback host unless asked), TLS with the system CAs, a CA file or a pinned certificate
+// fingerprint, and unix-socket targets. Failures are statuses with a human message that never names
+// libcurl internals, the URL or a header value, and a distinct ErrorKind (ErrorKindOf).
+// Thread-safe: the client is immutable after Open and every call uses its own libcurl handles.
 #pragma once
 
 #include <atomic>
@@ -60,6 +60,12 @@ struct ClientOptions {
   std::size_t max_body_bytes = std::size_t{32} << 20;
   std::size_t max_header_bytes = std::size_t{64} << 10;  // status line and header fields
   std::string user_agent = "pulse-core";
+  // Keep a GET's or HEAD's connection open and send the next GET or HEAD on it (one idle
+  // connection per idle handle, at most four). A kept connection the server closed meanwhile
+  // is noticed before use, and an exchange that meets it dead before any reply byte is sent
+  // again once on a new connection — so any other method (a write, which must never go twice)
+  // always opens and closes its own connection. Off: every exchange does.
+  bool keep_alive = false;
 };
 
 struct Request {
@@ -142,7 +148,7 @@ class HttpClient final {
   const ClientOptions& options() const { return options_; }
 
  private:
-  class HandlePool;  // idle libcurl handles, reused (reset) across calls: no connection reuse
+  class HandlePool;  // idle libcurl handles, reused (reset) across calls, with their connections
 
   HttpClient(ClientOptions options, std::string pin);
 
