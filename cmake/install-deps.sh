@@ -17,6 +17,8 @@ PACKAGES=(
   libbenchmark-dev libclang-rt-14-dev llvm-14
   # the model checker of the safety kernel's model (tests/model, docs/model.md)
   spin
+  # cmake/lint.sh: the format check (.clang-format) and clang-tidy (.clang-tidy), version 14
+  clang-format clang-tidy
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

@@ -110,6 +110,7 @@ void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view
 const std::vector<AgentErrorCode>& AllAgentErrorCodes() {
   static const std::vector<AgentErrorCode> codes = [] {
     std::vector<AgentErrorCode> out;
+    out.reserve(kCodes.size());
     for (const auto& info : kCodes) {
       out.push_back(info.code);
     }

@@ -65,6 +65,7 @@ std::optional<std::string> NonBlankString(const rapidjson::Value* v) {
 const std::vector<ToolErrorCode>& AllToolErrorCodes() {
   static const std::vector<ToolErrorCode> codes = [] {
     std::vector<ToolErrorCode> out;
+    out.reserve(kCodes.size());
     for (const auto& c : kCodes) {
       out.push_back(c.code);
     }

@@ -84,16 +84,16 @@ bool ReadPayload(const absl::Status& status, AgentError& out) {
 
 absl::Status MakeFindingError(absl::StatusCode code, AgentErrorCode agent_code,
                               std::string_view message,
-                              std::map<std::string, std::string> details) {
+                              const std::map<std::string, std::string>& details) {
   absl::Status status(code, std::string(message));
   status.SetPayload(kFindingErrorPayloadUrl, absl::Cord(PayloadJson(agent_code, details)));
   return status;
 }
 
 absl::Status InvalidFindingRequest(std::string_view message,
-                                   std::map<std::string, std::string> details) {
+                                   const std::map<std::string, std::string>& details) {
   return MakeFindingError(absl::StatusCode::kInvalidArgument,
-                          AgentErrorCode::kInvalidFindingRequest, message, std::move(details));
+                          AgentErrorCode::kInvalidFindingRequest, message, details);
 }
 
 absl::Status FindingNotFoundError(std::string_view finding_id) {

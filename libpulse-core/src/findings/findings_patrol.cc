@@ -154,7 +154,7 @@ absl::StatusOr<ResolveOutcome> FindingsService::ResolveVerified(const Finding& f
                            if (!evidence.empty()) {
                              metadata.emplace(w::kMetaEvidence, std::string(evidence));
                            }
-                           tx.Event(LifecycleEventType::kAutoResolved, reason, std::move(metadata));
+                           tx.Event(LifecycleEventType::kAutoResolved, reason, metadata);
                            return absl::OkStatus();
                          }));
   ResolveOutcome out;

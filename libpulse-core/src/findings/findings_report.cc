@@ -185,8 +185,7 @@ void Regress(Transition& tx) {
   ClearInvestigation(f);
   ++f.regression_count;
   f.last_regression_at = tx.now;
-  tx.Event(LifecycleEventType::kRegressed, "Re-detected after it was resolved",
-           std::move(metadata));
+  tx.Event(LifecycleEventType::kRegressed, "Re-detected after it was resolved", metadata);
 }
 
 // Same-id re-detection (docs/architecture.md "Findings"): the latest report owns the text;

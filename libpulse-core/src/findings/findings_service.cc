@@ -91,12 +91,12 @@ std::string_view ToString(ReportDisposition disposition) {
 std::string_view ToString(ResolveRefusal refusal) { return WireNameOf(kRefusals, refusal); }
 
 void findings_internal::Transition::Event(LifecycleEventType type, std::string_view message,
-                                          std::map<std::string, std::string> metadata) {
+                                          const std::map<std::string, std::string>& metadata) {
   LifecycleEvent e;
   e.at = now;
   e.type = type;
   e.message = TruncateUtf8(message, kMaxFindingTextBytes);
-  for (auto& [key, value] : metadata) {
+  for (const auto& [key, value] : metadata) {
     if (e.metadata.size() >= kMaxEventMetadataEntries) {
       break;
     }
@@ -264,7 +264,7 @@ absl::StatusOr<Finding> FindingsService::Dismiss(std::string_view finding_id, Di
         f.remind_at.reset();
         break;
     }
-    tx.Event(LifecycleEventType::kDismissed, clean_note, std::move(metadata));
+    tx.Event(LifecycleEventType::kDismissed, clean_note, metadata);
     return absl::OkStatus();
   });
 }
@@ -283,7 +283,7 @@ absl::StatusOr<Finding> FindingsService::Undismiss(std::string_view finding_id) 
     f.suppressed = false;
     f.acknowledged_at.reset();
     f.remind_at.reset();
-    tx.Event(LifecycleEventType::kUndismissed, {}, std::move(metadata));
+    tx.Event(LifecycleEventType::kUndismissed, {}, metadata);
     return absl::OkStatus();
   });
 }
@@ -384,7 +384,7 @@ absl::StatusOr<Finding> FindingsService::RecordInvestigation(
                              metadata["outcome"] = std::string(ToString(*outcome));
                            }
                            tx.Event(LifecycleEventType::kInvestigationRecordUpdated,
-                                    "Patrol investigation recorded", std::move(metadata));
+                                    "Patrol investigation recorded", metadata);
                            return absl::OkStatus();
                          }));
   return std::move(m.finding);

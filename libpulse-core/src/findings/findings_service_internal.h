@@ -25,7 +25,7 @@ struct Transition {
 
   // Appends one event; message and metadata values are cut to the decoder's limits.
   void Event(LifecycleEventType type, std::string_view message = {},
-             std::map<std::string, std::string> metadata = {});
+             const std::map<std::string, std::string>& metadata = {});
 };
 
 struct Mutation {

@@ -87,6 +87,7 @@ std::optional<ActionState> ParseActionState(std::string_view text) {
 const std::vector<ActionState>& AllActionStates() {
   static const std::vector<ActionState> states = [] {
     std::vector<ActionState> out;
+    out.reserve(kStates.size());
     for (const auto& entry : kStates) {
       out.push_back(entry.value);
     }

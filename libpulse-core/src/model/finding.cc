@@ -83,7 +83,6 @@ bool IsLoopTransitionAllowed(LoopState from, LoopState to) {
   }
   switch (from) {
     case LoopState::kResolved:
-      return OneOf(to, {LoopState::kDetected});
     case LoopState::kSuppressed:
       return OneOf(to, {LoopState::kDetected});
     case LoopState::kDismissed:

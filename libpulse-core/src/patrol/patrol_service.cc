@@ -99,7 +99,8 @@ absl::StatusOr<PatrolBegin> PatrolService::Begin(const PatrolScope& scope, Patro
           absl::StrCat("patrol_scope_unresolved: no resource has the id '", id, "'"));
     }
     PULSE_RETURN_IF_ERROR(r.status());
-    selected.emplace(r->id, *std::move(r));
+    FleetResource resource = *std::move(r);
+    selected.emplace(resource.id, std::move(resource));
   }
   for (const std::string& type : scope.resource_types) {
     FleetResourceQuery q = all;
@@ -250,7 +251,7 @@ void PatrolService::Abandon(PatrolTicket ticket, std::string_view reason) {
   PatrolRunRecord r;
   r.id = ticket.run_id;
   r.trigger = ticket.trigger;
-  r.scope = ticket.scope;
+  r.scope = std::move(ticket.scope);  // Release reads only scope_key and run_id
   r.started_at = ticket.started_at;
   r.completed_at = clock_.Now();
   r.status = PatrolRunStatus::kError;

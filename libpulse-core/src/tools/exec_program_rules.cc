@@ -576,13 +576,11 @@ std::size_t TimeoutDurationIndex(const Argv& argv, std::string_view* bad) {
   std::size_t i = 1;
   while (i < argv.size() && StartsWith(argv[i], "-")) {
     const std::string_view a = argv[i];
-    if (a == "--preserve-status") {
+    if (a == "--preserve-status" || (StartsWith(a, "--kill-after=") && IsDuration(a.substr(13)))) {
       ++i;
     } else if ((a == "-k" || a == "--kill-after") && i + 1 < argv.size() &&
                IsDuration(argv[i + 1])) {
       i += 2;
-    } else if (StartsWith(a, "--kill-after=") && IsDuration(a.substr(13))) {
-      ++i;
     } else {
       *bad = a;
       return i;

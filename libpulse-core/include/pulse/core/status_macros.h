@@ -24,14 +24,14 @@
 // status, otherwise moves the value into `lhs` (which may be a declaration: `auto x`).
 #define PULSE_ASSIGN_OR_RETURN(lhs, expr) \
   PULSE_ASSIGN_OR_RETURN_IMPL_(PULSE_STATUS_MACROS_CONCAT_(pulse_statusor_, __LINE__), lhs, expr)
-
+// NOLINTBEGIN(bugprone-macro-parentheses): `statusor` names, `lhs` may declare, a variable.
 #define PULSE_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                 \
   if (!statusor.ok()) {                                   \
     return std::move(statusor).status();                  \
   }                                                       \
   lhs = std::move(statusor).value()
-
+// NOLINTEND(bugprone-macro-parentheses)
 namespace pulse::core::internal {
 
 inline const ::absl::Status& AsStatus(const ::absl::Status& status) { return status; }

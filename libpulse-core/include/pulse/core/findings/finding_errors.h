@@ -24,11 +24,11 @@ inline constexpr char kFindingErrorPayloadUrl[] = "type.pulse.dev/pulse.core.Fin
 // `details` (string to string, e.g. {"duration_hours": "must be between 1 and 168"}).
 absl::Status MakeFindingError(absl::StatusCode code, AgentErrorCode agent_code,
                               std::string_view message,
-                              std::map<std::string, std::string> details = {});
+                              const std::map<std::string, std::string>& details = {});
 
 // InvalidArgument + invalid_finding_request.
 absl::Status InvalidFindingRequest(std::string_view message,
-                                   std::map<std::string, std::string> details = {});
+                                   const std::map<std::string, std::string>& details = {});
 // NotFound + finding_not_found, details {"finding_id": id}.
 absl::Status FindingNotFoundError(std::string_view finding_id);
 // FailedPrecondition + finding_action_not_allowed, details {"finding_id": id}.
