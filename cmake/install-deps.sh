@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential g++ clang lld cmake ninja-build pkg-config git curl ca-certificates
-  # libraries (see ../shared/design/DEPENDENCIES.md for the recipe)
+  # libraries (cmake/PulseDependencies.cmake finds each one)
   libabsl-dev rapidjson-dev libfmt-dev libcpp-httplib-dev libsodium-dev
   libsqlitecpp-dev libsqlite3-dev catch2 libcli11-dev libssl-dev zlib1g-dev libbrotli-dev
   libcurl4-openssl-dev
