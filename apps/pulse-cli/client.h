@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/manifest/surface.h"
 
 namespace pulse::http_client {
 class HttpClient;
@@ -24,7 +25,7 @@ class HttpClient;
 
 namespace pulse::cli {
 
-inline constexpr std::string_view kTokenHeader = "X-API-Token";
+inline constexpr std::string_view kTokenHeader = core::kApiTokenHeader;
 inline constexpr std::string_view kDefaultServer = core::kMcpDefaultBaseUrl;
 
 struct HttpResult {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "pulse/adapters/http/server_routes.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/capability_projection.h"
 #include "pulse/core/manifest/path_template.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::cli {
@@ -23,14 +23,14 @@ absl::StatusOr<ApiCall> RouteCall(std::string_view name,
                                   const std::map<std::string, std::string>& params,
                                   const std::vector<std::pair<std::string, std::string>>& query,
                                   std::optional<std::string> body) {
-  const adapters::http::ServerRoute* route = adapters::http::FindServerRoute(name);
-  if (route == nullptr) {
+  const core::SurfaceRoute* route = core::FindSurfaceRoute(name);
+  if (route == nullptr || route->kind != core::SurfaceRouteKind::kServer) {
     return absl::InvalidArgumentError("no server route named " + std::string(name));
   }
   PULSE_ASSIGN_OR_RETURN(std::vector<core::PathSegment> segments,
-                         core::ParsePathTemplate(route->spec.path));
+                         core::ParsePathTemplate(route->path));
   core::CapabilityCall call;
-  call.method = route->spec.method;
+  call.method = route->method;
   for (const core::PathSegment& segment : segments) {
     call.path += "/";
     if (!segment.placeholder) {

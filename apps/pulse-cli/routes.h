@@ -1,6 +1,7 @@
 // The HTTP requests pulse-cli makes, derived from the tables that define them rather than from
 // strings of its own: manifest capabilities (core::AgentCapabilities, projected exactly as the
-// MCP bridge projects a tool call) and the server's own routes (adapters/http ServerRoutes).
+// MCP bridge projects a tool call) and the server's own routes (the server rows of the surface
+// table, core/manifest/surface.h).
 // No path is spelled here. Pure; thread-safe.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/mcp/pulse_caller.h"
+#include "pulse/core/manifest/surface.h"
 
 namespace pulse::http_client {
 class HttpClient;
@@ -18,8 +19,9 @@ class HttpClient;
 
 namespace pulse::apps::mcp {
 
-inline constexpr std::string_view kAgentSurfaceHeader = "X-Pulse-Agent-Surface";
-inline constexpr std::string_view kTokenHeader = "X-API-Token";
+// The header names of the surface table (core/manifest/surface.h).
+inline constexpr std::string_view kAgentSurfaceHeader = core::kAgentSurfaceHeader;
+inline constexpr std::string_view kTokenHeader = core::kApiTokenHeader;
 
 class HttpPulseCaller final : public adapters::mcp::PulseCaller {
  public:

@@ -14,6 +14,7 @@
 #include "pulse/adapters/mcp/mcp_session.h"
 #include "pulse/adapters/mcp/tool_allowlist.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/policy/scope.h"
 #include "stdio_loop.h"
 
@@ -42,7 +43,11 @@ int Serve(const std::string& server) {
     fmt::print(stderr, "pulse-mcp: {}\n", std::string(caller.status().message()));
     return 2;
   }
-  auto manifest = (*caller)->Send({"GET", "/api/agent/capabilities", std::nullopt});
+  // The manifest's own route, from the surface table (the row always exists: a core test says
+  // so).
+  const pulse::core::SurfaceRoute* manifest_route =
+      pulse::core::FindSurfaceRoute("get_capabilities");
+  auto manifest = (*caller)->Send({manifest_route->method, manifest_route->path, std::nullopt});
   if (!manifest.ok()) {
     fmt::print(stderr, "pulse-mcp: cannot reach pulse-server at {}: {}\n", server,
                std::string(manifest.status().message()));

@@ -2,13 +2,15 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "pulse/adapters/http/sse_stream.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::http {
 
-std::string_view HttpRequest::Header(std::string_view lower_case_name) const {
+std::string_view HttpRequest::Header(std::string_view header_name) const {
   for (const auto& [name, value] : headers) {
-    if (name == lower_case_name) {
+    if (absl::EqualsIgnoreCase(name, core::ToAbsl(header_name))) {
       return value;
     }
   }

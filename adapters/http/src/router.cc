@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "pulse/adapters/http/server_routes.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/tools/tool_schema.h"
 
 namespace pulse::adapters::http {
@@ -192,6 +193,31 @@ absl::Status Router::CheckComplete() const {
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "manifest capabilities without a route handler: ", absl::StrJoin(unbound, ", ")));
+}
+
+absl::Status Router::CheckCoversSurface() const {
+  std::vector<std::string> unbound;
+  for (const core::SurfaceRoute& row : core::SurfaceRoutes()) {
+    const bool bound = std::any_of(routes_.begin(), routes_.end(),
+                                   [&](const auto& r) { return r->spec.name == row.name; });
+    if (!bound) {
+      unbound.push_back(row.name);
+    }
+  }
+  if (!unbound.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("surface routes without a handler: ", absl::StrJoin(unbound, ", ")));
+  }
+  for (const auto& route : routes_) {
+    const core::SurfaceRoute* row = core::FindSurfaceRoute(route->spec.name);
+    if (row == nullptr || row->method != route->spec.method || row->path != route->spec.path ||
+        row->scope != route->spec.scope || row->streaming != route->spec.streaming) {
+      return absl::FailedPreconditionError(absl::StrCat("route ", route->spec.name, " (",
+                                                        route->spec.method, " ", route->spec.path,
+                                                        ") is not a row of the surface table"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 RouteLookup Router::Lookup(std::string_view method, std::string_view raw_path) const {

@@ -10,6 +10,7 @@
 #include "pulse/adapters/http/standard_handlers.h"
 #include "pulse/core/auth/api_token.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/manifest/workflow_prompts.h"
 #include "pulse/core/model/operator_state.h"
 #include "pulse/core/policy/scope.h"
@@ -159,9 +160,11 @@ core::ActionActor ActorFor(const HttpRequest& request) {
       actor.kind = core::ActorKind::kService;
       break;
   }
-  // The marker can only narrow: a human's token sent through an agent surface acts as an
-  // agent; no header makes an agent or service token act as a human.
-  if (actor.kind == core::ActorKind::kHuman && !request.Header(kAgentSurfaceHeader).empty()) {
+  // The marker header an external agent adapter sends (wire surface §0.1, core::
+  // kAgentSurfaceHeader) can only narrow: a human's token sent through an agent surface acts as
+  // an agent (an agent may not approve, nor execute a plan someone else made); no header makes
+  // an agent or service token act as a human.
+  if (actor.kind == core::ActorKind::kHuman && !request.Header(core::kAgentSurfaceHeader).empty()) {
     actor.kind = core::ActorKind::kAgent;
   }
   actor.id = request.principal.token_id;

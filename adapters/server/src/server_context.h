@@ -60,11 +60,6 @@ struct ServerContext {
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
 };
 
-// The marker header an external agent adapter sends (docs/security.md). It can only narrow:
-// a human token's calls that carry it act as an agent (an agent may not approve, nor execute a
-// plan someone else made); its absence never makes an agent or service token act as a human.
-inline constexpr std::string_view kAgentSurfaceHeader = "x-pulse-agent-surface";
-
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
 // narrowed to agent when a human token sends the agent-surface marker; id the token's public
 // id (tok_...), name its name.

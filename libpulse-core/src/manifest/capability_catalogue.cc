@@ -1,6 +1,7 @@
 // The catalogue itself: wire surface §1.3 rows 1-4 and 13-24 (context, operator state, the
 // event stream, findings, actions), in manifest order. Provisioning (rows 5-12) is not
-// served by this product.
+// served by this product. Each row's route (method, path, scope, streaming) is the row of the
+// same name in the surface table (surface.cc).
 #include <algorithm>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "manifest_schemas.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/path_template.h"
+#include "pulse/core/manifest/surface.h"
 
 namespace pulse::core {
 namespace {
@@ -29,9 +31,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "with their verification, and supporting context sections. Read it before "
           "proposing any change to the resource.",
       .category = std::string(kCategoryContext),
-      .method = "GET",
-      .path = "/api/agent/resource-context/{resourceId}",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AgentResourceContext",
@@ -46,9 +45,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "parameters, approval floor, risk and rollback support. Only a listed capability "
           "can be planned as an action.",
       .category = std::string(kCategoryContext),
-      .method = "GET",
-      .path = "/api/agent/resource-capabilities/{resourceId}",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AgentResourceCapabilities",
@@ -63,9 +59,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "(offline, muted, retired, remediation lock, maintenance window), active finding "
           "counts by severity and pending approvals. Optional filters narrow the list.",
       .category = std::string(kCategoryContext),
-      .method = "GET",
-      .path = "/api/agent/fleet-context",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AgentFleetContext",
@@ -79,9 +72,6 @@ std::vector<AgentCapability> BuildCatalogue() {
                      "gathered, active findings, approvals waiting, governed actions decided and "
                      "verified, and the suggested next step.",
       .category = std::string(kCategoryContext),
-      .method = "GET",
-      .path = "/api/agent/patrol-control/status",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AgentOperationsLoopStatus",
@@ -96,9 +86,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "monitoring mode, lifecycle, maintenance window, criticality, note, and whether "
           "automatic remediation is locked.",
       .category = std::string(kCategoryOperatorState),
-      .method = "GET",
-      .path = "/api/resources/{resourceId}/operator-state",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "ResourceOperatorState",
@@ -113,9 +100,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "neverAutoRemediate locks the resource against governed execution; a maintenance "
           "window needs both its start and its end.",
       .category = std::string(kCategoryOperatorState),
-      .method = "PUT",
-      .path = "/api/resources/{resourceId}/operator-state",
-      .scope = Scope::kMonitoringWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "ResourceOperatorState",
@@ -131,9 +115,6 @@ std::vector<AgentCapability> BuildCatalogue() {
       .description = "Removes the operator intent recorded for a resource, returning it to normal "
                      "monitoring with no remediation lock.",
       .category = std::string(kCategoryOperatorState),
-      .method = "DELETE",
-      .path = "/api/resources/{resourceId}/operator-state",
-      .scope = Scope::kMonitoringWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
   });
@@ -146,13 +127,9 @@ std::vector<AgentCapability> BuildCatalogue() {
           "heartbeat every 15 seconds, then finding.created, approval.pending and "
           "action.completed as they happen. Streaming only; never offered as a tool.",
       .category = std::string(kCategoryContext),
-      .method = "GET",
-      .path = "/api/agent/events",
-      .scope = Scope::kMonitoringRead,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "text/event-stream of AgentEvent",
-      .streaming = true,
   });
   // ---- findings ----
   out.push_back({
@@ -163,9 +140,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "warning severity or above; the query parameters resource_id, include_resolved=1 "
           "and limit (at most 500) narrow or widen the list.",
       .category = std::string(kCategoryFinding),
-      .method = "GET",
-      .path = "/api/ai/patrol/findings",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "Finding[]",
@@ -180,9 +154,6 @@ std::vector<AgentCapability> BuildCatalogue() {
       .description = "Marks a finding as seen by an operator: it stays active but stops asking for "
                      "attention.",
       .category = std::string(kCategoryFinding),
-      .method = "POST",
-      .path = "/api/ai/patrol/acknowledge",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = std::string(kFindingActionResponse),
@@ -199,9 +170,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "Hides a finding for 1 to 168 hours. It comes back when the snooze ends if the "
           "problem is still there.",
       .category = std::string(kCategoryFinding),
-      .method = "POST",
-      .path = "/api/ai/patrol/snooze",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = std::string(kFindingActionResponse),
@@ -218,9 +186,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "Closes a finding that needs no action: not_an_issue (also suppresses future "
           "detections), expected_behavior, or will_fix_later (reminds again after 7 days).",
       .category = std::string(kCategoryFinding),
-      .method = "POST",
-      .path = "/api/ai/patrol/dismiss",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = std::string(kFindingActionResponse),
@@ -239,9 +204,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "Marks a finding as fixed, with an optional note on what was done. Patrol reopens "
           "it if the problem is detected again.",
       .category = std::string(kCategoryFinding),
-      .method = "POST",
-      .path = "/api/ai/patrol/resolve",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = std::string(kFindingActionResponse),
@@ -261,9 +223,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "investigation and governed fixes as the autonomy level allows. Returns at once with "
           "the run id; read the outcome with get_patrol_run. One run at a time per scope.",
       .category = std::string(kCategoryPatrol),
-      .method = "POST",
-      .path = "/api/ai/patrol/run",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "{ success, accepted, message, run_id, started_at, scope_resolution? }",
@@ -279,9 +238,6 @@ std::vector<AgentCapability> BuildCatalogue() {
       .description = "Lists the last Patrol runs (at most 100), newest first: scope, trigger, "
                      "status, finding counts, model pass, tokens, tool calls and fixes.",
       .category = std::string(kCategoryPatrol),
-      .method = "GET",
-      .path = "/api/ai/patrol/runs",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolRunRecord[]",
@@ -292,9 +248,6 @@ std::vector<AgentCapability> BuildCatalogue() {
       .title = "Get Patrol run",
       .description = "Reads one Patrol run record by id (running or finished).",
       .category = std::string(kCategoryPatrol),
-      .method = "GET",
-      .path = "/api/ai/patrol/runs/{runId}",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolRunRecord",
@@ -307,9 +260,6 @@ std::vector<AgentCapability> BuildCatalogue() {
       .description = "Reports whether Patrol is running, its schedule, the effective autonomy "
                      "level, whether the model pass is available, and the last run's outcome.",
       .category = std::string(kCategoryPatrol),
-      .method = "GET",
-      .path = "/api/ai/patrol/status",
-      .scope = Scope::kAiExecute,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolStatus",
@@ -322,9 +272,6 @@ std::vector<AgentCapability> BuildCatalogue() {
                      "autonomy level (monitor, approval, assisted, full), the Autopilot "
                      "acknowledgement and the investigation budget.",
       .category = std::string(kCategoryPatrol),
-      .method = "GET",
-      .path = "/api/ai/patrol/autonomy",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolAutonomy",
@@ -338,9 +285,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "waits for a human), assisted (low-risk fixes run automatically) or full (Autopilot: "
           "needs an acknowledgement_id recorded by a human; without one it acts as approval).",
       .category = std::string(kCategoryPatrol),
-      .method = "PUT",
-      .path = "/api/ai/patrol/autonomy",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "PatrolAutonomy",
@@ -361,9 +305,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "(created false); another id replaces it. Humans only: a caller marked as an agent is "
           "refused.",
       .category = std::string(kCategoryPatrol),
-      .method = "POST",
-      .path = "/api/ai/patrol/autonomy/acknowledgements",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AutopilotAcknowledgementResult",
@@ -382,9 +323,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "then on autonomy level full acts as approval until a human acknowledges again. "
           "Humans only.",
       .category = std::string(kCategoryPatrol),
-      .method = "DELETE",
-      .path = "/api/ai/patrol/autonomy/acknowledgements/{acknowledgementId}",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "AutopilotAcknowledgementRevocation",
@@ -403,9 +341,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "parameters. The plan states risk, preflight, the approval requirement and a plan "
           "hash; nothing runs yet. Repeating an identical request returns the same plan.",
       .category = std::string(kCategoryAction),
-      .method = "POST",
-      .path = "/api/actions/plan",
-      .scope = Scope::kActionsPlan,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kActionPlan,
       .response_shape = "ActionPlan",
@@ -423,9 +358,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "Approves or rejects a planned action that waits for approval. The decision binds "
           "to the plan hash: a plan that changed or expired has to be planned again.",
       .category = std::string(kCategoryAction),
-      .method = "POST",
-      .path = "/api/actions/{actionId}/decision",
-      .scope = Scope::kActionsApprove,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kActionPlan,
       .response_shape = "ActionDecisionResponse",
@@ -444,9 +376,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "resource for drift, and reports the execution result with its independent "
           "verification.",
       .category = std::string(kCategoryAction),
-      .method = "POST",
-      .path = "/api/actions/{actionId}/execute",
-      .scope = Scope::kActionsExecute,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kActionPlan,
       .response_shape = "ActionExecutionResponse",
@@ -465,9 +394,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "was created and last used, and when it expires. Never a token's secret. Humans "
           "only.",
       .category = std::string(kCategorySecurity),
-      .method = "GET",
-      .path = "/api/security/tokens",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "{ tokens: ApiTokenRecord[] }",
@@ -483,9 +409,6 @@ std::vector<AgentCapability> BuildCatalogue() {
           "scopes may not exceed the caller's; kind agent or service makes every request of "
           "the token act as software, which may never approve. Humans only.",
       .category = std::string(kCategorySecurity),
-      .method = "POST",
-      .path = "/api/security/tokens",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = "{ token, record: ApiTokenRecord }",
@@ -503,15 +426,23 @@ std::vector<AgentCapability> BuildCatalogue() {
           "Revokes a token by id: its next request is refused (401). A token whose scopes "
           "exceed the caller's cannot be revoked by it. Humans only.",
       .category = std::string(kCategorySecurity),
-      .method = "DELETE",
-      .path = "/api/security/tokens/{tokenId}",
-      .scope = Scope::kSettingsWrite,
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .input_schema = std::string(mi::kRevokeApiTokenInput),
       .error_codes = {C::kTokenNotFound, C::kTokenManagementForbidden},
       .human_only = true,
   });
+  // Method, path, scope and streaming are the capability's route row (surface.h), found by
+  // name; ValidateManifest fails for a capability without one.
+  for (AgentCapability& capability : out) {
+    if (const SurfaceRoute* route = FindSurfaceRoute(capability.name);
+        route != nullptr && route->kind == SurfaceRouteKind::kCapability) {
+      capability.method = route->method;
+      capability.path = route->path;
+      capability.scope = route->scope.value_or(Scope::kMonitoringRead);
+      capability.streaming = route->streaming;
+    }
+  }
   return out;
 }
 

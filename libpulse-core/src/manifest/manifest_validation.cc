@@ -10,6 +10,7 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/path_template.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/manifest/workflow_prompts.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/tool_schema.h"
@@ -210,9 +211,21 @@ absl::Status ValidateManifest() {
   if (capabilities.empty()) {
     return absl::InvalidArgumentError("the capability catalogue is empty");
   }
+  PULSE_RETURN_IF_ERROR(ValidateSurface());
+  for (const SurfaceRoute& route : SurfaceRoutes()) {
+    if (route.kind == SurfaceRouteKind::kCapability &&
+        (FindAgentCapability(route.name) == nullptr || !route.scope.has_value())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("surface route \"", route.name, "\" names no capability or has no scope"));
+    }
+  }
   std::set<std::string> names;
   std::set<std::pair<std::string, std::string>> routes;
   for (const AgentCapability& c : capabilities) {
+    const SurfaceRoute* route = FindSurfaceRoute(c.name);
+    if (route == nullptr || route->kind != SurfaceRouteKind::kCapability) {
+      return Bad(c, "has no capability route in the surface table");
+    }
     if (!names.insert(c.name).second) {
       return Bad(c, "the name is used twice");
     }

@@ -51,8 +51,10 @@ struct AgentCapability {
   std::string title{};        // human title
   std::string description{};  // what it does and when to use it
   std::string category{};     // a ManifestCategory id
-  std::string method{};       // GET, POST, PUT or DELETE
-  std::string path{};         // template; placeholders are whole segments ("{resourceId}")
+  // method, path, scope and streaming come from the capability's route row in the surface
+  // table (surface.h, the row of the same name); the catalogue does not repeat them.
+  std::string method{};  // GET, POST, PUT or DELETE
+  std::string path{};    // template; placeholders are whole segments ("{resourceId}")
   Scope scope = Scope::kMonitoringRead;
   ActionMode action_mode = ActionMode::kRead;
   ApprovalPolicy approval_policy = ApprovalPolicy::kScopeOnly;
@@ -127,14 +129,15 @@ const std::string& ManifestJson();
 // catalogue). OK, or InvalidArgument naming the capability and the first problem.
 [[nodiscard]] absl::Status ValidateAgentCapability(const AgentCapability& capability);
 
-// Checks the whole catalogue: unique names and (method, path) pairs; known categories and
-// methods; well-formed path templates; every error code in the closed vocabulary, listed
-// once, with body_error_code among them exactly when the method takes a body; explicit input
-// schemas closed (tools/tool_schema.h ValidateToolSchema, with open_members checked to be
-// plain objects), every path placeholder a required string property of the input schema;
-// output schemas parse as objects; every schema compiles for RapidJSON's validator; workflow
-// prompts name only capabilities that exist. OK, or InvalidArgument naming the first problem.
-// The server runs it at startup and a test runs it on every build.
+// Checks the whole catalogue: the surface table (ValidateSurface), every capability taking its
+// route from a capability row of that table and every capability row naming a capability; unique
+// names and (method, path) pairs; known categories and methods; well-formed path templates; every
+// error code in the closed vocabulary, listed once, with body_error_code among them exactly when
+// the method takes a body; explicit input schemas closed (tools/tool_schema.h ValidateToolSchema,
+// with open_members checked to be plain objects), every path placeholder a required string property
+// of the input schema; output schemas parse as objects; every schema compiles for RapidJSON's
+// validator; workflow prompts name only capabilities that exist. OK, or InvalidArgument naming the
+// first problem. The server runs it at startup and a test runs it on every build.
 [[nodiscard]] absl::Status ValidateManifest();
 
 }  // namespace pulse::core

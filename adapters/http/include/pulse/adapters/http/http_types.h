@@ -51,8 +51,8 @@ struct HttpRequest {
   // removed before a handler sees them.
   std::vector<std::pair<std::string, std::string>> headers;
 
-  // The first value of header `lower_case_name`, or "".
-  std::string_view Header(std::string_view lower_case_name) const;
+  // The first value of header `header_name` (compared without regard to case), or "".
+  std::string_view Header(std::string_view header_name) const;
   // The first value of query parameter `name`, or nullopt.
   std::optional<std::string_view> Query(std::string_view name) const;
 };

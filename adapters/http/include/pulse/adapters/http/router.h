@@ -1,9 +1,11 @@
-// Router: the route table of pulse-server, keyed by name. A manifest capability is bound by
-// its name alone — method, path, scope, body schema and body error code come from the
-// manifest (core/manifest/capability_manifest.h) — so the table cannot drift from what
-// GET /api/agent/capabilities advertises; CheckComplete() fails while any capability is
-// unbound. Routes outside the manifest (chat, sessions, health, metrics, ...) come from the
-// ServerRoutes() table (server_routes.h) or are bound with an explicit RouteSpec.
+// Router: the route table of pulse-server, keyed by name. Every route is a row of the core's
+// surface table (core/manifest/surface.h) bound by its name alone. A manifest capability's
+// body schema and body error code come from the manifest (core/manifest/capability_manifest.h),
+// so the table cannot drift from what GET /api/agent/capabilities advertises; CheckComplete()
+// fails while any capability is unbound, CheckCoversSurface() while any row is unbound or a
+// bound route is not a row. Routes outside the manifest (chat, sessions, health, metrics, ...)
+// are the table's server rows (ServerRoutes(), server_routes.h); tests may bind an explicit
+// RouteSpec.
 // Lookup decodes each path segment on its own (core::PercentDecode), prefers literal segments
 // over placeholders, and tells "no such path" (404) from "not for this method" (405 + Allow).
 // Built single-threaded at wiring time; after that, lookups are const and thread-safe.
@@ -97,6 +99,10 @@ class Router {
   std::vector<std::string> UnboundCapabilities() const;
   // FailedPrecondition naming every unbound capability; OK when there is none.
   [[nodiscard]] absl::Status CheckComplete() const;
+  // The whole surface table (core/manifest/surface.h) and nothing else: FailedPrecondition
+  // naming the rows without a handler, or the first bound route that is not a row (by name,
+  // with the row's method, path, scope and streaming). pulse-server checks it at startup.
+  [[nodiscard]] absl::Status CheckCoversSurface() const;
 
   // Resolves a request. `raw_path` is the target's path as received (before "?"), still
   // percent-encoded.

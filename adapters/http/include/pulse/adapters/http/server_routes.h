@@ -1,8 +1,9 @@
 // The routes pulse-server serves outside the capability manifest (ARCHITECTURE §7): the
 // manifest itself, health, metrics, the Assistant's chat stream and sessions, model list,
-// the action queue and detail, and the workflow-prompt renderer. One table, read by
-// Router::Handle (so a route's method, path and scope are stated once) and by the docs
-// generator (so docs/api.md lists exactly these). Immutable; thread-safe.
+// the action queue and detail, and the workflow-prompt renderer. They are the server rows of
+// the core's surface table (core/manifest/surface.h), projected as RouteSpecs; read by
+// Router::Handle and by the docs generator (so docs/api.md lists exactly these). Immutable;
+// thread-safe.
 #pragma once
 
 #include <string>

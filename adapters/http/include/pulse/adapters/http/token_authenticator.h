@@ -14,14 +14,16 @@
 #include "absl/status/statusor.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/core/errors/agent_error.h"
+#include "pulse/core/manifest/surface.h"
 #include "pulse/core/policy/scope.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/token_store.h"
 
 namespace pulse::adapters::http {
 
-inline constexpr std::string_view kApiTokenHeader = "X-API-Token";
-inline constexpr std::string_view kAuthorizationHeader = "Authorization";
+// The credential headers, as the surface table declares them.
+using core::kApiTokenHeader;
+using core::kAuthorizationHeader;
 
 class TokenAuthenticator {
  public:

@@ -1,0 +1,321 @@
+// The surface table (surface.h): every route of pulse-server, the manifest capabilities' first
+// (in manifest order), then the server's own routes (in documentation order).
+#include "pulse/core/manifest/surface.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/manifest/path_template.h"
+#include "pulse/core/string_view.h"
+
+namespace pulse::core {
+namespace {
+
+constexpr bool kStreams = true;
+
+constexpr std::string_view kChatBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "message": {"type": "string", "minLength": 1},
+    "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]}
+  },
+  "required": ["message"]
+})json";
+
+constexpr std::string_view kEmptyBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {}
+})json";
+
+constexpr std::string_view kResumeBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]}
+  }
+})json";
+
+constexpr std::string_view kAnswerBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "control_level": {"type": "string", "enum": ["read_only", "controlled", "autonomous"]},
+    "answers": {"type": "array", "minItems": 1, "maxItems": 16,
+      "items": {"type": "object", "additionalProperties": false,
+        "properties": {
+          "id": {"type": "string", "minLength": 1, "maxLength": 128},
+          "value": {"type": "string", "maxLength": 4096}
+        },
+        "required": ["id", "value"]}}
+  },
+  "required": ["answers"]
+})json";
+
+constexpr std::string_view kRenderPromptBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 128},
+    "arguments": {"type": "object", "maxProperties": 16,
+      "additionalProperties": {"type": "string", "maxLength": 1024}}
+  },
+  "required": ["name"]
+})json";
+
+constexpr std::string_view kSessionListQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+    "kind": {"type": "string", "enum": ["chat", "patrol"]}
+  }
+})json";
+
+constexpr std::string_view kActionListQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "view": {"type": "string", "enum": ["pending", "settled"]},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500}
+  }
+})json";
+
+// A manifest capability's route; the rest of the capability is its row in
+// capability_catalogue.cc, under the same name.
+SurfaceRoute Cap(std::string name, std::string method, std::string path, Scope scope,
+                 bool streaming = false) {
+  SurfaceRoute route;
+  route.name = std::move(name);
+  route.method = std::move(method);
+  route.path = std::move(path);
+  route.scope = scope;
+  route.streaming = streaming;
+  route.kind = SurfaceRouteKind::kCapability;
+  return route;
+}
+
+// A route outside the manifest, with what docs/api.md says about it and its body checks.
+SurfaceRoute Route(std::string name, std::string method, std::string path,
+                   std::optional<Scope> scope, std::string description, std::string response,
+                   std::string_view body_schema = {}, bool streaming = false) {
+  SurfaceRoute route;
+  route.name = std::move(name);
+  route.method = std::move(method);
+  route.path = std::move(path);
+  route.scope = scope;
+  route.streaming = streaming;
+  route.kind = SurfaceRouteKind::kServer;
+  route.description = std::move(description);
+  route.response = std::move(response);
+  route.body_schema = std::string(body_schema);
+  return route;
+}
+
+// `route` taking the query parameters `schema` declares.
+SurfaceRoute WithQuery(SurfaceRoute route, std::string_view schema,
+                       std::map<std::string, AgentErrorCode> param_codes = {}) {
+  route.query_schema = std::string(schema);
+  route.query_param_codes = std::move(param_codes);
+  return route;
+}
+
+std::vector<SurfaceRoute> BuildSurface() {
+  return {
+      // ---- manifest capabilities (capability_catalogue.cc) ----
+      Cap("get_resource_context", "GET", "/api/agent/resource-context/{resourceId}",
+          Scope::kMonitoringRead),
+      Cap("list_resource_capabilities", "GET", "/api/agent/resource-capabilities/{resourceId}",
+          Scope::kMonitoringRead),
+      Cap("get_fleet_context", "GET", "/api/agent/fleet-context", Scope::kMonitoringRead),
+      Cap("get_patrol_control_status", "GET", "/api/agent/patrol-control/status",
+          Scope::kMonitoringRead),
+      Cap("get_operator_state", "GET", "/api/resources/{resourceId}/operator-state",
+          Scope::kMonitoringRead),
+      Cap("set_operator_state", "PUT", "/api/resources/{resourceId}/operator-state",
+          Scope::kMonitoringWrite),
+      Cap("clear_operator_state", "DELETE", "/api/resources/{resourceId}/operator-state",
+          Scope::kMonitoringWrite),
+      Cap("subscribe_events", "GET", "/api/agent/events", Scope::kMonitoringRead, kStreams),
+      Cap("list_findings", "GET", "/api/ai/patrol/findings", Scope::kAiExecute),
+      Cap("acknowledge_finding", "POST", "/api/ai/patrol/acknowledge", Scope::kAiExecute),
+      Cap("snooze_finding", "POST", "/api/ai/patrol/snooze", Scope::kAiExecute),
+      Cap("dismiss_finding", "POST", "/api/ai/patrol/dismiss", Scope::kAiExecute),
+      Cap("resolve_finding", "POST", "/api/ai/patrol/resolve", Scope::kAiExecute),
+      Cap("run_patrol", "POST", "/api/ai/patrol/run", Scope::kAiExecute),
+      Cap("list_patrol_runs", "GET", "/api/ai/patrol/runs", Scope::kAiExecute),
+      Cap("get_patrol_run", "GET", "/api/ai/patrol/runs/{runId}", Scope::kAiExecute),
+      Cap("get_patrol_status", "GET", "/api/ai/patrol/status", Scope::kAiExecute),
+      Cap("get_patrol_autonomy", "GET", "/api/ai/patrol/autonomy", Scope::kSettingsWrite),
+      Cap("set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy", Scope::kSettingsWrite),
+      Cap("acknowledge_patrol_autopilot", "POST", "/api/ai/patrol/autonomy/acknowledgements",
+          Scope::kSettingsWrite),
+      Cap("revoke_patrol_autopilot", "DELETE",
+          "/api/ai/patrol/autonomy/acknowledgements/{acknowledgementId}", Scope::kSettingsWrite),
+      Cap("plan_action", "POST", "/api/actions/plan", Scope::kActionsPlan),
+      Cap("decide_action", "POST", "/api/actions/{actionId}/decision", Scope::kActionsApprove),
+      Cap("execute_action", "POST", "/api/actions/{actionId}/execute", Scope::kActionsExecute),
+      Cap("list_api_tokens", "GET", "/api/security/tokens", Scope::kSettingsWrite),
+      Cap("create_api_token", "POST", "/api/security/tokens", Scope::kSettingsWrite),
+      Cap("revoke_api_token", "DELETE", "/api/security/tokens/{tokenId}", Scope::kSettingsWrite),
+      // ---- the server's own routes ----
+      Route("get_capabilities", "GET", "/api/agent/capabilities", std::nullopt,
+            "The capability manifest: every capability with its route, scope, governance, "
+            "schemas and error codes, plus workflow prompts and the MCP contract.",
+            "CapabilityManifest"),
+      Route("healthz", "GET", "/healthz", std::nullopt,
+            "Liveness: answers while the server accepts requests.", "{ status: \"ok\" }"),
+      Route("metrics", "GET", "/metrics", Scope::kMonitoringRead,
+            "Prometheus text: requests and latencies by route, tool calls by kind and "
+            "outcome, safety-gate blocks, provider tokens, actions by state.",
+            "text/plain; version=0.0.4"),
+      Route("chat", "POST", "/api/ai/chat", Scope::kAiChat,
+            "Talks to the Assistant. Streams data: {\"type\":...,\"data\":...} events, "
+            "session first and done last, with a heartbeat comment every 5 seconds. "
+            "control_level may only lower the server's configured level. A new session belongs "
+            "to the calling token; session_id continues only one of the caller's own sessions.",
+            "text/event-stream of ChatEvent", kChatBodySchema, true),
+      WithQuery(Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
+                      "Lists Assistant sessions, newest first (limit 1..1000): the caller's own "
+                      "chat sessions, or with kind=patrol the Patrol runs' system sessions (the "
+                      "newest 50 are kept).",
+                      "Session[]"),
+                kSessionListQuerySchema),
+      Route("get_session", "GET", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
+            "One session: its status, kind, owner, usage and client-safe transcript. A chat "
+            "session is visible to the token that created it and to an admin (`*`) only; to "
+            "others it is session_not_found.",
+            "{ id, status, created_at, updated_at, message_count, usage, messages }"),
+      Route("get_session_messages", "GET", "/api/ai/sessions/{sessionId}/messages", Scope::kAiChat,
+            "The client-safe transcript of one session (visible as get_session).", "Message[]"),
+      Route("delete_session", "DELETE", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
+            "Deletes one session and its transcript: the owner's chat session, or any session "
+            "for an admin (`*`).",
+            "{ success: true }"),
+      Route("resume_session", "POST", "/api/ai/sessions/{sessionId}/resume", Scope::kAiExecute,
+            "Continues the caller's own session suspended on an approval once the action is "
+            "decided: an action with a recorded approval runs through the lifecycle, bound to "
+            "its plan hash (resuming is never itself an approval). The run keeps the control "
+            "level the session's chat asked for; control_level may lower it. A Patrol session "
+            "is never resumed (session_not_resumable).",
+            "text/event-stream of ChatEvent", kResumeBodySchema, true),
+      Route("abort_session", "POST", "/api/ai/sessions/{sessionId}/abort", Scope::kAiChat,
+            "Stops the session's run in progress, if any (the owner's session, or any for an "
+            "admin): it ends with an error event and done. A session with no run in progress "
+            "is left as it is.",
+            "{ session_id, aborted }", kEmptyBodySchema),
+      Route("answer_question", "POST", "/api/ai/question/{questionId}/answer", Scope::kAiChat,
+            "Answers the question one of the caller's own sessions is waiting on and continues "
+            "that session: the answers become the user's next message and the run streams like a "
+            "chat, at the control level the session's chat asked for (control_level may lower "
+            "it).",
+            "text/event-stream of ChatEvent", kAnswerBodySchema, true),
+      Route("list_models", "GET", "/api/ai/models", Scope::kAiChat,
+            "The models the configured provider offers, and where its requests go: "
+            "destination local (it sees unredacted context) or remote (secrets and localOnly "
+            "resources are redacted), with destination_reason.",
+            "{ provider, model, destination, destination_reason, models: Model[] }"),
+      Route("get_operations_loop_status", "GET", "/api/agent/operations-loop/status",
+            Scope::kMonitoringRead,
+            "Legacy alias of get_patrol_control_status: the same body at the route older "
+            "clients call.",
+            "AgentOperationsLoopStatus"),
+      WithQuery(Route("list_actions", "GET", "/api/actions", Scope::kActionsApprove,
+                      "The governed action queue: view=pending (default, oldest first) or "
+                      "settled, limit 1..500.",
+                      "{ view, actions, count, readOnly }"),
+                kActionListQuerySchema,
+                {{"view", AgentErrorCode::kInvalidActionListView},
+                 {"limit", AgentErrorCode::kInvalidActionListLimit}}),
+      Route("get_action", "GET", "/api/actions/{actionId}", Scope::kActionsApprove,
+            "One governed action: its audit record, lifecycle events and readiness.",
+            "{ audit, events, readiness, readOnly }"),
+      Route("render_workflow_prompt", "POST", "/api/ai/workflow-prompts/render", Scope::kAiChat,
+            "Renders a workflow prompt of the manifest with its arguments.",
+            "{ description, text }", kRenderPromptBodySchema),
+  };
+}
+
+}  // namespace
+
+const std::vector<SurfaceRoute>& SurfaceRoutes() {
+  static const std::vector<SurfaceRoute> routes = BuildSurface();
+  return routes;
+}
+
+std::vector<const SurfaceRoute*> ServerSurfaceRoutes() {
+  std::vector<const SurfaceRoute*> out;
+  for (const SurfaceRoute& route : SurfaceRoutes()) {
+    if (route.kind == SurfaceRouteKind::kServer) {
+      out.push_back(&route);
+    }
+  }
+  return out;
+}
+
+const SurfaceRoute* FindSurfaceRoute(std::string_view name) {
+  for (const SurfaceRoute& route : SurfaceRoutes()) {
+    if (route.name == name) {
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
+const SurfaceRoute* FindSurfaceRoute(std::string_view method, std::string_view path_template) {
+  for (const SurfaceRoute& route : SurfaceRoutes()) {
+    if (route.method == method && route.path == path_template) {
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status ValidateSurface() {
+  static constexpr std::string_view kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+  std::set<std::string> names;
+  // (method, shape): the template with every placeholder written as "{}".
+  std::set<std::pair<std::string, std::string>> shapes;
+  for (const SurfaceRoute& route : SurfaceRoutes()) {
+    const auto bad = [&](std::string_view problem) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("route \"", route.name, "\": ", ToAbsl(problem)));
+    };
+    if (route.name.empty() || !names.insert(route.name).second) {
+      return bad("the name is blank or used twice");
+    }
+    if (std::find(std::begin(kMethods), std::end(kMethods), route.method) == std::end(kMethods)) {
+      return bad("has an unsupported method");
+    }
+    absl::StatusOr<std::vector<PathSegment>> segments = ParsePathTemplate(route.path);
+    if (!segments.ok()) {
+      return bad(std::string(segments.status().message()));
+    }
+    std::string shape;
+    for (const PathSegment& segment : *segments) {
+      absl::StrAppend(&shape, "/", segment.placeholder ? "{}" : segment.text);
+    }
+    if (!shapes.emplace(route.method, shape).second) {
+      return bad("another route has the same method and path");
+    }
+    for (const std::string* schema : {&route.body_schema, &route.query_schema}) {
+      if (schema->empty()) {
+        continue;
+      }
+      absl::StatusOr<rapidjson::Document> doc = ParseJson(*schema);
+      if (!doc.ok() || !doc->IsObject()) {
+        return bad("has a schema that is not a JSON object");
+      }
+    }
+    if (route.kind == SurfaceRouteKind::kCapability &&
+        (!route.description.empty() || !route.body_schema.empty() || !route.query_schema.empty())) {
+      return bad("a capability's route describes itself in the manifest, not here");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pulse::core

@@ -1,0 +1,152 @@
+// pulse-server serves the surface table (core/manifest/surface.h), through the real adapter on
+// a loopback port: every row answers at its method and path (a row without a handler would be
+// 404 route_not_found), public rows without a token, scoped rows only with their scope; what
+// is not a row is refused as it always was.
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "httplib.h"
+#include "pulse/adapters/server/server_app.h"
+#include "pulse/adapters/server/server_config.h"
+#include "pulse/adapters/server/token_command.h"
+#include "pulse/adapters/system/system_clock.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/manifest/path_template.h"
+#include "pulse/core/manifest/surface.h"
+
+namespace pulse::server {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "pulse-surface-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The row's path with every placeholder filled.
+std::string PathOf(const core::SurfaceRoute& row) {
+  absl::StatusOr<std::vector<core::PathSegment>> segments = core::ParsePathTemplate(row.path);
+  REQUIRE(segments.ok());
+  std::string path;
+  for (const core::PathSegment& segment : *segments) {
+    path += "/" + (segment.placeholder ? std::string("x-1") : segment.text);
+  }
+  return path;
+}
+
+std::string ErrorCode(const httplib::Result& result) {
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(result->body);
+  if (!doc.ok() || !doc->IsObject() || !doc->HasMember("error") || !(*doc)["error"].IsString()) {
+    return "";
+  }
+  return (*doc)["error"].GetString();
+}
+
+httplib::Result Call(httplib::Client& client, const core::SurfaceRoute& row,
+                     const httplib::Headers& headers) {
+  const std::string path = PathOf(row);
+  if (row.method == "GET") {
+    return client.Get(path, headers);
+  }
+  if (row.method == "DELETE") {
+    return client.Delete(path, headers);
+  }
+  if (row.method == "PUT") {
+    return client.Put(path, headers, "{}", "application/json");
+  }
+  return client.Post(path, headers, "{}", "application/json");
+}
+
+TEST_CASE("pulse-server answers every surface row at its method and path", "[server][surface]") {
+  TempDir dir;
+  // One token per scope the table names, each holding that scope alone.
+  adapters::system::SystemClock system_clock;
+  std::map<core::Scope, std::string> tokens;
+  for (const core::SurfaceRoute& row : core::SurfaceRoutes()) {
+    if (row.scope.has_value() && tokens.count(*row.scope) == 0) {
+      TokenCreateOptions options;
+      options.data_dir = dir.path();
+      options.name = "t-" + std::string(core::ToString(*row.scope));
+      options.scopes = std::string(core::ToString(*row.scope));
+      absl::StatusOr<std::string> token = CreateApiToken(options, system_clock);
+      REQUIRE(token.ok());
+      tokens.emplace(*row.scope, *token);
+    }
+  }
+  ServerSettings flags;
+  flags.listen = "127.0.0.1:0";
+  flags.data_dir = dir.path();
+  flags.fleet = "demo";
+  flags.patrol_interval = "0";
+  absl::StatusOr<ServerConfig> config = ResolveServerConfig(flags, std::nullopt);
+  REQUIRE(config.ok());
+  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(*config);
+  REQUIRE(app.ok());
+  REQUIRE((*app)->Start().ok());
+  httplib::Client client("127.0.0.1", (*app)->port());
+  client.set_read_timeout(10, 0);
+
+  for (const core::SurfaceRoute& row : core::SurfaceRoutes()) {
+    INFO(row.method << " " << row.path);
+    httplib::Result anonymous = Call(client, row, {});
+    REQUIRE(anonymous);
+    CHECK(ErrorCode(anonymous) != "route_not_found");
+    CHECK(ErrorCode(anonymous) != "method_not_allowed");
+    if (!row.scope.has_value()) {
+      CHECK(anonymous->status == 200);
+      continue;
+    }
+    CHECK(anonymous->status == 401);
+    if (row.streaming) {
+      continue;  // an authorized stream stays open; its routing is shown above
+    }
+    httplib::Result authorized =
+        Call(client, row, {{std::string(core::kApiTokenHeader), tokens.at(*row.scope)}});
+    REQUIRE(authorized);
+    CHECK(authorized->status != 401);
+    CHECK(ErrorCode(authorized) != "missing_scope");
+    CHECK(ErrorCode(authorized) != "route_not_found");
+    CHECK(ErrorCode(authorized) != "method_not_allowed");
+  }
+
+  // What is not a row.
+  httplib::Result unknown = client.Get("/api/no-such-route");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+  CHECK(ErrorCode(unknown) == "route_not_found");
+  httplib::Result wrong_method = client.Patch("/healthz", "{}", "application/json");
+  REQUIRE(wrong_method);
+  CHECK(wrong_method->status == 405);
+  CHECK(ErrorCode(wrong_method) == "method_not_allowed");
+  CHECK(wrong_method->get_header_value("Allow") == "GET");
+  httplib::Result encoded = client.Get("/%68ealthz");
+  REQUIRE(encoded);
+  CHECK(encoded->status == 200);
+  httplib::Result bad_escape = client.Get("/api/actions/%zz");
+  REQUIRE(bad_escape);
+  CHECK(bad_escape->status == 400);
+  CHECK(ErrorCode(bad_escape) == "invalid_request");
+  httplib::Result oversized = client.Get("/" + std::string(4000, 'a'));
+  REQUIRE(oversized);
+  CHECK(oversized->status == 414);
+  CHECK((*app)->Shutdown());
+}
+
+}  // namespace
+}  // namespace pulse::server
