@@ -160,7 +160,7 @@ core::ActionActor ActorFor(const HttpRequest& request) {
       actor.kind = core::ActorKind::kService;
       break;
   }
-  // The marker header an external agent adapter sends (wire surface §0.1, core::
+  // The marker header an external agent adapter sends (docs/security.md; core::
   // kAgentSurfaceHeader) can only narrow: a human's token sent through an agent surface acts as
   // an agent (an agent may not approve, nor execute a plan someone else made); no header makes
   // an agent or service token act as a human.
