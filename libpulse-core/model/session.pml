@@ -94,7 +94,7 @@ inline run_calls() {
                     bg_on_self_verified(i); g_pending = 0 }   /* result carried verification.ok */
         /* Execute dispatched, then its result could not be stored (result_unrecorded) or the
          * finishing CAS was lost (action_not_executing): the handler's failure is marked
-         * ToolResult::mutation_dispatched, and the loop reports it as a dispatched write (never
+         * ToolResult::dispatched = true, and the loop reports it as a dispatched write (never
          * self-verified). */
         :: d_step { spec_dispatch(g_turn_target, 0); bg_on_succeeded(i, 1) }
         fi

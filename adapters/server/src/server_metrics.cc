@@ -5,9 +5,9 @@
 
 #include "absl/strings/ascii.h"
 #include "pulse/core/agent/agent_views.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_catalog.h"

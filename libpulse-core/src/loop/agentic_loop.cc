@@ -7,17 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "loop_emitter.h"
 #include "loop_run.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/status_macros.h"
-#include "text_util.h"
 
 namespace pulse::core {
 namespace {
 
+using json_internal::JsonObject;
 using loop_internal::Emitter;
-using loop_internal::JsonObject;
 
 // Ends a call that never got a run: one error, then done.
 absl::Status FailEarly(Emitter& events, std::string_view session_id, std::string_view code,

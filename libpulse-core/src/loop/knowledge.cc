@@ -8,13 +8,12 @@
 #include "absl/strings/str_join.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_object.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_names.h"
-#include "text_util.h"
 
 namespace pulse::core {
 namespace {
-
-using loop_internal::AV;
 
 constexpr std::array<std::string_view, 7> kFactFields = {
     "status", "state", "health", "exit_code", "restart_count", "verdict", "severity"};
@@ -81,7 +80,7 @@ std::vector<KnowledgeFact> ExtractFacts(std::string_view tool, const rapidjson::
   const std::string call_subject = ArgumentSubject(tool, args);
   if (is_error) {
     if (std::optional<std::string> code = ExtractToolErrorCode(content)) {
-      out.push_back({absl::StrCat(AV(tool), ":", call_subject, ":error"), Cut(*code),
+      out.push_back({absl::StrCat(ToAbsl(tool), ":", call_subject, ":error"), Cut(*code),
                      std::string(tool_call_id), turn});
     }
     return out;
@@ -110,7 +109,7 @@ std::vector<KnowledgeFact> ExtractFacts(std::string_view tool, const rapidjson::
             std::find(kFactFields.begin(), kFactFields.end(), name) != kFactFields.end();
         if (wanted) {
           if (auto value = Scalar(member.value); value.has_value() && !value->empty()) {
-            out.push_back({absl::StrCat(subject, ":", AV(name)), Cut(std::move(*value)),
+            out.push_back({absl::StrCat(subject, ":", ToAbsl(name)), Cut(std::move(*value)),
                            std::string(tool_call_id), turn});
             if (out.size() >= kMaxFactsPerResult) {
               break;

@@ -1,31 +1,28 @@
 #include "pulse/core/loop/loop_assembly.h"
 
-#include <array>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/loop/handlers/builtin_handlers.h"
+#include "pulse/core/builtins/builtin_catalog.h"
 #include "pulse/core/policy/control_level.h"
 #include "pulse/core/policy/scope.h"
 #include "pulse/core/status_macros.h"
-#include "pulse/core/tools/tool_names.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-// Patrol's Watch pass: the evidence reads and the finding lifecycle.
-constexpr std::array<std::string_view, 7> kWatchTools = {
-    kToolPulseQuery,           kToolPulseRead,           kToolPulseMetrics,
-    kToolPatrolGetFindings,    kToolPatrolReportFinding, kToolPatrolAssessFinding,
-    kToolPatrolResolveFinding,
-};
-// Patrol's investigation: the evidence reads, the capability listing and one proposal.
-constexpr std::array<std::string_view, 5> kInvestigationTools = {
-    kToolPulseQuery,          kToolPulseRead, kToolPulseMetrics, kToolPatrolActionCapabilities,
-    kToolPatrolProposeAction,
-};
+// The names of the catalog rows `offered` selects, in catalog order.
+std::vector<std::string_view> RowsWhere(bool (*offered)(const BuiltinTool&)) {
+  std::vector<std::string_view> names;
+  for (const BuiltinTool& row : BuiltinCatalog()) {
+    if (offered(row)) {
+      names.push_back(row.name);
+    }
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -42,13 +39,20 @@ std::string_view ToString(LoopFlavour flavour) {
 }
 
 std::span<const std::string_view> FlavourTools(LoopFlavour flavour) {
+  // Built once from the catalog rows; immutable afterwards.
+  static const std::vector<std::string_view> chat =
+      RowsWhere([](const BuiltinTool&) { return true; });
+  static const std::vector<std::string_view> watch =
+      RowsWhere([](const BuiltinTool& row) { return row.patrol_watch; });
+  static const std::vector<std::string_view> investigation =
+      RowsWhere([](const BuiltinTool& row) { return row.patrol_investigation; });
   switch (flavour) {
     case LoopFlavour::kChat:
-      return kBuiltinToolNames;
+      return chat;
     case LoopFlavour::kPatrolWatch:
-      return kWatchTools;
+      return watch;
     case LoopFlavour::kPatrolInvestigation:
-      return kInvestigationTools;
+      return investigation;
   }
   return {};  // an out-of-range value binds nothing (fails closed)
 }
@@ -90,16 +94,18 @@ absl::StatusOr<std::unique_ptr<LoopAssembly>> LoopAssembly::Assemble(const LoopP
   handler_ports.requester = options.requester;
   handler_ports.metrics_history = ports.metrics_history;
   for (std::string_view name : FlavourTools(options.flavour)) {
-    std::unique_ptr<ToolHandler> handler = MakeBuiltinToolHandler(name, handler_ports);
+    const BuiltinTool* row = FindBuiltin(name);
+    std::unique_ptr<ToolHandler> handler =
+        row == nullptr || row->make_handler == nullptr ? nullptr : row->make_handler(handler_ports);
     if (handler == nullptr) {
       return absl::InternalError(
-          absl::StrCat("built-in tool ", AV(name), " has no handler to bind"));
+          absl::StrCat("built-in tool ", ToAbsl(name), " has no handler to bind"));
     }
     if (options.decorate) {
       handler = options.decorate(name, std::move(handler));
       if (handler == nullptr) {
         return absl::InternalError(
-            absl::StrCat("the handler decorator returned no handler for ", AV(name)));
+            absl::StrCat("the handler decorator returned no handler for ", ToAbsl(name)));
       }
     }
     PULSE_RETURN_IF_ERROR(assembly->executor_.Bind(name, std::move(handler)));

@@ -3,11 +3,13 @@
 #include <utility>
 
 #include "pulse/core/auth/secret_redactor.h"
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/model/usage.h"
-#include "text_util.h"
 
 namespace pulse::core::loop_internal {
+
+using json_internal::JsonObject;
 
 Emitter::Emitter(EventSink& sink, const ModelRoute& route)
     : sink_(sink),

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "loop_run.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
 #include "pulse/core/loop/knowledge.h"
 #include "pulse/core/policy/decision.h"
 #include "pulse/core/tools/classify.h"

@@ -25,15 +25,9 @@
 #include "pulse/core/model/llm_types.h"
 #include "pulse/core/model/session_record.h"
 #include "pulse/core/policy/projection.h"
-#include "pulse/core/tools/tool_names.h"
+#include "pulse/core/tools/tool_traits.h"
 
 namespace pulse::core {
-
-// The finding lifecycle writes of the Patrol Watch (report, assess, resolve).
-inline bool IsFindingLifecycleWrite(std::string_view tool) {
-  return tool == kToolPatrolReportFinding || tool == kToolPatrolAssessFinding ||
-         tool == kToolPatrolResolveFinding;
-}
 
 class LoopRun {
  public:
@@ -136,7 +130,8 @@ class LoopRun {
   std::vector<Slot> OpenSlots(StreamedTurn& turn);
   // Phase 1. False when a repeated denial terminated the run.
   bool PreCheck(std::vector<Slot>& slots);
-  // An admitted pulse_question runs alone: every other candidate is skipped.
+  // An admitted call of a tool that asks a question (pulse_question) runs alone: every other
+  // candidate is skipped.
   void IsolateQuestion(std::vector<Slot>& slots);
   // The batch-aware FSM gate over the remaining candidates.
   BatchGate AdmitBatch(std::vector<Slot>& slots);
@@ -152,7 +147,9 @@ class LoopRun {
   // of the turn executes. The caller ends the run.
   void RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
                   std::string sibling_content);
-  bool IsEvidenceCall(std::string_view tool, InvocationClass invocation) const;
+  bool IsEvidenceCall(const ToolTraits& traits, InvocationClass invocation) const;
+  // The traits of the registered tool `tool` (default for an unknown one).
+  ToolTraits TraitsOf(std::string_view tool) const;
 
   AgenticLoop& loop_;
   loop_internal::Emitter& events_;

@@ -15,19 +15,17 @@
 #include "loop_run.h"
 #include "pulse/core/errors/tool_error.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/loop/loop_texts.h"
-#include "pulse/core/loop/write_outcome.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/policy/decision.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/classify.h"
-#include "pulse/core/tools/tool_names.h"
-#include "text_util.h"
 
 namespace pulse::core {
 namespace {
 
-using loop_internal::AV;
-using loop_internal::JsonObject;
+using json_internal::JsonObject;
 
 // Arguments are bounded again by the executor; this bound only caps the pre-check parse.
 constexpr JsonLimits kArgumentLimits{256 * 1024, 64};
@@ -44,7 +42,8 @@ std::string ErrorJson(ToolErrorCode code, std::string message, bool blocked) {
 // The fingerprint of a call: a digest of its trimmed name, NUL, canonical arguments. A digest,
 // so the stored denied fingerprints of a suspended run never hold an argument (or a secret).
 std::string Fingerprint(std::string_view tool, std::string_view canonical_args) {
-  const std::string preimage = absl::StrCat(AV(tool), std::string(1, '\0'), AV(canonical_args));
+  const std::string preimage =
+      absl::StrCat(ToAbsl(tool), std::string(1, '\0'), ToAbsl(canonical_args));
   std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
   crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(preimage.data()),
                      preimage.size());
@@ -58,30 +57,30 @@ std::string Fingerprint(std::string_view tool, std::string_view canonical_args) 
 }
 
 // The result of a call whose handler started but did not return. For an infrastructure write
-// it is marked mutation_dispatched: how far the handler got is unknown, so the change is taken
-// as made and must be verified.
+// it is marked dispatched: how far the handler got is unknown, so the change is taken as made
+// and must be verified.
 ToolResult InterruptedResult(std::string_view tool, InvocationClass invocation) {
   ToolError error;
   error.code = ToolErrorCode::kExecutionFailed;
   error.failed = true;
   const bool write = EffectOf(invocation) == FsmEffect::kWrite;
   error.message =
-      write ? absl::StrCat("the tool call \"", AV(tool),
-                           "\" failed after it started, so its change may have been made. Take "
-                           "it as made: read the target's current state to verify it before "
-                           "answering or changing anything else.")
-            : absl::StrCat("the tool call \"", AV(tool), "\" failed before it returned a result");
+      write
+          ? absl::StrCat("the tool call \"", ToAbsl(tool),
+                         "\" failed after it started, so its change may have been made. Take "
+                         "it as made: read the target's current state to verify it before "
+                         "answering or changing anything else.")
+          : absl::StrCat("the tool call \"", ToAbsl(tool), "\" failed before it returned a result");
   ToolResult result = ToolResult::Failure(std::move(error));
-  result.mutation_dispatched = write;
+  if (write) {
+    result.dispatched = true;
+  }
   return result;
 }
 
-std::string_view ProgressMessage(std::string_view tool, InvocationClass invocation) {
-  if (tool == kToolPulseQuery) {
-    return "Reading inventory.";
-  }
-  if (tool == kToolPulseRead || tool == kToolPulseMetrics) {
-    return "Reading target.";
+std::string_view ProgressMessage(const ToolTraits& traits, InvocationClass invocation) {
+  if (!traits.progress.empty()) {
+    return traits.progress;
   }
   if (IsInfrastructureWrite(invocation)) {
     return "Executing governed action.";
@@ -96,7 +95,8 @@ struct LoopRun::Slot {
   enum class State { kRefused, kCandidate, kSkipped, kBlocked, kQueued };
 
   ToolCall call;
-  std::string tool;  // trimmed name
+  std::string tool;   // trimmed name
+  ToolTraits traits;  // of the registered tool (default when it is unknown)
   rapidjson::Document args{rapidjson::kObjectType};
   std::string fingerprint;  // Fingerprint(trimmed name, canonical arguments)
   InvocationClass invocation = kFailClosedClass;
@@ -122,13 +122,16 @@ struct LoopRun::TurnResult {
   std::size_t approval_transcript_index = 0;
   std::string question_id;
   std::string question_json;
+  std::string question_tool;  // the tool that asked
 };
 
-bool LoopRun::IsEvidenceCall(std::string_view tool, InvocationClass invocation) const {
+bool LoopRun::IsEvidenceCall(const ToolTraits& traits, InvocationClass invocation) const {
   return policy_.Profile() == ExecutionProfile::kPatrolInvestigation &&
          (invocation.kind == ToolKind::kRead || invocation.kind == ToolKind::kResolve) &&
-         invocation.mutation == MutationTarget::kNone && tool != kToolPatrolProposeAction;
+         invocation.mutation == MutationTarget::kNone && !traits.proposes_action;
 }
+
+ToolTraits LoopRun::TraitsOf(std::string_view tool) const { return loop_.registry_.Traits(tool); }
 
 void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
                          std::string sibling_content) {
@@ -161,6 +164,7 @@ std::vector<LoopRun::Slot> LoopRun::OpenSlots(StreamedTurn& turn) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     slots[i].call = turn.calls[i];
     slots[i].tool = std::string(TrimToolName(slots[i].call.name));
+    slots[i].traits = TraitsOf(slots[i].tool);
   }
   return slots;
 }
@@ -171,7 +175,7 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     Slot& slot = slots[i];
     const std::string_view raw = slot.call.arguments_json;
-    const bool blank_args = absl::StripAsciiWhitespace(AV(raw)).empty();
+    const bool blank_args = absl::StripAsciiWhitespace(ToAbsl(raw)).empty();
     absl::StatusOr<rapidjson::Document> parsed =
         ParseJson(blank_args ? std::string_view("{}") : raw, kArgumentLimits);
     const bool args_ok = parsed.ok() && parsed->IsObject();
@@ -184,7 +188,7 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
       // The same denied call again: stop before anything of this turn runs.
       RefuseTurn(slots, i,
                  ErrorJson(ToolErrorCode::kLoopDetected,
-                           absl::Substitute(AV(kRepeatedDeniedFormat), slot.tool), true),
+                           absl::Substitute(ToAbsl(kRepeatedDeniedFormat), slot.tool), true),
                  ErrorJson(ToolErrorCode::kLoopDetected, std::string(kTerminatedSibling), true));
       Fail(kErrorCodeBoundedFailure, kReasonRepeatedDeniedCall,
            absl::StrCat("Pulse Assistant tool loop terminated after the provider repeated denied "
@@ -195,7 +199,8 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
     }
     if (static_cast<int>(i) >= o.max_calls_per_turn) {
       slot.Refuse(ErrorJson(ToolErrorCode::kBudgetExhausted,
-                            absl::Substitute(AV(kTurnCallCapFormat), o.max_calls_per_turn), true));
+                            absl::Substitute(ToAbsl(kTurnCallCapFormat), o.max_calls_per_turn),
+                            true));
       continue;
     }
     // Denials: a repeat of any of these terminates the run.
@@ -210,7 +215,7 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
       ToolError error;
       error.code = ToolErrorCode::kToolNotAdvertised;
       error.message = absl::Substitute(
-          AV(kNotAdvertisedFormat), slot.tool,
+          ToAbsl(kNotAdvertisedFormat), slot.tool,
           advertised_.empty() ? std::string("(no tools)") : absl::StrJoin(advertised_, ", "));
       error.blocked = true;
       error.details.emplace_back("tool", slot.tool);
@@ -225,11 +230,11 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
       continue;
     }
     slot.invocation = decision.invocation_class;
-    if (IsEvidenceCall(slot.tool, slot.invocation)) {
+    if (IsEvidenceCall(slot.traits, slot.invocation)) {
       // Attempts count, whatever happens to them later.
       if (counters_.evidence_calls >= o.max_evidence_calls) {
         slot.Refuse(ErrorJson(ToolErrorCode::kBudgetExhausted,
-                              absl::Substitute(AV(kEvidenceBudgetFormat), o.max_evidence_calls),
+                              absl::Substitute(ToAbsl(kEvidenceBudgetFormat), o.max_evidence_calls),
                               true));
         continue;
       }
@@ -242,7 +247,7 @@ bool LoopRun::PreCheck(std::vector<Slot>& slots) {
 
 void LoopRun::IsolateQuestion(std::vector<Slot>& slots) {
   auto question = std::find_if(slots.begin(), slots.end(), [](const Slot& s) {
-    return s.state == Slot::State::kCandidate && s.tool == kToolPulseQuestion;
+    return s.state == Slot::State::kCandidate && s.traits.asks_question;
   });
   if (question == slots.end()) {
     return;
@@ -300,11 +305,12 @@ bool LoopRun::Execute(std::vector<Slot>& slots) {
     queued.push_back(&slot);
     events_.ToolStart(slot.call.id, slot.tool, slot.call.arguments_json);
     events_.ToolProgress(slot.call.id, slot.tool, "running",
-                         ProgressMessage(slot.tool, slot.invocation));
+                         ProgressMessage(slot.traits, slot.invocation));
     slot.started = true;
     any_write = any_write || IsInfrastructureWrite(slot.invocation);
-    has_findings_read = has_findings_read || slot.tool == kToolPatrolGetFindings;
-    has_lifecycle_write = has_lifecycle_write || IsFindingLifecycleWrite(slot.tool);
+    has_findings_read = has_findings_read || slot.traits.findings == FindingRole::kReadsFindings;
+    has_lifecycle_write =
+        has_lifecycle_write || slot.traits.findings == FindingRole::kLifecycleWrite;
   }
   if (queued.empty()) {
     return true;
@@ -369,8 +375,9 @@ void LoopRun::PostProcessExecuted(Slot& slot, BatchGate& gate, std::size_t index
     ++counters_.tools_run[slot.tool];
   }
   const bool infra_write = EffectOf(slot.invocation) == FsmEffect::kWrite;
-  if (!outcome.result.Ok()) {
-    if (infra_write && outcome.dispatched && outcome.result.mutation_dispatched) {
+  const ToolResult& typed = outcome.result;
+  if (!typed.Ok()) {
+    if (infra_write && outcome.dispatched && typed.dispatched.value_or(false)) {
       // The call failed after its mutation was dispatched (its outcome was not recorded). A
       // dispatched mutation is a write transition whatever its result, as on resume: it must be
       // verified before the model may answer or write again. Never self-verified.
@@ -382,14 +389,13 @@ void LoopRun::PostProcessExecuted(Slot& slot, BatchGate& gate, std::size_t index
   result.any_success = true;
   bool dispatched = outcome.dispatched;
   if (infra_write) {
-    const WriteOutcome write = ParseWriteOutcome(slot.content);
-    dispatched = dispatched && write.dispatched;
-    if (slot.tool == kToolPulseControl && write.approval_action_id.has_value()) {
-      // The stream and the suspension use the lifecycle's record, never the handler's text.
+    dispatched = dispatched && typed.dispatched.value_or(true);
+    if (slot.traits.requests_approval && typed.approval.has_value()) {
+      // The stream and the suspension use the lifecycle's record, never the handler's result.
       absl::StatusOr<Refusable<ActionRecord>> record =
-          loop_.actions_.Get(*write.approval_action_id);
+          loop_.actions_.Get(typed.approval->action_id);
       if (record.ok() && !record->refused() &&
-          record->value().plan.plan_hash == *write.approval_plan_hash) {
+          record->value().plan.plan_hash == typed.approval->plan_hash) {
         result.approval_slot = index;
         result.approval_record = record->value();
       } else {
@@ -403,14 +409,15 @@ void LoopRun::PostProcessExecuted(Slot& slot, BatchGate& gate, std::size_t index
   }
   // Neither call can fail: the index was admitted and is reported once.
   gate.OnSucceeded(slot.gate_index, dispatched).IgnoreError();
-  if (infra_write && dispatched && HasVerificationOk(slot.content)) {
+  if (infra_write && dispatched && typed.verified.value_or(false)) {
     gate.OnSelfVerified(slot.gate_index).IgnoreError();
   }
   fsm_.CheckRecoverySuccess(slot.tool);
   announce_verify = infra_write && dispatched && fsm_.State() == SessionState::kVerifying;
-  if (slot.tool == kToolPulseQuestion) {
-    result.question_json = slot.content;
+  if (slot.traits.asks_question && typed.question.has_value()) {
+    result.question_json = *typed.question;
     result.question_id = absl::StrCat("q_", loop_.ids_.NewId());
+    result.question_tool = slot.tool;
     slot.content = JsonObject()
                        .Str("status", "asked")
                        .Str("question_id", result.question_id)
@@ -462,7 +469,7 @@ void LoopRun::FinishTurn(const std::vector<Slot>& slots, const TurnResult& resul
     int accepted = 0;
     int rejected = 0;
     for (const Slot& slot : slots) {
-      if (IsFindingLifecycleWrite(slot.tool)) {
+      if (slot.traits.findings == FindingRole::kLifecycleWrite) {
         (slot.is_error ? rejected : accepted)++;
       }
     }
@@ -494,7 +501,7 @@ void LoopRun::FinishTurn(const std::vector<Slot>& slots, const TurnResult& resul
   }
   if (!result.question_id.empty()) {
     events_.WorkflowState("clarify", "Waiting for your answer before continuing.", fsm_.State(),
-                          kToolPulseQuestion);
+                          result.question_tool);
     events_.Question(session_.id, result.question_id, result.question_json);
     End(RunEnd::kAwaitingInput, "");
   }

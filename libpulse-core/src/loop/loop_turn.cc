@@ -9,19 +9,17 @@
 #include "absl/strings/substitute.h"
 #include "absl/time/time.h"
 #include "loop_run.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/policy/projection.h"
-#include "pulse/core/tools/tool_names.h"
-#include "text_util.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
-using loop_internal::AV;
-
-bool Blank(std::string_view text) { return absl::StripAsciiWhitespace(AV(text)).empty(); }
+bool Blank(std::string_view text) { return absl::StripAsciiWhitespace(ToAbsl(text)).empty(); }
 
 std::string_view ReasonFor(LlmErrorKind kind) {
   switch (kind) {
@@ -59,7 +57,7 @@ std::string SanitizedProviderMessage(LlmErrorKind kind, std::string_view detail)
       head = head.substr(0, at);
     }
   }
-  std::string cut(absl::StripAsciiWhitespace(AV(head.substr(0, 160))));
+  std::string cut(absl::StripAsciiWhitespace(ToAbsl(head.substr(0, 160))));
   std::string base;
   switch (kind) {
     case LlmErrorKind::kRateLimited:
@@ -82,7 +80,7 @@ std::string SanitizedProviderMessage(LlmErrorKind kind, std::string_view detail)
 }
 
 std::string LastWriteTarget(const SessionFsm& fsm) {
-  std::string tool(absl::StripAsciiWhitespace(AV(fsm.LastWriteTool())));
+  std::string tool(absl::StripAsciiWhitespace(ToAbsl(fsm.LastWriteTool())));
   return tool.empty() ? std::string("the changed target") : tool;
 }
 
@@ -141,11 +139,11 @@ std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
     projection_ = loop_.executor_.Project(policy_);
   }
   for (const ProjectedTool& projected : *projection_) {
-    if (evidence_spent && projected.action_mode == ActionMode::kRead &&
-        projected.name != kToolPatrolProposeAction) {
+    const ToolTraits traits = TraitsOf(projected.name);
+    if (evidence_spent && projected.action_mode == ActionMode::kRead && !traits.proposes_action) {
       continue;  // evidence tools are structurally removed once the budget is spent
     }
-    if (repair_only && !IsFindingLifecycleWrite(projected.name)) {
+    if (repair_only && traits.findings != FindingRole::kLifecycleWrite) {
       continue;  // the LOOP-5 repair turn offers only the finding lifecycle tools
     }
     tools.push_back(
@@ -159,9 +157,9 @@ std::string LoopRun::SystemPrompt() const {
   if (!prompt.empty()) {
     prompt += "\n\n";
   }
-  absl::StrAppend(&prompt, AV(kUntrustedDataGuidance), "\n\n",
-                  absl::Substitute(AV(kRunContextFormat), AV(ToString(policy_.Profile())),
-                                   AV(ToString(policy_.EffectiveLevel())),
+  absl::StrAppend(&prompt, ToAbsl(kUntrustedDataGuidance), "\n\n",
+                  absl::Substitute(ToAbsl(kRunContextFormat), ToAbsl(ToString(policy_.Profile())),
+                                   ToAbsl(ToString(policy_.EffectiveLevel())),
                                    absl::FormatTime(absl::RFC3339_sec, loop_.clock_.Now(),
                                                     absl::UTCTimeZone())));
   const std::string facts = knowledge_.Render();
@@ -386,8 +384,8 @@ void LoopRun::HandleAnswer(const StreamedTurn& turn, bool buffered) {
     if (!Blank(turn.text)) {
       session_.transcript.push_back(Message::RefusedClaim(turn.text));
     }
-    session_.transcript.push_back(
-        Message::User(absl::Substitute(AV(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
+    session_.transcript.push_back(Message::User(
+        absl::Substitute(ToAbsl(kVerificationInstructionFormat), LastWriteTarget(fsm_))));
     events_.WorkflowState("verify", "Verification evidence is required before the answer.",
                           fsm_.State());
     return;
@@ -451,7 +449,7 @@ void LoopRun::EnsureFinalText() {
 
 void LoopRun::FinishAtBudget() {
   if (fsm_.CanFinalAnswer().has_value()) {
-    std::string text = absl::Substitute(AV(kUnverifiedEndFormat), LastWriteTarget(fsm_));
+    std::string text = absl::Substitute(ToAbsl(kUnverifiedEndFormat), LastWriteTarget(fsm_));
     events_.Content(text);
     session_.transcript.push_back(Message::Assistant(text));
     End(RunEnd::kUnverified, std::move(text));

@@ -12,14 +12,14 @@
 #include "absl/strings/substitute.h"
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/loop/loop_texts.h"
-#include "text_util.h"
+#include "pulse/core/string_view.h"
+#include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {
 namespace {
-
-using loop_internal::AV;
 
 constexpr std::array<std::string_view, 9> kParamPriority = {
     "type", "resource_id", "action", "host", "node", "instance", "query", "command", "period"};
@@ -122,7 +122,7 @@ std::string CompactionParams(std::string_view arguments_json) {
   std::vector<std::string> parts;
   for (std::string_view key : kParamPriority) {
     if (auto v = GetString(*args, key); v.has_value() && !v->empty()) {
-      parts.push_back(absl::StrCat(AV(key), "=", AV(*v)));
+      parts.push_back(absl::StrCat(ToAbsl(key), "=", ToAbsl(*v)));
     }
   }
   if (parts.empty()) {
@@ -144,9 +144,9 @@ std::string CompactionParams(std::string_view arguments_json) {
 std::string CompactedResultText(std::string_view tool, std::string_view params,
                                 std::string_view facts_summary, std::string_view original) {
   const std::string call =
-      params.empty() ? std::string(tool) : absl::StrCat(AV(tool), "(", AV(params), ")");
+      params.empty() ? std::string(tool) : absl::StrCat(ToAbsl(tool), "(", ToAbsl(params), ")");
   if (!facts_summary.empty()) {
-    return absl::StrCat("[Compacted: ", call, " — Key facts: ", AV(facts_summary), "]");
+    return absl::StrCat("[Compacted: ", call, " — Key facts: ", ToAbsl(facts_summary), "]");
   }
   const std::size_t lines =
       1 + static_cast<std::size_t>(std::count(original.begin(), original.end(), '\n'));
@@ -198,12 +198,12 @@ std::vector<Message> BuildProviderMessages(const std::vector<Message>& transcrip
       const std::size_t cut =
           m.content.size() - TruncateUtf8(m.content, options.max_tool_result_chars).size();
       m.content.resize(m.content.size() - cut);
-      absl::StrAppend(&m.content, absl::Substitute(AV(kTruncatedSuffixFormat), cut));
+      absl::StrAppend(&m.content, absl::Substitute(ToAbsl(kTruncatedSuffixFormat), cut));
     }
     if (!m.is_error) {
       const std::string tool = m.tool_name.empty() ? std::string("a tool") : m.tool_name;
-      m.content =
-          absl::StrCat(AV(kUntrustedFramePrefix), tool, AV(kUntrustedFrameSuffix), m.content);
+      m.content = absl::StrCat(ToAbsl(kUntrustedFramePrefix), tool, ToAbsl(kUntrustedFrameSuffix),
+                               m.content);
     }
   }
   return messages;
@@ -236,8 +236,9 @@ std::string FallbackSummary(const RunCounters& counters) {
     }
     total += n;
     std::string name = tool;
-    if (name.rfind("pulse_", 0) == 0) {
-      name.erase(0, 6);
+    // Built-in names read without their "pulse_" prefix ("query, read").
+    if (const std::string_view prefix = kReservedToolNamePrefixes[0]; name.rfind(prefix, 0) == 0) {
+      name.erase(0, prefix.size());
     }
     ranked.emplace_back(std::move(name), n);
   }
@@ -251,11 +252,11 @@ std::string FallbackSummary(const RunCounters& counters) {
   for (std::size_t i = 0; i < ranked.size() && i < 4; ++i) {
     names.push_back(ranked[i].first);
   }
-  std::string text = absl::Substitute(AV(kFallbackWithToolsFormat), total,
+  std::string text = absl::Substitute(ToAbsl(kFallbackWithToolsFormat), total,
                                       total == 1 ? "check" : "checks", absl::StrJoin(names, ", "));
   if (counters.tool_errors > 0) {
     absl::StrAppend(&text,
-                    absl::Substitute(AV(kFallbackErrorsFormat), counters.tool_errors,
+                    absl::Substitute(ToAbsl(kFallbackErrorsFormat), counters.tool_errors,
                                      counters.tool_errors == 1 ? "tool error" : "tool errors"));
   }
   return text;

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "pulse/core/fsm/session_fsm.h"
+#include "pulse/core/json/json.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_schema.h"
 
@@ -65,6 +67,22 @@ ToolResult ToolResult::Failure(ToolError error) {
   result.content = error.ToJson();
   result.error = std::move(error);
   return result;
+}
+
+void ReadUntypedWriteResult(ToolResult& result) {
+  if (!result.Ok() || result.dispatched.has_value() || result.verified.has_value()) {
+    return;
+  }
+  absl::StatusOr<rapidjson::Document> doc = ParseJson(result.content, JsonLimits{1 << 20, 64});
+  if (doc.ok() && doc->IsObject()) {
+    if (std::optional<bool> dispatched = GetBool(*doc, kResultDispatchedField);
+        dispatched.has_value() && !*dispatched) {
+      result.dispatched = false;
+    }
+  }
+  if (HasVerificationOk(result.content)) {
+    result.verified = true;
+  }
 }
 
 ToolExecutor::ToolExecutor(const ToolRegistry& registry) : registry_(registry) {}
@@ -148,6 +166,9 @@ ToolCallOutcome ToolExecutor::Execute(const InvocationPolicy& policy, std::strin
   outcome.rule = PolicyRule::kAllowed;
   outcome.dispatched = true;
   outcome.result = handler->Run(copy, ToolContext{spec->name, decision.invocation_class, policy});
+  if (EffectOf(decision.invocation_class) == FsmEffect::kWrite) {
+    ReadUntypedWriteResult(outcome.result);  // an untyped handler states its outcome in text
+  }
   return outcome;
 }
 

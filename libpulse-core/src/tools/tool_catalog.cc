@@ -333,13 +333,32 @@ ToolSpec PatrolProposeAction() {
   return spec;
 }
 
+// `spec` with the traits `set` declares.
+ToolSpec With(ToolSpec spec, void (*set)(ToolTraits&)) {
+  set(spec.traits);
+  return spec;
+}
+
+// The rows, in kBuiltinToolNames order, each with the traits the loop reads (tool_traits.h).
 std::vector<ToolSpec> BuildCatalog() {
-  return {PulseQuery(),           PulseRead(),
-          PulseMetrics(),         PulseControl(),
-          PulseQuestion(),        PatrolGetFindings(),
-          PatrolReportFinding(),  PatrolAssessFinding(),
-          PatrolResolveFinding(), PatrolActionCapabilities(),
-          PatrolProposeAction()};
+  return {
+      With(PulseQuery(), [](ToolTraits& t) { t.progress = "Reading inventory."; }),
+      With(PulseRead(), [](ToolTraits& t) { t.progress = "Reading target."; }),
+      With(PulseMetrics(), [](ToolTraits& t) { t.progress = "Reading target."; }),
+      With(PulseControl(),
+           [](ToolTraits& t) {
+             t.requests_approval = true;
+             t.dispatches_mutation = true;
+           }),
+      With(PulseQuestion(), [](ToolTraits& t) { t.asks_question = true; }),
+      With(PatrolGetFindings(), [](ToolTraits& t) { t.findings = FindingRole::kReadsFindings; }),
+      With(PatrolReportFinding(), [](ToolTraits& t) { t.findings = FindingRole::kLifecycleWrite; }),
+      With(PatrolAssessFinding(), [](ToolTraits& t) { t.findings = FindingRole::kLifecycleWrite; }),
+      With(PatrolResolveFinding(),
+           [](ToolTraits& t) { t.findings = FindingRole::kLifecycleWrite; }),
+      PatrolActionCapabilities(),
+      With(PatrolProposeAction(), [](ToolTraits& t) { t.proposes_action = true; }),
+  };
 }
 
 }  // namespace

@@ -201,11 +201,19 @@ absl::Status ToolRegistry::RegisterBuiltin(const ToolSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("built-in tool \"", spec.name, "\" must keep its canonical placement hints"));
   }
+  if (spec.traits != canonical->traits) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("built-in tool \"", spec.name, "\" must keep its canonical traits"));
+  }
   return Register(spec);
 }
 
 absl::Status ToolRegistry::RegisterExtension(ToolSpec spec) {
   PULSE_RETURN_IF_ERROR(CheckExtensionName(spec.name));
+  if (spec.traits != ToolTraits{}) {
+    return WithTool(spec.name,
+                    absl::InvalidArgumentError("only a built-in tool may declare loop traits"));
+  }
   return Register(std::move(spec));
 }
 
@@ -264,6 +272,11 @@ std::optional<InvocationDescriptor> ToolRegistry::FindDescriptor(std::string_vie
 }
 
 bool ToolRegistry::Contains(std::string_view name) const { return Lookup(name) != nullptr; }
+
+ToolTraits ToolRegistry::Traits(std::string_view name) const {
+  const Entry* entry = Lookup(name);
+  return entry == nullptr ? ToolTraits{} : entry->spec.traits;
+}
 
 std::vector<std::string> ToolRegistry::Names() const {
   std::vector<std::string> names;

@@ -1,6 +1,6 @@
 // The pure pieces of the loop: the provider view of a transcript (orphan repair, compaction,
 // truncation, framing), the final-text anchor rule, the deterministic fallback, knowledge
-// extraction and its budget, the write-outcome contract, typed provider errors and session
+// extraction and its budget, the untyped write-result contract, typed provider errors and session
 // record validation.
 #include "pulse/core/loop/transcript.h"
 
@@ -11,10 +11,10 @@
 #include "loop_test_support.h"
 #include "pulse/core/loop/knowledge.h"
 #include "pulse/core/loop/loop_texts.h"
-#include "pulse/core/loop/write_outcome.h"
 #include "pulse/core/model/llm_types.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/model/session_record.h"
+#include "pulse/core/policy/tool_executor.h"
 
 namespace pulse::testing::loop {
 namespace {
@@ -220,20 +220,36 @@ TEST_CASE("the knowledge base upserts by key and evicts old facts but never rece
   CHECK(KnowledgeBase().Render().empty());
 }
 
-TEST_CASE("a write result says whether it dispatched and whether it awaits approval",
+core::ToolResult ReadUntyped(std::string text) {
+  core::ToolResult result = core::ToolResult::Success(std::move(text));
+  core::ReadUntypedWriteResult(result);
+  return result;
+}
+
+TEST_CASE("an untyped write result says whether it dispatched, never that it awaits approval",
           "[core][loop]") {
-  core::WriteOutcome plain = core::ParseWriteOutcome("restarted");
-  CHECK(plain.dispatched);
-  CHECK_FALSE(plain.approval_action_id.has_value());
-  CHECK(core::ParseWriteOutcome(R"({"dispatched":true})").dispatched);
-  CHECK(core::ParseWriteOutcome(R"({"dispatched":"false"})").dispatched);
-  core::WriteOutcome pending = core::ParseWriteOutcome(
+  const core::ToolResult plain = ReadUntyped("restarted");
+  CHECK(plain.dispatched.value_or(true));
+  CHECK_FALSE(plain.approval.has_value());
+  CHECK(ReadUntyped(R"({"dispatched":true})").dispatched.value_or(true));
+  CHECK(ReadUntyped(R"({"dispatched":"false"})").dispatched.value_or(true));
+  const core::ToolResult pending = ReadUntyped(
       R"({"dispatched":false,"approval_needed":{"action_id":"act_1","plan_hash":"sha256:x"}})");
-  CHECK_FALSE(pending.dispatched);
-  CHECK(pending.approval_action_id == "act_1");
-  CHECK(pending.approval_plan_hash == "sha256:x");
-  CHECK_FALSE(core::ParseWriteOutcome(R"({"approval_needed":{"action_id":"act_1"}})")
-                  .approval_action_id.has_value());
+  CHECK_FALSE(pending.dispatched.value_or(true));
+  // Only a handler's typed field asks for an approval; text never does.
+  CHECK_FALSE(pending.approval.has_value());
+  CHECK(ReadUntyped(R"({"status":"done","verification":{"ok":true}})").verified == true);
+  CHECK_FALSE(ReadUntyped(R"({"verification":{"ok":"true"}})").verified.has_value());
+  // A typed result is never read again, and a failure is never read.
+  core::ToolResult typed = core::ToolResult::Success(R"({"dispatched":false})");
+  typed.dispatched = true;
+  core::ReadUntypedWriteResult(typed);
+  CHECK(typed.dispatched == true);
+  core::ToolResult failed = core::ToolResult::Failure(core::ToolError{});
+  failed.content = R"({"dispatched":false,"verification":{"ok":true}})";
+  core::ReadUntypedWriteResult(failed);
+  CHECK_FALSE(failed.dispatched.has_value());
+  CHECK_FALSE(failed.verified.has_value());
 }
 
 TEST_CASE("typed provider errors classify and carry their retry-after", "[core][loop]") {

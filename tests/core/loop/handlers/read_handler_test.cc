@@ -1,7 +1,7 @@
 // pulse_read over the Fleet port: status, logs, config and exec results; secrets redacted from
 // every infrastructure text; exec refused before dispatch unless proven read-only; bounded
 // output; stable codes for port failures.
-#include "pulse/core/loop/handlers/read_handler.h"
+#include "pulse/core/builtins/read_handler.h"
 
 #include <catch2/catch.hpp>
 #include <string>

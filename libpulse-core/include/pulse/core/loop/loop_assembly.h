@@ -1,7 +1,8 @@
 // LoopAssembly: the one place where a tool registry, its executor with the built-in handlers
-// and an AgenticLoop are put together, for each way Pulse runs a model (a LoopFlavour): the
-// Assistant's chat (adapters/server), Patrol's Watch pass and Patrol's investigation of one
-// finding (patrol/patrol_service.cc, patrol/patrol_investigation.cc). What differs between
+// (each made by its catalog row, builtins/builtin_catalog.h) and an AgenticLoop are put
+// together, for each way Pulse runs a model (a LoopFlavour): the Assistant's chat
+// (adapters/server), Patrol's Watch pass and Patrol's investigation of one finding
+// (patrol/patrol_service.cc, patrol/patrol_investigation.cc). What differs between
 // them is declared here, as data and options, not as three copies of the wiring:
 //   * the built-in tools a flavour binds handlers for (FlavourTools). The registry always holds
 //     every built-in; a tool outside the set is registered but unbound, so the executor's
@@ -48,7 +49,8 @@ enum class LoopFlavour {
 };
 std::string_view ToString(LoopFlavour flavour);
 
-// The built-in tools a flavour binds handlers for, in catalog order:
+// The built-in tools a flavour binds handlers for, in catalog order, as the catalog rows
+// (builtins/builtin_catalog.h) declare them:
 //   chat: every built-in (kBuiltinToolNames);
 //   Patrol Watch: pulse_query, pulse_read, pulse_metrics and patrol_get/report/assess/
 //     resolve_finding;

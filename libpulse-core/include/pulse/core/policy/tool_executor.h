@@ -31,21 +31,57 @@ struct ToolContext {
   const InvocationPolicy& policy;    // the run's authority (read-only)
 };
 
-// A tool's answer: model-facing text, or a ToolError (whose JSON is then the text).
+// The approval a call asks for: the planned action and the exact plan an operator must decide.
+struct ToolApprovalRequest {
+  std::string action_id;
+  std::string plan_hash;
+
+  friend bool operator==(const ToolApprovalRequest&, const ToolApprovalRequest&) = default;
+};
+
+// A tool's answer. `content` is the serialized text, for the model only (a ToolError's JSON on
+// a failure); what the loop acts on travels in the typed fields, which a handler sets beside
+// its text and the loop reads without parsing the text again.
 struct ToolResult {
   std::string content;
   std::optional<ToolError> error;
-  // A failure after the handler handed a mutation to infrastructure anyway (pulse_control: the
-  // action was dispatched, then its outcome could not be recorded). The loop applies the write
-  // transition for it as for a dispatched success, so the change is verified before the model
-  // may conclude or write again. A success says whether it dispatched in its JSON instead
-  // (loop/write_outcome.h); a refusal by the executor never sets this.
-  bool mutation_dispatched = false;
+  // Whether the call handed a mutation to infrastructure: the one channel for it. Unset when
+  // the handler does not say. An infrastructure write's success counts as dispatched unless
+  // this is false (fail safe); its failure counts as dispatched only when this is true (a
+  // failure after the handler handed a mutation to infrastructure anyway, e.g. pulse_control's
+  // action was dispatched and its outcome could not be recorded): the loop then applies the
+  // write transition as for a dispatched success, so the change is verified before the model
+  // may conclude or write again. A refusal by the executor never sets it.
+  std::optional<bool> dispatched;
+  // The governed action the call planned or dispatched, when there is one.
+  std::string action_id;
+  // The verdict of the call's own verification of its change, when it reported one: true lets
+  // a dispatched write count as verified without a separate read.
+  std::optional<bool> verified;
+  // Set when the call's plan awaits an operator's decision; the loop suspends the run on it
+  // (after re-reading the action from the lifecycle, never trusting these values alone).
+  std::optional<ToolApprovalRequest> approval;
+  // The question (one JSON object) the call asks the operator; the run then waits for input.
+  std::optional<std::string> question;
 
   static ToolResult Success(std::string content);
   static ToolResult Failure(ToolError error);  // content = error.ToJson()
   bool Ok() const { return !error.has_value(); }
 };
+
+// Members of an infrastructure write's text that still carry meaning for a handler that sets
+// no typed field (an extension's handler answers with text only): "dispatched": false and
+// "verification": {"ok": true}. Built-in handlers set the typed fields themselves; their text
+// keeps these members for the model.
+inline constexpr std::string_view kResultDispatchedField = "dispatched";
+inline constexpr std::string_view kResultApprovalNeededField = "approval_needed";
+
+// Fills `result.dispatched` and `result.verified` from its text, for a success whose handler
+// set neither: dispatched = false only when the text is one JSON object whose top-level
+// "dispatched" is the boolean false; verified = true only when HasVerificationOk (tool_error.h)
+// holds for the text. Anything else leaves them unset. The executor applies it to every
+// infrastructure write's success, once.
+void ReadUntypedWriteResult(ToolResult& result);
 
 // One tool's implementation. Run receives arguments that passed the whole pipeline: a
 // private deep copy that conforms to the tool's closed schema. It may be called from several

@@ -1,7 +1,9 @@
 // The one table of built-in model-facing tools (docs/architecture.md "Classification"): name,
-// model-facing description, closed JSON Schema (Draft 4) and invocation descriptor of each.
-// Everything else (registry, classifier, provider projection, manifests) reads this table. The
-// table is immutable and built once on first use; safe to read from any thread.
+// model-facing description, closed JSON Schema (Draft 4), invocation descriptor and loop traits of
+// each. The handler factory of each row is in builtins/builtin_catalog.h, one module up, because
+// the handlers reach the services this module sits below. Everything else (registry, classifier,
+// provider projection, manifests) reads this table. The table is immutable and built once on first
+// use; safe to read from any thread.
 #pragma once
 
 #include <optional>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "pulse/core/tools/invocation_descriptor.h"
+#include "pulse/core/tools/tool_traits.h"
 
 namespace pulse::core {
 
@@ -34,6 +37,9 @@ struct ToolSpec {
   bool interactive_only = false;    // only a conversation with a user (Assistant) offers it
   bool investigation_only = false;  // only a Patrol investigation run offers it
   bool runs_alone = false;          // never shares a provider turn with another call
+  // What the agentic loop reads about the tool instead of its name (tool_traits.h). Built-ins
+  // only: an extension keeps the default.
+  ToolTraits traits;
 
   friend bool operator==(const ToolSpec&, const ToolSpec&) = default;
 };

@@ -53,15 +53,16 @@ class ToolRegistry {
   [[nodiscard]] static absl::StatusOr<ToolRegistry> WithBuiltins();
 
   // Registers a built-in tool. InvalidArgument when `spec.name` is not a built-in, its
-  // descriptor or placement hints differ from the catalog's (no overrides), or its schema or
-  // descriptor is invalid (including a schema that declares a reserved argument name at any
+  // descriptor, placement hints or traits differ from the catalog's (no overrides), or its schema
+  // or descriptor is invalid (including a schema that declares a reserved argument name at any
   // level); AlreadyExists when the name is already registered.
   [[nodiscard]] absl::Status RegisterBuiltin(const ToolSpec& spec);
 
   // Registers an extension tool. InvalidArgument when the name is malformed (must match
   // [A-Za-z0-9_-]{1,64}), built-in, retired, or uses a reserved prefix ("pulse_",
   // "patrol_"), the description is empty, the schema is malformed or not closed or declares
-  // a reserved argument name at any level, or the descriptor is invalid for the schema;
+  // a reserved argument name at any level, the descriptor is invalid for the schema, or the spec
+  // declares traits (built-ins only);
   // AlreadyExists when the name is taken.
   [[nodiscard]] absl::Status RegisterExtension(ToolSpec spec);
 
@@ -71,6 +72,9 @@ class ToolRegistry {
   // A deep copy of the descriptor of the tool registered as `name`, or nullopt.
   std::optional<InvocationDescriptor> FindDescriptor(std::string_view name) const;
   bool Contains(std::string_view name) const;
+  // The traits of the tool registered as `name` (tool_traits.h); the default traits for an
+  // extension or an unknown name. No copy of the spec is made.
+  ToolTraits Traits(std::string_view name) const;
   // Registered names in registration order.
   std::vector<std::string> Names() const;
   std::size_t Size() const { return entries_.size(); }

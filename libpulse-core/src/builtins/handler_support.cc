@@ -8,11 +8,10 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/model/resource_id.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core::handlers_internal {
 namespace {
-
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 constexpr std::size_t kMaxFactKeyBytes = 64;
 constexpr std::size_t kMaxFactValueBytes = 256;
@@ -39,8 +38,8 @@ std::optional<ToolResult> RejectInapplicable(const rapidjson::Value& args, std::
   for (const auto& member : args.GetObject()) {
     const std::string_view name = StringViewOf(member.name);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return InvalidInput(absl::StrCat("`", AV(name), "` does not apply to ", AV(tool),
-                                       " action=", AV(action), "; leave it out"),
+      return InvalidInput(absl::StrCat("`", ToAbsl(name), "` does not apply to ", ToAbsl(tool),
+                                       " action=", ToAbsl(action), "; leave it out"),
                           {{"argument", std::string(name)}, {"action", std::string(action)}});
     }
   }
@@ -58,7 +57,7 @@ std::optional<ToolResult> CheckResourceId(std::string_view id) {
 }
 
 std::string Trimmed(std::string_view text) {
-  return std::string(absl::StripAsciiWhitespace(AV(text)));
+  return std::string(absl::StripAsciiWhitespace(ToAbsl(text)));
 }
 
 std::string_view StringArg(const rapidjson::Value& args, std::string_view key) {
@@ -98,7 +97,7 @@ void WriteBoundedArray(JsonWriter& out, std::string_view key, const BoundedArray
   out.Key(key);
   out.RawValue(array.Json());
   if (array.truncated()) {
-    out.Member(absl::StrCat(AV(key), "_omitted"), array.omitted());
+    out.Member(absl::StrCat(ToAbsl(key), "_omitted"), array.omitted());
   }
 }
 
@@ -131,7 +130,7 @@ void WriteFacts(JsonWriter& out, std::string_view key,
   }
   out.EndObject();
   if (facts.size() > written) {
-    out.Member(absl::StrCat(AV(key), "_omitted"), facts.size() - written);
+    out.Member(absl::StrCat(ToAbsl(key), "_omitted"), facts.size() - written);
   }
 }
 

@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/finding_handlers.h"
+#include "pulse/core/builtins/finding_handlers.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,11 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "handler_support.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_requests.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/handlers/tool_output.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {
@@ -24,8 +25,6 @@ using handlers_internal::InvalidInput;
 using handlers_internal::ShortText;
 using handlers_internal::Trimmed;
 using handlers_internal::WriteBoundedArray;
-
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 constexpr std::size_t kMaxErrorDetails = 8;
 constexpr std::size_t kMaxListedEvidenceBytes = 300;
@@ -269,7 +268,7 @@ ToolResult PatrolAssessFindingHandler::Run(const rapidjson::Value& args,
     case AssessVerdict::kResolved:
       message = outcome->applied ? std::string("The finding was resolved.")
                                  : absl::StrCat("The finding stays open: ",
-                                                AV(RefusalExplanation(outcome->refusal.value_or(
+                                                ToAbsl(RefusalExplanation(outcome->refusal.value_or(
                                                     ResolveRefusal::kVerifierInconclusive))),
                                                 ".");
       break;
@@ -308,7 +307,7 @@ ToolResult PatrolResolveFindingHandler::Run(const rapidjson::Value& args,
     ToolError error;
     error.code = ToolErrorCode::kPolicyBlocked;
     error.blocked = true;
-    error.message = absl::StrCat("The finding stays open: ", AV(RefusalExplanation(refusal)),
+    error.message = absl::StrCat("The finding stays open: ", ToAbsl(RefusalExplanation(refusal)),
                                  ". Nothing was changed.");
     error.details.emplace_back("refusal", std::string(ToString(refusal)));
     error.details.emplace_back("finding_id", outcome->finding_id);

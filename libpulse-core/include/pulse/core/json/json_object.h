@@ -1,5 +1,8 @@
-// Internal helpers of the loop sources: bridges from std::string_view to Abseil's own
-// string_view (Debian's Abseil 20220623 keeps them distinct types), and a small JSON writer.
+// JsonObject: the small one-object JSON writer the agentic loop (loop/) and the built-in tool
+// handlers (builtins/) build their event payloads and model-facing results with, and the
+// UTF-8 repair it applies to every string it writes (ill-formed sequences and NUL become
+// U+FFFD, so what the loop emits is always valid text whatever a tool or provider returned).
+// Internal to libpulse-core: adapters use json_writer.h. Header-only; thread-compatible.
 #pragma once
 
 #include <cmath>
@@ -7,13 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "absl/strings/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
-namespace pulse::core::loop_internal {
-
-inline absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+namespace pulse::core::json_internal {
 
 // The length of the well-formed UTF-8 sequence (no NUL, no overlong form, no surrogate, at
 // most U+10FFFF) starting at text[i], or 0 when the bytes there are ill-formed.
@@ -140,4 +140,4 @@ class JsonObject {
   rapidjson::Writer<rapidjson::StringBuffer> writer_;
 };
 
-}  // namespace pulse::core::loop_internal
+}  // namespace pulse::core::json_internal

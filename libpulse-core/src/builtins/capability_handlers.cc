@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/capability_handlers.h"
+#include "pulse/core/builtins/capability_handlers.h"
 
 #include <string>
 #include <utility>
@@ -6,10 +6,10 @@
 
 #include "handler_support.h"
 #include "pulse/core/actions/action_planner.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
-#include "pulse/core/loop/handlers/tool_output.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {

@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/metrics_handler.h"
+#include "pulse/core/builtins/metrics_handler.h"
 
 #include <algorithm>
 #include <array>
@@ -10,9 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "handler_support.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/handlers/tool_output.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {
@@ -24,8 +25,6 @@ using handlers_internal::InvalidInput;
 using handlers_internal::ShortText;
 using handlers_internal::StringArg;
 using handlers_internal::WriteBoundedArray;
-
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 struct Window {
   std::string_view name;
@@ -194,7 +193,7 @@ ToolResult PulseMetricsHandler::Run(const rapidjson::Value& args, const ToolCont
   }
   if (found.empty() && !requested.empty()) {
     ToolError error = PortStatusToToolError(
-        absl::NotFoundError(absl::StrCat("records no ", AV(requested), " metric")), id);
+        absl::NotFoundError(absl::StrCat("records no ", ToAbsl(requested), " metric")), id);
     error.details.emplace_back("metric", std::string(requested));
     return ToolResult::Failure(std::move(error));
   }

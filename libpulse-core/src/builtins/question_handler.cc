@@ -1,9 +1,10 @@
-#include "pulse/core/loop/handlers/question_handler.h"
+#include "pulse/core/builtins/question_handler.h"
 
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_names.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -12,7 +13,7 @@ namespace pulse::core {
 namespace {
 
 std::string Trimmed(std::string_view text) {
-  return std::string(absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())));
+  return std::string(absl::StripAsciiWhitespace(ToAbsl(text)));
 }
 
 }  // namespace
@@ -48,7 +49,9 @@ ToolResult QuestionToolHandler::Run(const rapidjson::Value& args, const ToolCont
   }
   w.EndArray();
   w.EndObject();
-  return ToolResult::Success(std::string(buffer.GetString(), buffer.GetSize()));
+  ToolResult result = ToolResult::Success(std::string(buffer.GetString(), buffer.GetSize()));
+  result.question = result.content;
+  return result;
 }
 
 }  // namespace pulse::core

@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/read_handler.h"
+#include "pulse/core/builtins/read_handler.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -10,10 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "handler_support.h"
 #include "pulse/core/auth/secret_redactor.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
-#include "pulse/core/loop/handlers/tool_output.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/exec_classifier.h"
 #include "pulse/core/tools/tool_names.h"
 
@@ -25,8 +26,6 @@ using handlers_internal::InvalidInput;
 using handlers_internal::RejectInapplicable;
 using handlers_internal::ShortText;
 using handlers_internal::StringArg;
-
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Asked of the port; the handler's own text bound is smaller and applied after redaction.
 constexpr std::size_t kLogQueryBytes = 64 * 1024;
@@ -48,7 +47,7 @@ ToolResult RefusedCommand(const ExecVerdict& verdict) {
   error.code = ToolErrorCode::kPolicyBlocked;
   error.blocked = true;
   error.message = absl::StrCat(
-      "command refused before dispatch (", AV(ToString(verdict.refusal)),
+      "command refused before dispatch (", ToAbsl(ToString(verdict.refusal)),
       "): ", ShortText(verdict.reason, 256),
       ". pulse_read exec runs only commands proven read-only: an allowlisted program with "
       "plain arguments, no shell metacharacters, pipes, redirection, substitution or chaining. "
@@ -139,7 +138,7 @@ ToolResult PulseReadHandler::Logs(std::string_view id, const rapidjson::Value& a
         // The newest line alone is too long: keep its start.
         kept.push_back(absl::StrCat(
             TruncateUtf8(line, kMaxToolTextBytes - kTruncationMarker.size() - kLogLineOverhead),
-            " ", AV(kTruncationMarker.substr(1))));
+            " ", ToAbsl(kTruncationMarker.substr(1))));
         cut_line = true;
       }
       break;

@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/tool_output.h"
+#include "pulse/core/builtins/tool_output.h"
 
 #include <string>
 

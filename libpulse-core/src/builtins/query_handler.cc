@@ -1,4 +1,4 @@
-#include "pulse/core/loop/handlers/query_handler.h"
+#include "pulse/core/builtins/query_handler.h"
 
 #include <cstddef>
 #include <string>
@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "handler_support.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
-#include "pulse/core/loop/handlers/tool_output.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {

@@ -1,14 +1,13 @@
-#include "pulse/core/loop/handlers/pulse_control_handler.h"
+#include "pulse/core/builtins/pulse_control_handler.h"
 
 #include <utility>
 
-#include "../text_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "pulse/core/actions/action_redaction.h"
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/json.h"
-#include "pulse/core/loop/write_outcome.h"
+#include "pulse/core/json/json_object.h"
 #include "pulse/core/tools/tool_names.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -16,8 +15,7 @@
 namespace pulse::core {
 namespace {
 
-using loop_internal::AV;
-using loop_internal::JsonObject;
+using json_internal::JsonObject;
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
@@ -94,6 +92,19 @@ std::string AwaitingJson(const ActionRecord& record, std::string_view status,
       .Raw("action", ActionSummaryJson(record))
       .Raw(kResultApprovalNeededField, approval.Finish());
   return o.Finish();
+}
+
+// A success over `record`'s `text`, typed: whether the change was dispatched, the action, and
+// (for a plan awaiting a decision) the approval the run suspends on.
+ToolResult Typed(std::string text, const ActionRecord& record, bool dispatched,
+                 bool awaits_decision = false) {
+  ToolResult result = ToolResult::Success(std::move(text));
+  result.dispatched = dispatched;
+  result.action_id = record.id();
+  if (awaits_decision && !record.id().empty() && !record.plan.plan_hash.empty()) {
+    result.approval = ToolApprovalRequest{record.id(), record.plan.plan_hash};
+  }
+  return result;
 }
 
 ToolResult LifecycleUnavailable(const absl::Status& status) {
@@ -246,27 +257,29 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   const ActionRecord& record = planned->value().record;
   switch (record.state) {
     case ActionState::kPendingApproval:
-      return ToolResult::Success(AwaitingJson(
-          record, kControlAwaitingApproval,
-          "The action was planned; execution was not requested. It runs only after an operator "
-          "approves this exact plan."));
+      return Typed(AwaitingJson(record, kControlAwaitingApproval,
+                                "The action was planned; execution was not requested. It runs "
+                                "only after an operator approves this exact plan."),
+                   record, false, /*awaits_decision=*/true);
     case ActionState::kPlanned:
       break;
     case ActionState::kCompleted:
     case ActionState::kFailed:
-      return ToolResult::Success(ActionOutcomeJson(
-          record, false, "An identical plan already ran; nothing was executed now."));
+      return Typed(ActionOutcomeJson(record, false,
+                                     "An identical plan already ran; nothing was executed now."),
+                   record, false);
     default:
-      return ToolResult::Success(
-          ActionNotRunJson(record, "The plan is not executable now; nothing was executed."));
+      return Typed(
+          ActionNotRunJson(record, "The plan is not executable now; nothing was executed."), record,
+          false);
   }
   // An approval-free plan: only an autonomous run executes it without a human. (Below
   // autonomous the posture made it pending_approval; a plan still here is dry-run only.)
   if (level != ControlLevel::kAutonomous) {
-    return ToolResult::Success(AwaitingJson(
-        record, kControlAwaitingDecision,
-        "The action was planned; execution was not requested. It runs only after an operator "
-        "confirms it."));
+    return Typed(AwaitingJson(record, kControlAwaitingDecision,
+                              "The action was planned; execution was not requested. It runs "
+                              "only after an operator confirms it."),
+                 record, false, /*awaits_decision=*/true);
   }
   ExecuteRequest execute;
   execute.action_id = record.id();
@@ -277,7 +290,8 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   if (ExecuteDispatchedUnrecorded(executed)) {
     // Not an unreachable lifecycle: the change happened. The loop must verify it.
     ToolResult result = ToolResult::Failure(UnrecordedDispatchError(execute.action_id, executed));
-    result.mutation_dispatched = true;
+    result.dispatched = true;
+    result.action_id = execute.action_id;
     return result;
   }
   if (!executed.ok()) {
@@ -289,10 +303,10 @@ ToolResult PulseControlHandler::Run(const rapidjson::Value& args, const ToolCont
   const ExecuteOutcome& outcome = executed->value();
   const bool dispatched = outcome.dispatched ||
                           (outcome.record.result.has_value() && outcome.record.result->dispatched);
-  return ToolResult::Success(ActionOutcomeJson(
-      outcome.record, dispatched,
-      "The approval-free plan was executed through the action lifecycle under autonomous "
-      "control."));
+  return Typed(ActionOutcomeJson(outcome.record, dispatched,
+                                 "The approval-free plan was executed through the action "
+                                 "lifecycle under autonomous control."),
+               outcome.record, dispatched);
 }
 
 }  // namespace pulse::core

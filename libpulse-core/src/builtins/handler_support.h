@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "pulse/core/actions/action_planner.h"
+#include "pulse/core/builtins/tool_output.h"
 #include "pulse/core/json/json_writer.h"
-#include "pulse/core/loop/handlers/tool_output.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/capability.h"
 #include "pulse/core/policy/tool_executor.h"
