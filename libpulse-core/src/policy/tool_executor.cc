@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_schema.h"
 
@@ -88,7 +89,7 @@ absl::Status ToolExecutor::Bind(std::string_view name, std::unique_ptr<ToolHandl
 }
 
 ToolHandler* ToolExecutor::HandlerFor(std::string_view name) const {
-  auto it = handlers_.find(absl::string_view(name.data(), name.size()));
+  auto it = handlers_.find(ToAbsl(name));
   return it == handlers_.end() ? nullptr : it->second.get();
 }
 
