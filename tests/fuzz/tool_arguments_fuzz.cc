@@ -22,6 +22,7 @@
 #include "pulse/core/policy/decision.h"
 #include "pulse/core/policy/invocation_policy.h"
 #include "pulse/core/policy/tool_executor.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_names.h"
 #include "pulse/core/tools/tool_registry.h"
@@ -135,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const core::InvocationPolicy policy = PolicyFor(in.Byte());
   const std::string_view raw = in.Rest();
 
-  const bool blank = absl::StripAsciiWhitespace(absl::string_view(raw.data(), raw.size())).empty();
+  const bool blank = absl::StripAsciiWhitespace(pulse::core::ToAbsl(raw)).empty();
   absl::StatusOr<rapidjson::Document> parsed =
       core::ParseJson(blank ? std::string_view("{}") : raw, kArgumentLimits);
   if (!parsed.ok() || !parsed->IsObject()) {

@@ -1,6 +1,7 @@
 #include "pulse/adapters/agents/demo_fleet.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "demo_model.h"
 #include "fmt/format.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/tools/exec_classifier.h"
 
@@ -56,35 +58,24 @@ absl::Status CheckParamRanges(std::string_view params_json) {
   return absl::OkStatus();
 }
 
+constexpr std::array<core::WireName<DemoFaultKind>, 7> kFaultNames = {{
+    {DemoFaultKind::kExited, "exited"},
+    {DemoFaultKind::kCrashLoop, "crash_loop"},
+    {DemoFaultKind::kHighMemory, "high_memory"},
+    {DemoFaultKind::kBackupFailed, "backup_failed"},
+    {DemoFaultKind::kActionFails, "action_fails"},
+    {DemoFaultKind::kDispatchHangs, "dispatch_hangs"},
+    {DemoFaultKind::kDispatchThrows, "dispatch_throws"},
+}};
+
 }  // namespace
 
 std::string_view ToString(DemoFaultKind kind) {
-  switch (kind) {
-    case DemoFaultKind::kExited:
-      return "exited";
-    case DemoFaultKind::kCrashLoop:
-      return "crash_loop";
-    case DemoFaultKind::kHighMemory:
-      return "high_memory";
-    case DemoFaultKind::kBackupFailed:
-      return "backup_failed";
-    case DemoFaultKind::kActionFails:
-      return "action_fails";
-    case DemoFaultKind::kDispatchHangs:
-      return "dispatch_hangs";
-    case DemoFaultKind::kDispatchThrows:
-      return "dispatch_throws";
-  }
-  return "exited";
+  return core::WireNameOf(kFaultNames, kind, "exited");
 }
 
 std::optional<DemoFaultKind> ParseDemoFaultKind(std::string_view text) {
-  for (DemoFaultKind kind : internal::kAllDemoFaultKinds) {
-    if (ToString(kind) == text) {
-      return kind;
-    }
-  }
-  return std::nullopt;
+  return core::WireValueOf(kFaultNames, text);
 }
 
 // ---- construction -----------------------------------------------------------------------

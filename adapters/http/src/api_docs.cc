@@ -9,13 +9,14 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "pulse/core/manifest/workflow_prompts.h"
+#include "pulse/core/string_view.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 
 namespace pulse::adapters::http {
 namespace {
 
-absl::string_view A(std::string_view text) { return absl::string_view(text.data(), text.size()); }
+using core::ToAbsl;
 
 std::string Pretty(std::string_view json) {
   absl::StatusOr<rapidjson::Document> doc = core::ParseJson(json);
@@ -64,7 +65,7 @@ void Intro(std::string& out) {
       "(adapters/http/src/server_routes.cc). Do not edit by hand: run "
       "`cmake --build <build-dir> --target api-docs`. The api_docs_in_sync test fails when "
       "this file is stale. -->\n\n",
-      "Manifest version `", A(core::kManifestVersion),
+      "Manifest version `", ToAbsl(core::kManifestVersion),
       "`. The same catalogue is served at `GET /api/agent/capabilities` and projected to MCP "
       "tools by `pulse-mcp` (every capability except the `subscribe_events` stream).\n\n"
       "## Requests\n\n"
@@ -124,7 +125,7 @@ void Capability(std::string& out, const core::AgentCapability& c) {
   absl::StrAppend(&out, "| Scope | ", Code(core::ToString(c.scope)), " |\n");
   absl::StrAppend(&out, "| Action mode | ", Code(core::ToString(c.action_mode)), " |\n");
   absl::StrAppend(&out, "| Approval policy | ", Code(core::ToString(c.approval_policy)), " (",
-                  A(core::ApprovalSummary(c)), ") |\n");
+                  ToAbsl(core::ApprovalSummary(c)), ") |\n");
   if (!c.request_body_shape.empty()) {
     absl::StrAppend(&out, "| Request body | ", Code(c.request_body_shape), " |\n");
   }

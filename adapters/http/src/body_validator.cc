@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_schema.h"
 #include "rapidjson/stringbuffer.h"
 
@@ -96,10 +97,8 @@ std::optional<core::AgentError> BodyValidator::Validate(std::string_view body,
     return Refusal(code, "the request body must be a JSON object");
   }
   if (absl::Status s = core::CheckArgumentStructure(*doc); !s.ok()) {
-    return Refusal(
-        code, absl::StrCat("the request body is not acceptable: ",
-                           core::QuoteForMessage(
-                               std::string_view(s.message().data(), s.message().size()), 200)));
+    return Refusal(code, absl::StrCat("the request body is not acceptable: ",
+                                      core::QuoteForMessage(core::ToStd(s.message()), 200)));
   }
   const rapidjson::Value& object = *doc;
   for (const auto& member : object.GetObject()) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::http {
 namespace {
@@ -94,7 +95,7 @@ std::string FormatValue(double v) {
 void RenderHeader(std::string& out, const std::string& name, const std::string& help,
                   std::string_view type) {
   absl::StrAppend(&out, "# HELP ", name, " ", EscapeHelp(help), "\n");
-  absl::StrAppend(&out, "# TYPE ", name, " ", absl::string_view(type.data(), type.size()), "\n");
+  absl::StrAppend(&out, "# TYPE ", name, " ", core::ToAbsl(type), "\n");
 }
 
 absl::Status CheckBounds(const std::vector<double>& bounds) {
@@ -160,7 +161,7 @@ std::string MetricFamily::LabelText(const std::string& key, std::string_view ext
   }
   std::string out = "{" + labels;
   if (!extra.empty()) {
-    absl::StrAppend(&out, labels.empty() ? "" : ",", absl::string_view(extra.data(), extra.size()));
+    absl::StrAppend(&out, labels.empty() ? "" : ",", core::ToAbsl(extra));
   }
   out.push_back('}');
   return out;

@@ -1,5 +1,6 @@
 #include "pulse/adapters/http/query_validator.h"
 
+#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -7,12 +8,21 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_schema.h"
 
 namespace pulse::adapters::http {
 namespace {
 
 using Type = QueryValidator::Type;
+
+// The JSON Schema `type` keywords a query parameter may declare.
+constexpr std::array<core::WireName<Type>, 3> kTypeNames = {{
+    {Type::kString, "string"},
+    {Type::kInteger, "integer"},
+    {Type::kBoolean, "boolean"},
+}};
 
 // Integers longer than this could overflow int64; no parameter needs one.
 constexpr std::size_t kMaxIntegerDigits = 18;
@@ -41,7 +51,7 @@ std::optional<std::int64_t> ParseInteger(std::string_view text) {
 }
 
 std::optional<bool> ParseBoolean(std::string_view text) {
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(text.data(), text.size()));
+  const std::string lower = absl::AsciiStrToLower(core::ToAbsl(text));
   if (lower == "true" || lower == "1") {
     return true;
   }
@@ -97,16 +107,13 @@ absl::StatusOr<std::unique_ptr<QueryValidator>> QueryValidator::Compile(
       const std::string name(core::StringViewOf(m.name));
       const std::optional<std::string_view> declared =
           m.value.IsObject() ? core::GetString(m.value, "type") : std::nullopt;
-      if (declared == "string") {
-        v->parameters_.emplace(name, Type::kString);
-      } else if (declared == "integer") {
-        v->parameters_.emplace(name, Type::kInteger);
-      } else if (declared == "boolean") {
-        v->parameters_.emplace(name, Type::kBoolean);
-      } else {
+      const std::optional<Type> type_of =
+          declared.has_value() ? core::WireValueOf(kTypeNames, *declared) : std::nullopt;
+      if (!type_of.has_value()) {
         return absl::InvalidArgumentError(
             absl::StrCat("query parameter ", name, " must be of type string, integer or boolean"));
       }
+      v->parameters_.emplace(name, *type_of);
     }
   }
   v->schema_ = *std::move(schema);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::http {
 namespace {
@@ -22,7 +23,7 @@ void AppendDataLines(std::string& out, std::string_view data) {
     const std::size_t end = data.find_first_of("\r\n", start);
     const std::string_view line =
         data.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    absl::StrAppend(&out, "data: ", absl::string_view(line.data(), line.size()), "\n");
+    absl::StrAppend(&out, "data: ", core::ToAbsl(line), "\n");
     if (end == std::string_view::npos) {
       break;
     }
@@ -51,7 +52,7 @@ std::optional<std::string> FormatSseEvent(std::string_view event, std::string_vi
       !std::all_of(event.begin(), event.end(), IsEventNameChar)) {
     return std::nullopt;
   }
-  std::string out = absl::StrCat("event: ", absl::string_view(event.data(), event.size()), "\n");
+  std::string out = absl::StrCat("event: ", core::ToAbsl(event), "\n");
   if (id.has_value()) {
     absl::StrAppend(&out, "id: ", *id, "\n");
   }

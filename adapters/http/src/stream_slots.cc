@@ -1,20 +1,33 @@
 #include "stream_slots.h"
 
+#include <array>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::adapters::http::internal {
 namespace {
 
+// The metric label values of a refusal: budget, and reason.
+constexpr std::array<core::WireName<StreamBudget>, 2> kBudgetNames = {{
+    {StreamBudget::kSubscription, "subscriptions"},
+    {StreamBudget::kRun, "runs"},
+}};
+
+constexpr std::array<core::WireName<StreamSlots::Refusal>, 2> kReasonNames = {{
+    {StreamSlots::Refusal::kBudget, "budget"},
+    {StreamSlots::Refusal::kPerToken, "per_token"},
+}};
+
 std::string_view ReasonName(StreamSlots::Refusal reason) {
-  return reason == StreamSlots::Refusal::kPerToken ? "per_token" : "budget";
+  return core::WireNameOf(kReasonNames, reason, "budget");
 }
 
 }  // namespace
 
 std::string_view BudgetName(StreamBudget budget) {
-  return budget == StreamBudget::kSubscription ? "subscriptions" : "runs";
+  return core::WireNameOf(kBudgetNames, budget, "runs");
 }
 
 StreamSlot& StreamSlot::operator=(StreamSlot&& other) noexcept {

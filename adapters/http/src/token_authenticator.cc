@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::http {
 namespace {
@@ -12,9 +13,8 @@ namespace {
 constexpr std::string_view kBearer = "bearer";
 
 std::string_view Trim(std::string_view text) {
-  const absl::string_view t =
-      absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size()));
-  return std::string_view(t.data(), t.size());
+  const absl::string_view t = absl::StripAsciiWhitespace(core::ToAbsl(text));
+  return core::ToStd(t);
 }
 
 // The token of "Bearer <token>" (scheme case-insensitive), or nullopt.
@@ -22,7 +22,7 @@ std::optional<std::string_view> BearerToken(std::string_view value) {
   value = Trim(value);
   if (value.size() <= kBearer.size() ||
       !absl::EqualsIgnoreCase(absl::string_view(value.data(), kBearer.size()),
-                              absl::string_view(kBearer.data(), kBearer.size())) ||
+                              core::ToAbsl(kBearer)) ||
       (value[kBearer.size()] != ' ' && value[kBearer.size()] != '\t')) {
     return std::nullopt;
   }

@@ -24,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http_client/http_client.h"
+#include "pulse/core/string_view.h"
 #include "src/errors.h"
 
 namespace pulse::http_client {
@@ -33,7 +34,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr absl::Duration kPollTick = absl::Milliseconds(10);
 
-absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
 
 // curl_global_init is not thread-safe; every client call runs it through here first.
 bool GlobalInit() {
@@ -174,7 +175,7 @@ class Exchange {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
       text.remove_suffix(1);
     }
-    if (absl::StartsWith(Absl(text), "HTTP/")) {
+    if (absl::StartsWith(ToAbsl(text), "HTTP/")) {
       head_ = ResponseHead();
       const std::size_t space = text.find(' ');
       int status = 0;
@@ -200,7 +201,7 @@ class Exchange {
     if (colon != std::string_view::npos) {
       head_.headers.emplace_back(
           std::string(text.substr(0, colon)),
-          std::string(absl::StripAsciiWhitespace(Absl(text.substr(colon + 1)))));
+          std::string(absl::StripAsciiWhitespace(ToAbsl(text.substr(colon + 1)))));
     }
     return line.size();
   }
@@ -393,7 +394,7 @@ HttpClient::~HttpClient() = default;
 
 std::optional<std::string> ResponseHead::Header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
-    if (absl::EqualsIgnoreCase(key, Absl(name))) {
+    if (absl::EqualsIgnoreCase(key, ToAbsl(name))) {
       return value;
     }
   }

@@ -4,23 +4,34 @@
 
 #include <curl/curl.h>
 
+#include <array>
 #include <cerrno>
+#include <string>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::http_client {
 namespace {
 
 constexpr char kErrorKindPayload[] = "type.pulse/http_client.error_kind";
 
-constexpr ErrorKind kAllKinds[] = {
-    ErrorKind::kRefused,        ErrorKind::kUnknownHost,    ErrorKind::kUnreachable,
-    ErrorKind::kTlsHandshake,   ErrorKind::kTlsUntrusted,   ErrorKind::kTimeout,
-    ErrorKind::kCancelled,      ErrorKind::kTooLarge,       ErrorKind::kProtocol,
-    ErrorKind::kConnectionLost, ErrorKind::kInvalidRequest,
-};
+constexpr std::array<core::WireName<ErrorKind>, 11> kKindNames = {{
+    {ErrorKind::kRefused, "refused"},
+    {ErrorKind::kUnknownHost, "unknown_host"},
+    {ErrorKind::kUnreachable, "unreachable"},
+    {ErrorKind::kTlsHandshake, "tls_handshake"},
+    {ErrorKind::kTlsUntrusted, "tls_untrusted"},
+    {ErrorKind::kTimeout, "timeout"},
+    {ErrorKind::kCancelled, "cancelled"},
+    {ErrorKind::kTooLarge, "too_large"},
+    {ErrorKind::kProtocol, "protocol"},
+    {ErrorKind::kConnectionLost, "connection_lost"},
+    {ErrorKind::kInvalidRequest, "invalid_request"},
+}};
 
 absl::StatusCode CodeOf(ErrorKind kind) {
   switch (kind) {
@@ -41,51 +52,20 @@ absl::StatusCode CodeOf(ErrorKind kind) {
 
 }  // namespace
 
-std::string_view ErrorKindName(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kRefused:
-      return "refused";
-    case ErrorKind::kUnknownHost:
-      return "unknown_host";
-    case ErrorKind::kUnreachable:
-      return "unreachable";
-    case ErrorKind::kTlsHandshake:
-      return "tls_handshake";
-    case ErrorKind::kTlsUntrusted:
-      return "tls_untrusted";
-    case ErrorKind::kTimeout:
-      return "timeout";
-    case ErrorKind::kCancelled:
-      return "cancelled";
-    case ErrorKind::kTooLarge:
-      return "too_large";
-    case ErrorKind::kProtocol:
-      return "protocol";
-    case ErrorKind::kConnectionLost:
-      return "connection_lost";
-    case ErrorKind::kInvalidRequest:
-      return "invalid_request";
-  }
-  return "unknown";
-}
+std::string_view ErrorKindName(ErrorKind kind) { return core::WireNameOf(kKindNames, kind); }
 
 std::optional<ErrorKind> ErrorKindOf(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kErrorKindPayload);
   if (!payload.has_value()) {
     return std::nullopt;
   }
-  for (ErrorKind kind : kAllKinds) {
-    if (*payload == absl::string_view(ErrorKindName(kind).data(), ErrorKindName(kind).size())) {
-      return kind;
-    }
-  }
-  return std::nullopt;
+  return core::WireValueOf(kKindNames, std::string(*payload));
 }
 
 absl::Status ClientError(ErrorKind kind, std::string_view message) {
-  absl::Status status(CodeOf(kind), absl::string_view(message.data(), message.size()));
+  absl::Status status(CodeOf(kind), core::ToAbsl(message));
   const std::string_view name = ErrorKindName(kind);
-  status.SetPayload(kErrorKindPayload, absl::Cord(absl::string_view(name.data(), name.size())));
+  status.SetPayload(kErrorKindPayload, absl::Cord(core::ToAbsl(name)));
   return status;
 }
 

@@ -10,17 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/optional.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::http_client {
 namespace {
 
 constexpr char kUrlErrorPayload[] = "type.pulse/http_client.url_error";
 
-absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
 
 absl::Status Invalid(std::string_view what, std::string_view code, std::string_view why) {
-  absl::Status status = absl::InvalidArgumentError(absl::StrCat(Absl(what), " ", Absl(why)));
-  status.SetPayload(kUrlErrorPayload, absl::Cord(Absl(code)));
+  absl::Status status = absl::InvalidArgumentError(absl::StrCat(ToAbsl(what), " ", ToAbsl(why)));
+  status.SetPayload(kUrlErrorPayload, absl::Cord(ToAbsl(code)));
   return status;
 }
 
@@ -41,7 +42,7 @@ bool IsPathChar(char c) {
 }
 
 bool IsLoopbackIpv4(std::string_view host) {
-  std::vector<absl::string_view> parts = absl::StrSplit(Absl(host), '.');
+  std::vector<absl::string_view> parts = absl::StrSplit(ToAbsl(host), '.');
   if (parts.size() != 4 || parts[0] != "127") {
     return false;
   }
@@ -63,7 +64,7 @@ std::string Url::Origin() const {
 }
 
 std::string Url::Target(std::string_view path) const {
-  return absl::StrCat(path_prefix, Absl(path));
+  return absl::StrCat(path_prefix, ToAbsl(path));
 }
 
 bool Url::IsLoopback() const {
@@ -90,7 +91,7 @@ absl::StatusOr<Url> ParseUrl(std::string_view text, std::string_view what) {
   if (scheme_end == std::string_view::npos) {
     return Invalid(what, kUrlNoScheme, "must start with http:// or https://");
   }
-  const std::string scheme = absl::AsciiStrToLower(Absl(text.substr(0, scheme_end)));
+  const std::string scheme = absl::AsciiStrToLower(ToAbsl(text.substr(0, scheme_end)));
   if (scheme == "https") {
     url.https = true;
     url.port = 443;
@@ -151,7 +152,7 @@ absl::StatusOr<Url> ParseUrl(std::string_view text, std::string_view what) {
     if (host.front() == '.' || host.front() == '-') {
       return Invalid(what, kUrlBadHost, "has a malformed host");
     }
-    url.host = absl::AsciiStrToLower(Absl(host));
+    url.host = absl::AsciiStrToLower(ToAbsl(host));
   }
   if (has_port) {
     if (port_text.empty()) {
@@ -163,7 +164,7 @@ absl::StatusOr<Url> ParseUrl(std::string_view text, std::string_view what) {
       }
     }
     std::int32_t port = 0;
-    if (port_text.size() > 5 || !absl::SimpleAtoi(Absl(port_text), &port) || port < 1 ||
+    if (port_text.size() > 5 || !absl::SimpleAtoi(ToAbsl(port_text), &port) || port < 1 ||
         port > 65535) {
       return Invalid(what, kUrlBadPort, "has a port outside 1..65535");
     }

@@ -10,20 +10,33 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
 
 constexpr std::string_view kHostPrefix = "the base URL's host is ";
 
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
+
+constexpr std::array<core::WireName<Locality>, 2> kLocalities = {{
+    {Locality::kLocal, "local"},
+    {Locality::kRemote, "remote"},
+}};
+
+constexpr std::array<core::WireName<LocalitySetting>, 3> kSettings = {{
+    {LocalitySetting::kAuto, "auto"},
+    {LocalitySetting::kLocal, "local"},
+    {LocalitySetting::kRemote, "remote"},
+}};
 
 HostLocality Local(std::string_view what) {
-  return {Locality::kLocal, absl::StrCat(AsAbsl(kHostPrefix), AsAbsl(what))};
+  return {Locality::kLocal, absl::StrCat(ToAbsl(kHostPrefix), ToAbsl(what))};
 }
 
 HostLocality Remote(std::string_view what) {
-  return {Locality::kRemote, absl::StrCat(AsAbsl(kHostPrefix), AsAbsl(what))};
+  return {Locality::kRemote, absl::StrCat(ToAbsl(kHostPrefix), ToAbsl(what))};
 }
 
 // Dotted-quad IPv4 in the one form every resolver reads the same way: four decimal parts of
@@ -78,7 +91,7 @@ HostLocality ClassifyIpv4(const std::array<std::uint8_t, 4>& a) {
 // Every label is numeric (decimal or 0x-hex): something a resolver may read as an IPv4
 // address in a form CanonicalIpv4 refused.
 bool LooksNumeric(std::string_view host) {
-  for (absl::string_view label : absl::StrSplit(AsAbsl(host), '.')) {
+  for (absl::string_view label : absl::StrSplit(ToAbsl(host), '.')) {
     if (label.empty()) {
       continue;
     }
@@ -132,39 +145,22 @@ HostLocality ClassifyIpv6(std::string_view host) {
 }  // namespace
 
 std::string_view ToString(Locality locality) {
-  return locality == Locality::kLocal ? "local" : "remote";
+  return core::WireNameOf(kLocalities, locality, "remote");
 }
 
 std::optional<LocalitySetting> ParseLocalitySetting(std::string_view text) {
-  if (text == "auto") {
-    return LocalitySetting::kAuto;
-  }
-  if (text == "local") {
-    return LocalitySetting::kLocal;
-  }
-  if (text == "remote") {
-    return LocalitySetting::kRemote;
-  }
-  return std::nullopt;
+  return core::WireValueOf(kSettings, text);
 }
 
 std::string_view ToString(LocalitySetting setting) {
-  switch (setting) {
-    case LocalitySetting::kAuto:
-      return "auto";
-    case LocalitySetting::kLocal:
-      return "local";
-    case LocalitySetting::kRemote:
-      return "remote";
-  }
-  return "auto";
+  return core::WireNameOf(kSettings, setting, "auto");
 }
 
 HostLocality ClassifyHost(std::string_view host) {
   if (host.empty()) {
     return Remote("empty");
   }
-  if (absl::EqualsIgnoreCase(AsAbsl(host), "localhost")) {
+  if (absl::EqualsIgnoreCase(ToAbsl(host), "localhost")) {
     return Local("localhost");
   }
   if (host.find(':') != std::string_view::npos) {
@@ -194,7 +190,7 @@ absl::StatusOr<Destination> DecideDestination(const ProviderEntry& entry, std::s
     case LocalitySetting::kLocal:
       if (hosted && !custom_base_url) {
         return absl::InvalidArgumentError(absl::StrCat(
-            AsAbsl(entry.name),
+            ToAbsl(entry.name),
             " is a hosted API reached at its own address, a third party that cannot be declared "
             "local (--provider-locality local, --provider-trusted-local); give "
             "--provider-base-url a model server you run first"));
@@ -209,7 +205,7 @@ absl::StatusOr<Destination> DecideDestination(const ProviderEntry& entry, std::s
   }
   if (hosted) {
     out.locality = Locality::kRemote;
-    out.reason = absl::StrCat(AsAbsl(entry.name), " is a hosted API",
+    out.reason = absl::StrCat(ToAbsl(entry.name), " is a hosted API",
                               custom_base_url ? "; a base URL in front of it is treated as a "
                                                 "proxy to it"
                                               : "");

@@ -13,6 +13,7 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/model/llm_types.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 constexpr absl::Duration kMaxRetryAfter = absl::Hours(24);
 constexpr std::size_t kMaxErrorBodyBytes = std::size_t{64} << 10;
 
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
 
 std::optional<std::string_view> ErrorMessageIn(const rapidjson::Value& doc) {
   if (!doc.IsObject()) {
@@ -42,7 +43,7 @@ std::optional<std::string_view> ErrorMessageIn(const rapidjson::Value& doc) {
 }  // namespace
 
 std::optional<absl::Duration> ParseRetryAfter(std::string_view value, absl::Time now) {
-  const absl::string_view text = absl::StripAsciiWhitespace(AsAbsl(value));
+  const absl::string_view text = absl::StripAsciiWhitespace(ToAbsl(value));
   if (text.empty()) {
     return std::nullopt;
   }
@@ -98,7 +99,7 @@ std::string ProviderErrorDetail(std::string_view body) {
 
 absl::Status HttpStatusError(int status, std::optional<absl::Duration> retry_after,
                              std::string_view detail) {
-  const std::string suffix = detail.empty() ? "" : absl::StrCat(": ", AsAbsl(detail));
+  const std::string suffix = detail.empty() ? "" : absl::StrCat(": ", ToAbsl(detail));
   const std::string code = absl::StrCat("(HTTP ", status, ")");
   if (status == 429) {
     return core::RateLimitedError(absl::StrCat("rate limited ", code, suffix),
@@ -148,10 +149,10 @@ absl::Status AnnotateProviderError(const absl::Status& status, std::string_view 
   if (status.ok()) {
     return status;
   }
-  std::string message = absl::StrCat(AsAbsl(prefix), ": ", status.message());
+  std::string message = absl::StrCat(ToAbsl(prefix), ": ", status.message());
   for (const std::string& secret : secrets) {
     if (secret.size() >= 4) {
-      absl::StrReplaceAll({{secret, AsAbsl(core::kRedactedSecret)}}, &message);
+      absl::StrReplaceAll({{secret, ToAbsl(core::kRedactedSecret)}}, &message);
     }
   }
   absl::Status annotated(status.code(), message);

@@ -10,6 +10,7 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
@@ -22,11 +23,11 @@ constexpr std::string_view kEmptySchema = R"({"type":"object","properties":{}})"
 constexpr std::int64_t kMaxToolCallIndex = 127;
 constexpr core::JsonLimits kChunkLimits{.max_bytes = 64u << 20, .max_depth = 64};
 
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
 
 absl::Status Malformed(std::string_view what) {
   return core::IncompleteStreamError(
-      absl::StrCat("the provider stream is malformed: ", AsAbsl(what)));
+      absl::StrCat("the provider stream is malformed: ", ToAbsl(what)));
 }
 
 // ---- request --------------------------------------------------------------------------------
@@ -121,11 +122,11 @@ absl::Status InStreamError(const rapidjson::Value& error, std::string_view data)
       if (c->IsInt64()) {
         code = c->GetInt64();
       } else if (c->IsString()) {
-        kind = absl::AsciiStrToLower(AsAbsl(core::StringViewOf(*c)));
+        kind = absl::AsciiStrToLower(ToAbsl(core::StringViewOf(*c)));
       }
     }
     if (auto type = core::GetString(error, "type"); type.has_value()) {
-      absl::StrAppend(&kind, " ", absl::AsciiStrToLower(AsAbsl(*type)));
+      absl::StrAppend(&kind, " ", absl::AsciiStrToLower(ToAbsl(*type)));
     }
   }
   std::string detail = ProviderErrorDetail(data);
@@ -149,7 +150,7 @@ class OpenAiDecoder final : public StreamDecoder {
     if (done_) {
       return absl::OkStatus();
     }
-    const absl::string_view trimmed = absl::StripAsciiWhitespace(AsAbsl(data));
+    const absl::string_view trimmed = absl::StripAsciiWhitespace(ToAbsl(data));
     if (trimmed == "[DONE]") {
       done_ = true;
       return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "pulse/adapters/providers/openai_protocol.h"
 #include "pulse/adapters/providers/streaming_provider.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 constexpr std::size_t kMaxModelBytes = 256;
 constexpr std::size_t kMaxApiKeyBytes = 4096;
 
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using core::ToAbsl;
 
 // No whitespace, controls or DEL: the value travels in a header or a JSON string verbatim.
 bool IsToken(std::string_view text) {
@@ -32,10 +33,10 @@ bool IsToken(std::string_view text) {
 }
 
 std::string KeySources(const ProviderEntry& entry) {
-  std::string sources = absl::StrCat("set ", AsAbsl(entry.credential_field));
+  std::string sources = absl::StrCat("set ", ToAbsl(entry.credential_field));
   for (std::string_view var : entry.env_vars) {
     if (!var.empty()) {
-      absl::StrAppend(&sources, " or ", AsAbsl(var));
+      absl::StrAppend(&sources, " or ", ToAbsl(var));
     }
   }
   return sources;
@@ -135,7 +136,7 @@ absl::StatusOr<ResolvedProvider> ResolveCredentials(const ProviderConfig& config
       !entry.requires_api_key || (custom_url && entry.api_key_optional_with_custom_base_url);
   if (resolved.api_key.empty() && !key_optional) {
     return absl::InvalidArgumentError(
-        absl::StrCat(AsAbsl(entry.display_name), " needs an API key: ", KeySources(entry)));
+        absl::StrCat(ToAbsl(entry.display_name), " needs an API key: ", KeySources(entry)));
   }
   return resolved;
 }

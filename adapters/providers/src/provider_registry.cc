@@ -4,6 +4,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
@@ -238,7 +239,7 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 }
 
 std::string_view GuessProvider(std::string_view model) {
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(model.data(), model.size()));
+  const std::string lower = absl::AsciiStrToLower(core::ToAbsl(model));
   if (StartsWith(lower, "claude")) {
     return "anthropic";
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "fmt/format.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers::internal {
 namespace {
@@ -59,9 +60,7 @@ rapidjson::Document ReplayArguments(std::string_view arguments_json) {
 }
 
 absl::StatusOr<rapidjson::Document> ToolSchema(const core::ToolDefinition& tool) {
-  if (absl::StripAsciiWhitespace(
-          absl::string_view(tool.input_schema_json.data(), tool.input_schema_json.size()))
-          .empty()) {
+  if (absl::StripAsciiWhitespace(core::ToAbsl(tool.input_schema_json)).empty()) {
     rapidjson::Document schema;
     schema.SetObject();
     schema.AddMember("type", "object", schema.GetAllocator());

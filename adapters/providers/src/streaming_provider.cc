@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "pulse/adapters/providers/http_errors.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::providers {
 namespace {
@@ -22,7 +23,7 @@ bool IsCancelled(const core::LlmRequest& request) {
 }
 
 bool NamesCredentialHeader(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  const std::string lower = absl::AsciiStrToLower(core::ToAbsl(name));
   return absl::StrContains(lower, "key") || absl::StrContains(lower, "auth") ||
          absl::StrContains(lower, "token") || absl::StrContains(lower, "secret");
 }

@@ -48,20 +48,6 @@ std::string WithMembers(std::string_view json,
   return w.Take();
 }
 
-void WriteApproval(core::JsonWriter& w, const core::ApprovalRecord& approval) {
-  w.StartObject();
-  w.Key("actor");
-  w.StartObject();
-  w.Member("kind", core::ToString(approval.actor.kind));
-  w.Member("id", approval.actor.id);
-  w.EndObject();
-  w.Member("outcome", core::ToString(approval.outcome));
-  w.MemberIfNotEmpty("reason", approval.reason);
-  w.TimeMember("timestamp", approval.at);
-  w.Member("planHash", approval.plan_hash);
-  w.EndObject();
-}
-
 HttpReply Plan(ServerContext& ctx, const HttpRequest& request) {
   absl::StatusOr<core::ActionRequest> decoded =
       core::ParsePlanActionBody(request.body, ActorFor(request));
@@ -113,7 +99,7 @@ HttpReply Decide(ServerContext& ctx, const HttpRequest& request) {
   for (auto it = record.approvals.rbegin(); it != record.approvals.rend(); ++it) {
     if (it->actor == decide.actor) {
       w.Key("approval");
-      WriteApproval(w, *it);
+      core::WriteApprovalJson(w, *it, core::ApprovalActorName::kWithoutName);
       break;
     }
   }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::server {
 namespace {
@@ -355,8 +356,8 @@ absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text) {
   absl::Duration d;
   const bool has_unit =
       !text.empty() && !absl::ascii_isdigit(static_cast<unsigned char>(text.back()));
-  if (!has_unit || !absl::ParseDuration(absl::string_view(text.data(), text.size()), &d) ||
-      d < kMinPatrolInterval || d > kMaxPatrolInterval) {
+  if (!has_unit || !absl::ParseDuration(core::ToAbsl(text), &d) || d < kMinPatrolInterval ||
+      d > kMaxPatrolInterval) {
     return absl::InvalidArgumentError(
         "must be 0 (manual runs only) or a duration from 1s to 168h with units, e.g. 15m");
   }

@@ -17,7 +17,8 @@ absl::Status CheckActor(const core::ActionActor& actor, std::string_view field) 
 }
 
 absl::Status Corrupt(std::string_view action_id, std::string_view what) {
-  return absl::DataLossError(absl::StrCat("stored action ", Sv(action_id), " has ", Sv(what)));
+  return absl::DataLossError(
+      absl::StrCat("stored action ", ToAbsl(action_id), " has ", ToAbsl(what)));
 }
 
 template <class T, class Parse>
@@ -25,7 +26,7 @@ absl::StatusOr<T> ParseColumn(const SQLite::Column& column, Parse parse, std::st
                               std::string_view what) {
   const std::optional<T> value = parse(column.getString());
   if (!value.has_value()) {
-    return Corrupt(id, absl::StrCat("an unknown ", Sv(what), " \"", column.getString(), "\""));
+    return Corrupt(id, absl::StrCat("an unknown ", ToAbsl(what), " \"", column.getString(), "\""));
   }
   return *value;
 }

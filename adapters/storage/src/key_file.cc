@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -221,8 +222,7 @@ SecretKey::~SecretKey() {
 }
 
 std::string SecretKey::Id(std::string_view purpose) const {
-  const std::string message =
-      absl::StrCat("pulse key id v1: ", absl::string_view(purpose.data(), purpose.size()));
+  const std::string message = absl::StrCat("pulse key id v1: ", core::ToAbsl(purpose));
   std::array<unsigned char, 16> id{};
   crypto_generichash(id.data(), id.size(), reinterpret_cast<const unsigned char*>(message.data()),
                      message.size(), key_, kBytes);

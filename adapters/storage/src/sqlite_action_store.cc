@@ -227,7 +227,7 @@ absl::StatusOr<core::ActionRecord> SqliteActionStore::Transition(const core::Act
                                  "INSERT INTO action_dispatches (action_id, attempt_id, "
                                  "admitted_at_ns) VALUES (?, ?, ?)");
       dispatch.bind(1, t.action_id);
-      dispatch.bind(2, t.action_id + ".dispatch.1");
+      dispatch.bind(2, core::DispatchAttemptId(t.action_id));
       dispatch.bind(3, static_cast<std::int64_t>(*updated_ns));
       dispatch.exec();
     }

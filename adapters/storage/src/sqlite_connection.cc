@@ -201,7 +201,7 @@ absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody bod
 
 absl::Status StatusFromSqliteError(int extended_code, std::string_view detail,
                                    std::string_view what) {
-  const std::string message = absl::StrCat("sqlite ", Sv(what), ": ", Sv(detail));
+  const std::string message = absl::StrCat("sqlite ", ToAbsl(what), ": ", ToAbsl(detail));
   switch (extended_code & 0xFF) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -230,9 +230,9 @@ absl::Status StatusFromException(const std::exception& e, std::string_view what)
     return StatusFromSqliteError(sqlite->getExtendedErrorCode(), sqlite->what(), what);
   }
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat("sqlite ", Sv(what), ": out of memory"));
+    return absl::ResourceExhaustedError(absl::StrCat("sqlite ", ToAbsl(what), ": out of memory"));
   }
-  return absl::InternalError(absl::StrCat("sqlite ", Sv(what), ": ", e.what()));
+  return absl::InternalError(absl::StrCat("sqlite ", ToAbsl(what), ": ", e.what()));
 }
 
 absl::StatusOr<std::int64_t> EncodeTime(absl::Time t, std::string_view field) {
@@ -240,11 +240,11 @@ absl::StatusOr<std::int64_t> EncodeTime(absl::Time t, std::string_view field) {
   const absl::Time max = absl::FromUnixNanos(std::numeric_limits<std::int64_t>::max());
   if (t < min || t > max) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Sv(field), " is outside the storable time range (years 1678..2261)"));
+        absl::StrCat(ToAbsl(field), " is outside the storable time range (years 1678..2261)"));
   }
   const std::int64_t nanos = absl::ToUnixNanos(t);
   if (absl::FromUnixNanos(nanos) != t) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(field), " has a sub-nanosecond part"));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(field), " has a sub-nanosecond part"));
   }
   return nanos;
 }
@@ -253,10 +253,10 @@ absl::Time DecodeTime(std::int64_t nanos) { return absl::FromUnixNanos(nanos); }
 
 absl::Status CheckText(std::string_view text, std::string_view field) {
   if (text.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(field), " contains a NUL byte"));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(field), " contains a NUL byte"));
   }
   if (!core::IsValidUtf8(text)) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(field), " is not valid UTF-8"));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(field), " is not valid UTF-8"));
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::storage {
 
@@ -115,7 +116,7 @@ absl::Status StatusFromSqliteError(int extended_code, std::string_view detail,
 absl::Status StatusFromException(const std::exception& e, std::string_view what);
 
 // std::string_view as absl::string_view (Debian's Abseil keeps them distinct types).
-inline absl::string_view Sv(std::string_view v) { return {v.data(), v.size()}; }
+using core::ToAbsl;
 
 // ---- value encodings ----------------------------------------------------------------------
 

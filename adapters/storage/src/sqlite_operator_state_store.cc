@@ -19,7 +19,7 @@ template <class T, class Parse>
 absl::StatusOr<T> ParseStored(const SQLite::Column& column, Parse parse, std::string_view what) {
   const std::optional<T> value = parse(column.getString());
   if (!value.has_value()) {
-    return absl::DataLossError(absl::StrCat("stored operator state has an unknown ", Sv(what)));
+    return absl::DataLossError(absl::StrCat("stored operator state has an unknown ", ToAbsl(what)));
   }
   return *value;
 }

@@ -50,11 +50,12 @@ absl::StatusOr<core::SessionRecord> DecodeRow(std::string_view id, std::int64_t 
                                               const std::string& json) {
   absl::StatusOr<core::SessionRecord> record = core::SessionRecordFromJson(json);
   if (!record.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("stored session ", Sv(id), " does not decode: ", record.status().message()));
+    return absl::DataLossError(absl::StrCat("stored session ", ToAbsl(id),
+                                            " does not decode: ", record.status().message()));
   }
   if (record->id != id || record->revision != revision) {
-    return absl::DataLossError(absl::StrCat("stored session ", Sv(id), " disagrees with its row"));
+    return absl::DataLossError(
+        absl::StrCat("stored session ", ToAbsl(id), " disagrees with its row"));
   }
   return *std::move(record);
 }

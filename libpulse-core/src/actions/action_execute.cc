@@ -8,6 +8,7 @@
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 #include "service_internal.h"
 
 namespace pulse::core {
@@ -18,7 +19,6 @@ using action_internal::IsToken;
 using action_internal::kMaxCasAttempts;
 using action_internal::MakeEvent;
 using action_internal::SameRevisionTransition;
-using action_internal::Sv;
 
 constexpr std::size_t kMaxSummaryBytes = 2048;
 
@@ -71,10 +71,10 @@ VerificationAxis Verify(const absl::StatusOr<PostconditionObservation>& seen,
 }
 
 std::string OutcomeSentence(const ActionExecutionResult& r) {
-  std::string s = absl::StrCat("Execution ", Sv(ToString(r.execution.status)), "; verification ",
-                               Sv(ToString(r.verification.status)));
+  std::string s = absl::StrCat("Execution ", ToAbsl(ToString(r.execution.status)),
+                               "; verification ", ToAbsl(ToString(r.verification.status)));
   if (r.verification.evidence_class != EvidenceClass::kNone) {
-    absl::StrAppend(&s, " (", Sv(ToString(r.verification.evidence_class)), ")");
+    absl::StrAppend(&s, " (", ToAbsl(ToString(r.verification.evidence_class)), ")");
   }
   absl::StrAppend(&s, IsVerifiedFix(r) ? ": verified." : ".");
   return s;
@@ -105,10 +105,10 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
                               "the action is already executing", request.actor);
       case ActionState::kRejected:
       case ActionState::kExpired:
-        return RefuseAndAudit(
-            record, AgentErrorCode::kActionExecutionFinal,
-            absl::StrCat("the action is ", Sv(ToString(record.state)), " and can never execute"),
-            request.actor);
+        return RefuseAndAudit(record, AgentErrorCode::kActionExecutionFinal,
+                              absl::StrCat("the action is ", ToAbsl(ToString(record.state)),
+                                           " and can never execute"),
+                              request.actor);
       case ActionState::kPlanned:
       case ActionState::kPendingApproval:
       case ActionState::kApproved:
@@ -131,7 +131,7 @@ absl::StatusOr<Refusable<ExecuteOutcome>> ActionService::Execute(const ExecuteRe
       if (!withdrawn.ok() || withdrawn->has_value()) {
         return RefuseAndAudit(
             record, AgentErrorCode::kActionExecutionForbidden,
-            absl::StrCat(Sv(kDispatchAuthorityWithdrawnPrefix), " ",
+            absl::StrCat(ToAbsl(kDispatchAuthorityWithdrawnPrefix), " ",
                          withdrawn.ok()
                              ? **withdrawn
                              : absl::StrCat("the executor's authority could not be "
@@ -193,7 +193,7 @@ absl::StatusOr<ActionService::Gate> ActionService::LifecycleGates(const ActionRe
   if (record.plan.approval_requirement.floor == ApprovalLevel::kDryRunOnly) {
     return PersistRefusal(
         record, AgentErrorCode::kActionDryRunOnly,
-        absl::StrCat(Sv(kDryRunOnlyPrefix), " capability '", record.plan.capability_name,
+        absl::StrCat(ToAbsl(kDryRunOnlyPrefix), " capability '", record.plan.capability_name,
                      "' is dry-run only; its plans are never executed"),
         actor);
   }
@@ -237,16 +237,16 @@ absl::StatusOr<ActionService::Gate> ActionService::DriftAndLockGates(
   if (lock.ok() && lock->never_auto_remediate) {
     return PersistRefusal(
         record, AgentErrorCode::kResourceRemediationLocked,
-        absl::StrCat(Sv(kRemediationLockedPrefix), " operator state of ", record.plan.resource_id,
-                     " (set by ", lock->set_by, " at ", FormatRfc3339(lock->set_at),
-                     ") forbids remediation; clear it to act"),
+        absl::StrCat(ToAbsl(kRemediationLockedPrefix), " operator state of ",
+                     record.plan.resource_id, " (set by ", lock->set_by, " at ",
+                     FormatRfc3339(lock->set_at), ") forbids remediation; clear it to act"),
         actor);
   }
   if (!lock.ok() && !absl::IsNotFound(lock.status())) {
     if (!HumanBacked(record, actor)) {
       return PersistRefusal(record, AgentErrorCode::kResourceRemediationLocked,
-                            absl::StrCat(Sv(kLockStateUnknownPrefix), " the remediation lock of ",
-                                         record.plan.resource_id,
+                            absl::StrCat(ToAbsl(kLockStateUnknownPrefix),
+                                         " the remediation lock of ", record.plan.resource_id,
                                          " could not be read and no human approved this action"),
                             actor);
     }
@@ -261,7 +261,7 @@ ActionExecutionResult ActionService::RunDispatch(const ActionRecord& record,
                                                  absl::Time started_at) {
   DispatchRequest dispatch;
   dispatch.action_id = record.id();
-  dispatch.attempt_id = absl::StrCat(record.id(), ".dispatch.1");
+  dispatch.attempt_id = DispatchAttemptId(record.id());
   dispatch.resource_id = record.plan.resource_id;
   dispatch.capability_name = record.plan.capability_name;
   dispatch.params_json = record.plan.params_json;
@@ -300,7 +300,7 @@ ActionExecutionResult ActionService::RunDispatch(const ActionRecord& record,
   }
   if (result.execution.status != ExecutionStatus::kSucceeded) {
     result.error_message =
-        absl::StrCat("execution ", Sv(ToString(result.execution.status)),
+        absl::StrCat("execution ", ToAbsl(ToString(result.execution.status)),
                      result.execution.summary.empty() ? "" : ": ", result.execution.summary);
   }
   result.finished_at = clock_.Now();

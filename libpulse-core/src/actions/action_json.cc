@@ -10,6 +10,7 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/action_codec.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 
@@ -38,11 +39,11 @@ void WriteParams(JsonWriter& w, std::string_view json) {
   w.Value(*doc);
 }
 
-void WriteActor(JsonWriter& w, const ActionActor& actor) {
+void WriteActor(JsonWriter& w, const ActionActor& actor, bool with_name = true) {
   w.StartObject();
   w.Member("kind", ToString(actor.kind));
   w.Member("id", actor.id);
-  if (!actor.name.empty()) {
+  if (with_name && !actor.name.empty()) {
     w.Member("name", actor.name);
   }
   w.EndObject();
@@ -104,17 +105,6 @@ void WritePlan(JsonWriter& w, const ActionPlan& p) {
   w.Key("verificationSteps");
   w.StringArray(p.preflight.verification_steps);
   w.EndObject();
-  w.EndObject();
-}
-
-void WriteApproval(JsonWriter& w, const ApprovalRecord& a) {
-  w.StartObject();
-  w.Key("actor");
-  WriteActor(w, a.actor);
-  w.Member("outcome", ToString(a.outcome));
-  w.MemberIfNotEmpty("reason", a.reason);
-  w.TimeMember("timestamp", a.at);
-  w.Member("planHash", a.plan_hash);
   w.EndObject();
 }
 
@@ -190,8 +180,7 @@ absl::StatusOr<std::string> ParamsText(const rapidjson::Value* v, std::string_vi
     return std::string("{}");
   }
   if (!v->IsObject()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(action_internal::Sv(what), ".params must be a JSON object"));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(what), ".params must be a JSON object"));
   }
   return CanonicalJson(*v);
 }
@@ -448,6 +437,17 @@ std::string ActionPlanToJson(const ActionPlan& plan) {
   return Render([&](JsonWriter& w) { WritePlan(w, plan); });
 }
 
+void WriteApprovalJson(JsonWriter& w, const ApprovalRecord& approval, ApprovalActorName name) {
+  w.StartObject();
+  w.Key("actor");
+  WriteActor(w, approval.actor, name == ApprovalActorName::kWithName);
+  w.Member("outcome", ToString(approval.outcome));
+  w.MemberIfNotEmpty("reason", approval.reason);
+  w.TimeMember("timestamp", approval.at);
+  w.Member("planHash", approval.plan_hash);
+  w.EndObject();
+}
+
 std::string ActionRecordToJson(const ActionRecord& record) {
   return Render([&](JsonWriter& w) {
     w.StartObject();
@@ -463,7 +463,7 @@ std::string ActionRecordToJson(const ActionRecord& record) {
     w.Key("approvals");
     w.StartArray();
     for (const ApprovalRecord& a : record.approvals) {
-      WriteApproval(w, a);
+      WriteApprovalJson(w, a, ApprovalActorName::kWithName);
     }
     w.EndArray();
     if (record.result.has_value()) {

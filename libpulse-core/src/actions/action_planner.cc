@@ -9,12 +9,12 @@
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/model/action_codec.h"
 #include "pulse/core/model/resource_id.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
 using action_internal::IsToken;
-using action_internal::Sv;
 
 constexpr std::string_view kActorIdChars = "._:@/+=-";
 constexpr std::string_view kRequestIdChars = "._:-";
@@ -248,10 +248,10 @@ std::optional<std::string> DescribePlanDrift(const ActionRecord& record, const P
   if (rebuilt.refused()) {
     const ActionRefusal& r = rebuilt.refusal();
     if (r.code == AgentErrorCode::kCapabilityNotFound) {
-      return absl::StrCat(Sv(kPlanDriftPrefix), " capability '", approved.capability_name,
+      return absl::StrCat(ToAbsl(kPlanDriftPrefix), " capability '", approved.capability_name,
                           "' is no longer advertised for ", approved.resource_id);
     }
-    return absl::StrCat(Sv(kPlanDriftPrefix), " the plan no longer validates against the live ",
+    return absl::StrCat(ToAbsl(kPlanDriftPrefix), " the plan no longer validates against the live ",
                         "capability: ", r.message);
   }
   const ActionPlan& now = rebuilt.value().plan;
@@ -273,7 +273,7 @@ std::optional<std::string> DescribePlanDrift(const ActionRecord& record, const P
   if (what.empty()) {
     what.push_back("the rebuilt plan differs from the approved plan");
   }
-  std::string message = absl::StrCat(Sv(kPlanDriftPrefix), " ", what.front());
+  std::string message = absl::StrCat(ToAbsl(kPlanDriftPrefix), " ", what.front());
   for (std::size_t i = 1; i < what.size(); ++i) {
     absl::StrAppend(&message, "; ", what[i]);
   }

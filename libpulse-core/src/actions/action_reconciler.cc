@@ -6,6 +6,7 @@
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/model/action_codec.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 #include "service_internal.h"
 
 namespace pulse::core {
@@ -20,7 +21,7 @@ absl::StatusOr<ReconcileReport> ReconcileInterruptedExecutions(ActionStore& stor
   for (const ActionRecord& record : stranded) {
     const absl::Time now = clock.Now();
     const std::string message = absl::StrCat(
-        action_internal::Sv(kExecutionInterruptedPrefix),
+        ToAbsl(kExecutionInterruptedPrefix),
         " the engine stopped while this action was executing; whether the capability ran is "
         "unknown, and it will not be dispatched again");
     ActionExecutionResult result;

@@ -8,6 +8,7 @@
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 #include "service_internal.h"
 
 namespace pulse::core {
@@ -18,7 +19,6 @@ using action_internal::IsToken;
 using action_internal::kMaxCasAttempts;
 using action_internal::MakeEvent;
 using action_internal::SameRevisionTransition;
-using action_internal::Sv;
 
 // The CAS that appends one decision: the revision advances by one; a decision that settles the
 // vote also records the transition into approved or rejected.
@@ -132,7 +132,7 @@ absl::StatusOr<Refusable<ActionRecord>> ActionService::Load(std::string_view act
   absl::StatusOr<ActionRecord> record = store_.Get(action_id);
   if (absl::IsNotFound(record.status())) {
     return Refuse(AgentErrorCode::kActionNotFound,
-                  absl::StrCat("no action with id ", Sv(action_id)));
+                  absl::StrCat("no action with id ", ToAbsl(action_id)));
   }
   if (!record.ok()) {
     return record.status();
@@ -241,7 +241,7 @@ absl::StatusOr<PlanInputs> ActionService::ReadPlanInputs(std::string_view resour
 absl::StatusOr<std::optional<std::string>> ActionService::CheckDrift(const ActionRecord& record) {
   absl::StatusOr<PlanInputs> inputs = ReadPlanInputs(record.plan.resource_id);
   if (absl::IsNotFound(inputs.status())) {
-    return std::optional<std::string>(absl::StrCat(Sv(kPlanDriftPrefix), " resource ",
+    return std::optional<std::string>(absl::StrCat(ToAbsl(kPlanDriftPrefix), " resource ",
                                                    record.plan.resource_id, " no longer exists"));
   }
   if (!inputs.ok()) {
@@ -323,7 +323,7 @@ absl::StatusOr<std::optional<ActionRefusal>> ActionService::ApprovalReadiness(
   absl::StatusOr<OperatorState> lock = operator_state_.Get(record.plan.resource_id);
   if (lock.ok() && lock->never_auto_remediate) {
     return RefuseAndAudit(record, AgentErrorCode::kResourceRemediationLocked,
-                          absl::StrCat(Sv(kRemediationLockedPrefix), " operator state of ",
+                          absl::StrCat(ToAbsl(kRemediationLockedPrefix), " operator state of ",
                                        record.plan.resource_id, " forbids remediation"),
                           request.actor);
   }
@@ -351,7 +351,7 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
         return RefuseAndAudit(
             record, AgentErrorCode::kActionDecisionConflict,
             absl::StrCat(ActorLabel(request.actor), " already decided this action (",
-                         Sv(ToString(prior.outcome)), ")"),
+                         ToAbsl(ToString(prior.outcome)), ")"),
             request.actor);
       }
     }
@@ -370,7 +370,7 @@ absl::StatusOr<Refusable<DecideOutcome>> ActionService::Decide(const DecideReque
     if (record.state != ActionState::kPendingApproval) {
       return RefuseAndAudit(
           record, AgentErrorCode::kActionNotPending,
-          absl::StrCat("the action is ", Sv(ToString(record.state)), ", not pending_approval"),
+          absl::StrCat("the action is ", ToAbsl(ToString(record.state)), ", not pending_approval"),
           request.actor);
     }
     if (request.actor.kind != ActorKind::kHuman) {

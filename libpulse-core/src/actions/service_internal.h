@@ -9,6 +9,7 @@
 #include "pulse/core/model/action_codec.h"
 #include "pulse/core/model/action_transition.h"
 #include "pulse/core/model/action_types.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core::action_internal {
 
@@ -17,7 +18,7 @@ inline constexpr int kMaxCasAttempts = 16;
 
 // "human:alice", for messages.
 inline std::string ActorLabel(const ActionActor& actor) {
-  return absl::StrCat(Sv(ToString(actor.kind)), ":", actor.id);
+  return absl::StrCat(ToAbsl(ToString(actor.kind)), ":", actor.id);
 }
 
 // A transition event of `record` into `state`; `actor` may be null (the engine itself).

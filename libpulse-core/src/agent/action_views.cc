@@ -15,12 +15,12 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
 namespace w = agent_wire;
-using agent_internal::Sv;
 using Code = ActionReadinessCode;
 
 constexpr std::array<WireName<Code>, 7> kReadinessNames = {{
@@ -135,7 +135,7 @@ ActionReadiness AgentViews::CheckReadiness(const ActionRecord& record) {
     case ActionState::kFailed:
     case ActionState::kRejected:
       return Readiness(Code::kNotActionable,
-                       absl::StrCat("the action is ", Sv(ToString(record.state)),
+                       absl::StrCat("the action is ", ToAbsl(ToString(record.state)),
                                     "; nothing is left to decide or run"),
                        now);
     case ActionState::kPlanned:

@@ -11,6 +11,7 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
@@ -91,8 +92,8 @@ std::optional<std::string> FleetFilter(const QueryParams& params, std::string_vi
 // InvalidArgument "<parameter> <reason>" with the payload AgentQueryError reads back.
 absl::Status InvalidParameter(AgentErrorCode code, std::string_view parameter,
                               std::string_view reason) {
-  const absl::string_view p(parameter.data(), parameter.size());
-  const absl::string_view r(reason.data(), reason.size());
+  const absl::string_view p = ToAbsl(parameter);
+  const absl::string_view r = ToAbsl(reason);
   absl::Status status = absl::InvalidArgumentError(absl::StrCat(p, " ", r));
   JsonWriter payload;
   payload.StartObject();

@@ -15,6 +15,7 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 
@@ -83,7 +84,6 @@ bool CreatedEarlier(const ActionRecord& a, const ActionRecord& b) {
 namespace {
 
 namespace w = agent_wire;
-using agent_internal::Sv;
 
 // Active findings of one resource, by the fleet context's buckets.
 struct FindingCounts {
@@ -127,7 +127,7 @@ bool AtLeastWarning(Severity severity) {
 }
 
 absl::Status UnknownResource(std::string_view id) {
-  return absl::NotFoundError(absl::StrCat("no resource with id ", Sv(id)));
+  return absl::NotFoundError(absl::StrCat("no resource with id ", ToAbsl(id)));
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/model/action_types.h"
@@ -16,9 +15,6 @@
 #include "pulse/core/ports/action_store.h"
 
 namespace pulse::core::agent_internal {
-
-// Debian's Abseil has its own string_view type; StrCat needs this conversion.
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Every record in `states`, one ListByState call per state so each state gets the store's full
 // per-call bound (kActionScanLimit, oldest created first). Unordered across states.

@@ -18,12 +18,12 @@
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
 namespace w = agent_wire;
-using agent_internal::Sv;
 
 // Neighbours read for the topology section.
 constexpr std::size_t kMaxTopologyNeighbours = 64;
@@ -235,7 +235,7 @@ void AgentViews::WriteContextSections(JsonWriter& out, const FleetResource& reso
 absl::StatusOr<std::string> AgentViews::ResourceContext(std::string_view resource_id,
                                                         bool redact_commands) {
   if (!IsCanonicalResourceId(resource_id)) {
-    return absl::NotFoundError(absl::StrCat("no resource with id ", Sv(resource_id)));
+    return absl::NotFoundError(absl::StrCat("no resource with id ", ToAbsl(resource_id)));
   }
   PULSE_ASSIGN_OR_RETURN(FleetResource resource, fleet_.GetResource(resource_id));
   PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));

@@ -5,19 +5,15 @@
 
 #include "absl/strings/ascii.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/wire_enum.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
 namespace pulse::core {
 namespace {
 
-struct CodeName {
-  ToolErrorCode code;
-  std::string_view name;
-};
-
 // The single table of tool-result codes.
-constexpr std::array<CodeName, 12> kCodes = {{
+constexpr std::array<WireName<ToolErrorCode>, 12> kCodes = {{
     {ToolErrorCode::kFsmBlocked, "FSM_BLOCKED"},
     {ToolErrorCode::kPolicyBlocked, "POLICY_BLOCKED"},
     {ToolErrorCode::kApprovalRequired, "APPROVAL_REQUIRED"},
@@ -63,33 +59,16 @@ std::optional<std::string> NonBlankString(const rapidjson::Value* v) {
 }  // namespace
 
 const std::vector<ToolErrorCode>& AllToolErrorCodes() {
-  static const std::vector<ToolErrorCode> codes = [] {
-    std::vector<ToolErrorCode> out;
-    out.reserve(kCodes.size());
-    for (const auto& c : kCodes) {
-      out.push_back(c.code);
-    }
-    return out;
-  }();
+  static const std::vector<ToolErrorCode> codes = WireValues(kCodes);
   return codes;
 }
 
 std::string_view ToString(ToolErrorCode code) {
-  for (const auto& c : kCodes) {
-    if (c.code == code) {
-      return c.name;
-    }
-  }
-  return "EXECUTION_FAILED";
+  return WireNameOf(kCodes, code, "EXECUTION_FAILED");
 }
 
 std::optional<ToolErrorCode> ParseToolErrorCode(std::string_view text) {
-  for (const auto& c : kCodes) {
-    if (c.name == text) {
-      return c.code;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kCodes, text);
 }
 
 std::string ToolError::ToJson() const {

@@ -9,14 +9,14 @@
 #include "fmt/format.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
 
 std::string_view TrimAsciiWhitespace(std::string_view text) {
-  const absl::string_view trimmed =
-      absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size()));
-  return std::string_view(trimmed.data(), trimmed.size());
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(ToAbsl(text));
+  return ToStd(trimmed);
 }
 
 }  // namespace

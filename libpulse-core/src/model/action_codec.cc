@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 
@@ -20,7 +21,7 @@ std::string PrintableName(std::string_view name) {
 }
 
 absl::Status MemberError(const JsonReadError& e, std::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(e.path, ".", e.member, " ", Sv(problem)));
+  return absl::InvalidArgumentError(absl::StrCat(e.path, ".", e.member, " ", ToAbsl(problem)));
 }
 
 }  // namespace

@@ -9,11 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "pulse/core/model/action_codec.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
-
-using action_internal::Sv;
 
 bool ResultAllowed(ActionState state) {
   return state == ActionState::kCompleted || state == ActionState::kFailed;
@@ -45,7 +44,7 @@ absl::Status CheckEvents(std::string_view action_id, ActionState final_state,
 absl::Status MakeActionCasConflict(const ActionCasConflict& conflict, std::string_view message) {
   absl::Status status = absl::AbortedError(std::string(message));
   status.SetPayload(kActionCasConflictPayload,
-                    absl::Cord(absl::StrCat("state=", Sv(ToString(conflict.current_state)),
+                    absl::Cord(absl::StrCat("state=", ToAbsl(ToString(conflict.current_state)),
                                             ";revision=", conflict.current_decision_revision,
                                             ";identity=", conflict.identity_mismatch ? 1 : 0)));
   return status;
@@ -66,8 +65,7 @@ std::optional<ActionCasConflict> GetActionCasConflict(const absl::Status& status
   for (absl::string_view part : absl::StrSplit(std::string(*payload), ';')) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, '=');
     if (kv.first == "state") {
-      std::optional<ActionState> s =
-          ParseActionState(std::string_view(kv.second.data(), kv.second.size()));
+      std::optional<ActionState> s = ParseActionState(ToStd(kv.second));
       if (!s.has_value()) {
         return std::nullopt;
       }
@@ -101,8 +99,8 @@ absl::Status ValidateActionTransition(const ActionTransition& t) {
   }
   for (ActionState from : t.expected_states) {
     if (!IsLegalActionTransition(from, t.new_state)) {
-      return absl::InvalidArgumentError(absl::StrCat("illegal transition ", Sv(ToString(from)),
-                                                     " -> ", Sv(ToString(t.new_state))));
+      return absl::InvalidArgumentError(absl::StrCat("illegal transition ", ToAbsl(ToString(from)),
+                                                     " -> ", ToAbsl(ToString(t.new_state))));
     }
   }
   if (t.result.has_value() != ResultAllowed(t.new_state)) {
@@ -128,7 +126,7 @@ absl::Status CheckCas(const ActionRecord& current, const ActionTransition& t) {
   if (std::find(t.expected_states.begin(), t.expected_states.end(), current.state) ==
       t.expected_states.end()) {
     return MakeActionCasConflict(conflict,
-                                 absl::StrCat("the action is ", Sv(ToString(current.state))));
+                                 absl::StrCat("the action is ", ToAbsl(ToString(current.state))));
   }
   if (t.expected_decision_revision.has_value() &&
       *t.expected_decision_revision != current.decision_revision) {
@@ -139,8 +137,9 @@ absl::Status CheckCas(const ActionRecord& current, const ActionTransition& t) {
 
 absl::Status CheckTransitionAgainst(const ActionRecord& current, const ActionTransition& t) {
   if (!IsLegalActionTransition(current.state, t.new_state)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "illegal transition ", Sv(ToString(current.state)), " -> ", Sv(ToString(t.new_state))));
+    return absl::FailedPreconditionError(absl::StrCat("illegal transition ",
+                                                      ToAbsl(ToString(current.state)), " -> ",
+                                                      ToAbsl(ToString(t.new_state))));
   }
   if (t.result.has_value() && current.result.has_value()) {
     return absl::FailedPreconditionError("the action's result is already recorded");

@@ -2,7 +2,9 @@
 
 #include <array>
 
+#include "absl/strings/str_cat.h"
 #include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
@@ -162,6 +164,10 @@ std::string_view LegacyVerificationOutcome(const std::optional<ActionExecutionRe
       return "unknown";
   }
   return "unknown";
+}
+
+std::string DispatchAttemptId(std::string_view action_id) {
+  return absl::StrCat(ToAbsl(action_id), ".dispatch.1");
 }
 
 }  // namespace pulse::core

@@ -1,10 +1,12 @@
 #include "pulse/core/model/api_token.h"
 
+#include <array>
 #include <cstdint>
 #include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace {
@@ -14,27 +16,17 @@ bool IsBase64UrlChar(char c) {
          c == '_';
 }
 
+constexpr std::array<WireName<ApiTokenKind>, 3> kKinds = {{
+    {ApiTokenKind::kHuman, "human"},
+    {ApiTokenKind::kAgent, "agent"},
+    {ApiTokenKind::kService, "service"},
+}};
+
 }  // namespace
 
-std::string_view ToString(ApiTokenKind kind) {
-  switch (kind) {
-    case ApiTokenKind::kHuman:
-      return "human";
-    case ApiTokenKind::kAgent:
-      return "agent";
-    case ApiTokenKind::kService:
-      return "service";
-  }
-  return "human";
-}
-
+std::string_view ToString(ApiTokenKind kind) { return WireNameOf(kKinds, kind, "human"); }
 std::optional<ApiTokenKind> ParseApiTokenKind(std::string_view text) {
-  for (ApiTokenKind kind : {ApiTokenKind::kHuman, ApiTokenKind::kAgent, ApiTokenKind::kService}) {
-    if (text == ToString(kind)) {
-      return kind;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kKinds, text);
 }
 
 absl::StatusOr<absl::Duration> ParseApiTokenLifetime(std::string_view text) {

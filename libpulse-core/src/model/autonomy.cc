@@ -8,12 +8,13 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
 namespace {
 
-constexpr std::array<std::pair<AutonomyLevel, std::string_view>, 4> kLevels = {{
+constexpr std::array<WireName<AutonomyLevel>, 4> kLevels = {{
     {AutonomyLevel::kMonitor, "monitor"},
     {AutonomyLevel::kApproval, "approval"},
     {AutonomyLevel::kAssisted, "assisted"},
@@ -28,22 +29,10 @@ absl::Status InvalidRequest(const absl::Status& cause) {
 
 }  // namespace
 
-std::string_view ToString(AutonomyLevel level) {
-  for (const auto& [value, name] : kLevels) {
-    if (value == level) {
-      return name;
-    }
-  }
-  return "monitor";
-}
+std::string_view ToString(AutonomyLevel level) { return WireNameOf(kLevels, level, "monitor"); }
 
 std::optional<AutonomyLevel> ParseAutonomyLevel(std::string_view text) {
-  for (const auto& [value, name] : kLevels) {
-    if (name == text) {
-      return value;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kLevels, text);
 }
 
 AutonomyLevel EffectiveAutonomy(const AutonomySettings& settings) {

@@ -10,12 +10,11 @@
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/json/wire_enum.h"
 #include "pulse/core/model/action_codec.h"
+#include "pulse/core/string_view.h"
 #include "rapidjson/internal/regex.h"
 
 namespace pulse::core {
 namespace {
-
-using action_internal::Sv;
 
 constexpr std::array<WireName<ApprovalLevel>, 4> kApprovalLevels = {{
     {ApprovalLevel::kNone, "none"},
@@ -380,7 +379,7 @@ ParamValidation ValidateParams(const Capability& capability, std::string_view pa
     }
     const rapidjson::Value& v = m.value;
     if (!HasType(v, decl->type)) {
-      out.errors[decl->name] = absl::StrCat("must be of type ", Sv(ToString(decl->type)));
+      out.errors[decl->name] = absl::StrCat("must be of type ", ToAbsl(ToString(decl->type)));
       continue;
     }
     if (!v.IsString()) {

@@ -8,6 +8,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "pulse/core/json/wire_enum.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
@@ -15,37 +17,46 @@ namespace {
 // Status payload carrying a rate limit's retry-after, in whole milliseconds (decimal text).
 constexpr std::string_view kRetryAfterPayload = "type.pulse.dev/llm.retry_after_ms";
 
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+constexpr std::array<WireName<MessageRole>, 5> kRoles = {{
+    {MessageRole::kSystem, "system"},
+    {MessageRole::kUser, "user"},
+    {MessageRole::kAssistant, "assistant"},
+    {MessageRole::kTool, "tool"},
+    {MessageRole::kRefusedClaim, "refused_claim"},
+}};
+
+constexpr std::array<WireName<ToolChoice>, 3> kToolChoices = {{
+    {ToolChoice::kUnset, "unset"},
+    {ToolChoice::kNone, "none"},
+    {ToolChoice::kRequired, "required"},
+}};
+
+constexpr std::array<WireName<FinishReason>, 4> kFinishReasons = {{
+    {FinishReason::kStop, "stop"},
+    {FinishReason::kToolCalls, "tool_calls"},
+    {FinishReason::kLength, "length"},
+    {FinishReason::kError, "error"},
+}};
+
+constexpr std::array<WireName<LlmErrorKind>, 5> kErrorKinds = {{
+    {LlmErrorKind::kRateLimited, "rate_limited"},
+    {LlmErrorKind::kUnavailable, "unavailable"},
+    {LlmErrorKind::kInvalidRequest, "invalid_request"},
+    {LlmErrorKind::kIncompleteStream, "incomplete_stream"},
+    {LlmErrorKind::kOther, "other"},
+}};
 
 }  // namespace
 
-std::string_view ToString(MessageRole role) {
-  switch (role) {
-    case MessageRole::kSystem:
-      return "system";
-    case MessageRole::kUser:
-      return "user";
-    case MessageRole::kAssistant:
-      return "assistant";
-    case MessageRole::kTool:
-      return "tool";
-    case MessageRole::kRefusedClaim:
-      return "refused_claim";
-  }
-  return "user";
-}
-
+std::string_view ToString(MessageRole role) { return WireNameOf(kRoles, role, "user"); }
 std::optional<MessageRole> ParseMessageRole(std::string_view text) {
-  constexpr std::array<MessageRole, 5> kRoles = {MessageRole::kSystem, MessageRole::kUser,
-                                                 MessageRole::kAssistant, MessageRole::kTool,
-                                                 MessageRole::kRefusedClaim};
-  for (MessageRole role : kRoles) {
-    if (ToString(role) == text) {
-      return role;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kRoles, text);
 }
+std::string_view ToString(ToolChoice choice) { return WireNameOf(kToolChoices, choice, "unset"); }
+std::string_view ToString(FinishReason reason) {
+  return WireNameOf(kFinishReasons, reason, "error");
+}
+std::string_view ToString(LlmErrorKind kind) { return WireNameOf(kErrorKinds, kind, "other"); }
 
 Message Message::System(std::string text) {
   Message m;
@@ -87,32 +98,6 @@ Message Message::ToolResult(std::string call_id, std::string tool_name, std::str
   return m;
 }
 
-std::string_view ToString(ToolChoice choice) {
-  switch (choice) {
-    case ToolChoice::kUnset:
-      return "unset";
-    case ToolChoice::kNone:
-      return "none";
-    case ToolChoice::kRequired:
-      return "required";
-  }
-  return "unset";
-}
-
-std::string_view ToString(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kToolCalls:
-      return "tool_calls";
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kError:
-      return "error";
-  }
-  return "error";
-}
-
 LlmStreamEvent LlmStreamEvent::ContentDelta(std::string text) {
   LlmStreamEvent e;
   e.kind = Kind::kContentDelta;
@@ -141,41 +126,25 @@ LlmStreamEvent LlmStreamEvent::Finish(FinishReason reason) {
   return e;
 }
 
-std::string_view ToString(LlmErrorKind kind) {
-  switch (kind) {
-    case LlmErrorKind::kRateLimited:
-      return "rate_limited";
-    case LlmErrorKind::kUnavailable:
-      return "unavailable";
-    case LlmErrorKind::kInvalidRequest:
-      return "invalid_request";
-    case LlmErrorKind::kIncompleteStream:
-      return "incomplete_stream";
-    case LlmErrorKind::kOther:
-      return "other";
-  }
-  return "other";
-}
-
 absl::Status RateLimitedError(std::string_view message, absl::Duration retry_after) {
-  absl::Status status = absl::ResourceExhaustedError(AsAbsl(message));
+  absl::Status status = absl::ResourceExhaustedError(ToAbsl(message));
   if (retry_after > absl::ZeroDuration()) {
-    status.SetPayload(AsAbsl(kRetryAfterPayload),
+    status.SetPayload(ToAbsl(kRetryAfterPayload),
                       absl::Cord(absl::StrCat(absl::ToInt64Milliseconds(retry_after))));
   }
   return status;
 }
 
 absl::Status ProviderUnavailableError(std::string_view message) {
-  return absl::UnavailableError(AsAbsl(message));
+  return absl::UnavailableError(ToAbsl(message));
 }
 
 absl::Status InvalidProviderRequestError(std::string_view message) {
-  return absl::InvalidArgumentError(AsAbsl(message));
+  return absl::InvalidArgumentError(ToAbsl(message));
 }
 
 absl::Status IncompleteStreamError(std::string_view message) {
-  return absl::DataLossError(AsAbsl(message));
+  return absl::DataLossError(ToAbsl(message));
 }
 
 LlmErrorKind ClassifyLlmError(const absl::Status& status) {
@@ -198,7 +167,7 @@ LlmErrorKind ClassifyLlmError(const absl::Status& status) {
 }
 
 std::optional<absl::Duration> RetryAfter(const absl::Status& status) {
-  absl::optional<absl::Cord> payload = status.GetPayload(AsAbsl(kRetryAfterPayload));
+  absl::optional<absl::Cord> payload = status.GetPayload(ToAbsl(kRetryAfterPayload));
   if (!payload.has_value()) {
     return std::nullopt;
   }

@@ -2,15 +2,12 @@
 
 #include <array>
 
+#include "pulse/core/json/wire_enum.h"
+
 namespace pulse::core {
 namespace {
 
-struct TypeName {
-  LoopEventType type;
-  std::string_view name;
-};
-
-constexpr std::array<TypeName, 10> kTypes = {{
+constexpr std::array<WireName<LoopEventType>, 10> kTypes = {{
     {LoopEventType::kSession, "session"},
     {LoopEventType::kWorkflowState, "workflow_state"},
     {LoopEventType::kContent, "content"},
@@ -25,22 +22,10 @@ constexpr std::array<TypeName, 10> kTypes = {{
 
 }  // namespace
 
-std::string_view ToString(LoopEventType type) {
-  for (const TypeName& t : kTypes) {
-    if (t.type == type) {
-      return t.name;
-    }
-  }
-  return "done";
-}
+std::string_view ToString(LoopEventType type) { return WireNameOf(kTypes, type, "done"); }
 
 std::optional<LoopEventType> ParseLoopEventType(std::string_view text) {
-  for (const TypeName& t : kTypes) {
-    if (t.name == text) {
-      return t.type;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kTypes, text);
 }
 
 }  // namespace pulse::core

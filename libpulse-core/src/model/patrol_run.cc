@@ -10,23 +10,24 @@
 #include "pulse/core/json/json_reader.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::core {
 namespace {
 
-constexpr std::array<std::pair<PatrolTrigger, std::string_view>, 2> kTriggers = {{
+constexpr std::array<WireName<PatrolTrigger>, 2> kTriggers = {{
     {PatrolTrigger::kScheduled, "scheduled"},
     {PatrolTrigger::kManual, "manual"},
 }};
-constexpr std::array<std::pair<PatrolRunStatus, std::string_view>, 4> kStatuses = {{
+constexpr std::array<WireName<PatrolRunStatus>, 4> kStatuses = {{
     {PatrolRunStatus::kRunning, "running"},
     {PatrolRunStatus::kHealthy, "healthy"},
     {PatrolRunStatus::kIssuesFound, "issues_found"},
     {PatrolRunStatus::kError, "error"},
 }};
 
-constexpr std::array<std::pair<ProposalDropReason, std::string_view>, 7> kDropReasons = {{
+constexpr std::array<WireName<ProposalDropReason>, 7> kDropReasons = {{
     {ProposalDropReason::kProviderError, "provider_error"},
     {ProposalDropReason::kBudgetStop, "budget_stop"},
     {ProposalDropReason::kCancelled, "cancelled"},
@@ -35,7 +36,7 @@ constexpr std::array<std::pair<ProposalDropReason, std::string_view>, 7> kDropRe
     {ProposalDropReason::kEngineError, "engine_error"},
     {ProposalDropReason::kAutonomyLowered, "autonomy_lowered"},
 }};
-constexpr std::array<std::pair<FixHoldReason, std::string_view>, 8> kHoldReasons = {{
+constexpr std::array<WireName<FixHoldReason>, 8> kHoldReasons = {{
     {FixHoldReason::kApprovalRequired, "approval_required"},
     {FixHoldReason::kNotAutoExecutable, "not_auto_executable"},
     {FixHoldReason::kAutonomyLowered, "autonomy_lowered"},
@@ -45,27 +46,6 @@ constexpr std::array<std::pair<FixHoldReason, std::string_view>, 8> kHoldReasons
     {FixHoldReason::kLockStateUnknown, "lock_state_unknown"},
     {FixHoldReason::kAutonomyUnreadable, "autonomy_unreadable"},
 }};
-
-template <class E, std::size_t N>
-std::string_view Name(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) {
-      return name;
-    }
-  }
-  return table[0].second;
-}
-
-template <class E, std::size_t N>
-std::optional<E> Parse(const std::array<std::pair<E, std::string_view>, N>& table,
-                       std::string_view text) {
-  for (const auto& [v, name] : table) {
-    if (name == text) {
-      return v;
-    }
-  }
-  return std::nullopt;
-}
 
 std::vector<std::string> Dedup(std::vector<std::string> items) {
   std::vector<std::string> out;
@@ -164,21 +144,29 @@ absl::StatusOr<std::optional<absl::Time>> ReadTime(const rapidjson::Value& obj, 
 
 }  // namespace
 
-std::string_view ToString(PatrolTrigger trigger) { return Name(kTriggers, trigger); }
+std::string_view ToString(PatrolTrigger trigger) {
+  return WireNameOf(kTriggers, trigger, kTriggers[0].name);
+}
 std::optional<PatrolTrigger> ParsePatrolTrigger(std::string_view text) {
-  return Parse(kTriggers, text);
+  return WireValueOf(kTriggers, text);
 }
-std::string_view ToString(PatrolRunStatus status) { return Name(kStatuses, status); }
+std::string_view ToString(PatrolRunStatus status) {
+  return WireNameOf(kStatuses, status, kStatuses[0].name);
+}
 std::optional<PatrolRunStatus> ParsePatrolRunStatus(std::string_view text) {
-  return Parse(kStatuses, text);
+  return WireValueOf(kStatuses, text);
 }
-std::string_view ToString(ProposalDropReason reason) { return Name(kDropReasons, reason); }
+std::string_view ToString(ProposalDropReason reason) {
+  return WireNameOf(kDropReasons, reason, kDropReasons[0].name);
+}
 std::optional<ProposalDropReason> ParseProposalDropReason(std::string_view text) {
-  return Parse(kDropReasons, text);
+  return WireValueOf(kDropReasons, text);
 }
-std::string_view ToString(FixHoldReason reason) { return Name(kHoldReasons, reason); }
+std::string_view ToString(FixHoldReason reason) {
+  return WireNameOf(kHoldReasons, reason, kHoldReasons[0].name);
+}
 std::optional<FixHoldReason> ParseFixHoldReason(std::string_view text) {
-  return Parse(kHoldReasons, text);
+  return WireValueOf(kHoldReasons, text);
 }
 
 std::string PatrolScope::Key() const {

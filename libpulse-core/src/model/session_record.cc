@@ -4,47 +4,32 @@
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
+namespace {
 
-std::string_view ToString(SessionStatus status) {
-  switch (status) {
-    case SessionStatus::kIdle:
-      return "idle";
-    case SessionStatus::kRunning:
-      return "running";
-    case SessionStatus::kAwaitingApproval:
-      return "awaiting_approval";
-    case SessionStatus::kAwaitingInput:
-      return "awaiting_input";
-  }
-  return "idle";
-}
+constexpr std::array<WireName<SessionStatus>, 4> kStatuses = {{
+    {SessionStatus::kIdle, "idle"},
+    {SessionStatus::kRunning, "running"},
+    {SessionStatus::kAwaitingApproval, "awaiting_approval"},
+    {SessionStatus::kAwaitingInput, "awaiting_input"},
+}};
 
+constexpr std::array<WireName<SessionKind>, 2> kKinds = {{
+    {SessionKind::kChat, "chat"},
+    {SessionKind::kPatrol, "patrol"},
+}};
+
+}  // namespace
+
+std::string_view ToString(SessionStatus status) { return WireNameOf(kStatuses, status, "idle"); }
 std::optional<SessionStatus> ParseSessionStatus(std::string_view text) {
-  constexpr std::array<SessionStatus, 4> kAll = {SessionStatus::kIdle, SessionStatus::kRunning,
-                                                 SessionStatus::kAwaitingApproval,
-                                                 SessionStatus::kAwaitingInput};
-  for (SessionStatus s : kAll) {
-    if (ToString(s) == text) {
-      return s;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kStatuses, text);
 }
-
-std::string_view ToString(SessionKind kind) {
-  return kind == SessionKind::kPatrol ? "patrol" : "chat";
-}
-
+std::string_view ToString(SessionKind kind) { return WireNameOf(kKinds, kind, "chat"); }
 std::optional<SessionKind> ParseSessionKind(std::string_view text) {
-  if (text == "chat") {
-    return SessionKind::kChat;
-  }
-  if (text == "patrol") {
-    return SessionKind::kPatrol;
-  }
-  return std::nullopt;
+  return WireValueOf(kKinds, text);
 }
 
 absl::Status ValidateSessionId(std::string_view id) {

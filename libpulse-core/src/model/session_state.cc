@@ -1,34 +1,25 @@
 #include "pulse/core/model/session_state.h"
 
+#include <array>
+
+#include "pulse/core/json/wire_enum.h"
+
 namespace pulse::core {
 namespace {
 
-constexpr SessionState kAllStates[] = {SessionState::kResolving, SessionState::kReading,
-                                       SessionState::kWriting, SessionState::kVerifying};
+constexpr std::array<WireName<SessionState>, 4> kStates = {{
+    {SessionState::kResolving, "RESOLVING"},
+    {SessionState::kReading, "READING"},
+    {SessionState::kWriting, "WRITING"},
+    {SessionState::kVerifying, "VERIFYING"},
+}};
 
 }  // namespace
 
-std::string_view ToString(SessionState state) {
-  switch (state) {
-    case SessionState::kResolving:
-      return "RESOLVING";
-    case SessionState::kReading:
-      return "READING";
-    case SessionState::kWriting:
-      return "WRITING";
-    case SessionState::kVerifying:
-      return "VERIFYING";
-  }
-  return "UNKNOWN";
-}
+std::string_view ToString(SessionState state) { return WireNameOf(kStates, state, "UNKNOWN"); }
 
 std::optional<SessionState> ParseSessionState(std::string_view text) {
-  for (SessionState state : kAllStates) {
-    if (ToString(state) == text) {
-      return state;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kStates, text);
 }
 
 }  // namespace pulse::core

@@ -3,16 +3,12 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace {
 
-struct LevelName {
-  ControlLevel level;
-  std::string_view name;
-};
-
-constexpr std::array<LevelName, 3> kLevelNames = {{
+constexpr std::array<WireName<ControlLevel>, 3> kLevelNames = {{
     {ControlLevel::kReadOnly, "read_only"},
     {ControlLevel::kControlled, "controlled"},
     {ControlLevel::kAutonomous, "autonomous"},
@@ -23,16 +19,11 @@ int Rank(ControlLevel level) { return static_cast<int>(NormalizeControlLevel(lev
 }  // namespace
 
 std::string_view ToString(ControlLevel level) {
-  return kLevelNames[static_cast<std::size_t>(NormalizeControlLevel(level))].name;
+  return WireNameOf(kLevelNames, NormalizeControlLevel(level));
 }
 
 std::optional<ControlLevel> ParseControlLevel(std::string_view text) {
-  for (const LevelName& entry : kLevelNames) {
-    if (entry.name == text) {
-      return entry.level;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kLevelNames, text);
 }
 
 ControlLevel NormalizeControlLevel(std::string_view text) {

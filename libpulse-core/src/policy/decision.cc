@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/invocation_descriptor.h"
 #include "pulse/core/tools/tool_schema.h"
@@ -12,12 +13,7 @@
 namespace pulse::core {
 namespace {
 
-struct RuleName {
-  PolicyRule rule;
-  std::string_view name;
-};
-
-constexpr std::array<RuleName, 15> kRuleNames = {{
+constexpr std::array<WireName<PolicyRule>, 15> kRuleNames = {{
     {PolicyRule::kAllowed, "allowed"},
     {PolicyRule::kBlankName, "blank_tool_name"},
     {PolicyRule::kRetiredTool, "retired_tool"},
@@ -187,12 +183,7 @@ Decision DecideClass(const InvocationPolicy& policy, const ToolSpec& tool, Invoc
 }  // namespace
 
 std::string_view ToString(PolicyRule rule) {
-  for (const RuleName& entry : kRuleNames) {
-    if (entry.rule == rule) {
-      return entry.name;
-    }
-  }
-  return "invalid_invocation_class";
+  return WireNameOf(kRuleNames, rule, "invalid_invocation_class");
 }
 
 Decision Decision::Allow(std::string tool, InvocationClass invocation_class) {

@@ -2,17 +2,13 @@
 
 #include <array>
 
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/tools/tool_names.h"
 
 namespace pulse::core {
 namespace {
 
-struct ProfileName {
-  ExecutionProfile profile;
-  std::string_view name;
-};
-
-constexpr std::array<ProfileName, 3> kProfileNames = {{
+constexpr std::array<WireName<ExecutionProfile>, 3> kProfileNames = {{
     {ExecutionProfile::kInteractive, "interactive"},
     {ExecutionProfile::kPatrolDetection, "patrol_detection"},
     {ExecutionProfile::kPatrolInvestigation, "patrol_investigation"},
@@ -27,22 +23,10 @@ constexpr std::array<std::string_view, 2> kDetectionAllowlist = {kToolPatrolRepo
 
 }  // namespace
 
-std::string_view ToString(ExecutionProfile profile) {
-  for (const ProfileName& entry : kProfileNames) {
-    if (entry.profile == profile) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view ToString(ExecutionProfile profile) { return WireNameOf(kProfileNames, profile); }
 
 ExecutionProfile ParseExecutionProfile(std::string_view text) {
-  for (const ProfileName& entry : kProfileNames) {
-    if (entry.name == text) {
-      return entry.profile;
-    }
-  }
-  return ExecutionProfile::kUnknown;
+  return WireValueOf(kProfileNames, text).value_or(ExecutionProfile::kUnknown);
 }
 
 ExecutionProfile NormalizeExecutionProfile(ExecutionProfile profile) {

@@ -1,21 +1,18 @@
 #include "pulse/core/policy/scope.h"
 
+#include <array>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/core/json/wire_enum.h"
 #include "pulse/core/tools/tool_schema.h"
 
 namespace pulse::core {
 namespace {
 
-struct ScopeName {
-  Scope scope;
-  std::string_view name;
-};
-
 // The single table of scope wire strings, in canonical order.
-constexpr std::array<ScopeName, 11> kScopeNames = {{
+constexpr std::array<WireName<Scope>, 11> kScopeNames = {{
     {Scope::kMonitoringRead, "monitoring:read"},
     {Scope::kMonitoringWrite, "monitoring:write"},
     {Scope::kSettingsRead, "settings:read"},
@@ -44,18 +41,9 @@ std::uint32_t Bit(Scope scope) { return std::uint32_t{1} << static_cast<unsigned
 
 }  // namespace
 
-std::string_view ToString(Scope scope) {
-  return IsKnown(scope) ? kScopeNames[static_cast<std::size_t>(scope)].name : "unknown";
-}
+std::string_view ToString(Scope scope) { return WireNameOf(kScopeNames, scope); }
 
-std::optional<Scope> ParseScope(std::string_view text) {
-  for (const ScopeName& entry : kScopeNames) {
-    if (entry.name == text) {
-      return entry.scope;
-    }
-  }
-  return std::nullopt;
-}
+std::optional<Scope> ParseScope(std::string_view text) { return WireValueOf(kScopeNames, text); }
 
 ScopeSet ScopeSet::Of(std::initializer_list<Scope> scopes) {
   ScopeSet set;
@@ -136,8 +124,8 @@ std::vector<std::string> ScopeSet::ToStrings() const {
   if (wildcard_) {
     out.emplace_back(kScopeWildcard);
   }
-  for (const ScopeName& entry : kScopeNames) {
-    if ((bits_ & Bit(entry.scope)) != 0) {
+  for (const WireName<Scope>& entry : kScopeNames) {
+    if ((bits_ & Bit(entry.value)) != 0) {
       out.emplace_back(entry.name);
     }
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "pulse/core/fsm/session_fsm.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/classify.h"
 #include "pulse/core/tools/tool_schema.h"
 
@@ -106,7 +107,7 @@ absl::Status ToolExecutor::Bind(std::string_view name, std::unique_ptr<ToolHandl
 }
 
 ToolHandler* ToolExecutor::HandlerFor(std::string_view name) const {
-  auto it = handlers_.find(absl::string_view(name.data(), name.size()));
+  auto it = handlers_.find(ToAbsl(name));
   return it == handlers_.end() ? nullptr : it->second.get();
 }
 

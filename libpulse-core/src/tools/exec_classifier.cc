@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "exec_rules.h"
+#include "pulse/core/json/wire_enum.h"
 
 namespace pulse::core {
 namespace exec_internal {
@@ -272,36 +273,28 @@ Check ClassifyArgv(const Argv& argv, bool nested) {
 
 }  // namespace exec_internal
 
+namespace {
+
+constexpr std::array<WireName<ExecRefusal>, 13> kRefusals = {{
+    {ExecRefusal::kNone, "none"},
+    {ExecRefusal::kEmpty, "empty"},
+    {ExecRefusal::kTooLong, "too_long"},
+    {ExecRefusal::kControlCharacter, "control_character"},
+    {ExecRefusal::kNonAscii, "non_ascii"},
+    {ExecRefusal::kShellSyntax, "shell_syntax"},
+    {ExecRefusal::kMalformedQuoting, "malformed_quoting"},
+    {ExecRefusal::kTooManyArguments, "too_many_arguments"},
+    {ExecRefusal::kPathCommand, "path_command"},
+    {ExecRefusal::kInterpreter, "interpreter"},
+    {ExecRefusal::kNotAllowlisted, "not_allowlisted"},
+    {ExecRefusal::kUnsafeArgument, "unsafe_argument"},
+    {ExecRefusal::kSensitivePath, "sensitive_path"},
+}};
+
+}  // namespace
+
 std::string_view ToString(ExecRefusal refusal) {
-  switch (refusal) {
-    case ExecRefusal::kNone:
-      return "none";
-    case ExecRefusal::kEmpty:
-      return "empty";
-    case ExecRefusal::kTooLong:
-      return "too_long";
-    case ExecRefusal::kControlCharacter:
-      return "control_character";
-    case ExecRefusal::kNonAscii:
-      return "non_ascii";
-    case ExecRefusal::kShellSyntax:
-      return "shell_syntax";
-    case ExecRefusal::kMalformedQuoting:
-      return "malformed_quoting";
-    case ExecRefusal::kTooManyArguments:
-      return "too_many_arguments";
-    case ExecRefusal::kPathCommand:
-      return "path_command";
-    case ExecRefusal::kInterpreter:
-      return "interpreter";
-    case ExecRefusal::kNotAllowlisted:
-      return "not_allowlisted";
-    case ExecRefusal::kUnsafeArgument:
-      return "unsafe_argument";
-    case ExecRefusal::kSensitivePath:
-      return "sensitive_path";
-  }
-  return "not_allowlisted";
+  return WireNameOf(kRefusals, refusal, "not_allowlisted");
 }
 
 ExecVerdict ClassifyExecCommand(std::string_view command) {

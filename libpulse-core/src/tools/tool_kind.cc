@@ -1,51 +1,33 @@
 #include "pulse/core/tools/tool_kind.h"
 
+#include <array>
+
+#include "pulse/core/json/wire_enum.h"
+
 namespace pulse::core {
+namespace {
 
-std::string_view ToString(ToolKind kind) {
-  switch (kind) {
-    case ToolKind::kResolve:
-      return "resolve";
-    case ToolKind::kRead:
-      return "read";
-    case ToolKind::kWrite:
-      return "write";
-    case ToolKind::kUserInput:
-      return "user_input";
-  }
-  return "unknown";
-}
+constexpr std::array<WireName<ToolKind>, 4> kKinds = {{
+    {ToolKind::kResolve, "resolve"},
+    {ToolKind::kRead, "read"},
+    {ToolKind::kWrite, "write"},
+    {ToolKind::kUserInput, "user_input"},
+}};
 
-std::string_view ToString(MutationTarget target) {
-  switch (target) {
-    case MutationTarget::kNone:
-      return "none";
-    case MutationTarget::kPulseState:
-      return "pulse_state";
-    case MutationTarget::kInfrastructure:
-      return "infrastructure";
-  }
-  return "unknown";
-}
+constexpr std::array<WireName<MutationTarget>, 3> kTargets = {{
+    {MutationTarget::kNone, "none"},
+    {MutationTarget::kPulseState, "pulse_state"},
+    {MutationTarget::kInfrastructure, "infrastructure"},
+}};
 
-std::optional<ToolKind> ParseToolKind(std::string_view text) {
-  for (ToolKind kind :
-       {ToolKind::kResolve, ToolKind::kRead, ToolKind::kWrite, ToolKind::kUserInput}) {
-    if (ToString(kind) == text) {
-      return kind;
-    }
-  }
-  return std::nullopt;
-}
+}  // namespace
 
+std::string_view ToString(ToolKind kind) { return WireNameOf(kKinds, kind); }
+std::string_view ToString(MutationTarget target) { return WireNameOf(kTargets, target); }
+
+std::optional<ToolKind> ParseToolKind(std::string_view text) { return WireValueOf(kKinds, text); }
 std::optional<MutationTarget> ParseMutationTarget(std::string_view text) {
-  for (MutationTarget target :
-       {MutationTarget::kNone, MutationTarget::kPulseState, MutationTarget::kInfrastructure}) {
-    if (ToString(target) == text) {
-      return target;
-    }
-  }
-  return std::nullopt;
+  return WireValueOf(kTargets, text);
 }
 
 }  // namespace pulse::core

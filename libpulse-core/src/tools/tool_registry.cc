@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 #include "pulse/core/tools/tool_names.h"
 #include "rapidjson/schema.h"
 #include "rapidjson/stringbuffer.h"
@@ -251,7 +252,7 @@ absl::Status ToolRegistry::Register(ToolSpec spec) {
 }
 
 const ToolRegistry::Entry* ToolRegistry::Lookup(std::string_view name) const {
-  auto it = index_.find(absl::string_view(name.data(), name.size()));
+  auto it = index_.find(ToAbsl(name));
   return it == index_.end() ? nullptr : entries_[it->second].get();
 }
 

@@ -15,6 +15,7 @@
 #include "pulse/core/status_macros.h"
 // The regex dialect RapidJSON's schema validator compiles "pattern" with (internal API, the
 // same class the validator uses), so a pattern that compiles here is one it enforces.
+#include "pulse/core/string_view.h"
 #include "rapidjson/internal/regex.h"
 
 namespace pulse::core {
@@ -231,7 +232,7 @@ absl::Status CheckObjectKeys(const Value& object) {
   for (const auto& member : object.GetObject()) {
     const std::string_view key = StringViewOf(member.name);
     PULSE_RETURN_IF_ERROR(CheckText(key, kMaxArgumentKeyBytes, "name"));
-    if (!seen.insert(absl::string_view(key.data(), key.size())).second) {
+    if (!seen.insert(ToAbsl(key)).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("duplicate tool argument \"", QuoteForMessage(key), "\""));
     }

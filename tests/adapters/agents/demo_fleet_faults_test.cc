@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -129,6 +130,28 @@ TEST_CASE("fault staging refuses unknown resources and inapplicable kinds",
   CHECK(adapters::agents::ToString(DemoFaultKind::kActionFails) == "action_fails");
   CHECK(adapters::agents::ParseDemoFaultKind("dispatch_hangs") == DemoFaultKind::kDispatchHangs);
   CHECK(adapters::agents::ToString(DemoFaultKind::kDispatchHangs) == "dispatch_hangs");
+}
+
+TEST_CASE("every fault kind reads back from its name and near misses are refused",
+          "[adapters][agents][faults]") {
+  const std::vector<std::string> names = {"exited",         "crash_loop",   "high_memory",
+                                          "backup_failed",  "action_fails", "dispatch_hangs",
+                                          "dispatch_throws"};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto kind = static_cast<DemoFaultKind>(i);
+    INFO(names[i]);
+    CHECK(adapters::agents::ToString(kind) == names[i]);
+    CHECK(adapters::agents::ParseDemoFaultKind(names[i]) == kind);
+    std::string upper = names[i];
+    for (char& c : upper) {
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    for (const std::string& bad : {upper, names[i] + " ", " " + names[i], names[i].substr(1)}) {
+      CHECK_FALSE(adapters::agents::ParseDemoFaultKind(bad).has_value());
+    }
+  }
+  CHECK_FALSE(adapters::agents::ParseDemoFaultKind("").has_value());
+  CHECK_FALSE(adapters::agents::ParseDemoFaultKind("unknown").has_value());
 }
 
 TEST_CASE("a restart clears a transient fault but not a persistent one",

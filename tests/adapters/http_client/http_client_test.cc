@@ -310,6 +310,17 @@ TEST_CASE("Open refuses bad options", "[adapters][http_client]") {
         absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("every error kind has its own stable name", "[adapters][http_client]") {
+  const std::vector<std::string_view> names = {
+      "refused",   "unknown_host", "unreachable", "tls_handshake",   "tls_untrusted",  "timeout",
+      "cancelled", "too_large",    "protocol",    "connection_lost", "invalid_request"};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    CHECK(ErrorKindName(static_cast<ErrorKind>(i)) == names[i]);
+  }
+  CHECK(ErrorKindName(static_cast<ErrorKind>(names.size())) == "unknown");
+  CHECK_FALSE(ErrorKindOf(absl::UnavailableError("refused")).has_value());
+}
+
 TEST_CASE("a refused port and an unknown host are different errors", "[adapters][http_client]") {
   const absl::Status refused =
       ClientFor("http://127.0.0.1:" + std::to_string(ClosedPort()))->Send(Get("/")).status();

@@ -128,7 +128,8 @@ TEST_CASE("the operator's locality setting is parsed exactly", "[adapters][provi
   CHECK(ParseLocalitySetting("auto") == LocalitySetting::kAuto);
   CHECK(ParseLocalitySetting("local") == LocalitySetting::kLocal);
   CHECK(ParseLocalitySetting("remote") == LocalitySetting::kRemote);
-  for (const char* bad : {"", "LOCAL", "local ", "true", "trusted", "lan", "yes"}) {
+  for (const char* bad : {"", "LOCAL", "Local", "Auto", "REMOTE", "local ", " auto", "loca", "true",
+                          "trusted", "lan", "yes", "unknown"}) {
     INFO(bad);
     CHECK_FALSE(ParseLocalitySetting(bad).has_value());
   }
@@ -136,6 +137,8 @@ TEST_CASE("the operator's locality setting is parsed exactly", "[adapters][provi
        {LocalitySetting::kAuto, LocalitySetting::kLocal, LocalitySetting::kRemote}) {
     CHECK(ParseLocalitySetting(ToString(s)) == s);
   }
+  CHECK(ToString(Locality::kLocal) == "local");
+  CHECK(ToString(Locality::kRemote) == "remote");
 }
 
 ProviderConfig Config(std::string provider, std::string base_url, LocalitySetting locality) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "pulse/adapters/providers/provider_registry.h"
+#include "pulse/core/string_view.h"
 
 #ifndef PULSE_DOCS_DIR
 #error "PULSE_DOCS_DIR must name the docs directory"
@@ -25,7 +26,7 @@ constexpr std::string_view kEnd = "<!-- provider-registry:end -->";
 
 // "`x`" -> "x", "—" -> "", anything else as it is.
 std::string Cell(std::string_view text) {
-  absl::string_view cell = absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size()));
+  absl::string_view cell = absl::StripAsciiWhitespace(pulse::core::ToAbsl(text));
   if (cell == "—") {
     return "";
   }
@@ -51,8 +52,7 @@ std::map<std::string, std::vector<std::string>> DocumentedRows() {
   std::map<std::string, std::vector<std::string>> rows;
   const std::string_view table =
       std::string_view(doc).substr(begin + kBegin.size(), end - begin - kBegin.size());
-  for (absl::string_view line :
-       absl::StrSplit(absl::string_view(table.data(), table.size()), '\n')) {
+  for (absl::string_view line : absl::StrSplit(pulse::core::ToAbsl(table), '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) {
       continue;
@@ -62,7 +62,7 @@ std::map<std::string, std::vector<std::string>> DocumentedRows() {
     REQUIRE(line.back() == '|');
     std::vector<std::string> cells;
     for (absl::string_view cell : absl::StrSplit(line.substr(1, line.size() - 2), '|')) {
-      cells.push_back(Cell(std::string_view(cell.data(), cell.size())));
+      cells.push_back(Cell(pulse::core::ToStd(cell)));
     }
     REQUIRE(cells.size() == 8);
     CHECK(rows.emplace(cells[0], cells).second);  // each name once

@@ -48,6 +48,8 @@ TEST_CASE("entering executing writes exactly one dispatch record in the same com
   REQUIRE(dispatches.ok());
   REQUIRE(dispatches->size() == 1);
   CHECK(dispatches->front().attempt_id == r.id() + ".dispatch.1");
+  // The store records the very attempt id the action service sends to the fleet.
+  CHECK(dispatches->front().attempt_id == core::DispatchAttemptId(r.id()));
   CHECK(dispatches->front().admitted_at == kT1);
   CHECK(absl::IsNotFound(store->ListDispatches("act_unknown").status()));
 }

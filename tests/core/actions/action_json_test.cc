@@ -59,6 +59,32 @@ TEST_CASE("the record JSON uses the wire names", "[core][actions]") {
   CHECK(GetString(*doc, "createdAt") == "2027-01-15T08:00:01.234000005Z");
 }
 
+TEST_CASE("a decision has one codec: the audit form names the actor, the decide form does not",
+          "[core][actions]") {
+  ApprovalRecord a;
+  a.actor = ActionActor{ActorKind::kHuman, "tok_1", "Alice \"ops\""};
+  a.outcome = DecisionOutcome::kApproved;
+  a.at = absl::FromUnixSeconds(1700000000) + absl::Milliseconds(250);
+  a.plan_hash = "sha256:ab";
+  const auto write = [&](ApprovalActorName name) {
+    JsonWriter w;
+    WriteApprovalJson(w, a, name);
+    return w.Take();
+  };
+  CHECK(write(ApprovalActorName::kWithName) ==
+        R"({"actor":{"kind":"human","id":"tok_1","name":"Alice \"ops\""},"outcome":"approved",)"
+        R"("timestamp":"2023-11-14T22:13:20.25Z","planHash":"sha256:ab"})");
+  CHECK(write(ApprovalActorName::kWithoutName) ==
+        R"({"actor":{"kind":"human","id":"tok_1"},"outcome":"approved",)"
+        R"("timestamp":"2023-11-14T22:13:20.25Z","planHash":"sha256:ab"})");
+  // The audit record embeds exactly the audit form, reason included when there is one.
+  const ActionRecord completed = CompletedRecord();
+  REQUIRE_FALSE(completed.approvals.empty());
+  JsonWriter w;
+  WriteApprovalJson(w, completed.approvals.front(), ApprovalActorName::kWithName);
+  CHECK(ActionRecordToJson(completed).find(w.Take()) != std::string::npos);
+}
+
 TEST_CASE("inconsistent or tampered record JSON is refused", "[core][actions]") {
   const ActionRecord r = CompletedRecord();
   auto tamper = [&](const std::string& from, const std::string& to) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/capability.h"
 
@@ -62,6 +63,12 @@ std::string ActionPlanToJson(const ActionPlan& plan);
 // observerId?, observedAt?}, errorMessage?, dispatched, executorId?, startedAt?, finishedAt},
 // verificationOutcome {status} (derived: unknown|verified|unverified|failed).
 std::string ActionRecordToJson(const ActionRecord& record);
+
+// The one codec of a decision: {actor {kind, id, name?}, outcome, reason?, timestamp,
+// planHash}, as the audit record's approvals[] holds it (kWithName, the name when not empty)
+// and as the decide_action response's `approval` shows it (kWithoutName). Writes one value.
+enum class ApprovalActorName { kWithName, kWithoutName };
+void WriteApprovalJson(JsonWriter& w, const ApprovalRecord& approval, ApprovalActorName name);
 
 // Inverse of ActionRecordToJson: ParseActionRecordJson(ActionRecordToJson(r)) == r. Also
 // checks internal consistency (ids agree between request and plan, decisionRevision equals the

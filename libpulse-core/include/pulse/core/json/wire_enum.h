@@ -18,16 +18,18 @@ struct WireName {
   std::string_view name;
 };
 
-// The wire string of `value` (its first row), or "unknown" when no row holds it.
+// The wire string of `value` (its first row), or `fallback` when no row holds it (only a
+// value cast from outside the enum has none; a vocabulary may name what such a value reads as).
 template <class E, std::size_t N>
 [[nodiscard]] constexpr std::string_view WireNameOf(const std::array<WireName<E>, N>& table,
-                                                    E value) {
+                                                    E value,
+                                                    std::string_view fallback = "unknown") {
   for (const WireName<E>& row : table) {
     if (row.value == value) {
       return row.name;
     }
   }
-  return "unknown";
+  return fallback;
 }
 
 // The value spelled exactly `text` (case-sensitive), or nullopt.

@@ -1,5 +1,5 @@
-// Helpers shared by the action codecs in model/ and the action services in actions/: the
-// string_view bridge StrCat needs, the token check for ids, and how the action codecs read JSON.
+// Helpers shared by the action codecs in model/ and the action services in actions/: the token
+// check for ids and how the action codecs read JSON.
 // Internal to libpulse-core (namespace action_internal); not a stable API for embedders.
 #pragma once
 
@@ -7,13 +7,9 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "pulse/core/json/json_reader.h"
 
 namespace pulse::core::action_internal {
-
-// Debian's Abseil has its own string_view type; StrCat needs this conversion.
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Ids and tokens: 1..max_bytes of [A-Za-z0-9] plus the characters in `extra`.
 inline bool IsToken(std::string_view text, std::size_t max_bytes, std::string_view extra) {

@@ -239,6 +239,11 @@ struct ActionRecord {
   friend bool operator==(const ActionRecord&, const ActionRecord&) = default;
 };
 
+// The attempt id of an action's one dispatch, "<action_id>.dispatch.1": the idempotency key
+// the fleet receives (ports/fleet.h DispatchRequest) and the key a store records the admission
+// into `executing` under. An action is dispatched at most once, so there is no attempt 2.
+std::string DispatchAttemptId(std::string_view action_id);
+
 enum class LifecycleEventKind { kTransition, kDecision };
 // Wire: transition, decision.
 std::string_view ToString(LifecycleEventKind kind);
