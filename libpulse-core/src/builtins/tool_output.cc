@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/auth/secret_redactor.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
@@ -71,7 +72,7 @@ ToolError PortStatusToToolError(const absl::Status& status, std::string_view sub
   }
   const std::string port_message(status.message());
   error.message =
-      ToModelText(absl::StrCat(absl::string_view(subject.data(), subject.size()), ": ",
+      ToModelText(absl::StrCat(ToAbsl(subject), ": ",
                                port_message.empty() ? LowerCodeName(status.code()) : port_message),
                   kMaxPortMessageBytes)
           .text;

@@ -85,7 +85,7 @@ absl::Status LoopRun::CallProvider(const LlmRequest& request,
   const LlmRequest outbound = outbound_->Apply(request);
   ++counters_.provider_calls;
   TokenUsage used;
-  const absl::Status status = loop_.provider_.Stream(outbound, [&](const LlmStreamEvent& event) {
+  absl::Status status = loop_.provider_.Stream(outbound, [&](const LlmStreamEvent& event) {
     if (event.kind == LlmStreamEvent::Kind::kUsage) {
       used.input_tokens += std::max<std::int64_t>(0, event.usage.input_tokens);
       used.output_tokens += std::max<std::int64_t>(0, event.usage.output_tokens);

@@ -80,7 +80,7 @@ class LoopRun {
 
   // --- loop_turn.cc ---
   std::vector<ToolDefinition> ToolsForTurn(int turn);
-  // The turn budget: max_turns, plus one once the LOOP-5 repair turn was granted.
+  // The turn budget: max_turns, plus one once the repair turn was granted.
   int MaxTurns() const;
   std::string SystemPrompt() const;
   LlmRequest BuildRequest(std::vector<ToolDefinition> tools, std::vector<Message> extra) const;
@@ -145,8 +145,8 @@ class LoopRun {
   void FinishTurn(const std::vector<Slot>& slots, const TurnResult& result);
   // Gives every call of the turn a refusal result (repeated denial, token allowance): nothing
   // of the turn executes. The caller ends the run.
-  void RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
-                  std::string sibling_content);
+  void RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, const std::string& culprit_content,
+                  const std::string& sibling_content);
   bool IsEvidenceCall(const ToolTraits& traits, InvocationClass invocation) const;
   // The traits of the registered tool `tool` (default for an unknown one).
   ToolTraits TraitsOf(std::string_view tool) const;
@@ -165,7 +165,7 @@ class LoopRun {
   std::optional<std::vector<ProjectedTool>> projection_;  // computed on the first turn
   int first_turn_ = 0;
   bool brake_next_turn_ = false;
-  // LOOP-5: the one repair turn was granted (the turn budget grows by one), and whether the
+  // The one repair turn was granted (the turn budget grows by one), and whether the
   // next turn is that repair-only turn.
   bool repair_granted_ = false;
   bool repair_only_next_ = false;

@@ -133,8 +133,8 @@ bool LoopRun::IsEvidenceCall(const ToolTraits& traits, InvocationClass invocatio
 
 ToolTraits LoopRun::TraitsOf(std::string_view tool) const { return loop_.registry_.Traits(tool); }
 
-void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit, std::string culprit_content,
-                         std::string sibling_content) {
+void LoopRun::RefuseTurn(std::vector<Slot>& slots, std::size_t culprit,
+                         const std::string& culprit_content, const std::string& sibling_content) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     Slot& slot = slots[i];
     if (i == culprit) {

@@ -92,7 +92,7 @@ LoopRun::LoopRun(AgenticLoop& loop, loop_internal::Emitter& events, InvocationPo
     : loop_(loop),
       events_(events),
       cancelled_(std::move(cancelled)),
-      policy_(std::move(policy)),
+      policy_(policy),
       session_(std::move(session)),
       fsm_(std::move(fsm)),
       knowledge_(session_.facts) {}
@@ -144,7 +144,7 @@ std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
       continue;  // evidence tools are structurally removed once the budget is spent
     }
     if (repair_only && traits.findings != FindingRole::kLifecycleWrite) {
-      continue;  // the LOOP-5 repair turn offers only the finding lifecycle tools
+      continue;  // the repair turn offers only the finding lifecycle tools
     }
     tools.push_back(
         ToolDefinition{projected.name, projected.description, projected.input_schema_json});

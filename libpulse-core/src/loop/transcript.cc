@@ -25,9 +25,7 @@ constexpr std::array<std::string_view, 9> kParamPriority = {
     "type", "resource_id", "action", "host", "node", "instance", "query", "command", "period"};
 constexpr JsonLimits kArgumentLimits{1 << 20, 64};
 
-bool Blank(std::string_view text) {
-  return absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())).empty();
-}
+bool Blank(std::string_view text) { return absl::StripAsciiWhitespace(ToAbsl(text)).empty(); }
 
 // Index of the first message that may not be compacted: the keep_turns-th assistant message
 // from the end (0 when there are fewer, so nothing is eligible).

@@ -1,6 +1,6 @@
-// The catalogue itself: wire surface §1.3 rows 1-4 and 13-24 (context, operator state, the
-// event stream, findings, actions), in manifest order. Provisioning (rows 5-12) is not
-// served by this product. Each row's route (method, path, scope, streaming) is the row of the
+// The catalogue itself: the capability rows (context, operator state, the event stream,
+// findings, actions), in manifest order (docs/api.md lists them). Provisioning is not served
+// by this product. Each row's route (method, path, scope, streaming) is the row of the
 // same name in the surface table (surface.cc).
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-// ManifestJson: the document GET /api/agent/capabilities serves (wire surface §1.1), built
+// ManifestJson: the document GET /api/agent/capabilities serves (docs/api.md), built
 // once from the catalogue and written canonically.
 #include <string>
 #include <vector>

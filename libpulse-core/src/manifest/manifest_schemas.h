@@ -8,7 +8,7 @@
 
 namespace pulse::core::manifest_internal {
 
-// ---- input schemas (wire surface §1.4) ---------------------------------------------------
+// ---- input schemas (docs/api.md) ---------------------------------------------------
 
 inline constexpr std::string_view kFleetContextInput = R"json({
   "type": "object",
@@ -265,7 +265,7 @@ inline constexpr std::string_view kExecuteActionInput = R"json({
   "required": ["actionId"]
 })json";
 
-// ---- output schemas (wire surface §1.5) --------------------------------------------------
+// ---- output schemas (docs/api.md) --------------------------------------------------
 
 inline constexpr std::string_view kResourceContextOutput = R"json({
   "type": "object",

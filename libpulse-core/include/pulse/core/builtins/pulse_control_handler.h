@@ -1,10 +1,10 @@
 // The pulse_control tool handler: turns the model's typed capability request into a governed
-// action plan through ActionService (ARCHITECTURE §4.6). It never touches infrastructure
-// itself. The plan needs a decision (the run then suspends on it) unless the run is autonomous
-// and the plan is approval-free, in which case the lifecycle executes it at once. Every success
-// is typed (ToolResult::dispatched, action_id, and approval for a plan awaiting a decision);
-// its text says the same for the model and carries the plan's risk, approval requirement and
-// preflight; the lifecycle's own verification is reported under "result" and is never taken as
+// action plan through ActionService (docs/architecture.md "Governed actions"). It never touches
+// infrastructure itself. The plan needs a decision (the run then suspends on it) unless the run is
+// autonomous and the plan is approval-free, in which case the lifecycle executes it at once. Every
+// success is typed (ToolResult::dispatched, action_id, and approval for a plan awaiting a
+// decision); its text says the same for the model and carries the plan's risk, approval requirement
+// and preflight; the lifecycle's own verification is reported under "result" and is never taken as
 // the session's verification evidence. A dispatch whose outcome could not be recorded is a
 // failure with ToolResult::dispatched = true.
 // Thread-safe when ActionService and IdSource are (the loop may run it beside other calls).

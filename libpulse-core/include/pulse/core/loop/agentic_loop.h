@@ -1,6 +1,6 @@
 // AgenticLoop: the engine that lets a model investigate and act, bounded by construction
-// (ARCHITECTURE §4.4, seed 002). Each provider turn offers the full projected manifest (no
-// keyword routing, no forced tool choice) and processes the returned calls in three phases:
+// (docs/architecture.md "The agentic loop"). Each provider turn offers the full projected manifest
+// (no keyword routing, no forced tool choice) and processes the returned calls in three phases:
 //   1. pre-check, sequential in provider order: advertised this turn (else
 //      TOOL_NOT_ADVERTISED), classify, policy decision, budgets, and the batch-aware FSM gate
 //      (BatchGate). A call repeating an earlier *denied* call (same name and canonical
@@ -90,13 +90,13 @@ struct LoopOptions {
   std::optional<double> max_cost_usd;
   std::optional<int> max_tokens;  // completion cap per turn
   int summary_max_tokens = 1024;  // completion cap of the tool-free summary call
-  // A declining allowance of output tokens per run (Patrol's Watch economy, B-LOOP-9); 0 means
+  // A declining allowance of output tokens per run (Patrol's Watch economy); 0 means
   // none. Every request's completion cap (max_tokens, or the summary's) is lowered to what is
   // left of it, never below kMinDecisionTokens; once it is spent the next turn offers no tools,
   // so high prior usage ends the run with a final answer instead of aborting it. Input tokens
   // are not counted here (max_total_tokens bounds them, when set).
   std::int64_t output_token_allowance = 0;
-  // Patrol's Watch (LOOP-5): after a turn whose parallel finding-lifecycle batch
+  // Patrol's Watch: after a turn whose parallel finding-lifecycle batch
   // (patrol_report/assess/resolve_finding) had both accepted and rejected calls, the run gets
   // one extra turn — once per run — that offers only those lifecycle tools, to repair the
   // rejected ones. Off: the turn budget is fixed.

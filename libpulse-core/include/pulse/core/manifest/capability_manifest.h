@@ -1,4 +1,4 @@
-// The agent capability manifest (ARCHITECTURE §4.7, wire surface §1): the one catalogue of
+// The agent capability manifest (docs/api.md): the one catalogue of
 // the operations pulse-server offers agents — context, operator state, the event stream,
 // findings and governed actions. The HTTP route table, the MCP tool projection
 // (capability_projection.h), the workflow prompts (workflow_prompts.h), docs/api.md and
@@ -18,14 +18,14 @@
 
 namespace pulse::core {
 
-// Wire names of the manifest document (top-level constants of wire surface §1.1).
+// Wire names of the manifest document (top-level constants of docs/api.md).
 inline constexpr std::string_view kManifestVersion = "v1";
 inline constexpr std::string_view kMcpSurfaceId = "pulse_mcp";
 inline constexpr std::string_view kMcpSurfaceLabel = "Pulse MCP";
 inline constexpr std::string_view kMcpToolSource = "capability_manifest";
 inline constexpr std::string_view kMcpServerName = "pulse";
 inline constexpr std::string_view kMcpCommand = "pulse-mcp";
-// Our pulse-mcp takes the server URL as --server (ARCHITECTURE §7), not Pulse's --base-url.
+// Our pulse-mcp takes the server URL as --server (docs/server.md), not Pulse's --base-url.
 inline constexpr std::string_view kMcpBaseUrlFlag = "--server";
 inline constexpr std::string_view kMcpDefaultBaseUrl = "http://127.0.0.1:7655";
 inline constexpr std::string_view kMcpTokenEnv = "PULSE_API_TOKEN";
@@ -45,7 +45,7 @@ struct ManifestCategory {
 };
 
 // One capability: an HTTP operation with its governance. Field names follow the wire
-// capability object (§1.2); strings that are empty are absent from the wire.
+// capability object (docs/api.md); strings that are empty are absent from the wire.
 struct AgentCapability {
   std::string name{};         // snake_case, unique; also the MCP tool name
   std::string title{};        // human title
@@ -60,7 +60,7 @@ struct AgentCapability {
   ApprovalPolicy approval_policy = ApprovalPolicy::kScopeOnly;
   std::string response_shape{};      // informational type name, e.g. "AgentFleetContext"
   std::string request_body_shape{};  // informational; only for methods with a body
-  // Explicit input schema (JSON text, closed at the root). Empty: the fallback rule of §1.4
+  // Explicit input schema (JSON text, closed at the root). Empty: the fallback rule (docs/api.md)
   // (InputSchemaJson below).
   std::string input_schema{};
   std::string output_schema{};  // JSON text; empty when none is published
@@ -94,7 +94,7 @@ const AgentCapability* FindAgentCapability(std::string_view name);
 // The categories the catalogue uses, in presentation order.
 const std::vector<ManifestCategory>& ManifestCategories();
 
-// The scopes the capabilities require, each once, in canonical scope order (§0.1).
+// The scopes the capabilities require, each once, in canonical scope order (docs/security.md).
 std::vector<Scope> ManifestRequiredScopes();
 
 // The capability names the pulse_mcp surface contract lists as tools: every request/response
@@ -115,8 +115,8 @@ std::string InputSchemaJson(const AgentCapability& capability);
 // methods without a body.
 std::string BodySchemaJson(const AgentCapability& capability);
 
-// The §0.3 approval summary: "no approval required" for read capabilities, else the sentence
-// for the approval policy.
+// The approval summary (docs/security.md): "no approval required" for read capabilities, else the
+// sentence for the approval policy.
 std::string_view ApprovalSummary(const AgentCapability& capability);
 
 // The manifest document (GET /api/agent/capabilities): {version, surfaceContract,

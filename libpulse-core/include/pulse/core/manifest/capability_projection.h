@@ -1,4 +1,4 @@
-// Projection of manifest capabilities to external tools (wire surface §1.7): what pulse-mcp
+// Projection of manifest capabilities to external tools (docs/mcp.md): what pulse-mcp
 // lists in tools/list, and how a tools/call's arguments become one HTTP request to
 // pulse-server. Only the capabilities of the pulse_mcp surface tool contract are projected;
 // the streaming subscribe_events never is. Pure functions; thread-safe.

@@ -1,5 +1,5 @@
 // Route path templates of the agent surface ("/api/actions/{actionId}/decision") and the one
-// percent-encoding rule both ends of a call share (wire surface §1.2, §1.7): a client encodes
+// percent-encoding rule both ends of a call share (docs/api.md): a client encodes
 // every placeholder value as a single path segment, the server decodes each segment on its
 // own, so "/" inside an id can never change which route a request reaches. Pure functions;
 // thread-safe.

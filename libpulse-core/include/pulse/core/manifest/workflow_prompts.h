@@ -1,4 +1,4 @@
-// Workflow prompts (wire surface §1.6): ready-made instructions that walk an agent through a
+// Workflow prompts (docs/mcp.md): ready-made instructions that walk an agent through a
 // governed workflow with the manifest's capabilities. One catalogue serves the manifest's
 // "workflowPrompts", MCP prompts/list and prompts/get, and the API's render route, so the
 // surfaces cannot offer different prompts. Immutable data; thread-safe.

@@ -1,4 +1,4 @@
-// The routes pulse-server serves outside the capability manifest (ARCHITECTURE §7): the
+// The routes pulse-server serves outside the capability manifest (docs/server.md): the
 // manifest itself, health, metrics, the Assistant's chat stream and sessions, model list,
 // the action queue and detail, and the workflow-prompt renderer. They are the server rows of
 // the core's surface table (core/manifest/surface.h), projected as RouteSpecs; read by
