@@ -4,12 +4,12 @@
 // BM_ToolsCallRoundTrip/<tool>, for each read tool, makes three calls per iteration, in rotating
 // order so that a shared machine's load falls on all of them alike:
 //   direct HTTP (the baseline) — the request pulse-mcp makes for the call: same route, same
-//       headers, cpp-httplib, a new connection per request as pulse-mcp opens one; timed from
-//       sending it to having the whole body;
+//       headers, cpp-httplib, a new connection per request (pulse-mcp reuses one for reads
+//       since issue 21; docs/performance.md); timed from sending it to having the whole body;
 //   through pulse-mcp — one tools/call line written to pulse-mcp's stdin, timed until its reply
 //       line is read from stdout (JSON-RPC decode, projection, the same HTTP request, the
 //       CallToolResult encode, two pipe hops);
-//   direct HTTP, keep-alive — for reference: what reusing the connection would save.
+//   direct HTTP, keep-alive — for reference: what reusing the connection saves.
 // The benchmark's time is the mean pulse-mcp round trip; its counters and the summary give the
 // p50/p99 of each series and the pulse-mcp / baseline ratios. Every reply is checked (a result,
 // not isError); the figures never fail the run.
@@ -229,7 +229,7 @@ bool CheckFullReply(PipeProcess& mcp, const std::string& tool, std::string& why)
 // The round trips of one read tool, interleaved call by call so that the load of a shared
 // machine falls on every series alike.
 struct Series {
-  std::vector<double> direct_us;      // the baseline: a new connection per call, as pulse-mcp
+  std::vector<double> direct_us;      // the baseline: a new connection per call
   std::vector<double> mcp_us;         // tools/call through pulse-mcp
   std::vector<double> keep_alive_us;  // for reference: the direct call on a reused connection
 };
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
         [&rig, &results, &next_id, tool](benchmark::State& state) {
           const httplib::Headers headers = {{"X-API-Token", rig.token()},
                                             {"X-Pulse-Agent-Surface", "pulse_mcp"}};
-          httplib::Client direct("127.0.0.1", rig.port());  // keep-alive off, as in pulse-mcp
+          httplib::Client direct("127.0.0.1", rig.port());  // keep-alive off: the baseline
           httplib::Client reused("127.0.0.1", rig.port());
           reused.set_keep_alive(true);
           const auto call_direct = [&](std::string& why) {
