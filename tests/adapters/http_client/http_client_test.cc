@@ -177,10 +177,10 @@ TEST_CASE("one client serves concurrent callers", "[adapters][http_client]") {
   CHECK(good.load() == 90);
 }
 
-TEST_CASE("every exchange opens its own connection, even when the server would keep it",
-          "[adapters][http_client]") {
-  std::atomic<int> requests{0};
-  RawServer keeper([&requests](int fd, RawServer& self) {
+// A server that answers "ok" to every request on a connection for as long as the client keeps
+// it open, counting the requests.
+RawServer::Handler KeepAnswering(std::atomic<int>& requests) {
+  return [&requests](int fd, RawServer& self) {
     while (!self.stopping()) {
       if (RawServer::ReadHead(fd).empty()) {
         return;  // the client closed the connection
@@ -188,7 +188,13 @@ TEST_CASE("every exchange opens its own connection, even when the server would k
       requests.fetch_add(1);
       RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     }
-  });
+  };
+}
+
+TEST_CASE("every exchange opens its own connection, even when the server would keep it",
+          "[adapters][http_client]") {
+  std::atomic<int> requests{0};
+  RawServer keeper(KeepAnswering(requests));
   auto client = ClientFor(keeper.Url());
   for (int i = 0; i < 3; ++i) {
     auto reply = client->Send(Get("/"));
@@ -202,15 +208,7 @@ TEST_CASE("every exchange opens its own connection, even when the server would k
 TEST_CASE("with keep_alive, exchanges share one connection while the server keeps it",
           "[adapters][http_client]") {
   std::atomic<int> requests{0};
-  RawServer keeper([&requests](int fd, RawServer& self) {
-    while (!self.stopping()) {
-      if (RawServer::ReadHead(fd).empty()) {
-        return;  // the client closed the connection
-      }
-      requests.fetch_add(1);
-      RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-    }
-  });
+  RawServer keeper(KeepAnswering(requests));
   ClientOptions options = FastOptions();
   options.keep_alive = true;
   auto client = ClientFor(keeper.Url(), options);
