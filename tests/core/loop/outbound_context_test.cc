@@ -1,11 +1,10 @@
 // The outbound context policy (core/loop/outbound_context.h): secrets planted anywhere in a
 // request are redacted, local-only resources are withheld from JSON tool results and replaced in
 // prose, a local model server gets the request untouched, and huge or hostile input is handled
-// in bounded time.
+// exactly (its cost is measured by tests/bench/loop/outbound_bench.cc).
 #include "pulse/core/loop/outbound_context.h"
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -282,7 +281,7 @@ TEST_CASE("the local-only set is read from the operator state and named by the f
   CHECK(absl::IsUnavailable(LoadLocalOnlyResources(store, &fleet).status()));
 }
 
-TEST_CASE("a 1 MB tool result is sanitized quickly and exactly", "[core][loop][outbound]") {
+TEST_CASE("a 1 MB tool result is sanitized exactly", "[core][loop][outbound]") {
   std::vector<LocalOnlyResource> local;
   for (int i = 0; i < 200; ++i) {
     local.push_back(
@@ -299,10 +298,8 @@ TEST_CASE("a 1 MB tool result is sanitized quickly and exactly", "[core][loop][o
             R"(","log":"password=hunter2 ok sk-proj-abcdefghijklmnopqrst"})";
   }
   json += "]}";
-  const auto start = std::chrono::steady_clock::now();
+  // Its cost per byte is measured by tests/bench/loop/outbound_bench.cc, not timed here.
   const std::string out = policy.SanitizeToolResult(json);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  CHECK(elapsed < std::chrono::seconds(5));  // generous for a Debug build on a busy machine
   CHECK(out.find("hunter2") == std::string::npos);
   CHECK(out.find("sk-proj-") == std::string::npos);
   const absl::StatusOr<rapidjson::Document> doc = ParseJson(out, JsonLimits{4 << 20, 64});
@@ -316,9 +313,7 @@ TEST_CASE("a 1 MB tool result is sanitized quickly and exactly", "[core][loop][o
   while (prose.size() < (1 << 20)) {
     prose += "vm:10001 secret-host-1x vm:1000 secret-host-7 ";
   }
-  const auto prose_start = std::chrono::steady_clock::now();
   const std::string cleaned = policy.SanitizeText(prose);
-  CHECK(std::chrono::steady_clock::now() - prose_start < std::chrono::seconds(5));
   CHECK(cleaned.find("vm:1000 ") == std::string::npos);
   CHECK(cleaned.find("secret-host-7 ") == std::string::npos);
   CHECK(cleaned.find("vm:10001") != std::string::npos);
