@@ -133,21 +133,21 @@ class IdentityReader {
   // A JSON array of UTF-8 strings without NUL (what EncodeList writes).
   absl::StatusOr<std::vector<std::string>> List(std::string_view what) {
     const std::string text = Text();
-    const absl::Status malformed = CorruptAction(id_, absl::StrCat("a malformed ", ToAbsl(what)));
+    auto malformed = [&] { return CorruptAction(id_, absl::StrCat("a malformed ", ToAbsl(what))); };
     absl::StatusOr<rapidjson::Document> doc =
         core::ParseJson(text, {std::numeric_limits<std::size_t>::max(), 1});
     if (!doc.ok() || !doc->IsArray()) {
-      return malformed;
+      return malformed();
     }
     std::vector<std::string> items;
     items.reserve(doc->Size());
     for (const rapidjson::Value& item : doc->GetArray()) {
       if (!item.IsString()) {
-        return malformed;
+        return malformed();
       }
       std::string value(item.GetString(), item.GetStringLength());
       if (!CheckText(value, what).ok()) {
-        return malformed;
+        return malformed();
       }
       items.push_back(std::move(value));
     }
