@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/core/actions/action_json.h"
+#include "action_identity_rows.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {
@@ -16,24 +16,14 @@ absl::Status CheckActor(const core::ActionActor& actor, std::string_view field) 
   return CheckText(actor.id, field);
 }
 
-absl::Status Corrupt(std::string_view action_id, std::string_view what) {
-  return absl::DataLossError(
-      absl::StrCat("stored action ", ToAbsl(action_id), " has ", ToAbsl(what)));
-}
-
-template <class T, class Parse>
-absl::StatusOr<T> ParseColumn(const SQLite::Column& column, Parse parse, std::string_view id,
-                              std::string_view what) {
-  const std::optional<T> value = parse(column.getString());
-  if (!value.has_value()) {
-    return Corrupt(id, absl::StrCat("an unknown ", ToAbsl(what), " \"", column.getString(), "\""));
-  }
-  return *value;
-}
-
 std::string Str(std::string_view v) { return std::string(v); }
 
 }  // namespace
+
+absl::Status CorruptAction(std::string_view action_id, std::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("stored action ", ToAbsl(action_id), " has ", ToAbsl(what)));
+}
 
 absl::StatusOr<std::vector<EventRow>> EncodeEvents(
     const std::vector<core::ActionLifecycleEvent>& events) {
@@ -222,7 +212,7 @@ absl::Status LoadApprovals(SQLite::Database& db, core::ActionRecord& record) {
     record.approvals.push_back(std::move(a));
   }
   if (record.approvals.size() != record.decision_revision) {
-    return Corrupt(id, "a decision revision that disagrees with its approvals");
+    return CorruptAction(id, "a decision revision that disagrees with its approvals");
   }
   return absl::OkStatus();
 }
@@ -271,35 +261,34 @@ absl::Status LoadResult(SQLite::Database& db, core::ActionRecord& record) {
 
 absl::StatusOr<core::ActionRecord> LoadActionRecord(SQLite::Database& db,
                                                     const std::string& action_id) {
-  SQLite::Statement q(db,
-                      "SELECT identity_json, state, decision_revision, updated_at_ns "
-                      "FROM actions WHERE id = ?");
+  SQLite::Statement q(
+      db, absl::StrCat("SELECT a.state, a.decision_revision, a.updated_at_ns, ", kIdentityColumns,
+                       " FROM actions a LEFT JOIN action_identities i "
+                       "ON i.action_id = a.id WHERE a.id = ?"));
   q.bind(1, action_id);
   if (!q.executeStep()) {
     return absl::NotFoundError("no such action");
   }
-  absl::StatusOr<core::ActionRecord> record =
-      core::ParseActionRecordJson(q.getColumn(0).getString());
-  if (!record.ok()) {
-    return Corrupt(action_id,
-                   absl::StrCat("an identity that does not decode: ", record.status().message()));
+  core::ActionRecord record;
+  if (absl::Status s = ReadIdentity(q, 3, record); !s.ok()) {
+    return s;
   }
   absl::StatusOr<core::ActionState> state =
-      ParseColumn<core::ActionState>(q.getColumn(1), core::ParseActionState, action_id, "state");
+      ParseColumn<core::ActionState>(q.getColumn(0), core::ParseActionState, action_id, "state");
   if (!state.ok()) {
     return state.status();
   }
-  record->state = *state;
-  const std::int64_t revision = q.getColumn(2).getInt64();
+  record.state = *state;
+  const std::int64_t revision = q.getColumn(1).getInt64();
   if (revision < 0 || revision > UINT32_MAX) {
-    return Corrupt(action_id, "an out-of-range decision revision");
+    return CorruptAction(action_id, "an out-of-range decision revision");
   }
-  record->decision_revision = static_cast<std::uint32_t>(revision);
-  record->updated_at = DecodeTime(q.getColumn(3).getInt64());
-  if (absl::Status s = LoadApprovals(db, *record); !s.ok()) {
+  record.decision_revision = static_cast<std::uint32_t>(revision);
+  record.updated_at = DecodeTime(q.getColumn(2).getInt64());
+  if (absl::Status s = LoadApprovals(db, record); !s.ok()) {
     return s;
   }
-  if (absl::Status s = LoadResult(db, *record); !s.ok()) {
+  if (absl::Status s = LoadResult(db, record); !s.ok()) {
     return s;
   }
   return record;

@@ -3,18 +3,38 @@
 // (DataLoss when a stored value is not one the code writes).
 #pragma once
 
+#include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Database.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "pulse/core/model/action_types.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::storage {
+
+// DataLoss: "stored action <id> has <what>".
+absl::Status CorruptAction(std::string_view action_id, std::string_view what);
+
+// The text of `column` parsed by `parse` (a core enum parser); DataLoss naming `what` when the
+// text is not one of the enum's strings.
+template <class T, class Parse>
+absl::StatusOr<T> ParseColumn(const SQLite::Column& column, Parse parse, std::string_view action_id,
+                              std::string_view what) {
+  const std::optional<T> value = parse(column.getString());
+  if (!value.has_value()) {
+    return CorruptAction(action_id, absl::StrCat("an unknown ", core::ToAbsl(what), " \"",
+                                                 column.getString(), "\""));
+  }
+  return *value;
+}
 
 struct EventRow {
   std::int64_t at_ns = 0;

@@ -271,7 +271,175 @@ ALTER TABLE sessions ADD COLUMN owner_token_name TEXT NOT NULL DEFAULT '';
 CREATE INDEX sessions_by_owner ON sessions (kind, owner_token_id, updated_at_ns DESC, id);
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Version 8: an action's immutable identity as columns instead of the core's wire JSON
+// (actions.identity_json held ActionRecordToJson, the API's camelCase shape, so renaming a wire
+// member would have broken every stored action). It gets its own 1:1 table rather than more
+// columns of `actions`: the new columns are NOT NULL with CHECKs and no DEFAULT (ALTER TABLE
+// ADD COLUMN needs a default for NOT NULL, which would then stay in the schema), the whole row
+// is write-once by one trigger with no column list to forget, and `actions` stays narrow for the
+// compare-and-swap UPDATE and the state scans. `actions` keeps the identity columns that queries
+// filter or compare on (id, request_id, resource_id, capability_name, plan_hash, created_at_ns);
+// the plan's copies of the first three and of params_json equal the request's
+// (core::ValidateNewActionRecord), so each is stored once. The three string lists are JSON
+// arrays of strings (a storage-owned encoding: docs/storage.md).
+//
+// Existing rows are converted by SQLite's JSON functions reading the member names release 7
+// wrote (frozen here, independent of today's codec). Times are RFC 3339 UTC text with 0..9
+// fractional digits; the conversion checks the text is one that formats back to itself. A row
+// that does not convert exactly (tampered JSON, a sub-nanosecond or post-2261 time) gets no
+// identity row: its JSON is kept in unconverted_action_identities for an operator, and the
+// action reads as DataLoss, as a corrupt identity_json did. One bad row never stops the
+// database from opening.
+constexpr char kSchemaV8[] = R"sql(
+CREATE TABLE action_identities (
+  action_id TEXT NOT NULL PRIMARY KEY REFERENCES actions (id),
+  params_json TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  actor_kind TEXT NOT NULL CHECK (actor_kind IN ('human', 'agent', 'policy', 'service')),
+  actor_id TEXT NOT NULL,
+  actor_name TEXT NOT NULL,
+  approval_posture TEXT NOT NULL,
+  allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),
+  requires_approval INTEGER NOT NULL CHECK (requires_approval IN (0, 1)),
+  approval_policy TEXT NOT NULL
+    CHECK (approval_policy IN ('none', 'admin', 'mfa', 'dry_run_only')),
+  approval_floor TEXT NOT NULL CHECK (approval_floor IN ('none', 'admin', 'mfa', 'dry_run_only')),
+  approval_quorum INTEGER NOT NULL CHECK (approval_quorum BETWEEN 1 AND 16),
+  approval_disallow_requester INTEGER NOT NULL CHECK (approval_disallow_requester IN (0, 1)),
+  auto_authorization TEXT NOT NULL
+    CHECK (auto_authorization IN ('never', 'low_risk', 'elevated')),
+  risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+  predicted_blast_radius TEXT NOT NULL,
+  rollback_available INTEGER NOT NULL CHECK (rollback_available IN (0, 1)),
+  message TEXT NOT NULL,
+  planned_at_ns INTEGER NOT NULL,
+  expires_at_ns INTEGER NOT NULL,
+  resource_version TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  preflight_target TEXT NOT NULL,
+  preflight_current_state TEXT NOT NULL,
+  preflight_intended_change TEXT NOT NULL,
+  preflight_dry_run_available INTEGER NOT NULL CHECK (preflight_dry_run_available IN (0, 1)),
+  preflight_dry_run_summary TEXT NOT NULL,
+  preflight_safety_checks TEXT NOT NULL,
+  preflight_verification_steps TEXT NOT NULL
+);
+CREATE TRIGGER action_identities_are_immutable BEFORE UPDATE ON action_identities
+  BEGIN SELECT RAISE(ABORT, 'action identity is immutable'); END;
+CREATE TRIGGER action_identities_never_deleted BEFORE DELETE ON action_identities
+  BEGIN SELECT RAISE(ABORT, 'actions are never deleted'); END;
+
+CREATE TABLE unconverted_action_identities (
+  action_id TEXT NOT NULL PRIMARY KEY REFERENCES actions (id),
+  identity_json TEXT NOT NULL
+);
+
+-- OR IGNORE skips a row that fails a NOT NULL or CHECK constraint (a member missing, mistyped or
+-- not convertible exactly); the WHERE clause refuses what the constraints cannot see.
+INSERT OR IGNORE INTO action_identities (
+  action_id, params_json, reason, actor_kind, actor_id, actor_name, approval_posture, allowed,
+  requires_approval, approval_policy, approval_floor, approval_quorum,
+  approval_disallow_requester, auto_authorization, risk, predicted_blast_radius,
+  rollback_available, message, planned_at_ns, expires_at_ns, resource_version, policy_version,
+  preflight_target, preflight_current_state, preflight_intended_change,
+  preflight_dry_run_available, preflight_dry_run_summary, preflight_safety_checks,
+  preflight_verification_steps)
+SELECT id,
+  json_extract(j, '$.plan.params'),
+  json_extract(j, '$.request.reason'),
+  json_extract(j, '$.request.actor.kind'),
+  json_extract(j, '$.request.actor.id'),
+  coalesce(json_extract(j, '$.request.actor.name'), ''),
+  coalesce(json_extract(j, '$.request.approvalPosture'), ''),
+  json_extract(j, '$.plan.allowed'),
+  json_extract(j, '$.plan.requiresApproval'),
+  json_extract(j, '$.plan.approvalPolicy'),
+  json_extract(j, '$.plan.approvalRequirement.floor'),
+  json_extract(j, '$.plan.approvalRequirement.quorum'),
+  json_extract(j, '$.plan.approvalRequirement.disallowRequester'),
+  json_extract(j, '$.plan.autoAuthorization'),
+  json_extract(j, '$.plan.risk'),
+  json_extract(j, '$.plan.predictedBlastRadius'),
+  json_extract(j, '$.plan.rollbackAvailable'),
+  json_extract(j, '$.plan.message'),
+  CASE WHEN strftime('%Y-%m-%dT%H:%M:%S', substr(planned, 1, 19)) = substr(planned, 1, 19)
+        AND unixepoch(substr(planned, 1, 19)) BETWEEN -9223372036 AND 9223372035
+        AND (planned GLOB '???????????????????Z'
+             OR (planned GLOB '???????????????????.?*Z' AND length(planned) <= 30
+                 AND substr(planned, 21, length(planned) - 21) NOT GLOB '*[^0-9]*'))
+    THEN unixepoch(substr(planned, 1, 19)) * 1000000000
+         + CASE WHEN length(planned) = 20 THEN 0
+                ELSE CAST(substr(substr(planned, 21, length(planned) - 21) || '00000000', 1, 9)
+                          AS INTEGER) END END,
+  CASE WHEN strftime('%Y-%m-%dT%H:%M:%S', substr(expires, 1, 19)) = substr(expires, 1, 19)
+        AND unixepoch(substr(expires, 1, 19)) BETWEEN -9223372036 AND 9223372035
+        AND (expires GLOB '???????????????????Z'
+             OR (expires GLOB '???????????????????.?*Z' AND length(expires) <= 30
+                 AND substr(expires, 21, length(expires) - 21) NOT GLOB '*[^0-9]*'))
+    THEN unixepoch(substr(expires, 1, 19)) * 1000000000
+         + CASE WHEN length(expires) = 20 THEN 0
+                ELSE CAST(substr(substr(expires, 21, length(expires) - 21) || '00000000', 1, 9)
+                          AS INTEGER) END END,
+  json_extract(j, '$.plan.resourceVersion'),
+  json_extract(j, '$.plan.policyVersion'),
+  json_extract(j, '$.plan.preflight.target'),
+  json_extract(j, '$.plan.preflight.currentState'),
+  json_extract(j, '$.plan.preflight.intendedChange'),
+  json_extract(j, '$.plan.preflight.dryRunAvailable'),
+  json_extract(j, '$.plan.preflight.dryRunSummary'),
+  json_extract(j, '$.plan.preflight.safetyChecks'),
+  json_extract(j, '$.plan.preflight.verificationSteps')
+FROM (SELECT id, request_id, resource_id, capability_name, plan_hash, identity_json AS j,
+             json_extract(identity_json, '$.plan.plannedAt') AS planned,
+             json_extract(identity_json, '$.plan.expiresAt') AS expires
+        FROM actions WHERE json_valid(identity_json))
+WHERE json_extract(j, '$.id') = id AND json_extract(j, '$.plan.actionId') = id
+  AND json_extract(j, '$.request.requestId') = request_id
+  AND json_extract(j, '$.plan.requestId') = request_id
+  AND json_extract(j, '$.request.resourceId') = resource_id
+  AND json_extract(j, '$.plan.resourceId') = resource_id
+  AND json_extract(j, '$.request.capabilityName') = capability_name
+  AND json_extract(j, '$.plan.capabilityName') = capability_name
+  AND json_extract(j, '$.plan.planHash') = plan_hash
+  AND json_type(j, '$.plan.params') = 'object'
+  AND json_extract(j, '$.request.params') = json_extract(j, '$.plan.params')
+  AND json_extract(j, '$.request.requestedBy') = json_extract(j, '$.request.actor.id')
+  AND json_extract(j, '$.plan.approvalRequirement.version') = 1
+  AND json_type(j, '$.plan.approvalRequirement.quorum') = 'integer'
+  AND json_type(j, '$.plan.planHash') = 'text'
+  AND json_type(j, '$.request.reason') = 'text'
+  AND json_type(j, '$.request.actor.id') = 'text'
+  AND coalesce(json_type(j, '$.request.actor.name'), 'text') = 'text'
+  AND coalesce(json_type(j, '$.request.approvalPosture'), 'text') = 'text'
+  AND json_type(j, '$.plan.message') = 'text'
+  AND json_type(j, '$.plan.resourceVersion') = 'text'
+  AND json_type(j, '$.plan.policyVersion') = 'text'
+  AND json_type(j, '$.plan.preflight.target') = 'text'
+  AND json_type(j, '$.plan.preflight.currentState') = 'text'
+  AND json_type(j, '$.plan.preflight.intendedChange') = 'text'
+  AND json_type(j, '$.plan.preflight.dryRunSummary') = 'text'
+  AND json_type(j, '$.plan.predictedBlastRadius') = 'array'
+  AND json_type(j, '$.plan.preflight.safetyChecks') = 'array'
+  AND json_type(j, '$.plan.preflight.verificationSteps') = 'array'
+  AND json_type(j, '$.plan.allowed') IN ('true', 'false')
+  AND json_type(j, '$.plan.requiresApproval') IN ('true', 'false')
+  AND json_type(j, '$.plan.approvalRequirement.disallowRequester') IN ('true', 'false')
+  AND json_type(j, '$.plan.rollbackAvailable') IN ('true', 'false')
+  AND json_type(j, '$.plan.preflight.dryRunAvailable') IN ('true', 'false');
+
+INSERT INTO unconverted_action_identities (action_id, identity_json)
+  SELECT id, identity_json FROM actions
+   WHERE id NOT IN (SELECT action_id FROM action_identities);
+
+DROP TRIGGER actions_identity_is_immutable;
+ALTER TABLE actions DROP COLUMN identity_json;
+CREATE TRIGGER actions_identity_is_immutable
+  BEFORE UPDATE OF id, request_id, resource_id, capability_name, plan_hash, created_at_ns
+  ON actions
+  BEGIN SELECT RAISE(ABORT, 'action identity is immutable'); END;
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -279,6 +447,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, "findings resource name and storage columns", kSchemaV5},
     {6, "api token kind and approver name", kSchemaV6},
     {7, "session owner and kind", kSchemaV7},
+    {8, "action identity columns instead of its wire JSON", kSchemaV8},
 }};
 
 }  // namespace

@@ -6,31 +6,14 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "action_identity_rows.h"
 #include "action_rows.h"
-#include "pulse/core/actions/action_json.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {
 namespace {
 
 std::string Str(std::string_view v) { return std::string(v); }
-
-// The identity as stored, checked to decode back to exactly the record (text the JSON codec
-// cannot hold exactly, or values beyond its limits, are refused here rather than stored).
-absl::StatusOr<std::string> EncodeIdentity(const core::ActionRecord& record) {
-  std::string json = core::ActionRecordToJson(record);
-  absl::StatusOr<core::ActionRecord> back = core::ParseActionRecordJson(json);
-  if (!back.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("action record cannot be stored: ", back.status().message()));
-  }
-  if (*back != record) {
-    return absl::InvalidArgumentError(
-        "action record cannot be stored exactly: a text field is not valid UTF-8 or holds a NUL");
-  }
-  return json;
-}
 
 // The conditional UPDATE of one transition; returns the number of rows it changed (0 or 1).
 int SwapMutableColumns(SQLite::Database& db, const core::ActionTransition& t,
@@ -92,14 +75,15 @@ absl::StatusOr<core::ActionInsertOutcome> SqliteActionStore::InsertIfAbsent(
   if (absl::Status s = core::ValidateNewActionRecord(record, initial_events); !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::string> identity = EncodeIdentity(record);
+  // Checked whole before the transaction: what cannot be stored exactly is refused, and
+  // nothing is written.
+  absl::StatusOr<IdentityRow> identity = EncodeIdentity(record);
   if (!identity.ok()) {
     return identity.status();
   }
-  absl::StatusOr<std::int64_t> created_ns = EncodeTime(record.created_at, "created_at");
   absl::StatusOr<std::int64_t> updated_ns = EncodeTime(record.updated_at, "updated_at");
-  if (!created_ns.ok() || !updated_ns.ok()) {
-    return created_ns.ok() ? updated_ns.status() : created_ns.status();
+  if (!updated_ns.ok()) {
+    return updated_ns.status();
   }
   absl::StatusOr<std::vector<EventRow>> events = EncodeEvents(initial_events);
   if (!events.ok()) {
@@ -110,18 +94,18 @@ absl::StatusOr<core::ActionInsertOutcome> SqliteActionStore::InsertIfAbsent(
     SQLite::Statement insert(
         db,
         "INSERT INTO actions (id, request_id, resource_id, capability_name, plan_hash, "
-        "created_at_ns, identity_json, state, decision_revision, updated_at_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING");
+        "created_at_ns, state, decision_revision, updated_at_ns) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING");
     insert.bind(1, record.id());
     insert.bind(2, record.request.request_id);
-    insert.bind(3, record.plan.resource_id);
-    insert.bind(4, record.plan.capability_name);
+    insert.bind(3, record.request.resource_id);
+    insert.bind(4, record.request.capability_name);
     insert.bind(5, record.plan.plan_hash);
-    insert.bind(6, static_cast<std::int64_t>(*created_ns));
-    insert.bind(7, *identity);
-    insert.bind(8, Str(core::ToString(record.state)));
-    insert.bind(9, static_cast<std::int64_t>(*updated_ns));
+    insert.bind(6, static_cast<std::int64_t>(identity->created_at_ns));
+    insert.bind(7, Str(core::ToString(record.state)));
+    insert.bind(8, static_cast<std::int64_t>(*updated_ns));
     if (insert.exec() == 1) {
+      InsertIdentity(db, *identity);
       InsertEvents(db, record.id(), 1, *events);
       outcome = {record, true};
       return absl::OkStatus();

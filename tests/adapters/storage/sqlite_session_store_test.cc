@@ -34,13 +34,14 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("ALTER TABLE operator_state DROP COLUMN local_only");
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
+    UndoActionIdentityColumns(raw);  // migration 8
     raw.exec("DELETE FROM schema_version WHERE version >= 2");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 7);
+  CHECK(kSchemaVersion == 8);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -69,6 +70,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     raw.exec("ALTER TABLE sessions DROP COLUMN kind");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
+    UndoActionIdentityColumns(raw);  // migration 8
     raw.exec("DELETE FROM schema_version WHERE version >= 7");
   }
   auto db = MustOpen(path);

@@ -3,6 +3,7 @@
 // borrows, so the contract suites can hold "a store" as one pointer-like value.
 #pragma once
 
+#include <SQLiteCpp/Database.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -51,6 +52,21 @@ inline unsigned FileMode(const std::string& path) {
   struct stat st {};
   REQUIRE(stat(path.c_str(), &st) == 0);
   return st.st_mode & 07777;
+}
+
+// Undoes migration 8 on a file that holds no action, for the tests that roll a file back to an
+// older release and reopen it (which re-runs every later migration): the identity is again
+// actions.identity_json under release 7's trigger.
+inline void UndoActionIdentityColumns(SQLite::Database& raw) {
+  REQUIRE(raw.execAndGet("SELECT COUNT(*) FROM actions").getInt() == 0);
+  raw.exec("DROP TABLE unconverted_action_identities");
+  raw.exec("DROP TABLE action_identities");
+  raw.exec("DROP TRIGGER actions_identity_is_immutable");
+  raw.exec("ALTER TABLE actions ADD COLUMN identity_json TEXT NOT NULL DEFAULT ''");
+  raw.exec(
+      "CREATE TRIGGER actions_identity_is_immutable BEFORE UPDATE OF id, request_id, "
+      "resource_id, capability_name, plan_hash, created_at_ns, identity_json ON actions "
+      "BEGIN SELECT RAISE(ABORT, 'action identity is immutable'); END");
 }
 
 inline std::unique_ptr<adapters::storage::SqliteDatabase> MustOpen(

@@ -1,5 +1,6 @@
 // SqliteActionStore: the ActionStore port on the shared SQLite database. The immutable
-// identity (request, plan, created_at) is written once as the core's record JSON; the mutable
+// identity (request, plan, created_at) is written once as columns of `actions` and its 1:1
+// `action_identities` row (docs/storage.md; never the API's wire JSON); the mutable
 // columns (state, decision revision, updated_at) change only through the typed CAS of
 // actions/action_transition.h, committed in one transaction as
 //   UPDATE actions SET state=?, decision_revision=?, updated_at_ns=?
@@ -9,8 +10,9 @@
 // ActionCasConflict payload read from the current row. Approvals, results, events and dispatch
 // records live in append-only tables (triggers refuse UPDATE and DELETE), so the schema itself
 // keeps "never rewritten, never dispatched twice".
-// Text must be valid UTF-8 without NULs and times must fit int64 nanoseconds (InvalidArgument
-// otherwise, nothing written), so every value reads back exactly.
+// Text must be valid UTF-8 without NULs, times must fit int64 nanoseconds and an identity must
+// stay within its bounds (InvalidArgument otherwise, nothing written), so every value reads
+// back exactly.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
