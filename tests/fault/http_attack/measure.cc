@@ -13,6 +13,12 @@ namespace {
 double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 double Mb(std::int64_t kb) { return static_cast<double>(kb) / 1024.0; }
 
+// "12.3 MB" or "4.5 kB".
+std::string Bytes(std::uint64_t n) {
+  return n >= (1u << 20) ? absl::StrFormat("%.1f MB", static_cast<double>(n) / 1048576.0)
+                         : absl::StrFormat("%.1f kB", static_cast<double>(n) / 1024.0);
+}
+
 std::string LatencyLine(const char* what, const LatencySummary& s) {
   return absl::StrFormat("%s: %d probes, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d failed\n", what,
                          s.count, s.p50_ms, s.p99_ms, s.max_ms, s.failures);
@@ -91,12 +97,11 @@ std::string Describe(const Measured& m, const AttackOptions& attack) {
   std::string out = absl::StrFormat(
       "attack %s: %.1f s%s, %d connections: opened %d, connect failures %d, closed by server "
       "%d, open at end %d, open longer than %.0f s: %d, longest open %.1f s, answers %s, sent "
-      "%.1f MB, received %.1f kB\n",
+      "%s, received %s\n",
       AttackName(r.kind), Seconds(r.elapsed), r.stopped_early ? " (stopped by the RSS guard)" : "",
       attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end,
       Seconds(attack.close_within), r.outlived, Seconds(r.longest_open), r.StatusSummary(),
-      static_cast<double>(r.bytes_sent) / 1048576.0,
-      static_cast<double>(r.bytes_received) / 1024.0);
+      Bytes(r.bytes_sent), Bytes(r.bytes_received));
   if (r.kind == AttackKind::kStreams) {
     absl::StrAppendFormat(
         &out,
