@@ -109,7 +109,8 @@ struct StreamState {
   ResponseHeadReader head;
   ChunkedDecoder chunked;
   SseFrameReader sse;
-  std::string body;  // decoded bytes of the current read
+  std::string body;       // decoded bytes of the current read
+  bool answered = false;  // counted in answered_ (a status, a malformed head or a close)
   Clock::time_point first_frame{};
   Clock::time_point last_frame{};
 };
@@ -249,7 +250,8 @@ absl::StatusOr<AttackReport> Attack::Run() {
       } else if (c.phase == Phase::kOpen) {
         if (paced() && now >= c.due) {
           Write(i, static_cast<std::uint64_t>(o_.slow_bytes), now);
-          c.due += o_.slow_interval;
+          // Keep the pace; after a stall, resume it rather than send a burst.
+          c.due = std::max(c.due + o_.slow_interval, now + o_.slow_interval / 2);
         }
         if (c.phase == Phase::kOpen && !c.outlived && now - c.established > o_.close_within) {
           c.outlived = true;
@@ -474,6 +476,7 @@ void Attack::OnStreamBytes(std::size_t i, std::string_view data, Clock::time_poi
       return;
     }
     r.status = s.head.status();
+    s.answered = true;
     ++answered_;
     if (progress_ != nullptr) {
       ++progress_->streams_answered;
@@ -537,7 +540,7 @@ void Attack::End(std::size_t i, Clock::time_point now, bool by_server) {
   c.fd = -1;
   if (streams()) {
     StreamRecord& r = report_.streams[i];
-    if (r.status == 0) {
+    if (!c.stream->answered) {
       r.status = StatusOf(c.answer);
       ++answered_;  // closed before a complete head
       if (progress_ != nullptr) {

@@ -331,7 +331,8 @@ TEST_CASE("a server that never answers is reported as keeping every slowloris co
 TEST_CASE("streams are counted per stream: refusals, heartbeats, silences and early ends",
           "[attack][loopback]") {
   // Token "ok" streams chunked heartbeats every 100 ms; "quiet" gets one frame and silence;
-  // "short" is ended by the server after 300 ms; anything else is refused with 429.
+  // "short" is ended by the server after 300 ms; "garbage" is answered with something else
+  // than HTTP; anything else is refused with 429.
   LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
     std::string head;
     while (head.find("\r\n\r\n") == std::string::npos && !stopping) {
@@ -344,6 +345,11 @@ TEST_CASE("streams are counted per stream: refusals, heartbeats, silences and ea
     const auto has = [&](const char* token) {
       return head.find(std::string("X-API-Token: ") + token + "\r\n") != std::string::npos;
     };
+    if (has("garbage")) {
+      SendAll(fd, "SSH-2.0-OpenSSH_9.2\r\n\r\n");
+      ReadUpTo(fd, 1 << 20, stopping);
+      return;
+    }
     if (!has("ok") && !has("quiet") && !has("short")) {
       SendAll(fd, "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}");
       ReadUpTo(fd, 1 << 20, stopping);
@@ -367,17 +373,20 @@ TEST_CASE("streams are counted per stream: refusals, heartbeats, silences and ea
   AttackOptions o;
   o.kind = AttackKind::kStreams;
   o.target.port = server.port();
-  o.connections = 8;
-  o.tokens = {"ok", "ok", "quiet", "short", "nope", "ok", "ok", "ok"};
+  o.connections = 9;
+  o.tokens = {"ok", "ok", "quiet", "short", "nope", "ok", "ok", "ok", "garbage"};
   o.duration = Millis(1'000);
   o.sources = LoopbackSources(3);
   AttackProgress progress;
   absl::StatusOr<AttackReport> r = RunAttack(o, &progress);
   REQUIRE(r.ok());
-  REQUIRE(r->streams.size() == 8);
+  REQUIRE(r->streams.size() == 9);
   CHECK(progress.holding.load());
+  CHECK(progress.streams_answered.load() == 9);  // each once, the malformed one included
   CHECK(progress.streams_ready.load() == 7);
-  CHECK(r->StreamsNotReady() == 1);
+  CHECK(r->StreamsNotReady() == 2);
+  CHECK(r->streams[8].status == 0);
+  CHECK_FALSE(r->streams[8].ended_early);
   CHECK(r->streams[4].status == 429);
   CHECK(r->statuses[429] == 1);
   CHECK(r->streams[3].ended_early);
