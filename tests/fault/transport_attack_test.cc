@@ -1,4 +1,4 @@
-// The acceptance suite of the HTTP transport (issue 22, `issues show 22`): each attack runs
+// The acceptance suite of the HTTP transport (issue 22): each attack runs
 // against the real pulse-server for PULSE_ATTACK_SECONDS (default 60) with a /healthz probe
 // and a /proc sampler beside it, after the same probe measured the idle server in the same
 // test. tests/fault/TRANSPORT.md lists the bounds, the commands and the figures on the

@@ -1,6 +1,7 @@
 // Hostile HTTP clients against a running server, from one process: plain POSIX sockets,
 // non-blocking, on one epoll loop, so one thread holds ten thousand connections (raise the
-// descriptor limit first: RaiseFileLimit). The attacks are those of issue 22 (`issues show 22`):
+// descriptor limit first: RaiseFileLimit). The attacks are those of issue 22
+// (tests/fault/TRANSPORT.md):
 //   kRequestLine   N connections send "GET /aaaa..." and never a line end;
 //   kHeaderValue   N connections send a request line, then one header value without end;
 //   kHeaderCount   N connections send millions of small header lines, then the blank line;
