@@ -1,0 +1,428 @@
+// The attack library of tests/fault/http_attack checked on its own: its readers of responses,
+// chunked bodies and SSE frames fed in every possible split (a frame or a CRLF cut between two
+// reads), hostile and malformed input, the percentile arithmetic, and the attacks against
+// small loopback servers whose behaviour is known (one that answers 431 and closes, one that
+// never answers, one that streams heartbeats), so a report that says "closed" or "every
+// stream got its heartbeats" can be trusted against the real server.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attack.h"
+#include "http_wire.h"
+#include "probe.h"
+
+namespace pulse::testing::attack {
+namespace {
+
+struct Counted {
+  std::vector<std::string> events;  // event name, or "#" + comment for a comment frame
+  int heartbeats = 0;
+};
+
+Counted FeedPieces(const std::vector<std::string>& pieces) {
+  SseFrameReader reader;
+  Counted out;
+  for (const std::string& piece : pieces) {
+    reader.Feed(piece, [&](const SseFrame& f) {
+      out.events.push_back(f.event.empty() ? "#" + f.comment : f.event);
+      out.heartbeats += f.heartbeat() ? 1 : 0;
+    });
+  }
+  return out;
+}
+
+constexpr char kAgentStream[] =
+    "event: stream.connected\nid: 1\ndata: {\"kind\":\"stream.connected\"}\n\n"
+    "event: heartbeat\ndata: {\"kind\":\"heartbeat\"}\n\n"
+    ": heartbeat\n\n"
+    "event: finding.created\r\nid: 2\r\ndata: {}\r\n\r\n"
+    "event: heartbeat\rdata: {}\r\r";
+
+TEST_CASE("SSE frames are counted the same however the bytes are split", "[attack][wire]") {
+  const std::string text = kAgentStream;
+  const Counted whole = FeedPieces({text});
+  CHECK(whole.events == std::vector<std::string>{"stream.connected", "heartbeat", "#heartbeat",
+                                                 "finding.created", "heartbeat"});
+  CHECK(whole.heartbeats == 3);
+  for (std::size_t a = 0; a <= text.size(); ++a) {
+    for (std::size_t b = a; b <= text.size(); b += 7) {
+      const Counted split = FeedPieces({text.substr(0, a), text.substr(a, b - a), text.substr(b)});
+      INFO("split at " << a << " and " << b);
+      REQUIRE(split.events == whole.events);
+      REQUIRE(split.heartbeats == whole.heartbeats);
+    }
+  }
+  std::vector<std::string> bytes;
+  for (char c : text) {
+    bytes.emplace_back(1, c);
+  }
+  CHECK(FeedPieces(bytes).events == whole.events);
+}
+
+TEST_CASE("a CRLF split between reads ends one line, not two", "[attack][wire]") {
+  // "\r" then "\n": one line end; a second blank line would otherwise end an empty frame.
+  const Counted c = FeedPieces({"event: heartbeat\r", "\n\r", "\nevent: x\r\n\r\n"});
+  CHECK(c.events == std::vector<std::string>{"heartbeat", "x"});
+  // Blank lines with nothing before them report nothing.
+  CHECK(FeedPieces({"\n\n\r\n\r\r", "\n\n"}).events.empty());
+  // An unfinished frame is not reported until its blank line arrives.
+  CHECK(FeedPieces({"event: heartbeat\ndata: {}\n"}).events.empty());
+}
+
+TEST_CASE("an endless SSE line is cut, not buffered, and the frame still counts",
+          "[attack][wire]") {
+  SseFrameReader reader;
+  int frames = 0;
+  const std::string chunk(1 << 16, 'x');
+  reader.Feed("data: ", [&](const SseFrame&) { ++frames; });
+  for (int i = 0; i < 64; ++i) {  // 4 MiB of one line
+    reader.Feed(chunk, [&](const SseFrame&) { ++frames; });
+  }
+  reader.Feed("\nevent: heartbeat-but-longer\n\n", [&](const SseFrame& f) {
+    ++frames;
+    CHECK(f.has_data);
+    CHECK_FALSE(f.heartbeat());
+  });
+  CHECK(frames == 1);
+}
+
+// `chunks` in chunked framing (even-sized ones with an extension), and the last chunk with a
+// trailer when `last`.
+std::string Chunked(const std::vector<std::string>& chunks, bool last = true) {
+  std::string out;
+  for (const std::string& c : chunks) {
+    char size[32];
+    std::snprintf(size, sizeof(size), "%zx", c.size());
+    out += std::string(size) + (c.size() % 2 == 0 ? ";ext=1" : "") + "\r\n" + c + "\r\n";
+  }
+  return last ? out + "0\r\nTrailer: x\r\n\r\n" : out;
+}
+
+TEST_CASE("a chunked body decodes the same however it is split", "[attack][wire]") {
+  const std::string wire = Chunked({"event: heartbeat\r", "\n\r\n", std::string(300, 'a'), "z"});
+  const std::string expected = "event: heartbeat\r\n\r\n" + std::string(300, 'a') + "z";
+  for (std::size_t a = 0; a <= wire.size(); ++a) {
+    ChunkedDecoder d;
+    std::string out;
+    CHECK(d.Feed(std::string_view(wire).substr(0, a), out) == a);
+    d.Feed(std::string_view(wire).substr(a), out);
+    INFO("split at " << a);
+    REQUIRE(out == expected);
+    REQUIRE(d.state() == ChunkedDecoder::State::kDone);
+  }
+  // Bytes after the last chunk are not consumed.
+  ChunkedDecoder d;
+  std::string out;
+  CHECK(d.Feed("1\r\nx\r\n0\r\n\r\nHTTP/1.1", out) == 11);
+  CHECK(out == "x");
+}
+
+TEST_CASE("malformed chunked bodies are reported, never read past", "[attack][wire]") {
+  for (const std::string& bad :
+       {std::string("zz\r\nab\r\n"), std::string("2\r\nabX\r\n"), std::string("\r\n"),
+        std::string("1234567890abcdef0\r\n"), std::string(2000, '1')}) {
+    ChunkedDecoder d;
+    std::string out;
+    d.Feed(bad, out);
+    INFO(bad.substr(0, 40));
+    CHECK(d.state() == ChunkedDecoder::State::kMalformed);
+    CHECK(out.size() <= 2);
+  }
+}
+
+TEST_CASE("a response head is read across reads and leaves the body", "[attack][wire]") {
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\ntransfer-encoding:  Chunked\r\n\r\n";
+  for (std::size_t a = 0; a <= head.size(); ++a) {
+    ResponseHeadReader r;
+    const std::string first = head.substr(0, a);
+    const std::string second = head.substr(a) + "5\r\n";
+    CHECK(r.Feed(first) == first.size());
+    CHECK(r.Feed(second) == second.size() - 3);
+    REQUIRE(r.state() == ResponseHeadReader::State::kDone);
+    CHECK(r.status() == 200);
+    CHECK(r.chunked());
+  }
+  ResponseHeadReader refused;
+  refused.Feed("HTTP/1.1 429 Too Many Requests\r\nContent-Length: 57\r\n\r\n");
+  CHECK(refused.status() == 429);
+  CHECK(refused.content_length() == 57);
+  CHECK_FALSE(refused.chunked());
+  ResponseHeadReader garbage;
+  garbage.Feed("SSH-2.0-OpenSSH\r\n\r\n");
+  CHECK(garbage.state() == ResponseHeadReader::State::kMalformed);
+  ResponseHeadReader endless;
+  endless.Feed("HTTP/1.1 200 OK\r\nX: " + std::string(ResponseHeadReader::kMaxHeadBytes, 'a'));
+  CHECK(endless.state() == ResponseHeadReader::State::kMalformed);
+  CHECK(StatusOf("HTTP/1.0 431 Request Header Fields Too Large") == 431);
+  CHECK(StatusOf("HTTP/1.1 408") == 408);
+  CHECK(StatusOf("HTTP/1.1 20") == 0);
+  CHECK(StatusOf("HTTP/1.1 2x0 ") == 0);
+  CHECK(StatusOf("") == 0);
+}
+
+TEST_CASE("targets, attack names and percentiles parse as documented", "[attack][wire]") {
+  absl::StatusOr<Target> t = ParseTarget("http://127.0.0.1:7655/healthz");
+  REQUIRE(t.ok());
+  CHECK(t->host == "127.0.0.1");
+  CHECK(t->port == 7655);
+  CHECK(ParseTarget("localhost:80")->host == "127.0.0.1");
+  for (const char* bad : {"http://127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "example.org:80",
+                          "http://[::1]:80", ""}) {
+    INFO(bad);
+    CHECK_FALSE(ParseTarget(bad).ok());
+  }
+  CHECK(ParseAttackKind("slowloris").value() == AttackKind::kSlowloris);
+  CHECK_FALSE(ParseAttackKind("Slowloris").ok());
+  CHECK(LoopbackSources(256).back() == "127.0.2.2");
+  std::vector<std::int64_t> us;
+  for (int i = 1; i <= 200; ++i) {
+    us.push_back(i * 1000);
+  }
+  const LatencySummary s = Summarize(us, 3);
+  CHECK(s.p50_ms == 100.0);
+  CHECK(s.p99_ms == 198.0);
+  CHECK(s.max_ms == 200.0);
+  CHECK(s.failures == 3);
+  CHECK(Summarize({}, 0).count == 0);
+}
+
+// A loopback server: every accepted connection is handed to `handle` on a thread of its own;
+// handlers return once `stopping` turns true.
+class LoopbackServer {
+ public:
+  using Handler = std::function<void(int fd, const std::atomic<bool>& stopping)>;
+  explicit LoopbackServer(Handler handle) : handle_(std::move(handle)) {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listen_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    REQUIRE(::bind(listen_, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    REQUIRE(::listen(listen_, 128) == 0);
+    REQUIRE(::getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] {
+      while (!stopping_) {
+        pollfd p{listen_, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) {
+          continue;
+        }
+        const int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+          handlers_.emplace_back([this, fd] {
+            handle_(fd, stopping_);
+            ::close(fd);
+          });
+        }
+      }
+    });
+  }
+  ~LoopbackServer() {
+    stopping_ = true;
+    acceptor_.join();
+    for (std::thread& t : handlers_) {
+      t.join();
+    }
+    ::close(listen_);
+  }
+  int port() const { return port_; }
+
+ private:
+  Handler handle_;
+  int listen_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> handlers_;  // touched by the acceptor only until it is joined
+};
+
+// Reads until `limit` bytes arrived, the peer closed or `stopping`; returns what was read.
+std::string ReadUpTo(int fd, std::size_t limit, const std::atomic<bool>& stopping) {
+  std::string got;
+  char buf[4096];
+  while (got.size() < limit && !stopping) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) {
+      continue;
+    }
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      break;
+    }
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+void SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) {
+      return;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+TEST_CASE("a server that answers 431 and closes is reported as closing every connection",
+          "[attack][loopback]") {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    ReadUpTo(fd, 8192, stopping);
+    SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
+    ::shutdown(fd, SHUT_WR);
+    ReadUpTo(fd, 1 << 20, stopping);  // a lingering close: drain, so the answer is not reset
+  });
+  AttackOptions o;
+  o.kind = AttackKind::kHeaderValue;
+  o.target.port = server.port();
+  o.connections = 2;
+  o.bytes_per_connection = 64 * 1024;
+  o.duration = Millis(1'500);
+  o.reconnect_delay = Millis(100);
+  o.close_within = Millis(1'000);
+  o.sources = {"127.0.1.1"};
+  absl::StatusOr<AttackReport> r = RunAttack(o);
+  REQUIRE(r.ok());
+  CHECK(r->opened >= 4);
+  CHECK(r->closed_by_server >= 4);
+  CHECK(r->statuses[431] >= 4);
+  CHECK(r->Served() == 0);
+  CHECK(r->outlived == 0);
+  CHECK(r->longest_open < Millis(1'000));
+}
+
+TEST_CASE("a server that never answers is reported as keeping every slowloris connection",
+          "[attack][loopback]") {
+  LoopbackServer server(
+      [](int fd, const std::atomic<bool>& stopping) { ReadUpTo(fd, std::string::npos, stopping); });
+  AttackOptions o;
+  o.kind = AttackKind::kSlowloris;
+  o.target.port = server.port();
+  o.connections = 20;
+  o.slow_bytes = 8;
+  o.slow_interval = Millis(200);
+  o.duration = Millis(1'200);
+  o.close_within = Millis(500);
+  absl::StatusOr<AttackReport> r = RunAttack(o);
+  REQUIRE(r.ok());
+  CHECK(r->opened == 20);
+  CHECK(r->closed_by_server == 0);
+  CHECK(r->open_at_end == 20);
+  CHECK(r->outlived == 20);
+  CHECK(r->longest_open >= Millis(1'000));
+  CHECK(r->statuses.empty());
+  // 8 bytes every 200 ms for ~1.2 s: at most 7 sends per connection, and at least 5.
+  CHECK(r->bytes_sent >= 20u * 8u * 5u);
+  CHECK(r->bytes_sent <= 20u * 8u * 7u);
+}
+
+TEST_CASE("streams are counted per stream: refusals, heartbeats, silences and early ends",
+          "[attack][loopback]") {
+  // Token "ok" streams chunked heartbeats every 100 ms; "quiet" gets one frame and silence;
+  // "short" is ended by the server after 300 ms; "garbage" is answered with something else
+  // than HTTP; anything else is refused with 429.
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    std::string head;
+    while (head.find("\r\n\r\n") == std::string::npos && !stopping) {
+      const std::string more = ReadUpTo(fd, 1, stopping);
+      if (more.empty()) {
+        return;
+      }
+      head += more;
+    }
+    const auto has = [&](const char* token) {
+      return head.find(std::string("X-API-Token: ") + token + "\r\n") != std::string::npos;
+    };
+    if (has("garbage")) {
+      SendAll(fd, "SSH-2.0-OpenSSH_9.2\r\n\r\n");
+      ReadUpTo(fd, 1 << 20, stopping);
+      return;
+    }
+    if (!has("ok") && !has("quiet") && !has("short")) {
+      SendAll(fd, "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}");
+      ReadUpTo(fd, 1 << 20, stopping);
+      return;
+    }
+    SendAll(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+    SendAll(fd, Chunked({"event: stream.connected\nid: 1\ndata: {}\n\n"}, false));
+    const std::string beat = "event: heartbeat\ndata: {}\n\n";
+    for (int i = 0; !stopping; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (has("short") && i == 3) {
+        return;
+      }
+      if (has("ok") || has("short")) {
+        // The frame split across two chunks, the chunk framing's CRLF in between.
+        SendAll(fd, Chunked({beat.substr(0, 10)}, false));
+        SendAll(fd, Chunked({beat.substr(10)}, false));
+      }
+    }
+  });
+  AttackOptions o;
+  o.kind = AttackKind::kStreams;
+  o.target.port = server.port();
+  o.connections = 9;
+  o.tokens = {"ok", "ok", "quiet", "short", "nope", "ok", "ok", "ok", "garbage"};
+  o.duration = Millis(1'000);
+  o.sources = LoopbackSources(3);
+  AttackProgress progress;
+  absl::StatusOr<AttackReport> r = RunAttack(o, &progress);
+  REQUIRE(r.ok());
+  REQUIRE(r->streams.size() == 9);
+  CHECK(progress.holding.load());
+  CHECK(progress.streams_answered.load() == 9);  // each once, the malformed one included
+  CHECK(progress.streams_ready.load() == 7);
+  CHECK(r->StreamsNotReady() == 2);
+  CHECK(r->streams[8].status == 0);
+  CHECK_FALSE(r->streams[8].ended_early);
+  CHECK(r->streams[4].status == 429);
+  CHECK(r->statuses[429] == 1);
+  CHECK(r->streams[3].ended_early);
+  CHECK(r->StreamsEndedEarly() == 1);
+  for (std::size_t i : {0u, 1u, 5u, 6u, 7u}) {
+    INFO("stream " << i);
+    CHECK(r->streams[i].heartbeats >= 7);
+    CHECK(r->streams[i].max_silence < Millis(400));
+    CHECK(r->streams[i].held >= Millis(900));
+  }
+  CHECK(r->streams[2].heartbeats == 0);
+  CHECK(r->streams[2].max_silence >= Millis(900));
+  CHECK(r->MinHeartbeats() == 0);
+  // One heartbeat per 100 ms: the quiet stream is short of them; the short one held too
+  // briefly to owe any; the others are not.
+  CHECK(r->StreamsShortOfHeartbeats(Millis(100)) == 1);
+}
+
+TEST_CASE("the probe reads the status and gives up at its deadline", "[attack][loopback]") {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    ReadUpTo(fd, 10, stopping);
+    SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+  });
+  const ProbeResult ok =
+      ProbeOnce({.host = "127.0.0.1", .port = server.port()}, "/healthz", Millis(2'000));
+  CHECK(ok.status == 200);
+  CHECK_FALSE(ok.timed_out);
+  // A listener that never accepts in time: the probe times out at its deadline.
+  LoopbackServer silent(
+      [](int fd, const std::atomic<bool>& stopping) { ReadUpTo(fd, std::string::npos, stopping); });
+  const ProbeResult slow =
+      ProbeOnce({.host = "127.0.0.1", .port = silent.port()}, "/healthz", Millis(300));
+  CHECK(slow.timed_out);
+  CHECK(slow.status == 0);
+  CHECK(slow.latency == Millis(300));
+}
+
+}  // namespace
+}  // namespace pulse::testing::attack

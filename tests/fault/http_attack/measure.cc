@@ -1,0 +1,162 @@
+#include "measure.h"
+
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pulse::testing::attack {
+namespace {
+
+double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+double Mb(std::int64_t kb) { return static_cast<double>(kb) / 1024.0; }
+
+// "12.3 MB" or "4.5 kB".
+std::string Bytes(std::uint64_t n) {
+  return n >= (1u << 20) ? absl::StrFormat("%.1f MB", static_cast<double>(n) / 1048576.0)
+                         : absl::StrFormat("%.1f kB", static_cast<double>(n) / 1024.0);
+}
+
+std::string LatencyLine(const char* what, const LatencySummary& s) {
+  return absl::StrFormat("%s: %d probes, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d failed\n", what,
+                         s.count, s.p50_ms, s.p99_ms, s.max_ms, s.failures);
+}
+
+std::string LatencyJson(const LatencySummary& s) {
+  return absl::StrFormat(R"({"count":%d,"failures":%d,"p50Ms":%.3f,"p99Ms":%.3f,"maxMs":%.3f})",
+                         s.count, s.failures, s.p50_ms, s.p99_ms, s.max_ms);
+}
+
+}  // namespace
+
+absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const MeasureOptions& options) {
+  Measured m;
+  ProbeOptions probe_options = options.probe_options;
+  if (probe_options.target.port == 0) {
+    probe_options.target = attack.target;
+  }
+  if (options.probe && options.idle.count() > 0) {
+    HealthProbe idle(probe_options);
+    idle.Start();
+    std::this_thread::sleep_for(options.idle);
+    m.idle_healthz = idle.Stop();
+  }
+  if (options.pid > 0) {
+    m.idle = ReadProcStatus(options.pid);
+  }
+  const std::int64_t guard =
+      options.guard_growth_kb > 0 && m.idle.ok ? m.idle.rss_kb + options.guard_growth_kb : 0;
+  std::unique_ptr<ProcSampler> sampler;
+  AttackOptions run = attack;
+  if (options.pid > 0) {
+    sampler = std::make_unique<ProcSampler>(options.pid, options.sample_interval, guard);
+    sampler->Start();
+    if (run.stop == nullptr) {
+      run.stop = &sampler->guard();
+    }
+  }
+  AttackProgress progress;
+  std::future<absl::StatusOr<AttackReport>> report =
+      std::async(std::launch::async, [&] { return RunAttack(run, &progress); });
+  // The probe (and `during`) start once the attack is under way: at once, or for streams
+  // once they are held.
+  const bool wait_for_hold = attack.kind == AttackKind::kStreams;
+  while (wait_for_hold && !progress.holding.load() &&
+         report.wait_for(std::chrono::milliseconds(20)) == std::future_status::timeout) {
+  }
+  std::unique_ptr<HealthProbe> probe;
+  if (options.probe) {
+    probe = std::make_unique<HealthProbe>(probe_options);
+    probe->Start();
+  }
+  std::thread during;
+  if (options.during) {
+    during = std::thread([&] { options.during(progress); });
+  }
+  absl::StatusOr<AttackReport> done = report.get();
+  if (during.joinable()) {
+    during.join();
+  }
+  if (probe != nullptr) {
+    m.healthz = probe->Stop();
+  }
+  if (sampler != nullptr) {
+    m.server = sampler->Stop();
+  }
+  if (!done.ok()) {
+    return done.status();
+  }
+  m.attack = *std::move(done);
+  return m;
+}
+
+std::string Describe(const Measured& m, const AttackOptions& attack) {
+  const AttackReport& r = m.attack;
+  std::string out = absl::StrFormat(
+      "attack %s: %.1f s%s, %d connections: opened %d, connect failures %d, closed by server "
+      "%d, open at end %d, open longer than %.0f s: %d, longest open %.1f s, answers %s, sent "
+      "%s, received %s\n",
+      AttackName(r.kind), Seconds(r.elapsed), r.stopped_early ? " (stopped by the RSS guard)" : "",
+      attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end,
+      Seconds(attack.close_within), r.outlived, Seconds(r.longest_open), r.StatusSummary(),
+      Bytes(r.bytes_sent), Bytes(r.bytes_received));
+  if (r.kind == AttackKind::kStreams) {
+    absl::StrAppendFormat(
+        &out,
+        "streams: %d of %d ready after %.1f s, ended early %d, heartbeats at least %d per "
+        "stream, longest silence %.1f s\n",
+        static_cast<std::int64_t>(r.streams.size()) - r.StreamsNotReady(), r.streams.size(),
+        Seconds(r.ramp), r.StreamsEndedEarly(), r.MinHeartbeats(), Seconds(r.MaxSilence()));
+  }
+  if (m.idle_healthz.count > 0) {
+    out += LatencyLine("healthz idle", m.idle_healthz);
+  }
+  if (m.healthz.count > 0) {
+    out += LatencyLine("healthz under attack", m.healthz);
+  }
+  if (m.idle.ok) {
+    absl::StrAppendFormat(&out,
+                          "server: idle RSS %.1f MB, %d threads; under attack max RSS %.1f MB "
+                          "(+%.1f MB), max %d threads, last %d threads\n",
+                          Mb(m.idle.rss_kb), m.idle.threads, Mb(m.server.max_rss_kb),
+                          Mb(m.GrowthKb()), m.server.max_threads, m.server.last.threads);
+  }
+  return out;
+}
+
+std::string ToJson(const Measured& m, const AttackOptions& attack) {
+  const AttackReport& r = m.attack;
+  std::string statuses;
+  for (const auto& [status, count] : r.statuses) {
+    absl::StrAppend(&statuses, statuses.empty() ? "" : ",", "\"", status, "\":", count);
+  }
+  std::string out = absl::StrFormat(
+      R"({"attack":"%s","seconds":%.3f,"stoppedEarly":%s,"connections":%d,"opened":%d,)"
+      R"("connectFailed":%d,"closedByServer":%d,"openAtEnd":%d,"outlived":%d,)"
+      R"("longestOpenSeconds":%.3f,"statuses":{%s},"bytesSent":%d,"bytesReceived":%d)",
+      AttackName(r.kind), Seconds(r.elapsed), r.stopped_early ? "true" : "false",
+      attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end, r.outlived,
+      Seconds(r.longest_open), statuses, r.bytes_sent, r.bytes_received);
+  if (r.kind == AttackKind::kStreams) {
+    absl::StrAppendFormat(
+        &out,
+        R"(,"streams":{"requested":%d,"notReady":%d,"endedEarly":%d,"minHeartbeats":%d,)"
+        R"("maxSilenceSeconds":%.3f,"rampSeconds":%.3f})",
+        r.streams.size(), r.StreamsNotReady(), r.StreamsEndedEarly(), r.MinHeartbeats(),
+        Seconds(r.MaxSilence()), Seconds(r.ramp));
+  }
+  absl::StrAppend(&out, R"(,"healthzIdle":)", LatencyJson(m.idle_healthz), R"(,"healthz":)",
+                  LatencyJson(m.healthz));
+  if (m.idle.ok) {
+    absl::StrAppendFormat(
+        &out,
+        R"(,"server":{"idleRssKb":%d,"idleThreads":%d,"maxRssKb":%d,"growthKb":%d,)"
+        R"("maxThreads":%d})",
+        m.idle.rss_kb, m.idle.threads, m.server.max_rss_kb, m.GrowthKb(), m.server.max_threads);
+  }
+  return out + "}";
+}
+
+}  // namespace pulse::testing::attack

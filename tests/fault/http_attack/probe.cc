@@ -1,0 +1,237 @@
+#include "probe.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "http_wire.h"
+
+namespace pulse::testing::attack {
+namespace {
+
+// Waits for `events` on `fd` until `deadline`; false on timeout.
+bool WaitFor(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      return false;
+    }
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n > 0) {
+      return true;
+    }
+    if (n < 0 && errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+ProbeResult Probe(const Target& target, const std::string& path, Millis timeout) {
+  ProbeResult result;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + timeout;
+  const auto finish = [&](bool timed_out) {
+    result.timed_out = timed_out;
+    result.latency = timed_out ? timeout : std::chrono::duration_cast<Millis>(Clock::now() - start);
+    return result;
+  };
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(target.port));
+  if (::inet_pton(AF_INET, target.host.c_str(), &addr.sin_addr) != 1) {
+    return finish(false);
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return finish(false);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno != EINPROGRESS) {
+      return finish(false);
+    }
+    if (!WaitFor(fd, POLLOUT, deadline)) {
+      return finish(true);
+    }
+    int err = 0;
+    socklen_t len = sizeof(err);
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      return finish(false);
+    }
+  }
+  const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: ", target.host, ":",
+                                           target.port, "\r\nConnection: close\r\n\r\n");
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!WaitFor(fd, POLLOUT, deadline)) {
+        return finish(true);
+      }
+    } else {
+      return finish(false);
+    }
+  }
+  std::string answer;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      if (answer.size() < 64) {
+        answer.append(buf, static_cast<std::size_t>(n));
+      }
+      continue;
+    }
+    if (n == 0) {
+      break;
+    }
+    if (errno == EAGAIN || errno == EINTR) {
+      if (!WaitFor(fd, POLLIN, deadline)) {
+        return finish(true);
+      }
+      continue;
+    }
+    break;  // reset
+  }
+  result.status = StatusOf(answer);
+  return finish(false);
+}
+
+}  // namespace
+
+ProbeResult ProbeOnce(const Target& target, const std::string& path, Millis timeout) {
+  return Probe(target, path, timeout);
+}
+
+LatencySummary Summarize(std::vector<std::int64_t> latencies_us, std::int64_t failures) {
+  LatencySummary s;
+  s.count = static_cast<std::int64_t>(latencies_us.size());
+  s.failures = failures;
+  if (latencies_us.empty()) {
+    return s;
+  }
+  std::sort(latencies_us.begin(), latencies_us.end());
+  const auto rank = [&](double q) {
+    // Nearest rank: the smallest value with at least q of the samples at or below it.
+    const auto n = latencies_us.size();
+    std::size_t k = static_cast<std::size_t>(q * static_cast<double>(n) + 0.999999);
+    k = std::clamp<std::size_t>(k, 1, n);
+    return static_cast<double>(latencies_us[k - 1]) / 1000.0;
+  };
+  s.p50_ms = rank(0.50);
+  s.p99_ms = rank(0.99);
+  s.max_ms = static_cast<double>(latencies_us.back()) / 1000.0;
+  return s;
+}
+
+void HealthProbe::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] {
+    while (!stop_.load()) {
+      const Clock::time_point start = Clock::now();
+      const ProbeResult r = Probe(options_.target, options_.path, options_.timeout);
+      const auto us =
+          r.timed_out ? std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout)
+                      : std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+      {
+        absl::MutexLock lock(&mu_);
+        latencies_us_.push_back(us.count());
+        failures_ += r.status == 200 ? 0 : 1;
+      }
+      const Clock::time_point next = Clock::now() + options_.interval;
+      while (!stop_.load() && Clock::now() < next) {
+        std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), Millis(10)));
+      }
+    }
+  });
+}
+
+LatencySummary HealthProbe::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  absl::MutexLock lock(&mu_);
+  return Summarize(latencies_us_, failures_);
+}
+
+ProcStatus ReadProcStatus(pid_t pid) {
+  ProcStatus status;
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  bool rss = false;
+  bool threads = false;
+  while (std::getline(in, line)) {
+    absl::string_view view = line;
+    if (absl::ConsumePrefix(&view, "VmRSS:")) {
+      view = absl::StripAsciiWhitespace(view);
+      absl::ConsumeSuffix(&view, "kB");
+      rss = absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &status.rss_kb);
+    } else if (absl::ConsumePrefix(&view, "Threads:")) {
+      threads = absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &status.threads);
+    }
+  }
+  status.ok = rss && threads;
+  return status;
+}
+
+void ProcSampler::Sample() {
+  const ProcStatus now = ReadProcStatus(pid_);
+  if (!now.ok) {
+    return;
+  }
+  if (guard_rss_kb_ > 0 && now.rss_kb > guard_rss_kb_) {
+    guard_ = true;
+  }
+  absl::MutexLock lock(&mu_);
+  if (summary_.samples == 0) {
+    summary_.first = now;
+  }
+  summary_.last = now;
+  summary_.max_rss_kb = std::max(summary_.max_rss_kb, now.rss_kb);
+  summary_.max_threads = std::max(summary_.max_threads, now.threads);
+  ++summary_.samples;
+}
+
+void ProcSampler::Start() {
+  stop_ = false;
+  Sample();
+  thread_ = std::thread([this] {
+    while (!stop_.load()) {
+      const Clock::time_point next = Clock::now() + interval_;
+      while (!stop_.load() && Clock::now() < next) {
+        std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), Millis(10)));
+      }
+      Sample();
+    }
+  });
+}
+
+ProcSummary ProcSampler::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  absl::MutexLock lock(&mu_);
+  return summary_;
+}
+
+}  // namespace pulse::testing::attack

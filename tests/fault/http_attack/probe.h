@@ -1,0 +1,114 @@
+// What a server looks like from outside while it is attacked (tests/fault/http_attack): the
+// latency of `GET /healthz` on fresh connections, one after another on a thread of its own,
+// and the server process's resident memory and thread count from /proc/<pid>/status, sampled
+// on another. Used by tests/fault/transport_attack_test.cc, the pulse-http-attack tool and
+// (through the tool) cmake/bench-http.sh.
+// Thread-safe as documented per method.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "attack.h"
+
+namespace pulse::testing::attack {
+
+// One GET `path` on a fresh connection (`Connection: close`), read to the server's close.
+struct ProbeResult {
+  int status = 0;  // 0: no complete status line (refused, reset, timed out)
+  bool timed_out = false;
+  Millis latency{0};  // from connect() to the close (the timeout when timed out)
+};
+ProbeResult ProbeOnce(const Target& target, const std::string& path, Millis timeout);
+
+struct LatencySummary {
+  std::int64_t count = 0;
+  std::int64_t failures = 0;  // not 200: refused, reset, timed out, another status
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double max_ms = 0;
+};
+// Nearest-rank percentiles of `latencies_us` (microseconds); failures already included.
+LatencySummary Summarize(std::vector<std::int64_t> latencies_us, std::int64_t failures);
+
+struct ProbeOptions {
+  Target target;
+  std::string path = "/healthz";
+  Millis interval{50};    // between the end of one probe and the start of the next
+  Millis timeout{5'000};  // a probe that takes longer counts as a failure of this latency
+};
+
+// Probes on a thread of its own from Start to Stop. A failed probe (refused, timed out, not
+// 200) counts in the percentiles with its latency, so timeouts push p99 to the timeout.
+class HealthProbe {
+ public:
+  explicit HealthProbe(ProbeOptions options) : options_(std::move(options)) {}
+  ~HealthProbe() { Stop(); }
+  HealthProbe(const HealthProbe&) = delete;
+  HealthProbe& operator=(const HealthProbe&) = delete;
+
+  void Start();
+  // Joins the thread (waiting for a probe in flight) and returns the summary since Start.
+  LatencySummary Stop();
+
+ private:
+  ProbeOptions options_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  absl::Mutex mu_;
+  std::vector<std::int64_t> latencies_us_ ABSL_GUARDED_BY(mu_);
+  std::int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// VmRSS and Threads of a process.
+struct ProcStatus {
+  std::int64_t rss_kb = 0;
+  std::int64_t threads = 0;
+  bool ok = false;  // false when /proc/<pid>/status could not be read (the process is gone)
+};
+ProcStatus ReadProcStatus(pid_t pid);
+
+struct ProcSummary {
+  ProcStatus first;
+  ProcStatus last;
+  std::int64_t max_rss_kb = 0;
+  std::int64_t max_threads = 0;
+  std::int64_t samples = 0;
+};
+
+// Samples a process every `interval` on a thread of its own from Start to Stop. When
+// `guard_rss_kb` > 0, guard() turns true once VmRSS passed it (to stop an attack before it
+// takes the machine down).
+class ProcSampler {
+ public:
+  ProcSampler(pid_t pid, Millis interval = Millis(200), std::int64_t guard_rss_kb = 0)
+      : pid_(pid), interval_(interval), guard_rss_kb_(guard_rss_kb) {}
+  ~ProcSampler() { Stop(); }
+  ProcSampler(const ProcSampler&) = delete;
+  ProcSampler& operator=(const ProcSampler&) = delete;
+
+  void Start();
+  ProcSummary Stop();
+  // Thread-safe.
+  const std::atomic<bool>& guard() const { return guard_; }
+
+ private:
+  void Sample();
+
+  pid_t pid_;
+  Millis interval_;
+  std::int64_t guard_rss_kb_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> guard_{false};
+  std::thread thread_;
+  absl::Mutex mu_;
+  ProcSummary summary_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace pulse::testing::attack

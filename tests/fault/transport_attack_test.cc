@@ -1,0 +1,249 @@
+// The acceptance suite of the HTTP transport (issue 22): each attack runs
+// against the real pulse-server for PULSE_ATTACK_SECONDS (default 60) with a /healthz probe
+// and a /proc sampler beside it, after the same probe measured the idle server in the same
+// test. tests/fault/TRANSPORT.md lists the bounds, the commands and the figures on the
+// transport these tests were written against (which fails them). Registered with ctest only
+// when CMake's PULSE_TRANSPORT_ATTACK_TESTS is ON; label `transport`, run serially.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_attack/attack.h"
+#include "http_attack/measure.h"
+#include "pulse/testing/fake_provider_server.h"
+#include "server_harness.h"
+
+namespace pulse::testing::fault {
+namespace {
+
+using attack::AttackKind;
+using attack::AttackOptions;
+using attack::Measured;
+using attack::MeasureOptions;
+using attack::Millis;
+
+// The acceptance bounds (issue 22).
+constexpr std::int64_t kMaxGrowthKb = 64 * 1024;       // RSS over idle under an attack
+constexpr double kMaxP99Ratio = 2.0;                   // /healthz p99 under attack / idle
+constexpr std::int64_t kMaxStreamsRssKb = 200 * 1024;  // RSS with every stream open
+constexpr double kMaxStreamsP99Ratio = 1.5;            // /healthz p99 with streams / idle
+// Threads <= 2 x cores + this. Idle with a provider the server runs 13 threads today, 5 of
+// them its HTTP transport's (a listener, 4 workers), and a chat run adds one: 12 leaves the
+// transport 2 x cores + 3 (tests/fault/TRANSPORT.md).
+constexpr int kThreadConstant = 12;
+// A connection the server has not closed this long after it opened counts as not closed: the
+// 10 s head deadline plus 5 s of slack.
+constexpr Millis kCloseWithin{15'000};
+// The agent event stream's heartbeat interval (docs/server.md) and the lateness allowed.
+constexpr Millis kHeartbeat{15'000};
+constexpr Millis kHeartbeatSlack{5'000};
+// Log lines allowed during an attack: a rate-limited summary, at most one per 10 s, plus 2.
+constexpr std::int64_t kLogLinesPer10s = 1;
+// The attack stops once the server grew this much: the test has failed by then, and the
+// machine is shared.
+constexpr std::int64_t kGuardGrowthKb = 1024 * 1024;
+
+std::int64_t EnvInt(const char* name, std::int64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') {
+    return fallback;
+  }
+  const std::int64_t value = std::atoll(text);
+  return value > 0 ? value : fallback;
+}
+
+// PULSE_ATTACK_SECONDS: how long each attack (and the stream hold) lasts.
+Millis AttackLength() { return Millis(EnvInt("PULSE_ATTACK_SECONDS", 60) * 1000); }
+// PULSE_ATTACK_STREAMS: how many streams the streams case holds (a development knob).
+int StreamCount() { return static_cast<int>(EnvInt("PULSE_ATTACK_STREAMS", 10000)); }
+
+std::int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+}
+
+// The lines the server logged after byte `from`.
+std::vector<std::string> LogLinesSince(const std::string& path, std::int64_t from) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(from);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+int ThreadBudget() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return 2 * static_cast<int>(cores) + kThreadConstant;
+}
+
+// Runs `options` against a fresh server and checks every bound of an unauthenticated attack.
+void RunUnauthenticatedAttack(AttackOptions options) {
+  e2e::TempDir dir;
+  attack::RaiseFileLimit(4096);
+  e2e::ServerProcess server(dir.path());
+  const std::string log_path = dir.File("server.log");
+  options.target.port = server.port();
+  options.duration = AttackLength();
+  options.close_within = kCloseWithin;
+  // One hostile client, not on the probe's address (a per-peer cap must not refuse the probe).
+  options.sources = {"127.0.1.1"};
+  MeasureOptions measure;
+  measure.pid = server.pid();
+  measure.guard_growth_kb = kGuardGrowthKb;
+  // What the server logs from the attack's start on (start-up lines are not the attack's).
+  std::int64_t log_from = 0;
+  measure.during = [&](const attack::AttackProgress&) { log_from = FileSize(log_path); };
+  absl::StatusOr<Measured> run = attack::MeasureAttack(options, measure);
+  REQUIRE(run.ok());
+  const Measured& m = *run;
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // a summary line may follow the end
+  const std::vector<std::string> logged = LogLinesSince(log_path, log_from);
+  WARN(attack::Describe(m, options) << "server log lines during the attack: " << logged.size());
+
+  REQUIRE(server.Running());
+  REQUIRE(m.attack.opened > 0);
+  REQUIRE(m.idle.ok);
+  CHECK(m.idle_healthz.failures == 0);
+  // Memory: RSS grows less than 64 MB over its idle figure.
+  CHECK(m.GrowthKb() < kMaxGrowthKb);
+  CHECK_FALSE(m.attack.stopped_early);
+  // Latency: /healthz p99 under attack stays under twice the idle p99, and nothing failed.
+  CHECK(m.healthz.count > 0);
+  CHECK(m.healthz.p99_ms < kMaxP99Ratio * m.idle_healthz.p99_ms);
+  CHECK(m.healthz.failures == 0);
+  // The attacker's connections are closed by the server, and no attacking request is served.
+  CHECK(m.attack.closed_by_server > 0);
+  CHECK(m.attack.outlived == 0);
+  CHECK(m.attack.Served() == 0);
+  // Nothing is logged per attacking request beyond a rate-limited summary.
+  const std::int64_t allowed =
+      2 + kLogLinesPer10s *
+              std::chrono::duration_cast<std::chrono::seconds>(options.duration).count() / 10;
+  INFO("first line logged: " << (logged.empty() ? "" : logged.front()));
+  CHECK(static_cast<std::int64_t>(logged.size()) <= allowed);
+  CHECK(server.Stop() == "exited 0");
+}
+
+TEST_CASE("a request line that never ends is cut off without memory growth or slow health checks",
+          "[transport][attack]") {
+  AttackOptions options;
+  options.kind = AttackKind::kRequestLine;
+  options.connections = 3;
+  options.bytes_per_connection = 400ull << 20;
+  RunUnauthenticatedAttack(options);
+}
+
+TEST_CASE("a header value that never ends is cut off without memory growth or slow health checks",
+          "[transport][attack]") {
+  AttackOptions options;
+  options.kind = AttackKind::kHeaderValue;
+  options.connections = 3;
+  options.bytes_per_connection = 400ull << 20;
+  RunUnauthenticatedAttack(options);
+}
+
+TEST_CASE("millions of header lines are refused without memory growth or slow health checks",
+          "[transport][attack]") {
+  AttackOptions options;
+  options.kind = AttackKind::kHeaderCount;
+  options.connections = 1;
+  options.header_lines = 3'000'000;
+  RunUnauthenticatedAttack(options);
+}
+
+TEST_CASE("a thousand slowloris connections are closed and health checks stay fast",
+          "[transport][attack]") {
+  AttackOptions options;
+  options.kind = AttackKind::kSlowloris;
+  options.connections = 1000;
+  options.slow_bytes = 8;
+  options.slow_interval = Millis(2'000);
+  RunUnauthenticatedAttack(options);
+}
+
+TEST_CASE(
+    "ten thousand agent event streams hold on a few threads with heartbeats while a chat runs",
+    "[transport][streams]") {
+  const int streams = StreamCount();
+  REQUIRE(attack::RaiseFileLimit(static_cast<std::uint64_t>(streams) + 1024) >=
+          static_cast<std::uint64_t>(streams) + 256);
+  e2e::TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  ScriptedResponse turn;
+  turn.path = "/v1/chat/completions";
+  turn.chunks = SseChunks(e2e::TextTurn("All quiet while ten thousand streams are open."));
+  fake.Enqueue(turn);
+  const std::string watcher = e2e::MintToken(dir.path(), "monitoring:read", "watcher");
+  const std::string chatter = e2e::MintToken(dir.path(), "ai:chat", "chatter");
+  const std::string n = std::to_string(streams);
+  // The server inherits the raised descriptor limit. Its stream budgets must admit them all.
+  e2e::ServerProcess server(
+      dir.path(), {.args = {"--provider", "openai-compatible", "--provider-base-url",
+                            fake.base_url() + "/v1", "--model", "test-model", "--max-event-streams",
+                            n, "--max-run-streams", "8", "--max-streams-per-token", n}});
+
+  AttackOptions options;
+  options.kind = AttackKind::kStreams;
+  options.target.port = server.port();
+  options.connections = streams;
+  options.tokens = {watcher};
+  options.duration = AttackLength();
+  options.ramp_timeout = Millis(60'000);
+  // Many clients (agents, consoles): 100 streams per source address.
+  options.sources = attack::LoopbackSources((streams + 99) / 100);
+  MeasureOptions measure;
+  measure.pid = server.pid();
+  measure.guard_growth_kb = kGuardGrowthKb;
+  e2e::ChatStream chat;
+  measure.during = [&](const attack::AttackProgress&) {
+    chat = e2e::PostStream(server.port(), "/api/ai/chat", chatter,
+                           R"({"message":"how is the fleet?"})", absl::Seconds(30));
+  };
+  absl::StatusOr<Measured> run = attack::MeasureAttack(options, measure);
+  REQUIRE(run.ok());
+  const Measured& m = *run;
+  const attack::AttackReport& r = m.attack;
+  WARN(attack::Describe(m, options)
+       << "streams short of one heartbeat per 15 s: " << r.StreamsShortOfHeartbeats(kHeartbeat)
+       << "; thread budget " << ThreadBudget() << "; chat status " << chat.status << ", "
+       << chat.events.size() << " events");
+
+  REQUIRE(server.Running());
+  REQUIRE(m.idle.ok);
+  // Every stream opened, stayed open and got its heartbeats.
+  CHECK(static_cast<int>(r.streams.size()) == streams);
+  CHECK(r.StreamsNotReady() == 0);
+  CHECK(r.StreamsEndedEarly() == 0);
+  CHECK(r.StreamsShortOfHeartbeats(kHeartbeat) == 0);
+  CHECK(r.MaxSilence() <= kHeartbeat + kHeartbeatSlack);
+  if (options.duration >= kHeartbeat + kHeartbeatSlack) {
+    CHECK(r.MinHeartbeats() >= 1);
+  }
+  // A few threads and bounded memory for all of them.
+  CHECK(m.server.max_threads <= ThreadBudget());
+  CHECK(m.server.max_rss_kb < kMaxStreamsRssKb);
+  CHECK_FALSE(r.stopped_early);
+  // /healthz p99 with the streams open stays within 1.5x idle.
+  CHECK(m.healthz.count > 0);
+  CHECK(m.healthz.failures == 0);
+  CHECK(m.healthz.p99_ms <= kMaxStreamsP99Ratio * m.idle_healthz.p99_ms);
+  // A chat started meanwhile completes.
+  INFO(chat.raw.substr(0, 500));
+  CHECK(chat.status == 200);
+  REQUIRE_FALSE(chat.events.empty());
+  CHECK(chat.events.back().type == "done");
+  CHECK(server.Stop() == "exited 0");
+}
+
+}  // namespace
+}  // namespace pulse::testing::fault
