@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "json_output.h"
 #include "render_internal.h"
 #include "text_safety.h"
@@ -15,7 +16,7 @@ std::string Cut(const rapidjson::Value& v, std::string_view key, std::size_t wid
   return SafeCell(Str(v, key), width);
 }
 
-std::string Dash(std::string text) { return text.empty() ? "-" : text; }
+std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
 std::string IntText(const rapidjson::Value& v, std::string_view key) {
   const std::optional<std::int64_t> n = Int(v, key);
@@ -189,6 +190,7 @@ void RenderTable(const Console& console, const std::vector<std::string>& headers
     console.Out(out + "\n");
   };
   std::vector<Cell> header_cells;
+  header_cells.reserve(headers.size());
   for (const std::string& h : headers) {
     header_cells.push_back(Cell{h});
   }
@@ -206,7 +208,7 @@ void RenderFields(const Console& console,
   }
   for (const auto& [label, value] : fields) {
     const std::string pad(width - DisplayWidth(label) + 2, ' ');
-    console.Out("  " + console.PaintOut(Style::kBold, label) + pad + value + "\n");
+    console.Out(absl::StrCat("  ", console.PaintOut(Style::kBold, label), pad, value, "\n"));
   }
 }
 

@@ -13,7 +13,7 @@ namespace pulse::cli::render_internal {
 // SafeCell of the string member `key` ("" when absent).
 std::string Cut(const rapidjson::Value& v, std::string_view key, std::size_t width = 60);
 // `text`, or "-" when empty.
-std::string Dash(std::string text);
+std::string Dash(const std::string& text);
 // The integer member as text, or "-".
 std::string IntText(const rapidjson::Value& v, std::string_view key);
 // The object member, or a null value when absent or not an object.

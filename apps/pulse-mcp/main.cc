@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -73,7 +75,9 @@ int Serve(const std::string& server) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that went away shows up as a failed write
   CLI::App app{"pulse-mcp: the Pulse governed surface as an MCP stdio server"};
   app.set_version_flag("--version", std::string("pulse-mcp ") + PULSE_CORE_VERSION_STRING);
@@ -88,4 +92,20 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   return Serve(server);
+}
+
+}  // namespace
+
+// Everything the process does runs inside Run; an exception that escapes it (a bug, or
+// std::bad_alloc) is reported in one line with exit status 70 (EX_SOFTWARE) instead of
+// std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pulse-mcp: fatal: %s\n", e.what());
+  } catch (...) {
+    std::fputs("pulse-mcp: fatal: unknown exception\n", stderr);
+  }
+  return 70;
 }

@@ -3,6 +3,7 @@
 // in adapters/server (pulse/adapters/server/server_app.h) composes and runs the server.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <optional>
 #include <string>
 
@@ -24,7 +25,9 @@ CLI::Option* AddSetting(CLI::App& app, const std::string& name, std::optional<st
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   // Debian's Abseil is built with lock-order (deadlock) detection on, which takes a global graph
   // lock on every Mutex::Lock. The server turns it off as release builds of Abseil do; the unit
   // and in-process suites keep it (docs/architecture.md, "Tooling").
@@ -137,4 +140,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   return pulse::server::RunServer(*config);
+}
+
+}  // namespace
+
+// Everything the process does runs inside Run; an exception that escapes it (a bug, or
+// std::bad_alloc) is reported in one line with exit status 70 (EX_SOFTWARE) instead of
+// std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pulse-server: fatal: %s\n", e.what());
+  } catch (...) {
+    std::fputs("pulse-server: fatal: unknown exception\n", stderr);
+  }
+  return 70;
 }

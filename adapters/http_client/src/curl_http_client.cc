@@ -277,7 +277,7 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
   for (const auto& [name, value] : request.headers) {
     has_content_type = has_content_type || absl::EqualsIgnoreCase(name, "Content-Type");
     // "Name;" is libcurl's spelling of a header sent with an empty value.
-    add_header(value.empty() ? name + ";" : name + ": " + value);
+    add_header(value.empty() ? absl::StrCat(name, ";") : absl::StrCat(name, ": ", value));
   }
   add_header("Expect:");  // no 100-continue round trip before large bodies
   if (request.method == "HEAD") {

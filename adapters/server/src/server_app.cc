@@ -1,9 +1,9 @@
 #include "pulse/adapters/server/server_app.h"
 
 #include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -273,7 +273,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   runs = std::make_unique<ChatRuns>();
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
-  context.reset(new ServerContext{config,
+  context.reset(new ServerContext{config,  // NOLINT(modernize-make-unique): see above
                                   clock,
                                   *fleet,
                                   *actions,
