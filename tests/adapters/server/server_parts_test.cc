@@ -29,6 +29,7 @@
 #include "pulse/testing/in_memory_finding_store.h"
 #include "pulse/testing/in_memory_metrics_history.h"
 #include "pulse/testing/in_memory_operator_state_store.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::server {
 namespace {
@@ -51,21 +52,9 @@ std::size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-class TempDir {
+class TempDir : public pulse::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "pulse-parts-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : pulse::testing::TempDir("pulse-parts") {}
 };
 
 TEST_CASE("listen addresses are host:port and nothing else", "[server][config]") {

@@ -17,30 +17,14 @@
 #include <utility>
 
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::testing::storage {
 
-// A fresh directory /tmp/pulse-storage-XXXXXX, removed with everything in it.
-class TempDir {
+// A fresh directory pulse-storage-XXXXXX under the temp directory, removed with everything in it.
+class TempDir : public pulse::testing::TempDir {
  public:
-  TempDir() {
-    std::string templ = "/tmp/pulse-storage-XXXXXX";
-    const char* made = mkdtemp(templ.data());
-    REQUIRE(made != nullptr);
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : pulse::testing::TempDir("pulse-storage") {}
 };
 
 inline std::string ReadFileBytes(const std::string& path) {
