@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/testing/temp_dir.h"
 
@@ -59,6 +60,14 @@ inline std::unique_ptr<adapters::storage::SqliteDatabase> MustOpen(
   INFO(db.status().ToString());
   REQUIRE(db.ok());
   return *std::move(db);
+}
+
+// The action store over `db` (it borrows the database).
+inline std::unique_ptr<adapters::storage::SqliteActionStore> MustOpenActionStore(
+    adapters::storage::SqliteDatabase& db) {
+  auto store = adapters::storage::SqliteActionStore::Open(db);
+  REQUIRE(store.ok());
+  return *std::move(store);
 }
 
 // A store with the database it borrows (and, for a file database, the directory holding it).
