@@ -60,7 +60,7 @@ CompositeFleet::CompositeFleet(std::vector<CompositeSource> sources)
   seen_.resize(sources_.size());
   to_composite_.resize(sources_.size());
   for (const CompositeSource& s : sources_) {
-    FleetSourceState state;
+    core::FleetSourceStatus state;
     state.name = s.name;
     state.kind = s.kind;
     states_.push_back(std::move(state));
@@ -80,7 +80,7 @@ void CompositeFleet::Refresh() {
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   for (std::size_t i = 0; i < sources_.size(); ++i) {
-    FleetSourceState& state = states_[i];
+    core::FleetSourceStatus& state = states_[i];
     if (listed[i].ok()) {
       Seen seen;
       seen.resources = std::move(listed[i]->resources);
@@ -325,7 +325,7 @@ absl::StatusOr<core::ExecOutput> CompositeFleet::RunReadOnlyCommand(std::string_
   return sources_[entry->source].fleet->RunReadOnlyCommand(entry->source_id, command);
 }
 
-std::vector<FleetSourceState> CompositeFleet::SourceStates() {
+std::vector<core::FleetSourceStatus> CompositeFleet::SourceStatuses() {
   absl::MutexLock lock(&mu_);
   return states_;
 }

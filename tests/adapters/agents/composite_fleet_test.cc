@@ -18,7 +18,6 @@ namespace {
 
 using adapters::agents::CompositeFleet;
 using adapters::agents::CompositeSource;
-using adapters::agents::FleetSourceState;
 
 // A real demo fleet behind a switch that makes it answer Unavailable, as a source whose
 // agent or API is unreachable does.
@@ -212,7 +211,7 @@ TEST_CASE("a source that is down keeps its resources as unknown and never fails 
   CHECK(absl::IsUnavailable(
       fleet->Dispatch(Dispatch("app-container:@b/worker", "start", "act_down.dispatch.1"))
           .status()));
-  const std::vector<FleetSourceState> states = fleet->SourceStates();
+  const std::vector<core::FleetSourceStatus> states = fleet->SourceStatuses();
   REQUIRE(states.size() == 2);
   CHECK(states[0].up);
   CHECK_FALSE(states[1].up);
@@ -222,7 +221,7 @@ TEST_CASE("a source that is down keeps its resources as unknown and never fails 
   b->down = false;
   CHECK(MustList(*fleet).size() == before);
   CHECK(MustGet(*fleet, "vm:@b/101").status == "running");
-  CHECK(fleet->SourceStates()[1].up);
+  CHECK(fleet->SourceStatuses()[1].up);
 }
 
 TEST_CASE("a source that is down from the start does not fail the fleet",
@@ -237,8 +236,8 @@ TEST_CASE("a source that is down from the start does not fail the fleet",
   auto fleet = MustCreate(std::move(sources));
   // b lists nothing yet, so a's ids stay plain.
   CHECK(MustGet(*fleet, "vm:101").attributes.at("pulse.source") == "a");
-  CHECK_FALSE(fleet->SourceStates()[0].up);
-  CHECK(fleet->SourceStates()[0].resources == 0);
+  CHECK_FALSE(fleet->SourceStatuses()[0].up);
+  CHECK(fleet->SourceStatuses()[0].resources == 0);
   // Once b answers, b is earlier in the list and claims the plain ids.
   b->down = false;
   MustList(*fleet);

@@ -7,11 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
 #include "pulse/adapters/agents/composite_fleet.h"
 #include "pulse/adapters/agents/demo_fleet.h"
+#include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/server/server_config.h"
+#include "pulse/adapters/server/server_metrics.h"
 #include "pulse/testing/fake_clock.h"
 
 namespace pulse::server {
@@ -75,9 +79,9 @@ TEST_CASE("a --fleet file of sources opens every source as one composite fleet",
   CHECK(opened->demo_history == nullptr);
   CHECK(composite->GetResource("vm:101").ok());
   CHECK(composite->GetResource("vm:@lab2/101").ok());
-  REQUIRE(composite->SourceStates().size() == 2);
-  CHECK(composite->SourceStates()[1].name == "lab2");
-  CHECK(composite->SourceStates()[1].up);
+  REQUIRE(composite->SourceStatuses().size() == 2);
+  CHECK(composite->SourceStatuses()[1].name == "lab2");
+  CHECK(composite->SourceStatuses()[1].up);
 }
 
 TEST_CASE("a bad sources file is refused naming the file and the source", "[server][fleet]") {
@@ -136,6 +140,34 @@ TEST_CASE("pulse.json may define the fleet as sources and a --fleet flag overrid
   dir.Write("pulse.json", R"({"fleet": ["demo"]})");
   const absl::Status array = ResolveServerConfig(plain, std::nullopt).status();
   CHECK(std::string(array.message()).find("must be a string or an object") != std::string::npos);
+}
+
+TEST_CASE("/metrics shows whether each fleet source is up and what it holds",
+          "[server][fleet][metrics]") {
+  adapters::http::MetricsRegistry registry;
+  absl::StatusOr<std::unique_ptr<ServerMetrics>> metrics = ServerMetrics::Register(registry);
+  REQUIRE(metrics.ok());
+  testing::FakeClock clock;
+  FleetDir dir;
+  absl::StatusOr<OpenedFleet> opened =
+      OpenConfiguredFleet(WithFleet(dir.Write("fleet.json", kTwoDemos)), clock);
+  REQUIRE(opened.ok());
+  std::vector<core::FleetSourceStatus> sources = opened->fleet->SourceStatuses();
+  REQUIRE(sources.size() == 2);
+  (*metrics)->RefreshFleetSources(sources);
+  std::string text = registry.Render();
+  CHECK(text.find(R"(pulse_fleet_source_up{source="lab",kind="demo"} 1)") != std::string::npos);
+  CHECK(text.find(R"(pulse_fleet_source_up{source="lab2",kind="demo"} 1)") != std::string::npos);
+  CHECK(text.find(absl::StrCat(R"(pulse_fleet_source_resources{source="lab2",kind="demo"} )",
+                               sources[1].resources)) != std::string::npos);
+  sources[1].up = false;
+  (*metrics)->RefreshFleetSources(sources);
+  text = registry.Render();
+  CHECK(text.find(R"(pulse_fleet_source_up{source="lab2",kind="demo"} 0)") != std::string::npos);
+  // A fleet of one source reports none.
+  absl::StatusOr<OpenedFleet> demo = OpenConfiguredFleet(WithFleet("demo"), clock);
+  REQUIRE(demo.ok());
+  CHECK(demo->fleet->SourceStatuses().empty());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 // A source that fails to list (any error) is down: its resources as last seen stay listed
 // with status `unknown`, and the other sources answer as usual. Per-resource reads of a down
 // source's resources answer the source's own error (GetResource answers the remembered
-// resource, status unknown). SourceStates() reports each source for the server's surfaces.
+// resource, status unknown). SourceStatuses() reports each source for the server's surfaces.
 // Thread-safety: every method may be called concurrently (one mutex guards the index; sources
 // are called outside it and must be thread-safe themselves, as the port requires).
 #pragma once
@@ -37,18 +37,6 @@ struct CompositeSource {
   std::string name;  // IsFleetSourceName
   std::string kind;
   std::unique_ptr<core::Fleet> fleet;
-};
-
-// One source as the composite last saw it.
-struct FleetSourceState {
-  std::string name;
-  std::string kind;
-  bool up = false;            // the last listing succeeded
-  std::string error;          // why it is down ("" when up or never listed)
-  std::size_t resources = 0;  // resources known from it (remembered ones included)
-  std::optional<absl::Time> last_ok_at;
-
-  friend bool operator==(const FleetSourceState&, const FleetSourceState&) = default;
 };
 
 // The attribute naming a resource's source.
@@ -85,8 +73,7 @@ class CompositeFleet final : public core::Fleet {
                                                       std::string_view command) override;
 
   // ---- sources ----------------------------------------------------------------------------
-  // In the configured order.
-  std::vector<FleetSourceState> SourceStates();
+  std::vector<core::FleetSourceStatus> SourceStatuses() override;
   // The owning source's name and the id the resource has there. NotFound for an unknown id.
   [[nodiscard]] absl::StatusOr<std::pair<std::string, std::string>> Locate(std::string_view id);
   // The source fleet by name (nullptr when there is none), e.g. for a kind-specific history.
@@ -112,7 +99,7 @@ class CompositeFleet final : public core::Fleet {
   std::vector<CompositeSource> sources_;
   absl::Mutex mu_;
   std::vector<std::optional<Seen>> seen_ ABSL_GUARDED_BY(mu_);
-  std::vector<FleetSourceState> states_ ABSL_GUARDED_BY(mu_);
+  std::vector<core::FleetSourceStatus> states_ ABSL_GUARDED_BY(mu_);
   // The merged view, in composite ids.
   std::map<std::string, core::FleetResource> resources_ ABSL_GUARDED_BY(mu_);
   std::vector<core::FleetRelationship> relationships_ ABSL_GUARDED_BY(mu_);
