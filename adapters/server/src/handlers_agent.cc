@@ -189,6 +189,7 @@ absl::Status BindAgentRoutes(http::Router& router, ServerContext& ctx) {
   PULSE_RETURN_IF_ERROR(router.Handle("metrics", [&ctx](const HttpRequest&) {
     ctx.metrics.RefreshActionGauge(ctx.actions);
     ctx.metrics.RefreshReadPool(ctx.database.ReadPoolStats());
+    ctx.metrics.RefreshFleetSources(ctx.fleet.SourceStatuses());
     return HttpReply::Text(ctx.registry.Render(), std::string(http::kPrometheusContentType));
   }));
   PULSE_RETURN_IF_ERROR(

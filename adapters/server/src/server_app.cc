@@ -8,8 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/adapters/agents/demo_fleet.h"
-#include "pulse/adapters/agents/local_host_fleet.h"
+#include "fleet_opening.h"
 #include "pulse/adapters/http/httplib_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -47,13 +46,6 @@ namespace providers = adapters::providers;
 namespace storage = adapters::storage;
 namespace system = adapters::system;
 
-// The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
-// for watching it happen): an approve -> execute round trip then takes well under a second.
-constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
-// How long a dispatch waits for the demo agent's answer; only a dispatch_hangs fault makes it
-// wait (DemoFleet's default is 10 s): the fault then costs an execute 2 s, not 10.
-constexpr absl::Duration kDemoDispatchTimeout = absl::Seconds(2);
-constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
 // Tool calls of one turn run on this many threads (the loop caps a turn at 4 at once).
 constexpr std::size_t kToolThreads = 4;
 // How long a shutdown waits for runs in flight to end after cancelling them.
@@ -142,30 +134,10 @@ struct ServerApp::Parts {
 };
 
 absl::Status ServerApp::Parts::OpenFleet() {
-  if (config.fleet == kFleetLocal) {
-    agents::LocalHostFleetOptions options;
-    options.clock = &clock;
-    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<agents::LocalHostFleet> local,
-                           agents::LocalHostFleet::Open(options));
-    fleet = std::move(local);
-    history = storage->metrics.get();
-    return absl::OkStatus();
-  }
-  agents::DemoFleetOptions options;
-  options.dispatch_delay = kDemoDispatchDelay;
-  options.dispatch_timeout = kDemoDispatchTimeout;
-  options.observe_poll_interval = kDemoObservePoll;
-  options.clock = &clock;
-  absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =
-      config.fleet == kFleetDemo ? agents::DemoFleet::OpenDefault(options)
-                                 : agents::DemoFleet::Open(config.fleet, options);
-  if (!demo.ok()) {
-    return absl::Status(demo.status().code(),
-                        absl::StrCat("--fleet ", config.fleet, ": ", demo.status().message()));
-  }
-  demo_history = std::make_unique<agents::DemoFleetMetricsHistory>(**demo);
-  history = demo_history.get();
-  fleet = *std::move(demo);
+  PULSE_ASSIGN_OR_RETURN(OpenedFleet opened, OpenConfiguredFleet(config, clock));
+  fleet = std::move(opened.fleet);
+  demo_history = std::move(opened.demo_history);
+  history = demo_history != nullptr ? demo_history.get() : storage->metrics.get();
   return absl::OkStatus();
 }
 

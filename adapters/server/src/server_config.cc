@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/adapters/agents/fleet_sources.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/string_view.h"
 
@@ -204,9 +205,14 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       *slot = absl::StrCat(member.value.GetUint());
       continue;
     }
+    if (key == "fleet" && member.value.IsObject()) {
+      out.fleet_sources = core::CanonicalJson(member.value);
+      continue;
+    }
     if (!member.value.IsString()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("pulse.json: the value of ", Quoted(key), " must be a string"));
+          absl::StrCat("pulse.json: the value of ", Quoted(key), " must be a string",
+                       key == "fleet" ? " or an object {\"sources\": [...]} (docs/fleet.md)" : ""));
     }
     *slot = std::string(core::StringViewOf(member.value));
   }
@@ -250,6 +256,16 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
   }
   config.listen = *address;
 
+  if (!flags.fleet.has_value() && file.fleet_sources.has_value()) {
+    absl::StatusOr<std::vector<adapters::agents::FleetSourceSpec>> sources =
+        adapters::agents::ParseFleetSources(*file.fleet_sources);
+    if (!sources.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pulse.json \"fleet\": ", sources.status().message()));
+    }
+    config.fleet_sources = *file.fleet_sources;
+    file.fleet = "pulse.json";
+  }
   config.fleet = Pick(flags.fleet, file.fleet).value_or(std::string(kDefaultFleet));
   if (config.fleet.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source(flags.fleet, "fleet", "fleet"),

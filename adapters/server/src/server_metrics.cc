@@ -85,6 +85,17 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Register(
                           "connection could not be opened.",
                           {}));
   m->reader_fallbacks_->Increment({}, 0);  // shown as 0 from the start, not only once it moves
+  PULSE_ASSIGN_OR_RETURN(
+      m->fleet_source_up_,
+      registry.AddGauge("pulse_fleet_source_up",
+                        "Each source of a fleet of several (docs/fleet.md): 1 when its last "
+                        "listing succeeded, 0 while it is down (read at scrape time).",
+                        {"source", "kind"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->fleet_source_resources_,
+      registry.AddGauge("pulse_fleet_source_resources",
+                        "Resources known from each fleet source (a down source's included).",
+                        {"source", "kind"}));
   return m;
 }
 
@@ -180,6 +191,13 @@ void RunMetrics::Observe(const core::LoopEvent& event) {
     kinds_.erase(it);
   }
   metrics_.ToolCall(name, kind, outcome);
+}
+
+void ServerMetrics::RefreshFleetSources(const std::vector<core::FleetSourceStatus>& sources) {
+  for (const core::FleetSourceStatus& source : sources) {
+    fleet_source_up_->Set({source.name, source.kind}, source.up ? 1 : 0);
+    fleet_source_resources_->Set({source.name, source.kind}, static_cast<double>(source.resources));
+  }
 }
 
 }  // namespace pulse::server

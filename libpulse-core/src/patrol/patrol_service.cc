@@ -166,6 +166,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   r.scope = work.ticket.scope;
   r.started_at = work.ticket.started_at;
   r.status = PatrolRunStatus::kRunning;
+  r.fleet_sources = fleet_.SourceStatuses();
   for (const FleetResource& res : work.ticket.resources) {
     work.scope_ids.insert(res.id);
     if (!r.scope.Full()) {
@@ -280,6 +281,9 @@ void PatrolService::Triage(Work& work) {
     absl::StatusOr<FleetStatus> status = fleet_.GetStatus(resource.id);
     if (absl::IsNotFound(status.status())) {
       continue;  // gone since the scope was resolved
+    }
+    if (!status.ok() && resource.status == "unknown") {
+      continue;  // its source is down: the run record's fleet_sources says so
     }
     if (!status.ok()) {
       work.Error(

@@ -52,6 +52,9 @@ struct ServerSettings {
   std::optional<std::string> listen;
   std::optional<std::string> data_dir;  // command line only: pulse.json lives in the data dir
   std::optional<std::string> fleet;
+  // pulse.json only: "fleet" given as an object, {"sources": [...]} (docs/fleet.md), as its
+  // canonical JSON text. A --fleet flag overrides it as it overrides a "fleet" string.
+  std::optional<std::string> fleet_sources;
   std::optional<std::string> provider;
   std::optional<std::string> provider_base_url;
   std::optional<std::string> model;
@@ -89,7 +92,7 @@ inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
 inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
-// three stream settings may also be a JSON integer).
+// three stream settings may also be a JSON integer, and "fleet" an object of sources).
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
 // and API keys get a sentence saying where they belong instead), or a value that is not a
 // string.
@@ -99,7 +102,10 @@ inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams to
 struct ServerConfig {
   ListenAddress listen;
   std::string data_dir;
-  std::string fleet;              // "demo", "local", or a fleet JSON file
+  std::string fleet;  // "demo", "local", a fleet JSON file, or "pulse.json"
+  // The sources document ({"sources": [...]}) when pulse.json defines the fleet as an object
+  // (fleet is then "pulse.json"); "" otherwise. Already checked by ParseFleetSources.
+  std::string fleet_sources;
   std::string provider;           // empty: no model provider (the Assistant is not configured)
   std::string provider_base_url;  // empty: the registry default
   std::string model;              // empty: the registry default
@@ -126,7 +132,8 @@ struct ServerConfig {
 // flags.data_dir or the default) and the defaults, in that order of precedence, and checks
 // the result. `api_key` is the environment's value (nullopt when unset). InvalidArgument
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
-// malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
+// malformed pulse.json, a bad listen address, a malformed sources list in pulse.json's
+// "fleet" (agents::ParseFleetSources), an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL, model or provider
 // locality without a provider, a provider locality other than auto, local or remote, a bad
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
