@@ -315,6 +315,23 @@ absl::Status EngineClient::Ping() const {
   return StatusFromAnswer(answer->head.status, answer->body, "ping");
 }
 
+absl::StatusOr<EngineInfo> EngineClient::Info() const {
+  http_client::Request request;
+  request.target = "/info";
+  auto answer = Call(request, options_.call_timeout);
+  if (!answer.ok()) {
+    return answer.status();
+  }
+  if (auto s = StatusFromAnswer(answer->head.status, answer->body, "the daemon info"); !s.ok()) {
+    return s;
+  }
+  auto info = ParseInfoJson(answer->body);
+  if (!info.ok()) {
+    return Malformed(info.status());
+  }
+  return info;
+}
+
 absl::StatusOr<std::vector<ContainerSummary>> EngineClient::ListContainers(bool all) const {
   http_client::Request request;
   request.target = all ? "/containers/json?all=1" : "/containers/json";

@@ -203,6 +203,25 @@ absl::StatusOr<EngineVersion> ParseVersionJson(std::string_view body) {
   return out;
 }
 
+absl::StatusOr<EngineInfo> ParseInfoJson(std::string_view body) {
+  auto doc = ParseAnswer(body, "/info", true);
+  if (!doc.ok()) {
+    return doc.status();
+  }
+  absl::Status error;
+  Fields f(*doc, "info", &error);
+  EngineInfo out;
+  out.name = f.Str("Name", true);
+  out.operating_system = f.Str("OperatingSystem");
+  out.server_version = f.Str("ServerVersion");
+  out.cpus = f.Int("NCPU");
+  out.memory_bytes = f.Int("MemTotal");
+  if (!error.ok()) {
+    return error;
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<ContainerSummary>> ParseContainerListJson(std::string_view body) {
   auto doc = ParseAnswer(body, "container list", false);
   if (!doc.ok()) {

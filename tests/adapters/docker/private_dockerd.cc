@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -85,6 +87,50 @@ void UnmountUnder(const std::string& dir) {
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   for (const std::string& target : targets) {
     ::umount2(target.c_str(), MNT_DETACH);
+  }
+}
+
+// SIGKILLs every process whose command line names `dir` (dockerd, containerd, the shims) and
+// every descendant of those (the containers), then waits for them to go.
+void KillEverythingUnder(const std::string& dir) {
+  std::map<pid_t, pid_t> parent;
+  std::vector<pid_t> victims;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    std::ifstream status(entry.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("PPid:", 0) == 0) {
+        parent[pid] = static_cast<pid_t>(std::stol(line.substr(5)));
+      }
+    }
+    std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
+    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (pid != ::getpid() && args.find(dir) != std::string::npos) {
+      victims.push_back(pid);
+    }
+  }
+  for (std::size_t i = 0; i < victims.size(); ++i) {  // grows while descendants are found
+    for (const auto& [pid, ppid] : parent) {
+      if (ppid == victims[i] && std::find(victims.begin(), victims.end(), pid) == victims.end()) {
+        victims.push_back(pid);
+      }
+    }
+  }
+  for (const pid_t pid : victims) {
+    ::kill(pid, SIGKILL);
+  }
+  for (const pid_t pid : victims) {
+    for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) {
+      int status = 0;
+      ::waitpid(pid, &status, WNOHANG);  // our own child (dockerd) must be reaped
+      absl::SleepFor(absl::Milliseconds(20));
+    }
   }
 }
 
@@ -340,6 +386,15 @@ void PrivateDockerd::StopDaemon() {
   }
 }
 
+void PrivateDockerd::KillDaemon() {
+  if (pid_ <= 0) {
+    return;
+  }
+  ::kill(pid_, SIGKILL);
+  WaitExit(pid_, absl::Seconds(5));
+  pid_ = -1;
+}
+
 PrivateDockerd::~PrivateDockerd() {
   if (client_ != nullptr && pid_ > 0) {
     auto list = client_->ListContainers(true);
@@ -351,6 +406,7 @@ PrivateDockerd::~PrivateDockerd() {
   }
   StopDaemon();
   if (!dir_.empty()) {
+    KillEverythingUnder(dir_);
     UnmountUnder(dir_);
     std::error_code ec;
     fs::remove_all(dir_, ec);

@@ -7,7 +7,9 @@
 // /_ping, then imports a tiny image (kImage) from a rootfs tar holding only the static busybox,
 // so nothing is pulled. Containers run with --network none. The destructor removes every
 // container, stops the daemon (SIGTERM, then SIGKILL after 20 s, its containerd too), unmounts
-// what it left and deletes the temp directory. Thread-compatible: one owner.
+// what it left and deletes the temp directory; any process still running from that directory
+// (a containerd or shim of a killed daemon, or a container rooted there) is killed first.
+// Thread-compatible: one owner.
 #pragma once
 
 #include <sys/types.h>
@@ -75,6 +77,9 @@ class PrivateDockerd final {
   absl::Status Remove(const std::string& id);
   // Stops the daemon now (fault tests); the destructor then only cleans up.
   void StopDaemon();
+  // Kills the daemon with SIGKILL, as a crash would (its containerd and containers live on
+  // until the destructor sweeps them).
+  void KillDaemon();
 
  private:
   PrivateDockerd() = default;

@@ -97,6 +97,8 @@ class EngineClient final {
 
   // GET /_ping: ok while the daemon answers.
   absl::Status Ping() const;
+  // The daemon host (GET /info).
+  absl::StatusOr<EngineInfo> Info() const;
   // Every container (running or not) when `all`.
   absl::StatusOr<std::vector<ContainerSummary>> ListContainers(bool all = true) const;
   absl::StatusOr<ContainerDetails> Inspect(std::string_view id) const;

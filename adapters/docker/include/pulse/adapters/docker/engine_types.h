@@ -38,6 +38,15 @@ struct EngineVersion {
   std::string kernel;   // "6.1.0-13-amd64"
 };
 
+// GET /info: the daemon host.
+struct EngineInfo {
+  std::string name;  // the host name
+  std::string operating_system;
+  std::string server_version;
+  std::int64_t cpus = 0;
+  std::int64_t memory_bytes = 0;
+};
+
 using Labels = std::map<std::string, std::string>;
 
 struct ContainerSummary {
@@ -97,6 +106,7 @@ struct EngineEvent {
 
 // Each parser takes one answer's body. DataLoss names what was wrong (never repeats the body).
 absl::StatusOr<EngineVersion> ParseVersionJson(std::string_view body);
+absl::StatusOr<EngineInfo> ParseInfoJson(std::string_view body);
 absl::StatusOr<std::vector<ContainerSummary>> ParseContainerListJson(std::string_view body);
 absl::StatusOr<ContainerDetails> ParseContainerJson(std::string_view body);
 absl::StatusOr<ContainerStats> ParseStatsJson(std::string_view body);
