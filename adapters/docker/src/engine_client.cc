@@ -449,7 +449,7 @@ absl::StatusOr<LogResult> EngineClient::Logs(std::string_view id, const LogQuery
 }
 
 absl::StatusOr<LifecycleOutcome> EngineClient::Lifecycle(std::string_view id, std::string_view verb,
-                                                         std::string query,
+                                                         const std::string& query,
                                                          absl::Duration deadline) const {
   if (auto s = ValidateContainerRef(id); !s.ok()) {
     return s;

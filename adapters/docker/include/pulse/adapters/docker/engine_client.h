@@ -131,7 +131,8 @@ class EngineClient final {
                std::unique_ptr<http_client::HttpClient> http);
   absl::Status TransportError(const absl::Status& status) const;
   absl::StatusOr<LifecycleOutcome> Lifecycle(std::string_view id, std::string_view verb,
-                                             std::string query, absl::Duration deadline) const;
+                                             const std::string& query,
+                                             absl::Duration deadline) const;
 
   const EngineOptions options_;
   const std::string socket_path_;  // "" for TCP

@@ -20,7 +20,13 @@ namespace pulse::docker {
 struct ApiVersion {
   int major = 1;
   int minor = 41;
-  friend auto operator<=>(const ApiVersion&, const ApiVersion&) = default;
+  friend bool operator==(const ApiVersion&, const ApiVersion&) = default;
+  friend bool operator<(const ApiVersion& a, const ApiVersion& b) {
+    return a.major != b.major ? a.major < b.major : a.minor < b.minor;
+  }
+  friend bool operator>(const ApiVersion& a, const ApiVersion& b) { return b < a; }
+  friend bool operator<=(const ApiVersion& a, const ApiVersion& b) { return !(b < a); }
+  friend bool operator>=(const ApiVersion& a, const ApiVersion& b) { return !(a < b); }
   std::string ToString() const;
 };
 // "1.41" -> {1, 41}; InvalidArgument for anything else.
