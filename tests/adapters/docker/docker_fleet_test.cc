@@ -257,7 +257,7 @@ TEST_CASE("a daemon that dies during a dispatch leaves it inconclusive, never re
   auto fleet = DockerFleet::Open(options);
   REQUIRE(fleet.ok());
   std::thread killer([&] {
-    absl::SleepFor(absl::Milliseconds(700));
+    absl::SleepFor(absl::Milliseconds(1500));  // the stop is under way (8 s grace)
     (*daemon)->KillDaemon();
   });
   const core::DispatchRequest request = Request("app-container:stubborn", "stop", "act_mid");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "private_dockerd.h"
 
 #define PULSE_NEED_DOCKERD(var)                                             \
@@ -26,3 +27,19 @@
     return;                                                                 \
   }                                                                         \
   static_assert(true)
+
+namespace pulse::docker::testing {
+
+// The container's logs once they hold at least `lines` lines (or after about 15 s, or on the
+// first error): containers print on their own schedule, slower on a loaded machine.
+inline absl::StatusOr<LogResult> LogsWhenAtLeast(const EngineClient& client, const std::string& id,
+                                                 const LogQuery& query, std::size_t lines) {
+  absl::StatusOr<LogResult> logs = client.Logs(id, query);
+  for (int i = 0; i < 150 && logs.ok() && logs->lines.size() < lines; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    logs = client.Logs(id, query);
+  }
+  return logs;
+}
+
+}  // namespace pulse::docker::testing

@@ -93,10 +93,9 @@ TEST_CASE("logs are demultiplexed, timestamped and bounded", "[docker][engine]")
   spec.cmd = {"sh", "-c", "echo out1; echo err1 >&2; echo out2; seq 1 500; sleep 600"};
   auto id = daemon->Run(spec);
   REQUIRE(id.ok());
-  absl::SleepFor(absl::Milliseconds(700));
   LogQuery query;
   query.tail = 0;
-  auto logs = daemon->client().Logs(*id, query);
+  auto logs = LogsWhenAtLeast(daemon->client(), *id, query, 503);
   REQUIRE(logs.ok());
   REQUIRE(logs->lines.size() == 503);
   CHECK_FALSE(logs->truncated);
@@ -131,8 +130,7 @@ TEST_CASE("logs are demultiplexed, timestamped and bounded", "[docker][engine]")
   tty.cmd = {"sh", "-c", "echo on a tty; sleep 600"};
   auto tty_id = daemon->Run(tty);
   REQUIRE(tty_id.ok());
-  absl::SleepFor(absl::Milliseconds(500));
-  logs = daemon->client().Logs(*tty_id, LogQuery{});
+  logs = LogsWhenAtLeast(daemon->client(), *tty_id, LogQuery{}, 1);
   REQUIRE(logs.ok());
   REQUIRE(logs->lines.size() == 1);
   CHECK(logs->lines[0].text == "on a tty");

@@ -41,8 +41,7 @@ TEST_CASE("the private daemon answers and runs the busybox image with no network
   // No network: the container has only its loopback interface.
   auto net = daemon->Run(Command({"sh", "-c", "ls /sys/class/net"}));
   REQUIRE(net.ok());
-  absl::SleepFor(absl::Milliseconds(500));
-  auto logs = daemon->client().Logs(*net, LogQuery{});
+  auto logs = LogsWhenAtLeast(daemon->client(), *net, LogQuery{}, 1);
   REQUIRE(logs.ok());
   REQUIRE(logs->lines.size() == 1);
   CHECK(logs->lines[0].text == "lo");
