@@ -316,6 +316,10 @@ absl::StatusOr<std::string> PrivateDockerd::Run(const RunSpec& spec) {
   w.Key("HostConfig");
   w.StartObject();
   w.Member("NetworkMode", "none");
+  if (spec.memory_limit_bytes > 0) {
+    w.Member("Memory", spec.memory_limit_bytes);
+    w.Member("MemorySwap", spec.memory_limit_bytes);  // no swap on top
+  }
   if (!spec.restart_policy.empty()) {
     w.Key("RestartPolicy");
     w.StartObject();

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@ struct RunSpec {
   std::vector<std::string> healthcheck;  // CMD-SHELL test; empty: none
   absl::Duration health_interval = absl::Seconds(1);
   bool start = true;
+  std::int64_t memory_limit_bytes = 0;  // HostConfig.Memory (and MemorySwap); 0: none
 };
 
 // A spec that runs `cmd` (named `name` unless empty) and nothing else.
