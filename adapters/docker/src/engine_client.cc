@@ -600,4 +600,8 @@ absl::StatusOr<EventBatch> EngineClient::Events(const EventQuery& query) const {
   return batch;
 }
 
+absl::Status MakeEngineError(EngineErrorKind kind, std::string_view message) {
+  return EngineError(kind, core::ToAbsl(message));
+}
+
 }  // namespace pulse::docker

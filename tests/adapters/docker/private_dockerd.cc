@@ -262,7 +262,9 @@ absl::Status PrivateDockerd::ImportImage() {
     return absl::InternalError("cannot copy busybox into the test rootfs");
   }
   for (const char* tool : {"sh", "sleep", "echo", "cat", "true", "false", "kill", "ls", "env",
-                           "head", "yes", "dd", "seq", "printf", "exit"}) {
+                           "head", "yes", "dd", "seq", "printf", "exit",
+                           // read-only exec tests (docker_exec_test.cc)
+                           "uname", "readlink", "find", "tail", "wc", "ps", "mkdir", "ln"}) {
     fs::create_symlink("busybox", rootfs + "/bin/" + tool, ec);
   }
   const std::string tar = dir_ + "/rootfs.tar";
