@@ -46,6 +46,15 @@ std::optional<EngineErrorKind> EngineErrorKindOf(const absl::Status& status);
 
 struct EngineOptions {
   std::string endpoint = "unix:///var/run/docker.sock";  // unix:///path or tcp://host:port
+  // tcp:// only (docs/docker.md, "Endpoints and versions"). With any of the three set the
+  // connection is TLS: the daemon's certificate must chain to tls_ca_file ("" = the system
+  // store) and tls_cert_file / tls_key_file (PEM, both or neither) are presented, as a daemon
+  // run with --tlsverify demands. Plain TCP (no TLS: anyone who reaches the port controls the
+  // daemon) is refused unless allow_plain_tcp.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  bool allow_plain_tcp = false;
   absl::Duration connect_timeout = absl::Seconds(5);
   absl::Duration call_timeout = absl::Seconds(30);  // every call but lifecycle and events
   std::size_t max_answer_bytes = std::size_t{16} << 20;
