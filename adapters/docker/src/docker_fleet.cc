@@ -76,6 +76,9 @@ core::FleetResource ContainerResource(const ContainerDetails& d, std::string_vie
   if (!d.restart_policy.empty()) {
     r.attributes["restart_policy"] = d.restart_policy;
   }
+  if (d.memory_limit > 0) {
+    r.attributes["memory_limit_bytes"] = absl::StrCat(d.memory_limit);
+  }
   if (d.started_at.has_value()) {
     r.attributes["started_at"] = TimeText(d.started_at);
   }

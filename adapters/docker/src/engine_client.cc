@@ -122,6 +122,52 @@ std::string UnixText(absl::Time t) {
   return absl::StrFormat("%d.%09d", nanos / 1000000000, nanos % 1000000000);
 }
 
+bool UsesTls(const EngineOptions& o) {
+  return !o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+}
+
+// The TLS settings of an endpoint: only for tcp://, files that exist and can be read, a client
+// certificate with its key, and no plain TCP unless the operator allowed it.
+absl::Status CheckTransportSecurity(const EngineOptions& o, bool unix_socket) {
+  if (unix_socket) {
+    return UsesTls(o) ? EngineError(EngineErrorKind::kInvalidArgument,
+                                    "tls_ca_file, tls_cert_file and tls_key_file apply to tcp:// "
+                                    "endpoints only, not to a unix socket")
+                      : absl::OkStatus();
+  }
+  if (!UsesTls(o)) {
+    return o.allow_plain_tcp
+               ? absl::OkStatus()
+               : EngineError(
+                     EngineErrorKind::kInvalidArgument,
+                     "a tcp:// Docker endpoint without TLS is refused: anyone who reaches the "
+                     "port controls the daemon. Set tls_ca_file, tls_cert_file and tls_key_file "
+                     "(the daemon runs with --tlsverify), or allow_plain_tcp to accept the risk");
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return EngineError(EngineErrorKind::kInvalidArgument,
+                       o.tls_cert_file.empty()
+                           ? "tls_key_file is set without tls_cert_file: set both or neither"
+                           : "tls_cert_file is set without tls_key_file: set both or neither");
+  }
+  const std::pair<const char*, const std::string*> files[] = {{"tls_ca_file", &o.tls_ca_file},
+                                                              {"tls_cert_file", &o.tls_cert_file},
+                                                              {"tls_key_file", &o.tls_key_file}};
+  for (const auto& [setting, path] : files) {
+    if (path->empty()) {
+      continue;
+    }
+    if (::access(path->c_str(), R_OK) != 0) {
+      const int err = errno;
+      return EngineError(
+          EngineErrorKind::kInvalidArgument,
+          absl::StrCat(setting, " ", *path, err == ENOENT ? " does not exist" : " cannot be read",
+                       " (", std::strerror(err), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view EngineErrorKindName(EngineErrorKind kind) {
@@ -193,12 +239,19 @@ absl::StatusOr<std::unique_ptr<EngineClient>> EngineClient::Connect(
     }
     base = "http://localhost";
   } else if (endpoint.rfind("tcp://", 0) == 0) {
-    base = absl::StrCat("http://", core::ToAbsl(endpoint.substr(6)));
+    base =
+        absl::StrCat(UsesTls(options) ? "https://" : "http://", core::ToAbsl(endpoint.substr(6)));
   } else {
     return EngineError(EngineErrorKind::kInvalidArgument,
                        "a Docker endpoint starts with unix:// or tcp://");
   }
+  if (absl::Status s = CheckTransportSecurity(options, !socket_path.empty()); !s.ok()) {
+    return s;
+  }
   http_client::ClientOptions http_options;
+  http_options.ca_file = options.tls_ca_file;
+  http_options.client_cert_file = options.tls_cert_file;
+  http_options.client_key_file = options.tls_key_file;
   http_options.unix_socket_path = socket_path;
   http_options.timeouts.connect = options.connect_timeout;
   http_options.timeouts.response_header = options.call_timeout;
@@ -598,6 +651,10 @@ absl::StatusOr<EventBatch> EngineClient::Events(const EventQuery& query) const {
     return EngineError(EngineErrorKind::kMalformed, parse_error.message());
   }
   return batch;
+}
+
+absl::Status MakeEngineError(EngineErrorKind kind, std::string_view message) {
+  return EngineError(kind, core::ToAbsl(message));
 }
 
 }  // namespace pulse::docker

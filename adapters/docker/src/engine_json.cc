@@ -291,6 +291,7 @@ absl::StatusOr<ContainerDetails> ParseContainerJson(std::string_view body) {
   }
   if (const rapidjson::Value* host = f.Object("HostConfig"); host != nullptr) {
     Fields h(*host, "HostConfig", &error);
+    c.memory_limit = h.Int("Memory");
     if (const rapidjson::Value* policy = h.Object("RestartPolicy"); policy != nullptr) {
       c.restart_policy = Fields(*policy, "HostConfig.RestartPolicy", &error).Str("Name");
     }

@@ -235,6 +235,7 @@ void ServerApp::Parts::OpenPatrol() {
       *actions, *fleet, *storage->operator_state, *storage->audit, clock, autopilot_policy);
   core::PatrolServiceOptions patrol_options;
   patrol_options.autopilot_actions = autopilot_actions.get();
+  patrol_options.restart_observations = &verifier->restart_observations();
   patrol = std::make_unique<core::PatrolService>(
       *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
       clock, *ids, std::move(model), std::move(patrol_options));

@@ -292,8 +292,12 @@ void PatrolService::Triage(Work& work) {
     }
     ++r.resources_checked;
     const std::optional<CapacityForecast> forecast = StorageForecast(resource, metrics_, now);
+    RestartObservations& restarts =
+        options_.restart_observations != nullptr ? *options_.restart_observations : own_restarts_;
+    const TriageHistory history =
+        restarts.Observe(resource, *status, now, options_.thresholds.crash_loop_window);
     for (const FindingReport& report :
-         TriageResource(resource, *status, forecast, options_.thresholds)) {
+         TriageResource(resource, *status, forecast, options_.thresholds, history)) {
       absl::StatusOr<ReportOutcome> outcome = findings_.Report(report);
       if (!outcome.ok()) {
         ++r.rejected_findings;

@@ -258,3 +258,90 @@ TEST_CASE("endpoints and container ids are validated before anything is sent", "
 
 }  // namespace
 }  // namespace pulse::docker
+
+namespace pulse::docker {
+namespace {
+
+// An exec start answer: the hijacked stream's head, then `frames` raw, then the connection closes.
+std::string ExecStream(std::string_view frames) {
+  return absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n",
+                      core::ToAbsl(frames));
+}
+
+std::string Frame(char stream, std::string_view payload) {
+  std::string out = {stream, 0, 0, 0};
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  out += static_cast<char>(n >> 24);
+  out += static_cast<char>((n >> 16) & 0xff);
+  out += static_cast<char>((n >> 8) & 0xff);
+  out += static_cast<char>(n & 0xff);
+  return out + std::string(payload);
+}
+
+absl::StatusOr<ExecResult> ExecAgainst(const std::string& create, const std::string& start,
+                                       const std::string& inspect) {
+  FakeEngine engine({{"/version", Answer(200, kVersion141)},
+                     {"/v1.41/containers/box/exec", create},
+                     {"/v1.41/exec/e1/start", start},
+                     {"/v1.41/exec/e1/json", inspect}});
+  auto client = EngineClient::Connect(engine.Options());
+  REQUIRE(client.ok());
+  ExecRequest request;
+  request.argv = {"uname", "-a"};
+  request.deadline = absl::Seconds(5);
+  request.max_output_bytes = 16;
+  return (*client)->Exec("box", request);
+}
+
+TEST_CASE("an exec stream is demultiplexed and bounded, its exit code read back",
+          "[docker][faults]") {
+  const std::string created = Answer(201, R"({"Id":"e1"})");
+  const std::string done = Answer(200, R"({"Running":false,"ExitCode":3})");
+  auto r = ExecAgainst(created, ExecStream(Frame(1, "out\n") + Frame(2, "err\n")), done);
+  REQUIRE(r.ok());
+  CHECK(r->stdout_text == "out\n");
+  CHECK(r->stderr_text == "err\n");
+  CHECK(r->exit_code == 3);
+  CHECK_FALSE(r->truncated);
+  // Past the bound nothing more is kept, and the result says so.
+  r = ExecAgainst(created, ExecStream(Frame(1, std::string(100, 'x'))), done);
+  REQUIRE(r.ok());
+  CHECK(r->stdout_text == std::string(16, 'x'));
+  CHECK(r->truncated);
+}
+
+TEST_CASE("hostile exec answers are malformed, never crashes", "[docker][faults]") {
+  const std::string created = Answer(201, R"({"Id":"e1"})");
+  const std::string done = Answer(200, R"({"Running":false,"ExitCode":0})");
+  // An unknown stream byte, non-zero padding, a stream cut inside a frame, a huge announced
+  // length that never arrives.
+  CHECK(KindOf(ExecAgainst(created, ExecStream(Frame(5, "x")), done).status()) ==
+        EngineErrorKind::kMalformed);
+  CHECK(KindOf(
+            ExecAgainst(created, ExecStream(std::string("\1\0\1\0\0\0\0\1x", 9)), done).status()) ==
+        EngineErrorKind::kMalformed);
+  CHECK(KindOf(ExecAgainst(created, ExecStream(Frame(1, "abc").substr(0, 10)), done).status()) ==
+        EngineErrorKind::kMalformed);
+  CHECK(KindOf(ExecAgainst(created, ExecStream(std::string("\2\0\0\0\xff\xff\xff\xff", 8)), done)
+                   .status()) == EngineErrorKind::kMalformed);
+  // A create answer without a usable Id.
+  for (const char* body : {R"({})", R"({"Id":"../../containers"})", R"({"Id":7})", "not json"}) {
+    CHECK(KindOf(ExecAgainst(Answer(201, body), ExecStream(""), done).status()) ==
+          EngineErrorKind::kMalformed);
+  }
+  // An inspect answer without a valid exit code.
+  for (const char* body : {R"({"Running":false,"ExitCode":"0"})", R"({"ExitCode":0})",
+                           R"({"Running":false,"ExitCode":99999})", "[]"}) {
+    CHECK(KindOf(ExecAgainst(created, ExecStream(Frame(1, "ok")), Answer(200, body)).status()) ==
+          EngineErrorKind::kMalformed);
+  }
+  // The daemon refuses: a stopped container (409) and a 500 keep their kinds.
+  CHECK(KindOf(ExecAgainst(Answer(409, R"({"message":"Container box is not running"})"),
+                           ExecStream(""), done)
+                   .status()) == EngineErrorKind::kConflict);
+  CHECK(KindOf(ExecAgainst(created, Answer(500, R"({"message":"boom"})"), done).status()) ==
+        EngineErrorKind::kDaemonError);
+}
+
+}  // namespace
+}  // namespace pulse::docker

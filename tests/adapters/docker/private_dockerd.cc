@@ -136,9 +136,10 @@ void KillEverythingUnder(const std::string& dir) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PrivateDockerd>> PrivateDockerd::Start() {
+absl::StatusOr<std::unique_ptr<PrivateDockerd>> PrivateDockerd::Start(
+    const std::vector<std::string>& extra_args) {
   std::unique_ptr<PrivateDockerd> daemon(new PrivateDockerd());
-  if (absl::Status s = daemon->Launch(); !s.ok()) {
+  if (absl::Status s = daemon->Launch(extra_args); !s.ok()) {
     return s;
   }
   if (absl::Status s = daemon->ImportImage(); !s.ok()) {
@@ -165,7 +166,7 @@ PrivateDockerd* PrivateDockerd::Shared(std::string* why_not) {
   return shared->value().get();
 }
 
-absl::Status PrivateDockerd::Launch() {
+absl::Status PrivateDockerd::Launch(const std::vector<std::string>& extra_args) {
   const std::string dockerd = FindProgram("dockerd");
   if (dockerd.empty()) {
     return absl::UnavailableError("no dockerd binary (install docker.io: cmake/install-deps.sh)");
@@ -192,6 +193,7 @@ absl::Status PrivateDockerd::Launch() {
                                    "--host=unix://" + socket_path_,
                                    "--containerd-namespace=" + ns,
                                    "--containerd-plugins-namespace=" + ns + "-plugins"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   const absl::Time started = absl::Now();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -262,7 +264,9 @@ absl::Status PrivateDockerd::ImportImage() {
     return absl::InternalError("cannot copy busybox into the test rootfs");
   }
   for (const char* tool : {"sh", "sleep", "echo", "cat", "true", "false", "kill", "ls", "env",
-                           "head", "yes", "dd", "seq", "printf", "exit"}) {
+                           "head", "yes", "dd", "seq", "printf", "exit",
+                           // read-only exec tests (docker_exec_test.cc)
+                           "uname", "readlink", "find", "tail", "wc", "ps", "mkdir", "ln"}) {
     fs::create_symlink("busybox", rootfs + "/bin/" + tool, ec);
   }
   const std::string tar = dir_ + "/rootfs.tar";
@@ -316,6 +320,10 @@ absl::StatusOr<std::string> PrivateDockerd::Run(const RunSpec& spec) {
   w.Key("HostConfig");
   w.StartObject();
   w.Member("NetworkMode", "none");
+  if (spec.memory_limit_bytes > 0) {
+    w.Member("Memory", spec.memory_limit_bytes);
+    w.Member("MemorySwap", spec.memory_limit_bytes);  // no swap on top
+  }
   if (!spec.restart_policy.empty()) {
     w.Key("RestartPolicy");
     w.StartObject();

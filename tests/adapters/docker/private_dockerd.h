@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@ struct RunSpec {
   std::vector<std::string> healthcheck;  // CMD-SHELL test; empty: none
   absl::Duration health_interval = absl::Seconds(1);
   bool start = true;
+  std::int64_t memory_limit_bytes = 0;  // HostConfig.Memory (and MemorySwap); 0: none
 };
 
 // A spec that runs `cmd` (named `name` unless empty) and nothing else.
@@ -55,7 +57,9 @@ class PrivateDockerd final {
   // Unavailable with the reason when no daemon can start here (no dockerd binary, not root,
   // the daemon exits or never answers: the log's tail is in the message). Any other error
   // (the image import failed) is a real failure.
-  static absl::StatusOr<std::unique_ptr<PrivateDockerd>> Start();
+  // `extra_args` are appended to dockerd's command line (e.g. a TLS tcp listener).
+  static absl::StatusOr<std::unique_ptr<PrivateDockerd>> Start(
+      const std::vector<std::string>& extra_args = {});
   // One daemon per process, started on first use and stopped at exit; nullptr and `why_not`
   // when Start failed with Unavailable.
   static PrivateDockerd* Shared(std::string* why_not);
@@ -83,7 +87,7 @@ class PrivateDockerd final {
 
  private:
   PrivateDockerd() = default;
-  absl::Status Launch();
+  absl::Status Launch(const std::vector<std::string>& extra_args);
   absl::Status ImportImage();
 
   std::string dir_;

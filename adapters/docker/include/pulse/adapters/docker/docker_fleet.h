@@ -36,6 +36,11 @@ struct DockerFleetOptions {
   absl::Duration stop_grace = absl::Seconds(10);
   absl::Duration observe_timeout = absl::Seconds(30);
   absl::Duration sample_interval = absl::Seconds(10);
+  // Read-only exec (docs/docker.md, "Read-only exec"): off, RunReadOnlyCommand refuses every
+  // command before anything reaches the daemon. On: only commands the exec classifier admits
+  // run in a running container, with no TTY and no stdin, within exec_deadline.
+  bool allow_exec = false;
+  absl::Duration exec_deadline = absl::Seconds(30);
 };
 
 class DockerFleet final : public core::Fleet {
@@ -64,6 +69,11 @@ class DockerFleet final : public core::Fleet {
   absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& request) override;
   absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
       const core::PostconditionQuery& query) override;
+  // Only with options.allow_exec (docker_fleet_exec.cc). PermissionDenied when off or refused
+  // by the classifier, FailedPrecondition for a container that is not running (or a file
+  // operand that cannot be resolved in it) and for the node.
+  absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view resource_id,
+                                                      std::string_view command) override;
 
  private:
   struct Snapshot {

@@ -46,6 +46,15 @@ std::optional<EngineErrorKind> EngineErrorKindOf(const absl::Status& status);
 
 struct EngineOptions {
   std::string endpoint = "unix:///var/run/docker.sock";  // unix:///path or tcp://host:port
+  // tcp:// only (docs/docker.md, "Endpoints and versions"). With any of the three set the
+  // connection is TLS: the daemon's certificate must chain to tls_ca_file ("" = the system
+  // store) and tls_cert_file / tls_key_file (PEM, both or neither) are presented, as a daemon
+  // run with --tlsverify demands. Plain TCP (no TLS: anyone who reaches the port controls the
+  // daemon) is refused unless allow_plain_tcp.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  bool allow_plain_tcp = false;
   absl::Duration connect_timeout = absl::Seconds(5);
   absl::Duration call_timeout = absl::Seconds(30);  // every call but lifecycle and events
   std::size_t max_answer_bytes = std::size_t{16} << 20;
@@ -77,6 +86,22 @@ struct EventQuery {
 struct EventBatch {
   std::vector<EngineEvent> events;
   bool truncated = false;  // max_events was reached before `until`
+};
+
+// A command run in a running container through the exec API (POST /containers/{id}/exec, then
+// /exec/{id}/start, then GET /exec/{id}/json): no TTY, no stdin, stdout and stderr attached
+// and demultiplexed, the container's own user and working directory.
+struct ExecRequest {
+  std::vector<std::string> argv;                // program first, never through a shell
+  absl::Duration deadline = absl::Seconds(30);  // the whole exchange: create, start, inspect
+  std::size_t max_output_bytes = 64 * 1024;     // stdout and stderr together
+};
+
+struct ExecResult {
+  std::optional<int> exit_code;  // nullopt: still running when the output bound stopped reading
+  std::string stdout_text;
+  std::string stderr_text;
+  bool truncated = false;  // the output bound was reached (the rest was not read)
 };
 
 // What a lifecycle call found.
@@ -118,6 +143,12 @@ class EngineClient final {
   // the stream at `until` or max_events arrived.
   absl::StatusOr<EventBatch> Events(const EventQuery& query) const;
 
+  // Runs `request.argv` in the running container `id` (engine_exec.cc). A command that exits
+  // non-zero is a result; a stopped container is kConflict, a missing one kNotFound, a deadline
+  // that passes kTimeout (the process may go on in the container: the Engine cannot kill an
+  // exec), a broken stream frame kMalformed.
+  absl::StatusOr<ExecResult> Exec(std::string_view id, const ExecRequest& request) const;
+
   // A raw exchange on the negotiated version ("/containers/json"): for tests and fixtures.
   absl::StatusOr<http_client::Response> Call(const http_client::Request& request,
                                              absl::Duration timeout) const;
@@ -144,6 +175,9 @@ class EngineClient final {
 // The status an Engine answer's HTTP status means for `what` ("container web1"): ok for 2xx
 // and 304, otherwise an EngineErrorKind status naming the daemon's message.
 absl::Status StatusFromAnswer(int http_status, std::string_view body, std::string_view what);
+// An EngineClient status of `kind` (EngineErrorKindOf answers it).
+absl::Status MakeEngineError(EngineErrorKind kind, std::string_view message);
+
 // Ok for a container id or name the Engine can have ([A-Za-z0-9][A-Za-z0-9_.-]*, at most 128).
 absl::Status ValidateContainerRef(std::string_view id);
 

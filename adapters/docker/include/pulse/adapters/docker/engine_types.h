@@ -82,7 +82,8 @@ struct ContainerDetails {
   std::optional<absl::Time> finished_at;  // nullopt: never finished
   std::string health;  // State.Health.Status: starting, healthy, unhealthy; "" without a check
   std::int64_t restart_count = 0;
-  std::string restart_policy;  // HostConfig.RestartPolicy.Name ("", no, always, on-failure, ...)
+  std::string restart_policy;     // HostConfig.RestartPolicy.Name ("", no, always, on-failure, ...)
+  std::int64_t memory_limit = 0;  // HostConfig.Memory in bytes; 0: no limit
   absl::Time created = absl::InfinitePast();
   Labels labels;  // Config.Labels
 };
