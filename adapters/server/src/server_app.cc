@@ -73,6 +73,9 @@ std::string AssistantLabel(const ServerConfig& config, const std::optional<core:
     return "not configured";
   }
   std::string label = r.has_value() ? r->Identity() : config.provider;
+  if (!config.api_key_variable.empty()) {
+    absl::StrAppend(&label, " (API key from ", config.api_key_variable, ")");
+  }
   if (destination.has_value()) {
     absl::StrAppend(&label, " at ", host, ", destination ",
                     std::string(providers::ToString(destination->locality)), ": ",
@@ -191,6 +194,7 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   pc.base_url = config.provider_base_url;
   pc.model = config.model;
   pc.api_key = config.api_key;
+  pc.key_sources = ProviderKeyVariables(config.provider);
   pc.locality = config.provider_locality;
   PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
   pc.model = resolved.model;
