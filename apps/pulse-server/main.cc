@@ -37,7 +37,8 @@ int Run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level, patrol_interval, provider_locality, "
+      "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
+      "provider_locality, "
       "max_event_streams, max_run_streams, max_streams_per_token); the command line wins. The "
       "provider API key is read from PULSE_PROVIDER_API_KEY, else from the provider's own "
       "variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
@@ -67,6 +68,9 @@ int Run(int argc, char** argv) {
 
   AddSetting(app, "--patrol-interval", flags.patrol_interval,
              "Time between scheduled Patrol runs, e.g. 15m (default) or 1h; 0: manual only");
+  AddSetting(app, "--patrol-on-start", flags.patrol_on_start,
+             "on (default): the first scheduled Patrol run starts right after start-up; off: "
+             "one interval after it");
   AddSetting(app, "--max-event-streams", flags.max_event_streams,
              "Open /api/agent/events subscriptions allowed at once (default 384)");
   AddSetting(app, "--max-run-streams", flags.max_run_streams,

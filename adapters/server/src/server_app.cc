@@ -242,7 +242,8 @@ void ServerApp::Parts::OpenPatrol() {
   patrol = std::make_unique<core::PatrolService>(
       *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
       clock, *ids, std::move(model), std::move(patrol_options));
-  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval);
+  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval,
+                                                config.patrol_on_start);
 }
 
 absl::Status ServerApp::Parts::OpenServer() {
@@ -370,7 +371,8 @@ std::string ServerApp::Describe() const {
                       ", control level ", std::string(core::ToString(p.config.control_level)),
                       ", patrol ",
                       p.config.patrol_interval > absl::ZeroDuration()
-                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval))
+                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval),
+                                         p.config.patrol_on_start ? ", first run now" : "")
                           : std::string("manual only"),
                       ")");
 }

@@ -182,6 +182,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.control_level;
     } else if (key == "patrol_interval") {
       slot = &out.patrol_interval;
+    } else if (key == "patrol_on_start") {
+      slot = &out.patrol_on_start;
     } else if (key == "provider_locality") {
       slot = &out.provider_locality;
     } else if (key == "requester_separation") {
@@ -323,6 +325,14 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
                      parsed_interval.status().message()));
   }
   config.patrol_interval = *parsed_interval;
+  const std::string on_start =
+      Pick(flags.patrol_on_start, file.patrol_on_start).value_or(std::string("on"));
+  if (on_start != "on" && on_start != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source(flags.patrol_on_start, "patrol-on-start", "patrol_on_start"),
+        " must be on (the default: the first scheduled run starts at start-up) or off"));
+  }
+  config.patrol_on_start = on_start == "on";
   const std::string separation = file.requester_separation.value_or("on");
   if (separation != "on" && separation != "off") {
     return absl::InvalidArgumentError(

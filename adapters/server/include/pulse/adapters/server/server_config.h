@@ -61,6 +61,7 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  std::optional<std::string> patrol_on_start;    // on (default) | off
   std::optional<std::string> provider_locality;  // auto | local | remote
   // pulse.json only: no flag may lower a safety rule from the command line of one run.
   std::optional<std::string> requester_separation;
@@ -79,6 +80,7 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "model",
                                                    "control_level",
                                                    "patrol_interval",
+                                                   "patrol_on_start",
                                                    "provider_locality",
                                                    "requester_separation",
                                                    "max_event_streams",
@@ -115,6 +117,9 @@ struct ServerConfig {
   std::string api_key_variable;  // the variable it came from (logged at start), "" when none
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  // With a schedule, the first run starts right after start-up (so a fresh server shows
+  // findings within seconds), then every patrol_interval; off: one interval from start.
+  bool patrol_on_start = true;
   // Whether the provider endpoint may see unredacted context: decided from its base URL
   // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
   adapters::providers::LocalitySetting provider_locality =
