@@ -39,8 +39,9 @@ std::vector<std::string> OptionWords(const CLI::Option& opt) {
   return words;
 }
 
+// A flag (--json, --yes) expects no item even though CLI11 gives it a type size of 1.
 bool TakesValue(const CLI::Option& opt) {
-  return opt.nonpositional() && opt.get_type_size_max() > 0;
+  return opt.nonpositional() && opt.get_items_expected_min() > 0;
 }
 
 std::string Join(const std::vector<std::string>& words) {

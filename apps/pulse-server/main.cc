@@ -6,6 +6,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
@@ -36,9 +37,11 @@ int Run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level, patrol_interval, provider_locality, "
+      "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
+      "provider_locality, "
       "max_event_streams, max_run_streams, max_streams_per_token); the command line wins. The "
-      "provider API key is read from PULSE_PROVIDER_API_KEY. pulse.json alone takes "
+      "provider API key is read from PULSE_PROVIDER_API_KEY, else from the provider's own "
+      "variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
       "requester_separation (on, the default, or off).");
 
   pulse::server::ServerSettings flags;
@@ -65,6 +68,9 @@ int Run(int argc, char** argv) {
 
   AddSetting(app, "--patrol-interval", flags.patrol_interval,
              "Time between scheduled Patrol runs, e.g. 15m (default) or 1h; 0: manual only");
+  AddSetting(app, "--patrol-on-start", flags.patrol_on_start,
+             "on (default): the first scheduled Patrol run starts right after start-up; off: "
+             "one interval after it");
   AddSetting(app, "--max-event-streams", flags.max_event_streams,
              "Open /api/agent/events subscriptions allowed at once (default 384)");
   AddSetting(app, "--max-run-streams", flags.max_run_streams,
@@ -129,15 +135,16 @@ int Run(int argc, char** argv) {
   if (revoke->parsed()) {
     return pulse::server::RunTokenRevoke(revoke_dir, revoke_target);
   }
-  std::optional<std::string> api_key;
-  if (const char* key = std::getenv(std::string(pulse::server::kApiKeyEnv).c_str())) {
-    api_key = key;
-  }
   absl::StatusOr<pulse::server::ServerConfig> config =
-      pulse::server::ResolveServerConfig(flags, api_key);
+      pulse::server::ResolveServerConfig(flags, std::nullopt);
   if (!config.ok()) {
     std::fprintf(stderr, "pulse-server: %s\n", std::string(config.status().message()).c_str());
     return 2;
+  }
+  if (std::optional<pulse::server::ProviderKey> key = pulse::server::ProviderKeyFromEnvironment(
+          config->provider, [](const std::string& name) { return std::getenv(name.c_str()); })) {
+    config->api_key = std::move(key->value);
+    config->api_key_variable = std::move(key->variable);
   }
   return pulse::server::RunServer(*config);
 }

@@ -73,6 +73,9 @@ std::string AssistantLabel(const ServerConfig& config, const std::optional<core:
     return "not configured";
   }
   std::string label = r.has_value() ? r->Identity() : config.provider;
+  if (!config.api_key_variable.empty()) {
+    absl::StrAppend(&label, " (API key from ", config.api_key_variable, ")");
+  }
   if (destination.has_value()) {
     absl::StrAppend(&label, " at ", host, ", destination ",
                     std::string(providers::ToString(destination->locality)), ": ",
@@ -191,6 +194,7 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   pc.base_url = config.provider_base_url;
   pc.model = config.model;
   pc.api_key = config.api_key;
+  pc.key_sources = ProviderKeyVariables(config.provider);
   pc.locality = config.provider_locality;
   PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
   pc.model = resolved.model;
@@ -239,7 +243,8 @@ void ServerApp::Parts::OpenPatrol() {
   patrol = std::make_unique<core::PatrolService>(
       *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
       clock, *ids, std::move(model), std::move(patrol_options));
-  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval);
+  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval,
+                                                config.patrol_on_start);
 }
 
 absl::Status ServerApp::Parts::OpenServer() {
@@ -367,7 +372,8 @@ std::string ServerApp::Describe() const {
                       ", control level ", std::string(core::ToString(p.config.control_level)),
                       ", patrol ",
                       p.config.patrol_interval > absl::ZeroDuration()
-                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval))
+                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval),
+                                         p.config.patrol_on_start ? ", first run now" : "")
                           : std::string("manual only"),
                       ")");
 }

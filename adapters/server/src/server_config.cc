@@ -8,11 +8,13 @@
 #include <set>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pulse/adapters/agents/fleet_sources.h"
+#include "pulse/adapters/providers/provider_registry.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/string_view.h"
 
@@ -54,7 +56,9 @@ std::string MisplacedKeyMessage(std::string_view key) {
   }
   if (key == "api_key" || key == "provider_api_key" || key == "PULSE_PROVIDER_API_KEY") {
     return absl::StrCat("the provider API key is not read from files: set ",
-                        std::string(kApiKeyEnv));
+                        std::string(kApiKeyEnv),
+                        " or the provider's own variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, "
+                        "...) in pulse-server's environment (docs/providers.md)");
   }
   return "";
 }
@@ -178,6 +182,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.control_level;
     } else if (key == "patrol_interval") {
       slot = &out.patrol_interval;
+    } else if (key == "patrol_on_start") {
+      slot = &out.patrol_on_start;
     } else if (key == "provider_locality") {
       slot = &out.provider_locality;
     } else if (key == "requester_separation") {
@@ -319,6 +325,14 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
                      parsed_interval.status().message()));
   }
   config.patrol_interval = *parsed_interval;
+  const std::string on_start =
+      Pick(flags.patrol_on_start, file.patrol_on_start).value_or(std::string("on"));
+  if (on_start != "on" && on_start != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source(flags.patrol_on_start, "patrol-on-start", "patrol_on_start"),
+        " must be on (the default: the first scheduled run starts at start-up) or off"));
+  }
+  config.patrol_on_start = on_start == "on";
   const std::string separation = file.requester_separation.value_or("on");
   if (separation != "on" && separation != "off") {
     return absl::InvalidArgumentError(
@@ -378,6 +392,39 @@ absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text) {
         "must be 0 (manual runs only) or a duration from 1s to 168h with units, e.g. 15m");
   }
   return d;
+}
+
+std::optional<ProviderKey> ProviderKeyFromEnvironment(std::string_view provider,
+                                                      const EnvLookup& getenv) {
+  std::vector<std::string> names = {std::string(kApiKeyEnv)};
+  if (const adapters::providers::ProviderEntry* entry =
+          adapters::providers::FindProvider(provider)) {
+    for (std::string_view var : entry->env_vars) {
+      if (!var.empty()) {
+        names.emplace_back(var);
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    const char* value = getenv(name);
+    if (value != nullptr && *value != '\0') {
+      return ProviderKey{value, name};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ProviderKeyVariables(std::string_view provider) {
+  std::string out(kApiKeyEnv);
+  if (const adapters::providers::ProviderEntry* entry =
+          adapters::providers::FindProvider(provider)) {
+    for (std::string_view var : entry->env_vars) {
+      if (!var.empty()) {
+        absl::StrAppend(&out, " or ", std::string(var));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace pulse::server

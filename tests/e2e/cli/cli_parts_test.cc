@@ -12,6 +12,7 @@
 #include "json_output.h"
 #include "render.h"
 #include "sse_parser.h"
+#include "suggest.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
@@ -272,6 +273,39 @@ TEST_CASE("a session's refused claim is shown as a refused claim, never as the a
   CHECK(c.out.find("refused claim (unverified, not an answer): web is fixed") != std::string::npos);
   CHECK(c.out.find("assistant: web is running again") != std::string::npos);
   CHECK(c.out.find("assistant: web is fixed") == std::string::npos);
+}
+
+TEST_CASE("EditDistance counts insertions, deletions, substitutions and swaps as one edit each",
+          "[cli][suggest]") {
+  CHECK(EditDistance("", "") == 0);
+  CHECK(EditDistance("findings", "findings") == 0);
+  CHECK(EditDistance("findigns", "findings") == 1);  // a swap
+  CHECK(EditDistance("fndings", "findings") == 1);
+  CHECK(EditDistance("findingz", "findings") == 1);
+  CHECK(EditDistance("", "ask") == 3);
+  CHECK(EditDistance("ask", "") == 3);
+  // Long input is bounded: compared on 64 bytes plus the difference in length.
+  const std::string huge(100000, 'x');
+  CHECK(EditDistance(huge, "ask") == 64 + (100000 - 64) - 0);
+}
+
+TEST_CASE("Closest suggests near words and prefixes, closest first, at most three",
+          "[cli][suggest]") {
+  const std::vector<std::string> commands = {"ask",    "findings",  "actions",  "capabilities",
+                                             "fleet",  "patrol",    "sessions", "answer",
+                                             "status", "completion"};
+  CHECK(Closest("findigns", commands) == std::vector<std::string>{"findings"});
+  CHECK(Closest("actoins", commands) == std::vector<std::string>{"actions"});
+  CHECK(Closest("fl", commands) == std::vector<std::string>{"fleet"});
+  CHECK(Closest("sess", commands) == std::vector<std::string>{"sessions"});
+  CHECK(Closest("ak", commands) == std::vector<std::string>{"ask"});
+  CHECK(Closest("zzzzzz", commands).empty());
+  CHECK(Closest("", commands).empty());
+  CHECK(Closest("findings", commands).empty());  // known: nothing to suggest
+  CHECK(Closest("a", commands).empty());         // one letter is a prefix of too much to guess
+  CHECK(Closest(std::string(100000, 'f'), commands).empty());
+  CHECK(Closest("\xff\xfe", commands).empty());
+  CHECK(Closest("s", {"s1", "s2", "s3", "s4"}).size() <= 3);
 }
 
 }  // namespace

@@ -160,6 +160,9 @@ ServerProcess::ServerProcess(const std::string& data_dir, ServerOptions options)
   ChildProcessOptions child;
   child.argv = {ServerBinary(), "--data-dir", data_dir, "--listen", options.listen};
   child.argv.insert(child.argv.end(), options.args.begin(), options.args.end());
+  if (!options.patrol_on_start) {
+    child.argv.insert(child.argv.end(), {"--patrol-on-start", "off"});
+  }
   child.extra_env = options.extra_env;
   child.log_path = data_dir + "/server.log";
   absl::StatusOr<std::unique_ptr<ChildProcess>> started = ChildProcess::Start(child);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,7 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  std::optional<std::string> patrol_on_start;    // on (default) | off
   std::optional<std::string> provider_locality;  // auto | local | remote
   // pulse.json only: no flag may lower a safety rule from the command line of one run.
   std::optional<std::string> requester_separation;
@@ -78,6 +80,7 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "model",
                                                    "control_level",
                                                    "patrol_interval",
+                                                   "patrol_on_start",
                                                    "provider_locality",
                                                    "requester_separation",
                                                    "max_event_streams",
@@ -110,9 +113,13 @@ struct ServerConfig {
   std::string provider_base_url;  // empty: the registry default
   std::string model;              // empty: the registry default
   core::ControlLevel control_level = core::ControlLevel::kReadOnly;  // the Assistant's maximum
-  std::string api_key;  // from the environment; never logged or echoed
+  std::string api_key;           // from the environment; never logged or echoed
+  std::string api_key_variable;  // the variable it came from (logged at start), "" when none
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  // With a schedule, the first run starts right after start-up (so a fresh server shows
+  // findings within seconds), then every patrol_interval; off: one interval from start.
+  bool patrol_on_start = true;
   // Whether the provider endpoint may see unredacted context: decided from its base URL
   // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
   adapters::providers::LocalitySetting provider_locality =
@@ -141,5 +148,20 @@ struct ServerConfig {
 // kMaxStreamBudgets together.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
+
+// The provider API key comes from the environment only (never pulse.json or a flag, where it
+// would sit in a file or in ps): PULSE_PROVIDER_API_KEY, else the provider's conventional
+// variables in the registry's order (ANTHROPIC_API_KEY; GEMINI_API_KEY then GOOGLE_API_KEY;
+// ...). An empty value counts as unset.
+struct ProviderKey {
+  std::string value;
+  std::string variable;
+};
+using EnvLookup = std::function<const char*(const std::string& name)>;
+[[nodiscard]] std::optional<ProviderKey> ProviderKeyFromEnvironment(std::string_view provider,
+                                                                    const EnvLookup& getenv);
+// The variables ProviderKeyFromEnvironment reads for `provider`, for messages:
+// "PULSE_PROVIDER_API_KEY or ANTHROPIC_API_KEY".
+[[nodiscard]] std::string ProviderKeyVariables(std::string_view provider);
 
 }  // namespace pulse::server
