@@ -204,6 +204,11 @@ std::size_t ChatRuns::active() const {
   return in_flight_;
 }
 
+ChatRuns::Stats ChatRuns::stats() const {
+  absl::MutexLock lock(&mu_);
+  return Stats{in_flight_ - queue_.size(), queue_.size(), workers_.size()};
+}
+
 std::size_t ChatRuns::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();

@@ -172,6 +172,7 @@ HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
       });
   if (started.code() == absl::StatusCode::kResourceExhausted) {
     // The run queue is full (docs/server.md "Assistant runs"): like a full stream budget.
+    ctx.metrics.RunRefused();
     core::AgentError error =
         core::MakeAgentError(AgentErrorCode::kServiceUnavailable, std::string(started.message()));
     error.details["budget"] = "run_queue";

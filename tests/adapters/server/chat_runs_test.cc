@@ -10,6 +10,8 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,7 +20,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "pulse/adapters/http/metrics_registry.h"
+#include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::server {
 namespace {
@@ -319,6 +323,57 @@ TEST_CASE("an idle worker leaves after its timeout and a new one starts for the 
   CHECK(Eventually([&] { return runs.workers() == 0 && ThreadsNow() == idle_threads; }));
   REQUIRE(runs.Start(http::SseStream::Create(), "", [&](ChatRun&) { ++done; }).ok());
   CHECK(Eventually([&] { return done.load() == 5; }));
+}
+
+TEST_CASE("run workers and the run queue come from flags or pulse.json, bounded",
+          "[server][config][runs]") {
+  testing::TempDir dir;
+  ServerSettings defaults;
+  defaults.data_dir = dir.path();
+  absl::StatusOr<ServerConfig> plain = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE(plain.ok());
+  CHECK(plain->run_workers == kDefaultRunWorkers);
+  CHECK(plain->run_queue == kDefaultRunQueue);
+  { std::ofstream(dir.path() + "/pulse.json") << R"({"run_workers":4,"run_queue":"0"})"; }
+  absl::StatusOr<ServerConfig> file = ResolveServerConfig(defaults, std::nullopt);
+  REQUIRE(file.ok());
+  CHECK(file->run_workers == 4);
+  CHECK(file->run_queue == 0);  // no waiting: a run is refused whenever every worker is busy
+  ServerSettings flag = defaults;
+  flag.run_workers = "256";
+  flag.run_queue = "65536";
+  absl::StatusOr<ServerConfig> most = ResolveServerConfig(flag, std::nullopt);
+  REQUIRE(most.ok());
+  CHECK(most->run_workers == 256);  // the command line wins over pulse.json
+  CHECK(most->run_queue == 65536);
+  std::remove((dir.path() + "/pulse.json").c_str());
+  for (const char* bad : {"0", "-1", "257", "1e3", "", " 4", "4 ", "4.0", "0x10", "+4",
+                          "99999999999999999999", "\xef\xbc\x94"}) {
+    INFO(bad);
+    ServerSettings wrong = defaults;
+    wrong.run_workers = bad;
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()) ==
+          "--run-workers must be an integer from 1 to 256");
+  }
+  for (const char* bad : {"-1", "65537", "1000000", "", "abc", "-0", "1e3"}) {
+    INFO(bad);
+    ServerSettings wrong = defaults;
+    wrong.run_queue = bad;
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()) ==
+          "--run-queue must be an integer from 0 to 65536");
+  }
+  for (const char* json : {R"({"run_workers":0})", R"({"run_workers":-3})", R"({"run_queue":1.5})",
+                           R"({"run_queue":true})", R"({"run_workers":4294967296})"}) {
+    INFO(json);
+    { std::ofstream(dir.path() + "/pulse.json") << json; }
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(defaults, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()).find("pulse.json") != std::string::npos);
+  }
 }
 
 }  // namespace

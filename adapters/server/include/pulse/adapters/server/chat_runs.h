@@ -98,6 +98,12 @@ class ChatRuns {
   bool Abort(std::string_view session_id);
   // True while a run on `session_id` is queued or working.
   bool IsRunning(std::string_view session_id) const;
+  struct Stats {
+    std::size_t working = 0;
+    std::size_t queued = 0;
+    std::size_t workers = 0;  // threads alive
+  };
+  Stats stats() const;          // one consistent reading
   std::size_t active() const;   // queued + working
   std::size_t queued() const;   // waiting for a worker
   std::size_t workers() const;  // worker threads alive now (at most options.workers)
