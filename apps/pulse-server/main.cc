@@ -38,10 +38,10 @@ int Run(int argc, char** argv) {
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
       "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
-      "provider_locality, "
-      "max_event_streams, max_run_streams, max_streams_per_token); the command line wins. The "
-      "provider API key is read from PULSE_PROVIDER_API_KEY, else from the provider's own "
-      "variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
+      "provider_locality, max_event_streams, max_run_streams, max_streams_per_token, "
+      "run_workers, run_queue); the command line wins. The provider API key is read from "
+      "PULSE_PROVIDER_API_KEY, else from the provider's own variable (ANTHROPIC_API_KEY, "
+      "OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
       "requester_separation (on, the default, or off).");
 
   pulse::server::ServerSettings flags;
@@ -77,6 +77,11 @@ int Run(int argc, char** argv) {
              "Streaming Assistant runs (chat, resume, answer) allowed at once (default 128)");
   AddSetting(app, "--max-streams-per-token", flags.max_streams_per_token,
              "Open streams of both kinds one token may hold at once (default 32)");
+  AddSetting(app, "--run-workers", flags.run_workers,
+             "Assistant runs that work at once, each on a worker thread (1-256, default 16)");
+  AddSetting(app, "--run-queue", flags.run_queue,
+             "Assistant runs that may wait for a worker; more are refused with 503 (0-65536, "
+             "default 1024)");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");

@@ -248,7 +248,10 @@ void ServerApp::Parts::OpenPatrol() {
 }
 
 absl::Status ServerApp::Parts::OpenServer() {
-  runs = std::make_unique<ChatRuns>();
+  ChatRunsOptions run_options;
+  run_options.workers = config.run_workers;
+  run_options.queue = config.run_queue;
+  runs = std::make_unique<ChatRuns>(run_options);
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
   context.reset(new ServerContext{config,  // NOLINT(modernize-make-unique): see above

@@ -99,6 +99,27 @@ const std::optional<std::string>& Pick(const std::optional<std::string>& flag,
   return flag.has_value() ? flag : file;
 }
 
+// A run setting (--run-workers, --run-queue): unset gives `fallback`; otherwise 1..6 decimal
+// digits (no sign, space or exponent) whose value is in [low, high]. `where` names the source.
+absl::Status RunSetting(const std::optional<std::string>& given, const std::string& where,
+                        std::size_t low, std::size_t high, std::size_t fallback,
+                        std::size_t& into) {
+  if (!given.has_value()) {
+    into = fallback;
+    return absl::OkStatus();
+  }
+  const bool digits =
+      !given->empty() && given->size() <= 6 &&
+      std::all_of(given->begin(), given->end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::size_t value = digits ? static_cast<std::size_t>(std::stoul(*given)) : high + 1;
+  if (value < low || value > high) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be an integer from ", low, " to ", high));
+  }
+  into = value;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ListenAddress::ToString() const {
@@ -194,6 +215,10 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.max_run_streams;
     } else if (key == "max_streams_per_token") {
       slot = &out.max_streams_per_token;
+    } else if (key == "run_workers") {
+      slot = &out.run_workers;
+    } else if (key == "run_queue") {
+      slot = &out.run_queue;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -207,7 +232,7 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       return absl::InvalidArgumentError(absl::StrCat("pulse.json: unknown key ", Quoted(key),
                                                      "; known keys: ", absl::StrJoin(known, ", ")));
     }
-    if (key.rfind("max_", 0) == 0 && member.value.IsUint()) {
+    if ((key.rfind("max_", 0) == 0 || key.rfind("run_", 0) == 0) && member.value.IsUint()) {
       *slot = absl::StrCat(member.value.GetUint());
       continue;
     }
@@ -374,6 +399,16 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
     return absl::InvalidArgumentError(
         absl::StrCat("max-event-streams + max-run-streams must not exceed ", kMaxStreamBudgets,
                      " (each open stream holds an HTTP worker)"));
+  }
+  for (absl::Status s : {RunSetting(Pick(flags.run_workers, file.run_workers),
+                                    source(flags.run_workers, "run-workers", "run_workers"), 1,
+                                    kMaxRunWorkers, kDefaultRunWorkers, config.run_workers),
+                         RunSetting(Pick(flags.run_queue, file.run_queue),
+                                    source(flags.run_queue, "run-queue", "run_queue"), 0,
+                                    kMaxRunQueue, kDefaultRunQueue, config.run_queue)}) {
+    if (!s.ok()) {
+      return s;
+    }
   }
   config.api_key = api_key.value_or("");
   return config;

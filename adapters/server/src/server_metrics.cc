@@ -96,6 +96,16 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Register(
       registry.AddGauge("pulse_fleet_source_resources",
                         "Resources known from each fleet source (a down source's included).",
                         {"source", "kind"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->run_pool_,
+      registry.AddGauge("pulse_assistant_run_pool",
+                        "The Assistant run pool now: runs working and queued, worker threads "
+                        "alive, and its bounds (max_workers, max_queue).",
+                        {"state"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->runs_refused_,
+      registry.AddCounter("pulse_assistant_runs_refused_total",
+                          "Assistant runs refused because the run queue was full.", {}));
   return m;
 }
 
@@ -139,6 +149,17 @@ void ServerMetrics::RefreshReadPool(const adapters::storage::SqliteReadPoolStats
     fallbacks_seen_ = stats.writer_fallbacks;
   }
 }
+
+void ServerMetrics::RefreshRunPool(std::size_t working, std::size_t queued, std::size_t workers,
+                                   std::size_t max_workers, std::size_t max_queue) {
+  run_pool_->Set({"working"}, static_cast<double>(working));
+  run_pool_->Set({"queued"}, static_cast<double>(queued));
+  run_pool_->Set({"workers"}, static_cast<double>(workers));
+  run_pool_->Set({"max_workers"}, static_cast<double>(max_workers));
+  run_pool_->Set({"max_queue"}, static_cast<double>(max_queue));
+}
+
+void ServerMetrics::RunRefused() { runs_refused_->Increment({}); }
 
 void RunMetrics::Observe(const core::LoopEvent& event) {
   if (event.type != core::LoopEventType::kToolStart &&

@@ -416,7 +416,7 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
     }
   };
   auto aborted = http::SseStream::Create();
-  REQUIRE(runs.Start(aborted, "ses_a", waiting_body));
+  REQUIRE(runs.Start(aborted, "ses_a", waiting_body).ok());
   CHECK(runs.IsRunning("ses_a"));
   CHECK_FALSE(runs.Abort("ses_other"));
   CHECK(runs.Abort("ses_a"));
@@ -426,12 +426,14 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
   CHECK_FALSE(runs.IsRunning("ses_a"));
 
   auto gone = http::SseStream::Create();
-  REQUIRE(runs.Start(gone, "", [](ChatRun& run) {
-    run.set_session_id("ses_b");
-    while (!run.cancelled()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }));
+  REQUIRE(runs.Start(gone, "",
+                     [](ChatRun& run) {
+                       run.set_session_id("ses_b");
+                       while (!run.cancelled()) {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                       }
+                     })
+              .ok());
   gone->Abort();  // the connection noticed the client left
   for (int i = 0; i < 200 && runs.active() > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -439,10 +441,11 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
   CHECK(runs.active() == 0);
 
   auto last = http::SseStream::Create();
-  REQUIRE(runs.Start(last, "ses_c", waiting_body));
+  REQUIRE(runs.Start(last, "ses_c", waiting_body).ok());
   CHECK(runs.Shutdown(absl::Seconds(5)));
   CHECK(runs.active() == 0);
-  CHECK_FALSE(runs.Start(http::SseStream::Create(), "ses_d", waiting_body));
+  CHECK(runs.Start(http::SseStream::Create(), "ses_d", waiting_body).code() ==
+        absl::StatusCode::kUnavailable);
   std::string frames;
   CHECK(last->Next(frames) == http::SseStream::Pull::kEnd);  // closed when its run ended
 }

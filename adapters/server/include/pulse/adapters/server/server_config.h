@@ -70,6 +70,10 @@ struct ServerSettings {
   std::optional<std::string> max_event_streams;
   std::optional<std::string> max_run_streams;
   std::optional<std::string> max_streams_per_token;
+  // Assistant runs: the worker pool's size and how many runs may wait for a worker (decimal
+  // integers; see the defaults below).
+  std::optional<std::string> run_workers;
+  std::optional<std::string> run_queue;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
@@ -85,7 +89,9 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "requester_separation",
                                                    "max_event_streams",
                                                    "max_run_streams",
-                                                   "max_streams_per_token"};
+                                                   "max_streams_per_token",
+                                                   "run_workers",
+                                                   "run_queue"};
 
 // Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
 // open stream holds a worker).
@@ -94,8 +100,16 @@ inline constexpr std::size_t kDefaultMaxRunStreams = 128;
 inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
 inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
 
+// Assistant runs work on a bounded pool (chat_runs.h). A run mostly waits on the provider, so
+// the pool may be larger than the core count; it is bounded so a burst of chats cannot start a
+// thread each. Runs beyond the workers wait in a bounded queue; one over it is refused (503).
+inline constexpr std::size_t kDefaultRunWorkers = 16;
+inline constexpr std::size_t kMaxRunWorkers = 256;
+inline constexpr std::size_t kDefaultRunQueue = 1024;
+inline constexpr std::size_t kMaxRunQueue = 65536;
+
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
-// three stream settings may also be a JSON integer, and "fleet" an object of sources).
+// stream and run settings may also be a JSON integer, and "fleet" an object of sources).
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
 // and API keys get a sentence saying where they belong instead), or a value that is not a
 // string.
@@ -131,6 +145,8 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
+  std::size_t run_workers = kDefaultRunWorkers;  // 1..kMaxRunWorkers
+  std::size_t run_queue = kDefaultRunQueue;      // 0..kMaxRunQueue (0: no waiting, refuse)
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -145,7 +161,8 @@ struct ServerConfig {
 // locality without a provider, a provider locality other than auto, local or remote, a bad
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
 // stream setting that is not an integer of at least 1, or stream budgets over
-// kMaxStreamBudgets together.
+// kMaxStreamBudgets together, a run_workers that is not an integer from 1 to kMaxRunWorkers or
+// a run_queue that is not one from 0 to kMaxRunQueue.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 
