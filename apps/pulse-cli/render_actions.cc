@@ -108,8 +108,7 @@ void RenderActionList(const Console& console, const rapidjson::Value& reply) {
     rows.push_back({Cell{Cut(a, "id", 48)}, Cell{SafeCell(state, 20), StateStyle(state)},
                     Cell{Cut(request, "capabilityName", 24)}, Cell{Cut(request, "resourceId", 32)},
                     Cell{Dash(Cut(plan, "risk", 10))},
-                    Cell{Dash(Cut(view == "settled" ? a : plan,
-                                  view == "settled" ? "updatedAt" : "expiresAt", 32))}});
+                    Cell{view == "settled" ? When(a, "updatedAt") : When(plan, "expiresAt")}});
   }
   RenderTable(console,
               {"ACTION", "STATE", "CAPABILITY", "RESOURCE", "RISK",
@@ -137,8 +136,8 @@ void RenderActionDetail(const Console& console, const rapidjson::Value& reply) {
       {"plan hash", Dash(Cut(plan, "planHash", 160))},
       {"reason", Dash(Cut(request, "reason", 200))},
       {"requested by", Dash(Cut(request, "requestedBy", 80))},
-      {"planned", Dash(Cut(plan, "plannedAt", 40))},
-      {"expires", Dash(Cut(plan, "expiresAt", 40))},
+      {"planned", When(plan, "plannedAt", true)},
+      {"expires", When(plan, "expiresAt", true)},
   };
   const rapidjson::Value* params = Member(request, "params");
   if (params != nullptr && params->IsObject() && params->MemberCount() > 0) {

@@ -3,6 +3,7 @@
 // The first scheduled Patrol run starts at start-up, so findings show within seconds instead of
 // after the first 15-minute interval.
 #include <catch2/catch.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,27 @@ TEST_CASE("the quick start shows findings within 10 s of the server answering /h
   CHECK(absl::Now() - healthy < absl::Seconds(10));
   // The start-up line says so.
   CHECK(server.Log().find("patrol every 15m, first run now") != std::string::npos);
+
+  // status says what to do next in words, with the command to type; no jargon.
+  std::vector<std::string> status_args = ServerArgs(server.port());
+  status_args.push_back("status");
+  const Captured status = RunCli(status_args, {.env = {TokenEnv(token)}});
+  INFO(status.out);
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("review what Patrol found") != std::string::npos);
+  CHECK(status.out.find("pulse-cli findings") != std::string::npos);
+  std::vector<std::string> patrol_args = ServerArgs(server.port());
+  patrol_args.insert(patrol_args.end(), {"patrol", "status"});
+  const Captured patrol = RunCli(patrol_args, {.env = {TokenEnv(token)}});
+  INFO(patrol.out);
+  CHECK(patrol.out.find("every 15 min") != std::string::npos);
+  CHECK(patrol.out.find(" ms") == std::string::npos);
+  // The last run, relative to now (seconds ago, however slow this machine is).
+  CHECK(std::regex_search(patrol.out, std::regex(R"(UTC \((just now|[0-9]+ s ago)\))")));
+  // --json keeps the exact values.
+  patrol_args.insert(patrol_args.begin(), "--json");
+  const Captured exact = RunCli(patrol_args, {.env = {TokenEnv(token)}});
+  CHECK(exact.out.find("\"interval_ms\":900000") != std::string::npos);
 }
 
 TEST_CASE("patrol-on-start off waits one interval, and a bad value is refused",
