@@ -58,6 +58,7 @@ struct Parsed {
   FindingArgs finding;
   ActionsListArgs actions_list;
   ActionArgs action;
+  PlanArgs plan;
   FleetListArgs fleet;
   std::string resource_id;
   PatrolRunArgs patrol;
@@ -175,6 +176,20 @@ Definition::Definition() {
     a->add_flag("--settled", p.actions_list.settled, "decided and finished actions instead");
     a->add_option("--limit", p.actions_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
+  CLI::App* a_plan = Leaf(*actions, "plan", "plan a governed change (nothing runs until approved)",
+                          [&p](CommandContext& c) { return CmdActionPlan(c, p.plan); });
+  a_plan->add_option("resource", p.plan.resource_id, "resource id, e.g. vm:105")->required();
+  a_plan->add_option("capability", p.plan.capability, "what to do, e.g. restart")->required();
+  a_plan->add_option("--reason", p.plan.reason, "why (recorded, shown to the approver)")
+      ->required();
+  a_plan->add_option("--param", p.plan.params, "KEY=VALUE, a string parameter (repeatable)");
+  a_plan->add_option("--param-json", p.plan.json_params,
+                     "KEY=JSON, a typed parameter, e.g. memory_mb=4096 (repeatable)");
+  a_plan->add_option("--request-id", p.plan.request_id,
+                     "your idempotency key: the same key and content return the same plan");
+  a_plan->footer(
+      "Example:\n  pulse-cli actions plan app-container:grafana restart --reason \"stuck\"\n"
+      "then: pulse-cli actions approve <action id>; pulse-cli actions execute <action id>");
   CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
                           [&p](CommandContext& c) { return CmdActionShow(c, p.action); });
   a_show->add_option("id", p.action.action_id, "action id")->required();

@@ -219,4 +219,30 @@ void RenderExecution(const Console& console, const rapidjson::Value& reply) {
   }
 }
 
+void RenderPlan(const Console& console, const rapidjson::Value& plan) {
+  const std::string id = Str(plan, "actionId");
+  if (!plan.IsObject() || id.empty()) {
+    RenderGeneric(console, plan);
+    return;
+  }
+  const bool allowed = Bool(plan, "allowed").value_or(false);
+  const bool needs_approval = Bool(plan, "requiresApproval").value_or(true);
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"action", SafeCell(id, 80)},
+      {"allowed", allowed ? std::string("yes")
+                          : console.PaintOut(Style::kRed, "no: " + Cut(plan, "message", 120))},
+      {"approval", needs_approval ? "required (" + Cut(plan, "approvalPolicy", 40) + ")"
+                                  : std::string("not required")},
+      {"plan hash", Cut(plan, "planHash", 80)},
+      {"expires", When(plan, "expiresAt", true)},
+  };
+  if (allowed) {
+    fields.emplace_back(
+        "next", console.PaintOut(Style::kBold, std::string("pulse-cli actions ") +
+                                                   (needs_approval ? "approve " : "execute ") +
+                                                   SafeCell(id, 80)));
+  }
+  RenderFields(console, fields);
+}
+
 }  // namespace pulse::cli

@@ -99,5 +99,55 @@ TEST_CASE("patrol-on-start off waits one interval, and a bad value is refused",
   }
 }
 
+TEST_CASE("actions plan takes a governed change from plan to verified result without curl",
+          "[e2e][cli][first-hour]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*");
+  ServerProcess server(dir.path());
+  const auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = ServerArgs(server.port());
+    all.insert(all.end(), args.begin(), args.end());
+    return RunCli(all, {.env = {TokenEnv(token)}});
+  };
+  // Refused locally, before anything reaches the server: nothing is planned.
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"actions", "plan", "app-container:grafana", "restart"},  // no --reason
+           {"actions", "plan", "app-container:grafana", "restart", "--reason", "x", "--param",
+            "no-equals"},
+           {"actions", "plan", "app-container:grafana", "restart", "--reason", "x", "--param",
+            "=v"},
+           {"actions", "plan", "app-container:grafana", "restart", "--reason", "x", "--param",
+            "a=1", "--param-json", "a=2"},
+           {"actions", "plan", "app-container:grafana", "restart", "--reason", "x",
+            "--param-json", "n={bad"}}) {
+    const Captured c = cli(bad);
+    INFO(c.err);
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+  }
+  const Captured none = cli({"--json", "actions", "list", "--settled"});
+  CHECK(none.out.find("act_") == std::string::npos);
+
+  const Captured planned = cli({"actions", "plan", "app-container:grafana", "restart", "--reason",
+                                "grafana is stuck", "--request-id", "first-hour-1"});
+  INFO(planned.out << planned.err);
+  REQUIRE(planned.exit_code == 0);
+  std::smatch id;
+  REQUIRE(std::regex_search(planned.out, id, std::regex("act_[0-9a-f]+")));
+  CHECK(planned.out.find("next       pulse-cli actions execute " + id.str()) != std::string::npos);
+  // The same request id and content return the same plan.
+  const Captured again = cli({"actions", "plan", "app-container:grafana", "restart", "--reason",
+                              "grafana is stuck", "--request-id", "first-hour-1"});
+  CHECK(again.out.find(id.str()) != std::string::npos);
+  // An unknown resource is the server's refusal, with its code.
+  const Captured unknown = cli({"actions", "plan", "vm:999", "restart", "--reason", "x"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("resource_not_found") != std::string::npos);
+
+  const Captured executed = cli({"actions", "execute", id.str(), "--reason", "first hour"});
+  INFO(executed.out << executed.err);
+  CHECK(executed.exit_code == 0);
+}
+
 }  // namespace
 }  // namespace pulse::testing::e2e
