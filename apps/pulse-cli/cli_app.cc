@@ -23,6 +23,7 @@ constexpr char kProgram[] = "pulse-cli";
 constexpr char kEpilog[] = R"(
 Environment:
   PULSE_API_TOKEN  the API token, sent as X-API-Token (never a flag: flags show up in ps)
+  PULSE_SERVER     the server's base URL when --server is not given
   NO_COLOR         when set and non-empty, no colours even on a terminal
 
 Output: human-readable by default (colours and tool activity only on a terminal); --json
@@ -120,7 +121,12 @@ Definition::Definition() {
   app_.footer(kEpilog);
   app_.require_subcommand(1);
   app_.fallthrough();
-  app_.add_option("--server", p_.server, "pulse-server base URL")->capture_default_str();
+  // PULSE_SERVER sets the default; --server still wins.
+  if (const char* env = std::getenv("PULSE_SERVER"); env != nullptr && *env != '\0') {
+    p_.server = env;
+  }
+  app_.add_option("--server", p_.server, "pulse-server base URL (default: $PULSE_SERVER, else)")
+      ->capture_default_str();
   app_.add_flag("--json", p_.json, "machine output: one JSON document (NDJSON for streams)");
   app_.add_option("--timeout", p_.timeout_seconds,
                   "seconds (0.1 to 3600) to wait to connect and for each read; a stream stays "

@@ -55,10 +55,10 @@ TEST_CASE("the quick start shows findings within 10 s of the server answering /h
   // The start-up line says so.
   CHECK(server.Log().find("patrol every 15m, first run now") != std::string::npos);
 
-  // status says what to do next in words, with the command to type; no jargon.
-  std::vector<std::string> status_args = ServerArgs(server.port());
-  status_args.push_back("status");
-  const Captured status = RunCli(status_args, {.env = {TokenEnv(token)}});
+  // status says what to do next in words, with the command to type; no jargon. The server comes
+  // from PULSE_SERVER here (no --server).
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const Captured status = RunCli({"status"}, {.env = {TokenEnv(token), "PULSE_SERVER=" + url}});
   INFO(status.out);
   CHECK(status.exit_code == 0);
   CHECK(status.out.find("review what Patrol found") != std::string::npos);
@@ -75,6 +75,11 @@ TEST_CASE("the quick start shows findings within 10 s of the server answering /h
   patrol_args.insert(patrol_args.begin(), "--json");
   const Captured exact = RunCli(patrol_args, {.env = {TokenEnv(token)}});
   CHECK(exact.out.find("\"interval_ms\":900000") != std::string::npos);
+  // --server wins over PULSE_SERVER.
+  std::vector<std::string> both = ServerArgs(server.port());
+  both.push_back("status");
+  CHECK(RunCli(both, {.env = {TokenEnv(token), "PULSE_SERVER=http://127.0.0.1:1"}}).exit_code ==
+        0);
 }
 
 TEST_CASE("patrol-on-start off waits one interval, and a bad value is refused",
