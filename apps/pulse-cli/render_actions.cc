@@ -178,7 +178,7 @@ void RenderActionDetail(const Console& console, const rapidjson::Value& reply) {
     std::vector<std::vector<Cell>> rows;
     for (const rapidjson::Value& e : events->GetArray()) {
       const std::string s = Str(e, "state");
-      rows.push_back({Cell{Cut(e, "timestamp", 32)}, Cell{SafeCell(s, 20), StateStyle(s)},
+      rows.push_back({Cell{When(e, "timestamp")}, Cell{SafeCell(s, 20), StateStyle(s)},
                       Cell{Cut(e, "kind", 16)}, Cell{Cut(e, "message", 80)}});
     }
     RenderTable(console, {"AT", "STATE", "KIND", "MESSAGE"}, rows, "  ");

@@ -149,7 +149,7 @@ void RenderPatrolAutonomy(const Console& console, const rapidjson::Value& reply)
   if (ack.IsObject()) {
     fields.emplace_back("acknowledgement", Cut(ack, "acknowledgement_id", 80) + " by " +
                                                Cut(ack, "actor_id", 40) + " at " +
-                                               Cut(ack, "acknowledged_at", 32));
+                                               When(ack, "acknowledged_at", true));
   }
   fields.emplace_back("investigation budget", IntText(reply, "investigation_budget"));
   fields.emplace_back("investigation timeout", IntText(reply, "investigation_timeout_sec") + " s");

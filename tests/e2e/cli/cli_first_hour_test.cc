@@ -154,5 +154,52 @@ TEST_CASE("actions plan takes a governed change from plan to verified result wit
   CHECK(executed.exit_code == 0);
 }
 
+TEST_CASE("ids of findings actions and sessions take a unique prefix and a typo is an error",
+          "[e2e][cli][first-hour]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*");
+  ServerProcess server(dir.path());
+  const auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = ServerArgs(server.port());
+    all.insert(all.end(), args.begin(), args.end());
+    return RunCli(all, {.env = {TokenEnv(token)}});
+  };
+  REQUIRE(cli({"patrol", "run"}).exit_code == 0);
+  const Captured listed = cli({"--json", "findings"});
+  std::smatch finding;
+  REQUIRE(std::regex_search(listed.out, finding, std::regex(R"re("id":"([0-9a-f]{16})")re")));
+  const Captured acked = cli({"findings", "ack", finding[1].str().substr(0, 6)});
+  INFO(acked.err);
+  CHECK(acked.exit_code == 0);
+  const Captured not_found = cli({"findings", "ack", "zzzzzz"});
+  CHECK(not_found.exit_code == 1);
+  CHECK(not_found.err.find("finding_not_found") != std::string::npos);
+  CHECK(cli({"findings", "ack", "0f8"}).exit_code == 2);  // too short to guess
+
+  // Two plans: "act_" names both, a longer prefix one of them.
+  for (const char* reason : {"first", "second"}) {
+    REQUIRE(cli({"actions", "plan", "app-container:grafana", "restart", "--reason", reason})
+                .exit_code == 0);
+  }
+  const Captured ambiguous = cli({"actions", "show", "act_"});
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(ambiguous.err.find("is ambiguous: act_") != std::string::npos);
+  const Captured actions = cli({"--json", "actions", "list"});
+  std::smatch action;
+  REQUIRE(std::regex_search(actions.out, action, std::regex(R"re("id":"(act_[0-9a-f]{32})")re")));
+  // The shortest prefix that names only this one.
+  std::string prefix = action[1].str().substr(0, 5);
+  while (cli({"actions", "show", prefix}).exit_code != 0 && prefix.size() < 36) {
+    prefix = action[1].str().substr(0, prefix.size() + 1);
+  }
+  CHECK(cli({"--json", "actions", "show", prefix}).out.find(action[1].str()) != std::string::npos);
+
+  // ask --session with a session that does not exist is an error, and starts nothing.
+  const Captured typo = cli({"ask", "--session", "no-such-session", "hello"});
+  CHECK(typo.exit_code == 1);
+  CHECK(typo.err.find("session_not_found: no session no-such-session") != std::string::npos);
+  CHECK(cli({"--json", "sessions", "list"}).out.find("no-such-session") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace pulse::testing::e2e

@@ -10,6 +10,7 @@
 #include "console.h"
 #include "failure.h"
 #include "human_time.h"
+#include "id_resolution.h"
 #include "json_output.h"
 #include "render.h"
 #include "sse_parser.h"
@@ -340,6 +341,32 @@ TEST_CASE("durations and times read as words, never as milliseconds or nanosecon
   CHECK(HumanTime("2026-13-45T99:99:99Z", now, false) == "2026-13-45T99:99:99Z");
   const std::string huge(100000, '9');
   CHECK(HumanTime(huge, now, false) == huge);
+}
+
+TEST_CASE("ids match exactly or by a unique prefix of at least four characters", "[cli][ids]") {
+  using Outcome = IdMatch::Outcome;
+  const std::vector<std::string> ids = {"act_1a2b3c", "act_1a2bff", "act_9f00aa", "0f8a9ace"};
+  CHECK(MatchId("act_9f00aa", ids).outcome == Outcome::kExact);
+  const IdMatch unique = MatchId("act_9", ids);
+  CHECK(unique.outcome == Outcome::kUnique);
+  CHECK(unique.id == "act_9f00aa");
+  CHECK(MatchId("0f8a", ids).id == "0f8a9ace");
+  const IdMatch both = MatchId("act_1a2b", ids);
+  CHECK(both.outcome == Outcome::kAmbiguous);
+  CHECK(both.candidates == std::vector<std::string>{"act_1a2b3c", "act_1a2bff"});
+  CHECK(MatchId("0f8", ids).outcome == Outcome::kTooShort);
+  CHECK(MatchId("zzzz", ids).outcome == Outcome::kNone);
+  CHECK(MatchId("", ids).outcome == Outcome::kTooShort);
+  CHECK(MatchId("x", {}).outcome == Outcome::kNone);
+  CHECK(MatchId(std::string(100000, 'a'), ids).outcome == Outcome::kNone);
+  // An exact id that is also the prefix of a longer one is the exact one.
+  CHECK(MatchId("ab12", {"ab12", "ab123"}).outcome == Outcome::kExact);
+  // Never more than ten candidates are listed.
+  std::vector<std::string> many;
+  for (int i = 0; i < 50; ++i) {
+    many.push_back("sess-" + std::to_string(100 + i));
+  }
+  CHECK(MatchId("sess-1", many).candidates.size() == 10);
 }
 
 }  // namespace
