@@ -1,5 +1,6 @@
 #include "console.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -82,6 +83,20 @@ ConsoleTraits DetectConsoleTraits(bool json) {
   traits.color_err = colour_allowed && isatty(STDERR_FILENO) == 1;
   traits.progress = !json && isatty(STDERR_FILENO) == 1;
   traits.interactive = isatty(STDIN_FILENO) == 1;
+  if (traits.out_tty) {
+    winsize size{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+      traits.columns = size.ws_col;
+    }
+  }
+  // COLUMNS (set by shells, and by scripts that want a width) wins when it is a sane number.
+  if (const char* env = std::getenv("COLUMNS"); env != nullptr) {
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && value >= 20 && value <= 1000) {
+      traits.columns = static_cast<std::size_t>(value);
+    }
+  }
   return traits;
 }
 

@@ -22,6 +22,9 @@ struct ConsoleTraits {
   bool color_err = false;    // SGR colours on stderr
   bool progress = false;     // tool activity and progress lines on stderr
   bool interactive = false;  // stdin is a terminal: a confirmation may be asked
+  // The terminal's width in columns when stdout is one (or COLUMNS says), 0 when unknown: tables
+  // are fitted to it.
+  std::size_t columns = 0;
 };
 
 struct ConsoleSinks {

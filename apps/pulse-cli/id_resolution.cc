@@ -134,7 +134,9 @@ std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) 
     Failure failure;
     std::optional<rapidjson::Document> reply = ctx.FetchJson(*call, failure);
     if (!reply.has_value()) {
-      return ctx.Fail(failure);
+      // The list is a convenience (a token without its scope, an older server): the command
+      // then runs with the id as typed, and the server answers for it.
+      return std::nullopt;
     }
     CollectIds(*reply, key, ids);
   }
@@ -145,10 +147,22 @@ std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) 
     case IdMatch::Outcome::kUnique:
       id = match.id;
       return std::nullopt;
-    case IdMatch::Outcome::kNone:
+    case IdMatch::Outcome::kNone: {
+      // Not in the lists (which are bounded): findings and actions go to the server as typed,
+      // which answers for them. A session is looked up, since the chat route would start a new
+      // one under a mistyped id.
+      if (kind != IdKind::kSession) {
+        return std::nullopt;
+      }
+      const absl::StatusOr<ApiCall> exact = RouteCall("get_session", {{"sessionId", id}});
+      Failure failure;
+      if (exact.ok() && ctx.FetchJson(*exact, failure).has_value()) {
+        return std::nullopt;
+      }
       return ctx.Fail(LocalFailure(ExitCode::kRefused, info.not_found_code,
                                    std::string("no ") + info.noun + " " + SafeCell(id, 128) +
                                        " (list them with " + info.list_command + ")"));
+    }
     case IdMatch::Outcome::kTooShort:
       return ctx.Fail(LocalFailure(ExitCode::kUsage, kCodeUsage,
                                    std::string(info.noun) + " id prefix " + SafeCell(id, 128) +

@@ -27,8 +27,10 @@ inline constexpr std::size_t kMinIdPrefix = 4;
 IdMatch MatchId(std::string_view given, const std::vector<std::string>& ids);
 
 // Replaces `id` by the full id it names, listing the server's ids of `kind` unless `id` already
-// has the shape of a full one. nullopt on success; otherwise the exit code after reporting:
-// 1 (<kind>_not_found), 2 (an ambiguous or too short prefix), or the list call's failure.
+// has the shape of a full one. nullopt to go on (resolved, or left as typed when the list cannot
+// be read, or when no listed id matches a finding or action: the server answers for it);
+// otherwise the exit code after reporting: 1 (session_not_found: no such session, also by an
+// exact lookup), 2 (an ambiguous or too short prefix).
 std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id);
 
 }  // namespace pulse::cli

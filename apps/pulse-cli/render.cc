@@ -183,7 +183,52 @@ void RenderTable(const Console& console, const std::vector<std::string>& headers
       }
     }
   }
-  const auto line = [&](const std::vector<Cell>& cells, bool header) {
+  // Fitted to the terminal: the last column (a title or message) gives up columns first, down to
+  // 20, then the widest other column, down to 8; id columns (ID, RUN) last, since an id is what
+  // the next command needs. Cut cells end with "…".
+  const std::size_t limit = console.traits().columns;
+  const auto total = [&] {
+    std::size_t sum = DisplayWidth(indent);
+    for (std::size_t w : widths) {
+      sum += w + 2;
+    }
+    return sum - 2;
+  };
+  const auto shrink = [&](std::size_t c, std::size_t floor) {
+    while (total() > limit && widths[c] > floor) {
+      --widths[c];
+    }
+  };
+  if (limit > 0 && !widths.empty() && total() > limit) {
+    shrink(widths.size() - 1, 20);
+    std::vector<std::size_t> order;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      if (headers[c] != "ID" && headers[c] != "RUN") {
+        order.push_back(c);
+      }
+    }
+    while (total() > limit) {
+      std::size_t widest = widths.size();
+      for (std::size_t c : order) {
+        if (widths[c] > 8 && (widest == widths.size() || widths[c] > widths[widest])) {
+          widest = c;
+        }
+      }
+      if (widest == widths.size()) {
+        break;
+      }
+      --widths[widest];
+    }
+  }
+  const auto fit = [&](const Cell& cell, std::size_t c) {
+    return DisplayWidth(cell.text) <= widths[c] ? cell
+                                                : Cell{SafeCell(cell.text, widths[c]), cell.style};
+  };
+  const auto line = [&](const std::vector<Cell>& raw, bool header) {
+    std::vector<Cell> cells;
+    for (std::size_t c = 0; c < raw.size() && c < widths.size(); ++c) {
+      cells.push_back(fit(raw[c], c));
+    }
     std::string out(indent);
     for (std::size_t c = 0; c < headers.size(); ++c) {
       const Cell cell = c < cells.size() ? cells[c] : Cell{};

@@ -1,6 +1,11 @@
 #include "text_safety.h"
 
+#include <locale.h>
+#include <wchar.h>
+
+#include <clocale>
 #include <cstdint>
+#include <cwchar>
 
 #include "pulse/core/json/utf8.h"
 
@@ -87,12 +92,62 @@ std::string SafeText(std::string_view raw, bool multiline) {
   return out;
 }
 
-std::size_t DisplayWidth(std::string_view text) {
-  std::size_t n = 0;
-  for (char ch : text) {
-    n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80 ? 1 : 0;
+namespace {
+
+// The code point starting at text[i] (well-formed UTF-8, as SafeText writes it); advances `i`
+// past it. A stray continuation or truncated sequence counts as one U+FFFD.
+char32_t NextCodePoint(std::string_view text, std::size_t& i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = 0;
+  if (lead < 0x80) {
+    length = 1;
+  } else if ((lead >> 5) == 0x6) {
+    length = 2;
+  } else if ((lead >> 4) == 0xE) {
+    length = 3;
+  } else if ((lead >> 3) == 0x1E) {
+    length = 4;
   }
-  return n;
+  if (length == 0 || i + length > text.size()) {
+    ++i;
+    return 0xFFFD;
+  }
+  char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      ++i;
+      return 0xFFFD;
+    }
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  i += length;
+  return cp;
+}
+
+// wcwidth under C.UTF-8 (built into glibc), whatever the process's own locale is.
+int CodePointWidth(char32_t cp) {
+  if (cp < 0x7F) {
+    return cp >= 0x20 ? 1 : 0;
+  }
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  if (utf8 == static_cast<locale_t>(nullptr)) {
+    return 1;
+  }
+  const locale_t previous = uselocale(utf8);
+  const int width = wcwidth(static_cast<wchar_t>(cp));
+  uselocale(previous);
+  return width < 0 ? 1 : width;
+}
+
+}  // namespace
+
+std::size_t DisplayWidth(std::string_view text) {
+  std::size_t columns = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    columns += static_cast<std::size_t>(CodePointWidth(NextCodePoint(text, i)));
+  }
+  return columns;
 }
 
 std::string SafeCell(std::string_view text, std::size_t max_columns) {
@@ -100,15 +155,16 @@ std::string SafeCell(std::string_view text, std::size_t max_columns) {
   if (max_columns == 0 || DisplayWidth(safe) <= max_columns) {
     return safe;
   }
-  std::size_t chars = 0;
+  // Keep whole characters while they fit in max_columns - 1 columns, then the ellipsis.
+  std::size_t columns = 0;
   std::size_t cut = 0;
-  for (; cut < safe.size(); ++cut) {
-    if ((static_cast<unsigned char>(safe[cut]) & 0xC0) != 0x80) {
-      if (chars == max_columns - 1) {
-        break;
-      }
-      ++chars;
+  for (std::size_t i = 0; i < safe.size();) {
+    const auto width = static_cast<std::size_t>(CodePointWidth(NextCodePoint(safe, i)));
+    if (columns + width > max_columns - 1) {
+      break;
     }
+    columns += width;
+    cut = i;
   }
   safe.resize(cut);
   return safe + "\xE2\x80\xA6";  // …

@@ -15,11 +15,13 @@ namespace pulse::cli {
 // becomes a newline, CRLF one newline), else each becomes one space.
 std::string SafeText(std::string_view text, bool multiline = true);
 
-// SafeText(text, false) shortened to at most `max_columns` characters, ending in "…" when cut.
+// SafeText(text, false) shortened to at most `max_columns` terminal columns, ending in "…" when
+// cut (never inside a character, and never leaving half of a wide one).
 std::string SafeCell(std::string_view text, std::size_t max_columns = 60);
 
-// The number of characters (code points) in well-formed UTF-8 `text`; an approximation of its
-// width in a terminal that ignores wide and combining characters.
+// The terminal columns well-formed UTF-8 `text` takes: each code point as the C library's
+// wcwidth counts it under the C.UTF-8 locale (2 for East Asian wide and emoji, 0 for combining
+// marks and zero-width characters, 1 for anything it calls unprintable).
 std::size_t DisplayWidth(std::string_view text);
 
 // Reassembles UTF-8 text that arrives in pieces, so a character split across two pieces is not

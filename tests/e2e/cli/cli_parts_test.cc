@@ -2,6 +2,7 @@
 // on awkward framing, the exit-code rule for server replies, output JSON, and the chat view
 // over a scripted event sequence, and the client's transport failures.
 #include <catch2/catch.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -367,6 +368,47 @@ TEST_CASE("ids match exactly or by a unique prefix of at least four characters",
     many.push_back("sess-" + std::to_string(100 + i));
   }
   CHECK(MatchId("sess-1", many).candidates.size() == 10);
+}
+
+TEST_CASE("display width counts wide characters as two columns and combining marks as none",
+          "[cli][text]") {
+  CHECK(DisplayWidth("db-01") == 5);
+  CHECK(DisplayWidth("\xE6\x95\xB0\xE6\x8D\xAE\xE5\xBA\x93") == 6);  // 数据库
+  CHECK(DisplayWidth("\xF0\x9F\x9A\x80 up") == 5);                    // 🚀 up
+  CHECK(DisplayWidth("e\xCC\x81") == 1);                                // e + U+0301
+  CHECK(DisplayWidth("") == 0);
+  // Cut by columns, never inside a wide character: 数据库 in 5 columns is 数据 and "…".
+  CHECK(SafeCell("\xE6\x95\xB0\xE6\x8D\xAE\xE5\xBA\x93", 5) ==
+        "\xE6\x95\xB0\xE6\x8D\xAE\xE2\x80\xA6");
+  CHECK(SafeCell("\xE6\x95\xB0\xE6\x8D\xAE\xE5\xBA\x93", 4) == "\xE6\x95\xB0\xE2\x80\xA6");
+  CHECK(DisplayWidth(SafeCell(std::string(1000, 'x'), 10)) == 10);
+}
+
+TEST_CASE("tables line up with wide names and fit the terminal, ids kept whole", "[cli][text]") {
+  Captured c;
+  ConsoleTraits traits;
+  traits.columns = 40;
+  const Console console = StringConsole(c, traits);
+  RenderTable(console, {"ID", "NAME", "TITLE"},
+              {{Cell{"0f8a9acec3889a5f"}, Cell{"\xE6\x95\xB0\xE6\x8D\xAE\xE5\xBA\x93"},
+                Cell{"High memory usage on the database server"}},
+               {Cell{"e86d35344838f884"}, Cell{"db"}, Cell{"ok"}}});
+  std::vector<std::string> lines;
+  std::istringstream in(c.out);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  REQUIRE(lines.size() == 3);
+  for (const std::string& line : lines) {
+    CHECK(DisplayWidth(line) <= 40);
+  }
+  CHECK(lines[1].find("0f8a9acec3889a5f") != std::string::npos);  // the id is whole
+  // The TITLE column starts at the same display column on every line.
+  const auto column_of = [](const std::string& line, const std::string& text) {
+    return DisplayWidth(line.substr(0, line.find(text)));
+  };
+  CHECK(column_of(lines[0], "TITLE") == column_of(lines[1], "High"));
+  CHECK(column_of(lines[0], "TITLE") == column_of(lines[2], "ok"));
 }
 
 }  // namespace
