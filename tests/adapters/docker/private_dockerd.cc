@@ -173,11 +173,13 @@ absl::Status PrivateDockerd::Launch() {
   if (::geteuid() != 0) {
     return absl::UnavailableError("dockerd needs root here (rootless Docker is not set up)");
   }
-  char tmpl[] = "/tmp/pulse-dockerd-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) {
-    return absl::InternalError("cannot make a temp directory for dockerd");
+  if (dir_.empty()) {  // a restart keeps the directory, and so the containers
+    char tmpl[] = "/tmp/pulse-dockerd-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      return absl::InternalError("cannot make a temp directory for dockerd");
+    }
+    dir_ = tmpl;
   }
-  dir_ = tmpl;
   socket_path_ = dir_ + "/docker.sock";
   const std::string log = dir_ + "/dockerd.log";
   const std::string ns = "pulse-" + dir_.substr(dir_.size() - 6);
@@ -384,6 +386,11 @@ void PrivateDockerd::StopDaemon() {
       absl::SleepFor(absl::Milliseconds(50));
     }
   }
+}
+
+absl::Status PrivateDockerd::RestartDaemon() {
+  StopDaemon();
+  return Launch();
 }
 
 void PrivateDockerd::KillDaemon() {
