@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "docker_fleet_internal.h"
 #include "pulse/core/agent/fleet_queries.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/json_writer.h"
@@ -22,7 +23,8 @@ constexpr absl::Duration kMissRefresh = absl::Milliseconds(250);
 constexpr char kExecutorDomain[] = "docker-engine-api";
 constexpr char kObserverDomain[] = "docker-engine-inspect";
 
-// A local id part from free text: [A-Za-z0-9._-], anything else becomes '-'.
+}  // namespace
+
 std::string LocalPart(std::string_view text) {
   std::string out;
   for (const char c : text.substr(0, 128)) {
@@ -32,6 +34,8 @@ std::string LocalPart(std::string_view text) {
   }
   return out.empty() ? "unnamed" : out;
 }
+
+namespace {
 
 std::string TimeText(const std::optional<absl::Time>& t) {
   return t.has_value() ? core::FormatRfc3339(*t) : "";
@@ -134,150 +138,6 @@ absl::StatusOr<std::unique_ptr<DockerFleet>> DockerFleet::Open(DockerFleetOption
     fleet->sampler_ = std::thread([f = fleet.get()] { f->RunSampler(); });
   }
   return fleet;
-}
-
-std::string ListedHealth(std::string_view status) {
-  for (std::string_view health : {"(unhealthy)", "(healthy)", "(health: starting)"}) {
-    if (status.find(health) != std::string_view::npos) {
-      return std::string(health.substr(1, health.size() - 2));
-    }
-  }
-  return "";
-}
-
-absl::StatusOr<std::shared_ptr<const DockerFleet::View>> DockerFleet::CurrentView(
-    absl::Duration max_age) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (FreshLocked(max_age)) {
-      return view_;
-    }
-  }
-  absl::MutexLock refreshing(&refresh_mu_);
-  {
-    absl::MutexLock lock(&mu_);
-    if (FreshLocked(max_age)) {  // another reader refreshed it meanwhile
-      return view_;
-    }
-  }
-  return Refresh();
-}
-
-bool DockerFleet::FreshLocked(absl::Duration max_age) const {
-  return view_ != nullptr && !changed_ && absl::Now() - view_->at <= max_age;
-}
-
-absl::StatusOr<std::shared_ptr<const DockerFleet::View>> DockerFleet::Refresh() {
-  std::map<std::string, Entry> entries;
-  std::map<std::string, bool> marked;
-  {
-    absl::MutexLock lock(&mu_);
-    entries = entries_;
-    marked.swap(marked_);
-    changed_ = false;  // events from now on mark the next refresh
-    ++counters_.refreshes;
-    ++counters_.engine_calls;
-  }
-  absl::StatusOr<std::vector<ContainerSummary>> list = engine_->ListContainers(true);
-  if (!list.ok()) {
-    absl::MutexLock lock(&mu_);
-    changed_ = true;
-    marked_.insert(marked.begin(), marked.end());
-    return list.status();
-  }
-  if (list->size() > core::kFleetMaxResults) {
-    list->resize(core::kFleetMaxResults);
-  }
-  std::map<std::string, Entry> next;
-  std::uint64_t inspects = 0;
-  for (const ContainerSummary& summary : *list) {
-    const std::string health = ListedHealth(summary.status);
-    auto known = entries.find(summary.id);
-    if (known != entries.end() && marked.count(summary.id) == 0 &&
-        known->second.listed_state == summary.state && known->second.listed_health == health) {
-      next.emplace(summary.id, std::move(known->second));
-      continue;
-    }
-    ++inspects;
-    absl::StatusOr<ContainerDetails> details = engine_->Inspect(summary.id);
-    if (!details.ok()) {
-      if (EngineErrorKindOf(details.status()) == EngineErrorKind::kNotFound) {
-        continue;  // removed since the listing
-      }
-      absl::MutexLock lock(&mu_);
-      changed_ = true;
-      counters_.engine_calls += inspects;
-      counters_.inspects += inspects;
-      return details.status();
-    }
-    next.emplace(summary.id, Entry{*std::move(details), summary.state, health});
-  }
-  std::shared_ptr<const View> view = BuildView(next);
-  absl::MutexLock lock(&mu_);
-  counters_.engine_calls += inspects;
-  counters_.inspects += inspects;
-  entries_ = std::move(next);
-  view_ = view;
-  return view;
-}
-
-std::shared_ptr<const DockerFleet::View> DockerFleet::BuildView(
-    const std::map<std::string, Entry>& entries) const {
-  auto s = std::make_shared<View>();
-  s->at = absl::Now();
-  core::FleetResource node;
-  node.id = node_id_;
-  node.type = "node";
-  node.name = info_.name;
-  node.status = "online";
-  node.technology = "docker";
-  node.attributes["os"] = info_.operating_system;
-  node.attributes["docker_version"] = info_.server_version;
-  node.attributes["api_version"] = engine_->api().ToString();
-  node.attributes["cpus"] = absl::StrCat(info_.cpus);
-  node.attributes["memory_bytes"] = absl::StrCat(info_.memory_bytes);
-  s->resources[node.id] = node;
-  for (const auto& [container_id, entry] : entries) {
-    const ContainerDetails& details = entry.details;
-    core::FleetResource r = ContainerResource(details, node_id_);
-    s->relationships.push_back({r.id, node_id_, "runs_on"});
-    const auto project = details.labels.find("com.docker.compose.project");
-    if (project != details.labels.end()) {
-      const std::string project_id = absl::StrCat("compose-project:", LocalPart(project->second));
-      if (s->resources.count(project_id) == 0) {
-        core::FleetResource p;
-        p.id = project_id;
-        p.type = "compose-project";
-        p.name = project->second;
-        p.status = "present";
-        p.technology = "docker";
-        p.parent_id = node_id_;
-        s->resources[p.id] = p;
-        s->relationships.push_back({p.id, node_id_, "runs_on"});
-      }
-      s->relationships.push_back({r.id, project_id, "member_of"});
-      const auto service = details.labels.find("com.docker.compose.service");
-      if (service != details.labels.end()) {
-        const std::string service_id = absl::StrCat("compose-service:", LocalPart(project->second),
-                                                    "/", LocalPart(service->second));
-        if (s->resources.count(service_id) == 0) {
-          core::FleetResource sv;
-          sv.id = service_id;
-          sv.type = "compose-service";
-          sv.name = service->second;
-          sv.status = "present";
-          sv.technology = "docker";
-          sv.parent_id = project_id;
-          s->resources[sv.id] = sv;
-          s->relationships.push_back({sv.id, project_id, "member_of"});
-        }
-        s->relationships.push_back({r.id, service_id, "member_of"});
-      }
-    }
-    s->containers[r.id] = details;
-    s->resources[r.id] = std::move(r);
-  }
-  return s;
 }
 
 absl::StatusOr<ContainerDetails> DockerFleet::ContainerOf(std::string_view id) const {
