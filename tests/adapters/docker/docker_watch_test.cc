@@ -167,6 +167,25 @@ TEST_CASE("Engine events enter the change stream: die with its exit code, health
   }
 }
 
+TEST_CASE("an OOM-killed container enters the change stream and reads oom_killed",
+          "[docker][fleet][events]") {
+  PULSE_NEED_DOCKERD(daemon);
+  auto fleet = OpenWith(*daemon, [](DockerFleetOptions& o) { o.sample_interval = absl::Hours(1); });
+  // A shell variable doubling in length until the 16 MiB limit kills it.
+  RunSpec hog = Command({"sh", "-c", "x=0123456789abcdef; while true; do x=$x$x; done"}, "hog");
+  hog.memory_limit_bytes = std::int64_t{16} << 20;
+  absl::StatusOr<std::string> hog_id = daemon->Run(hog);
+  INFO(hog_id.status().ToString());
+  REQUIRE(hog_id.ok());
+  CHECK(Eventually([&] { return HasChange(*fleet, "app-container:hog", "oom"); }));
+  CHECK(Eventually([&] { return HasChange(*fleet, "app-container:hog", "die", "exit code 137"); }));
+  auto hog_resource = fleet->GetResource("app-container:hog");
+  REQUIRE(hog_resource.ok());
+  CHECK(hog_resource->status == "exited");
+  CHECK(hog_resource->attributes["oom_killed"] == "true");
+  REQUIRE(daemon->Remove("hog").ok());
+}
+
 TEST_CASE("the event stream reconnects with backoff after the daemon restarts",
           "[docker][fleet][events][faults]") {
   PULSE_NEED_DOCKERD(shared);  // skips alike where no daemon can start

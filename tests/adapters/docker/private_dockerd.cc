@@ -318,6 +318,10 @@ absl::StatusOr<std::string> PrivateDockerd::Run(const RunSpec& spec) {
   w.Key("HostConfig");
   w.StartObject();
   w.Member("NetworkMode", "none");
+  if (spec.memory_limit_bytes > 0) {  // and no swap beyond it
+    w.Member("Memory", spec.memory_limit_bytes);
+    w.Member("MemorySwap", spec.memory_limit_bytes);
+  }
   if (!spec.restart_policy.empty()) {
     w.Key("RestartPolicy");
     w.StartObject();

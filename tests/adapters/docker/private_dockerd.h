@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +40,7 @@ struct RunSpec {
   bool tty = false;
   std::vector<std::string> healthcheck;  // CMD-SHELL test; empty: none
   absl::Duration health_interval = absl::Seconds(1);
+  std::int64_t memory_limit_bytes = 0;  // 0: none
   bool start = true;
 };
 
