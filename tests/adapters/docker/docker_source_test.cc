@@ -57,16 +57,118 @@ TEST_CASE("hostile docker source settings are refused naming the setting", "[doc
             .find("allow_actions") != std::string::npos);
   CHECK_FALSE(ParseDockerSource("[1, 2]").ok());
   CHECK_FALSE(ParseDockerSource("{").ok());
-  for (const std::string& endpoint : std::vector<std::string>{
-           "tcp://10.0.0.1:2375", "http://localhost/", "unix://", "unix://relative/docker.sock",
-           "unix:///", "unix:///var/run/../../etc/shadow", "unix:///var/run/docker.sock/..",
-           "unix:///var/run/docker sock", "unix:///var/run/docker.sock\\t",
-           "npipe:////./pipe/docker", "unix:///" + std::string(120, 'a'),
-           "unix:///var/run/\\u0001.sock"}) {
+  for (const std::string& endpoint :
+       std::vector<std::string>{"tcp://10.0.0.1:2375",
+                                "tcp://",
+                                "tcp://host",
+                                "tcp://host:",
+                                "tcp://host:0",
+                                "tcp://host:65536",
+                                "tcp://host:02376",
+                                "tcp://host:+2376",
+                                "tcp://user@host:2376",
+                                "tcp://host:2376/path",
+                                "tcp://host:2376?x=1",
+                                "tcp://-host:2376",
+                                "tcp://ho st:2376",
+                                "tcp://host..example:2376",
+                                "tcp://[zz::1]:2376",
+                                "tcp://[]:2376",
+                                "tcp://::1:2376",
+                                "tcp://" + std::string(300, 'a') + ":2376",
+                                "TCP://host:2376",
+                                "http://localhost/",
+                                "unix://",
+                                "unix://relative/docker.sock",
+                                "unix:///",
+                                "unix:///var/run/../../etc/shadow",
+                                "unix:///var/run/docker.sock/..",
+                                "unix:///var/run/docker sock",
+                                "unix:///var/run/docker.sock\\t",
+                                "npipe:////./pipe/docker",
+                                "unix:///" + std::string(120, 'a'),
+                                "unix:///var/run/\\u0001.sock"}) {
     INFO(endpoint);
     CHECK(Refusal(R"({"name": "d", "kind": "docker", "endpoint": ")" + endpoint + R"("})")
               .find("endpoint") != std::string::npos);
   }
+}
+
+TEST_CASE("a docker source reaches exec and TLS settings and a tcp endpoint", "[docker][source]") {
+  absl::StatusOr<DockerFleetOptions> plain =
+      ParseDockerSource(R"({"name": "docker1", "kind": "docker"})");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->allow_exec);
+  CHECK(plain->exec_deadline == absl::Seconds(30));
+  CHECK(plain->engine.tls_ca_file.empty());
+  CHECK_FALSE(plain->engine.allow_plain_tcp);
+
+  absl::StatusOr<DockerFleetOptions> tls = ParseDockerSource(
+      R"({"name": "d", "kind": "docker", "endpoint": "tcp://docker-1.lab.example:2376",
+          "allow_exec": true, "exec_deadline_seconds": 5, "tls_ca_file": "/etc/pulse/ca.pem",
+          "tls_cert_file": "/etc/pulse/cert.pem", "tls_key_file": "/etc/pulse/key.pem"})");
+  REQUIRE(tls.ok());
+  CHECK(tls->engine.endpoint == "tcp://docker-1.lab.example:2376");
+  CHECK(tls->allow_exec);
+  CHECK(tls->exec_deadline == absl::Seconds(5));
+  CHECK(tls->engine.tls_ca_file == "/etc/pulse/ca.pem");
+  CHECK(tls->engine.tls_cert_file == "/etc/pulse/cert.pem");
+  CHECK(tls->engine.tls_key_file == "/etc/pulse/key.pem");
+  CHECK_FALSE(tls->engine.allow_plain_tcp);
+
+  // The daemon's certificate checked against a CA alone (no client certificate) is allowed.
+  CHECK(ParseDockerSource(R"({"name": "d", "kind": "docker", "endpoint": "tcp://10.0.0.1:2376",
+                              "tls_ca_file": "/ca.pem"})")
+            .ok());
+  for (const char* endpoint : {"tcp://127.0.0.1:2375", "tcp://[::1]:2375", "tcp://h:65535"}) {
+    INFO(endpoint);
+    absl::StatusOr<DockerFleetOptions> open = ParseDockerSource(
+        std::string(R"({"name": "d", "kind": "docker", "allow_plain_tcp": true, "endpoint": ")") +
+        endpoint + R"("})");
+    REQUIRE(open.ok());
+    CHECK(open->engine.allow_plain_tcp);
+    CHECK(open->engine.endpoint == endpoint);
+  }
+}
+
+TEST_CASE("hostile exec and TLS settings are refused naming the setting", "[docker][source]") {
+  const std::string tcp = R"("name": "d", "kind": "docker", "endpoint": "tcp://h:2376", )";
+  const auto refused = [&](const std::string& members) {
+    return Refusal("{" + tcp + members + "}");
+  };
+  CHECK(refused(R"("allow_plain_tcp": true, "allow_exec": "yes")").find("allow_exec") !=
+        std::string::npos);
+  CHECK(refused(R"("allow_plain_tcp": true, "exec_deadline_seconds": 0)")
+            .find("exec_deadline_seconds") != std::string::npos);
+  CHECK(refused(R"("allow_plain_tcp": true, "exec_deadline_seconds": 301)")
+            .find("exec_deadline_seconds") != std::string::npos);
+  CHECK(refused(R"("allow_plain_tcp": "true")").find("allow_plain_tcp") != std::string::npos);
+  for (const std::string& path :
+       {std::string("ca.pem"), std::string(""), std::string("/etc/pulse/ca pem"),
+        std::string("/etc/pulse/"), "/" + std::string(5000, 'a')}) {
+    INFO(path);
+    CHECK(refused(R"("tls_cert_file": "/c.pem", "tls_key_file": "/k.pem", "tls_ca_file": ")" +
+                  path + R"(")")
+              .find("tls_ca_file") != std::string::npos);
+  }
+  // A control character: an escaped one reaches the path check, a raw one breaks the JSON.
+  CHECK(refused(R"("tls_ca_file": "/etc/\u0007ca.pem")").find("tls_ca_file") != std::string::npos);
+  CHECK_FALSE(ParseDockerSource("{" + tcp + "\"tls_ca_file\": \"/etc/\u0007ca.pem\"}").ok());
+  CHECK(refused(R"("tls_ca_file": 7)").find("tls_ca_file") != std::string::npos);
+  // A client certificate without its key, or the reverse.
+  CHECK(refused(R"("tls_cert_file": "/c.pem")").find("tls_key_file") != std::string::npos);
+  CHECK(refused(R"("tls_key_file": "/k.pem")").find("tls_cert_file") != std::string::npos);
+  // Plain TCP only when the operator says so, and not mixed with TLS.
+  CHECK(refused(R"("allow_exec": false)").find("allow_plain_tcp") != std::string::npos);
+  CHECK(refused(R"("allow_plain_tcp": false)").find("allow_plain_tcp") != std::string::npos);
+  CHECK(refused(R"("allow_plain_tcp": true, "tls_ca_file": "/ca.pem")").find("allow_plain_tcp") !=
+        std::string::npos);
+  // TLS settings mean nothing on a unix socket.
+  CHECK(
+      Refusal(R"({"name": "d", "kind": "docker", "tls_ca_file": "/ca.pem"})").find("unix socket") !=
+      std::string::npos);
+  CHECK(Refusal(R"({"name": "d", "kind": "docker", "allow_plain_tcp": true})")
+            .find("allow_plain_tcp") != std::string::npos);
 }
 
 }  // namespace

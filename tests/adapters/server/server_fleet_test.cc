@@ -105,6 +105,14 @@ TEST_CASE("a bad sources file is refused naming the file and the source", "[serv
         R"({"sources": [{"name": "d", "kind": "docker", "allow_actions": "yes"}]})",
         R"({"sources": [{"name": "d", "kind": "docker", "sample_interval_seconds": -1}]})",
         R"({"sources": [{"name": "d", "kind": "docker", "socket": "/var/run/docker.sock"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "tls_ca_file": "/ca.pem"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://h:2376",
+                         "tls_ca_file": "ca.pem"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://h:2376/x",
+                         "allow_plain_tcp": true}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "allow_exec": "on"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://127.0.0.1:1",
+                         "tls_ca_file": "/nonexistent/pulse-test/ca.pem"}]})",
         R"({"sources": [{"name": "d", "kind": "docker",
                          "endpoint": "unix:///nonexistent/pulse-test/docker.sock"}]})"}) {
     INFO(hostile);
