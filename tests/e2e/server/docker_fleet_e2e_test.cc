@@ -170,6 +170,60 @@ TEST_CASE("pulse-server governs a restart on a docker source and the observer se
   REQUIRE(daemon->Remove("e2e-loop").ok());
 }
 
+TEST_CASE("a container recreated between approval and execute is plan drift and is not touched",
+          "[e2e][server][fleet][docker][drift]") {
+  PULSE_NEED_DOCKERD(daemon);
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-drift")).ok());
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  std::ofstream(fleet) << R"({"sources": [{"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint()
+                       << R"(", "allow_actions": true, "stop_grace_seconds": 0}]})";
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  const std::string alice = MintToken(dir.path(), "actions:plan,monitoring:read", "alice");
+  const std::string bob = MintToken(dir.path(), "actions:approve,actions:execute", "bob");
+  ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet}});
+  const int port = server.port();
+
+  const std::string old_id = Attribute(port, reader, "app-container%3Ae2e-drift", "container_id");
+  REQUIRE_FALSE(old_id.empty());
+  const Reply planned = Send(
+      port, "POST", "/api/actions/plan", alice,
+      R"({"requestId":"e2e-docker-drift","resourceId":"app-container:e2e-drift",)"
+      R"("capabilityName":"restart","params":{},"reason":"docker drift","requestedBy":"x"})");
+  INFO(planned.body);
+  REQUIRE(planned.status == 200);
+  const std::string id = Str(Json(planned.body), "actionId");
+  const Reply approved = Send(port, "POST", "/api/actions/" + id + "/decision", bob,
+                              R"({"outcome":"approved","reason":"docker drift"})");
+  INFO(approved.body);
+  REQUIRE(approved.status == 200);
+
+  // Someone recreates the container under the same name; once Pulse sees the new one, the
+  // approved plan no longer describes it.
+  REQUIRE(daemon->Remove("e2e-drift").ok());
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-drift")).ok());
+  const auto recreated = daemon->client().Inspect("e2e-drift");
+  REQUIRE(recreated.ok());
+  std::string seen;
+  for (int i = 0; i < 100 && seen != recreated->id; ++i) {
+    seen = Attribute(port, reader, "app-container%3Ae2e-drift", "container_id");
+    if (seen != recreated->id) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  REQUIRE(seen == recreated->id);
+  const Reply executed = Send(port, "POST", "/api/actions/" + id + "/execute", bob, "{}");
+  INFO(executed.body);
+  CHECK(executed.status == 409);
+  CHECK(ErrorCode(executed.body) == "action_plan_drift");
+  const auto after = daemon->client().Inspect("e2e-drift");
+  REQUIRE(after.ok());
+  CHECK(after->started_at == recreated->started_at);
+  CHECK(server.Stop() == "exited 0");
+  REQUIRE(daemon->Remove("e2e-drift").ok());
+}
+
 ScriptedResponse Turn(const std::vector<std::string>& payloads) {
   ScriptedResponse response;
   response.path = "/v1/chat/completions";
