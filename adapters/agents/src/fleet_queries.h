@@ -1,73 +1,25 @@
-// Query semantics shared by the agents' Fleet adapters, so the demo and the local host answer
-// bounds, filters, topology walks, log excerpts, metric windows and reference resolution the
-// same way (and the same way as pulse::testing::FakeFleet). Pure functions over plain values.
+// The agents' names for the shared Fleet query semantics, which live in the core
+// (pulse/core/agent/fleet_queries.h) so the docker adapter uses them too without depending on
+// this one.
 #pragma once
 
-#include <map>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "pulse/core/model/resource_id.h"
-#include "pulse/core/ports/fleet.h"
+#include "pulse/core/agent/fleet_queries.h"
 
 namespace pulse::adapters::agents::internal {
 
-// InvalidArgument for a limit outside 1..kFleetMaxResults.
-absl::Status ValidateResourceQuery(const core::FleetResourceQuery& query);
-// Exact (case-insensitive) type/status/technology filters and the id-or-name substring.
-bool MatchesQuery(const core::FleetResource& resource, const core::FleetResourceQuery& query);
-
-// InvalidArgument for depth outside 1..8 or max_resources outside 1..kFleetMaxResults.
-absl::Status ValidateTopologyQuery(const core::FleetTopologyQuery& query);
-// The neighbourhood of query.root_id (which must exist in `resources`) within query.depth
-// edges either way, or everything for an empty root; edges among the included resources.
-core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResource>& resources,
-                                  const std::vector<core::FleetRelationship>& relationships,
-                                  const core::FleetTopologyQuery& query);
-
-struct TimedLine {
-  absl::Time at;
-  std::string text;
-};
-
-// InvalidArgument for line or byte bounds outside the port's caps.
-absl::Status ValidateLogQuery(const core::FleetLogQuery& query);
-// The newest lines (optionally since query.since) within the line and byte bounds, oldest
-// first, each prefixed with its RFC 3339 time.
-core::FleetLogExcerpt ExcerptLines(const std::vector<TimedLine>& lines,
-                                   const core::FleetLogQuery& query);
-
-// InvalidArgument for an empty metric, start >= end or max_points outside 1..5000.
-absl::Status ValidateMetricQuery(const core::FleetMetricQuery& query);
-// Points with start <= at < end, averaged into at most max_points consecutive buckets (each
-// bucket keeps its newest timestamp).
-std::vector<core::FleetMetricPoint> SelectPoints(const std::vector<core::FleetMetricPoint>& points,
-                                                 const core::FleetMetricQuery& query);
-
-// A candidate for reference resolution: a canonical id and the provider coordinates that name
-// it (display name, vmid, unit name, ...).
-struct ReferenceCandidate {
-  std::string id;
-  std::vector<std::string> aliases;
-};
-
-// Maps `reference` to one canonical id: an exact canonical id wins; otherwise every candidate
-// with an alias equal to it (ASCII case-insensitive). InvalidArgument for an empty, overlong
-// or non-printable reference; NotFound when nothing matches; FailedPrecondition naming the
-// candidates (sorted) when more than one does.
-absl::StatusOr<std::string> ResolveAmong(std::string_view reference,
-                                         const std::vector<ReferenceCandidate>& candidates);
-
-std::string AsciiLower(std::string_view text);
-
-// RFC 3339 UTC with seconds, e.g. 2026-01-01T10:00:00Z.
-std::string Rfc3339(absl::Time at);
-
-// True for member names that conventionally hold secrets (password, secret, token, key, ...).
-bool IsSecretKey(std::string_view key);
+using core::fleetq::AsciiLower;
+using core::fleetq::BuildTopology;
+using core::fleetq::ExcerptLines;
+using core::fleetq::IsSecretKey;
+using core::fleetq::MatchesQuery;
+using core::fleetq::ReferenceCandidate;
+using core::fleetq::ResolveAmong;
+using core::fleetq::Rfc3339;
+using core::fleetq::SelectPoints;
+using core::fleetq::TimedLine;
+using core::fleetq::ValidateLogQuery;
+using core::fleetq::ValidateMetricQuery;
+using core::fleetq::ValidateResourceQuery;
+using core::fleetq::ValidateTopologyQuery;
 
 }  // namespace pulse::adapters::agents::internal

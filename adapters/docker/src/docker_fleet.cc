@@ -5,7 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "fleet_queries.h"
+#include "docker_fleet_internal.h"
+#include "pulse/core/agent/fleet_queries.h"
 #include "pulse/core/json/json_time.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/resource_id.h"
@@ -15,13 +16,15 @@
 namespace pulse::docker {
 namespace {
 
-namespace internal = adapters::agents::internal;
+namespace internal = core::fleetq;
 
-constexpr std::size_t kMaxSamples = 2000;
+// A read that misses an id re-lists at most this often (the container may be new).
+constexpr absl::Duration kMissRefresh = absl::Milliseconds(250);
 constexpr char kExecutorDomain[] = "docker-engine-api";
 constexpr char kObserverDomain[] = "docker-engine-inspect";
 
-// A local id part from free text: [A-Za-z0-9._-], anything else becomes '-'.
+}  // namespace
+
 std::string LocalPart(std::string_view text) {
   std::string out;
   for (const char c : text.substr(0, 128)) {
@@ -31,6 +34,8 @@ std::string LocalPart(std::string_view text) {
   }
   return out.empty() ? "unnamed" : out;
 }
+
+namespace {
 
 std::string TimeText(const std::optional<absl::Time>& t) {
   return t.has_value() ? core::FormatRfc3339(*t) : "";
@@ -93,90 +98,49 @@ core::FleetResource ContainerResource(const ContainerDetails& d, std::string_vie
 }
 
 DockerFleet::DockerFleet(DockerFleetOptions options, std::unique_ptr<EngineClient> engine,
-                         std::unique_ptr<EngineClient> observer, EngineInfo info)
+                         std::unique_ptr<EngineClient> observer,
+                         std::unique_ptr<EngineClient> background, EngineInfo info)
     : options_(std::move(options)),
       engine_(std::move(engine)),
       observer_(std::move(observer)),
+      background_(std::move(background)),
       info_(std::move(info)),
       node_id_(absl::StrCat("node:", LocalPart(info_.name))) {}
 
-DockerFleet::~DockerFleet() = default;
+DockerFleet::~DockerFleet() {
+  {
+    absl::MutexLock lock(&mu_);
+    closing_ = true;
+  }
+  if (watcher_.joinable()) {
+    watcher_.join();
+  }
+  if (sampler_.joinable()) {
+    sampler_.join();
+  }
+}
 
 absl::StatusOr<std::unique_ptr<DockerFleet>> DockerFleet::Open(DockerFleetOptions options) {
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<EngineClient> engine,
                          EngineClient::Connect(options.engine));
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<EngineClient> observer,
                          EngineClient::Connect(options.engine));
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<EngineClient> background,
+                         EngineClient::Connect(options.engine));
   PULSE_ASSIGN_OR_RETURN(EngineInfo info, engine->Info());
-  return std::unique_ptr<DockerFleet>(
-      new DockerFleet(std::move(options), std::move(engine), std::move(observer), info));
-}
-
-absl::StatusOr<DockerFleet::Snapshot> DockerFleet::Probe() const {
-  PULSE_ASSIGN_OR_RETURN(std::vector<ContainerSummary> list, engine_->ListContainers(true));
-  Snapshot s;
-  core::FleetResource node;
-  node.id = node_id_;
-  node.type = "node";
-  node.name = info_.name;
-  node.status = "online";
-  node.technology = "docker";
-  node.attributes["os"] = info_.operating_system;
-  node.attributes["docker_version"] = info_.server_version;
-  node.attributes["api_version"] = engine_->api().ToString();
-  node.attributes["cpus"] = absl::StrCat(info_.cpus);
-  node.attributes["memory_bytes"] = absl::StrCat(info_.memory_bytes);
-  s.resources[node.id] = node;
-  if (list.size() > core::kFleetMaxResults) {
-    list.resize(core::kFleetMaxResults);
+  std::unique_ptr<DockerFleet> fleet(new DockerFleet(
+      std::move(options), std::move(engine), std::move(observer), std::move(background), info));
+  {
+    absl::MutexLock refreshing(&fleet->refresh_mu_);
+    PULSE_RETURN_IF_ERROR(fleet->Refresh().status());
   }
-  for (const ContainerSummary& summary : list) {
-    auto details = engine_->Inspect(summary.id);
-    if (!details.ok()) {
-      if (EngineErrorKindOf(details.status()) == EngineErrorKind::kNotFound) {
-        continue;  // removed since the listing
-      }
-      return details.status();
-    }
-    core::FleetResource r = ContainerResource(*details, node_id_);
-    s.relationships.push_back({r.id, node_id_, "runs_on"});
-    const auto project = details->labels.find("com.docker.compose.project");
-    if (project != details->labels.end()) {
-      const std::string project_id = absl::StrCat("compose-project:", LocalPart(project->second));
-      if (s.resources.count(project_id) == 0) {
-        core::FleetResource p;
-        p.id = project_id;
-        p.type = "compose-project";
-        p.name = project->second;
-        p.status = "present";
-        p.technology = "docker";
-        p.parent_id = node_id_;
-        s.resources[p.id] = p;
-        s.relationships.push_back({p.id, node_id_, "runs_on"});
-      }
-      s.relationships.push_back({r.id, project_id, "member_of"});
-      const auto service = details->labels.find("com.docker.compose.service");
-      if (service != details->labels.end()) {
-        const std::string service_id = absl::StrCat("compose-service:", LocalPart(project->second),
-                                                    "/", LocalPart(service->second));
-        if (s.resources.count(service_id) == 0) {
-          core::FleetResource sv;
-          sv.id = service_id;
-          sv.type = "compose-service";
-          sv.name = service->second;
-          sv.status = "present";
-          sv.technology = "docker";
-          sv.parent_id = project_id;
-          s.resources[sv.id] = sv;
-          s.relationships.push_back({sv.id, project_id, "member_of"});
-        }
-        s.relationships.push_back({r.id, service_id, "member_of"});
-      }
-    }
-    s.containers[r.id] = *details;
-    s.resources[r.id] = std::move(r);
+  if (fleet->options_.watch_events) {
+    fleet->watcher_ = std::thread([f = fleet.get()] { f->WatchEvents(); });
   }
-  return s;
+  if (fleet->options_.sample_interval > absl::ZeroDuration()) {
+    fleet->sampler_ = std::thread([f = fleet.get()] { f->RunSampler(); });
+  }
+  return fleet;
 }
 
 absl::StatusOr<ContainerDetails> DockerFleet::ContainerOf(std::string_view id) const {
@@ -193,11 +157,11 @@ absl::StatusOr<ContainerDetails> DockerFleet::ContainerOf(std::string_view id) c
 absl::StatusOr<std::vector<core::FleetResource>> DockerFleet::ListResources(
     const core::FleetResourceQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateResourceQuery(query));
-  PULSE_ASSIGN_OR_RETURN(Snapshot s, Probe());
+  PULSE_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, CurrentView(options_.max_staleness));
   std::vector<core::FleetResource> out;
-  for (auto& [id, r] : s.resources) {
+  for (const auto& [id, r] : view->resources) {
     if (internal::MatchesQuery(r, query)) {
-      out.push_back(std::move(r));
+      out.push_back(r);
       if (out.size() == query.limit) {
         break;
       }
@@ -207,13 +171,14 @@ absl::StatusOr<std::vector<core::FleetResource>> DockerFleet::ListResources(
 }
 
 absl::StatusOr<core::FleetResource> DockerFleet::GetResource(std::string_view id) {
-  if (IsContainerId(id)) {
-    PULSE_ASSIGN_OR_RETURN(ContainerDetails d, ContainerOf(id));
-    return ContainerResource(d, node_id_);
+  PULSE_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, CurrentView(options_.max_staleness));
+  auto it = view->resources.find(std::string(id));
+  if (it == view->resources.end() && absl::Now() - view->at > kMissRefresh) {
+    // Perhaps created since: one fresh listing at most every kMissRefresh.
+    PULSE_ASSIGN_OR_RETURN(view, CurrentView(kMissRefresh));
+    it = view->resources.find(std::string(id));
   }
-  PULSE_ASSIGN_OR_RETURN(Snapshot s, Probe());
-  auto it = s.resources.find(std::string(id));
-  if (it == s.resources.end()) {
+  if (it == view->resources.end()) {
     return absl::NotFoundError(absl::StrCat("no resource with id '", core::ToAbsl(id), "'"));
   }
   return it->second;
@@ -222,52 +187,61 @@ absl::StatusOr<core::FleetResource> DockerFleet::GetResource(std::string_view id
 absl::StatusOr<core::FleetTopology> DockerFleet::GetTopology(
     const core::FleetTopologyQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateTopologyQuery(query));
-  PULSE_ASSIGN_OR_RETURN(Snapshot s, Probe());
-  if (!query.root_id.empty() && s.resources.count(query.root_id) == 0) {
+  PULSE_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, CurrentView(options_.max_staleness));
+  if (!query.root_id.empty() && view->resources.count(query.root_id) == 0) {
     return absl::NotFoundError(
         absl::StrCat("no resource with id '", core::ToAbsl(query.root_id), "'"));
   }
-  return internal::BuildTopology(s.resources, s.relationships, query);
+  return internal::BuildTopology(view->resources, view->relationships, query);
 }
 
 absl::StatusOr<core::FleetStatus> DockerFleet::GetStatus(std::string_view id) {
+  PULSE_ASSIGN_OR_RETURN(core::FleetResource r, GetResource(id));
   core::FleetStatus st;
-  st.resource_id = std::string(id);
-  st.observed_at = absl::Now();
+  st.resource_id = r.id;
+  st.status = r.status;
+  st.facts = r.attributes;
   if (!IsContainerId(id)) {
-    PULSE_ASSIGN_OR_RETURN(core::FleetResource r, GetResource(id));
-    st.status = r.status;
+    st.observed_at = absl::Now();
     st.summary = absl::StrCat(r.type, " ", r.name, " is ", r.status);
-    st.facts = r.attributes;
     return st;
   }
-  PULSE_ASSIGN_OR_RETURN(ContainerDetails d, ContainerOf(id));
-  const core::FleetResource r = ContainerResource(d, node_id_);
-  st.status = d.state;
-  st.facts = r.attributes;
+  ContainerDetails d;
+  {
+    PULSE_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, CurrentView(options_.max_staleness));
+    auto it = view->containers.find(r.id);
+    if (it == view->containers.end()) {
+      return absl::NotFoundError(absl::StrCat("no resource with id '", core::ToAbsl(id), "'"));
+    }
+    d = it->second;
+    st.observed_at = view->at;
+  }
   st.summary = absl::StrCat("container ", d.name, " is ", d.state,
                             d.health.empty() ? "" : absl::StrCat(" (", d.health, ")"),
                             d.running ? "" : absl::StrCat(", exit code ", d.exit_code),
                             ", restarted ", d.restart_count, " times");
-  if (d.running) {
-    auto stats = engine_->Stats(d.id);
-    if (stats.ok()) {
-      if (stats->cpu_percent.has_value()) {
-        st.facts["cpu_pct"] = absl::StrCat(*stats->cpu_percent);
-      }
-      st.facts["memory_bytes"] = absl::StrCat(stats->memory_used);
-      if (stats->memory_percent.has_value()) {
-        st.facts["memory_pct"] = absl::StrCat(*stats->memory_percent);
-      }
-      st.facts["pids"] = absl::StrCat(stats->pids);
+  if (!d.running) {
+    return st;
+  }
+  if (options_.sample_interval <= absl::ZeroDuration()) {
+    // No sampler: this read samples (the daemon computes CPU % against its previous reading).
+    absl::StatusOr<ContainerStats> stats = engine_->Stats(d.id);
+    {
       absl::MutexLock lock(&mu_);
-      std::deque<Sample>& samples = samples_[st.resource_id];
-      samples.push_back(
-          {absl::Now(), stats->cpu_percent.value_or(0), static_cast<double>(stats->memory_used)});
-      if (samples.size() > kMaxSamples) {
-        samples.pop_front();
-      }
+      ++counters_.engine_calls;
     }
+    if (stats.ok()) {
+      RecordSample(st.resource_id, *stats, /*one_shot=*/false);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  auto samples = samples_.find(st.resource_id);
+  if (samples != samples_.end() && !samples->second.empty()) {
+    const Sample& last = samples->second.back();
+    st.facts["cpu_pct"] = absl::StrCat(last.cpu_percent);
+    st.facts["memory_bytes"] = absl::StrCat(last.memory_bytes);
+    st.facts["memory_pct"] = absl::StrCat(last.memory_percent);
+    st.facts["sampled_at"] = core::FormatRfc3339(last.at);
   }
   return st;
 }
@@ -275,26 +249,35 @@ absl::StatusOr<core::FleetStatus> DockerFleet::GetStatus(std::string_view id) {
 absl::StatusOr<core::FleetLogExcerpt> DockerFleet::ReadLogs(std::string_view id,
                                                             const core::FleetLogQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateLogQuery(query));
+  PULSE_ASSIGN_OR_RETURN(core::FleetResource r, GetResource(id));
   if (!IsContainerId(id)) {
-    PULSE_RETURN_IF_ERROR(GetResource(id).status());
     return absl::FailedPreconditionError(
         absl::StrCat(core::ToAbsl(id), " has no log of its own here; read a container's"));
   }
-  PULSE_ASSIGN_OR_RETURN(ContainerDetails d, ContainerOf(id));
   LogQuery logs;
   logs.tail = query.max_lines;
   logs.since = query.since;
   logs.bounds.max_lines = query.max_lines;
   logs.bounds.max_bytes = std::max<std::size_t>(query.max_bytes * 2, 4096);
-  PULSE_ASSIGN_OR_RETURN(LogResult result, engine_->Logs(d.id, logs));
+  {
+    absl::MutexLock lock(&mu_);
+    counters_.engine_calls += 2;  // Logs inspects for the TTY, then reads
+  }
+  absl::StatusOr<LogResult> result = engine_->Logs(r.attributes["container_id"], logs);
+  if (!result.ok()) {
+    if (EngineErrorKindOf(result.status()) == EngineErrorKind::kNotFound) {
+      return absl::NotFoundError(absl::StrCat("no container with id '", core::ToAbsl(id), "'"));
+    }
+    return result.status();
+  }
   std::vector<internal::TimedLine> lines;
-  for (LogLine& line : result.lines) {
+  for (LogLine& line : result->lines) {
     lines.push_back({line.time.value_or(absl::UnixEpoch()),
                      line.stream == LogStream::kStderr ? absl::StrCat("[stderr] ", line.text)
                                                        : std::move(line.text)});
   }
   core::FleetLogExcerpt excerpt = internal::ExcerptLines(lines, query);
-  excerpt.truncated = excerpt.truncated || result.truncated;
+  excerpt.truncated = excerpt.truncated || result->truncated;
   return excerpt;
 }
 
@@ -322,30 +305,40 @@ absl::StatusOr<core::FleetConfig> DockerFleet::ReadConfig(std::string_view id) {
 absl::StatusOr<core::FleetMetricSeries> DockerFleet::ReadMetricHistory(
     std::string_view id, const core::FleetMetricQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateMetricQuery(query));
-  if (!IsContainerId(id) || (query.metric != "cpu" && query.metric != "memory")) {
+  const bool known_metric =
+      query.metric == "cpu" || query.metric == "memory" || query.metric == "memory_pct";
+  if (!IsContainerId(id) || !known_metric) {
+    PULSE_RETURN_IF_ERROR(GetResource(id).status());
     return absl::NotFoundError(
         absl::StrCat(core::ToAbsl(id), " records no metric '", core::ToAbsl(query.metric), "'"));
   }
-  bool due = true;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = samples_.find(std::string(id));
-    due = it == samples_.end() || it->second.empty() ||
-          absl::Now() - it->second.back().at >= options_.sample_interval;
-  }
-  if (due) {
-    PULSE_RETURN_IF_ERROR(GetStatus(id).status());  // takes a sample when the container runs
+  PULSE_ASSIGN_OR_RETURN(core::FleetResource r, GetResource(id));
+  if (options_.sample_interval <= absl::ZeroDuration()) {
+    bool due = true;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = samples_.find(r.id);
+      due = it == samples_.end() || it->second.empty() ||
+            absl::Now() - it->second.back().at >= absl::Seconds(1);
+    }
+    if (due) {
+      PULSE_RETURN_IF_ERROR(GetStatus(id).status());  // samples when the container runs
+    }
   }
   core::FleetMetricSeries series;
-  series.resource_id = std::string(id);
+  series.resource_id = r.id;
   series.metric = query.metric;
-  series.unit = query.metric == "cpu" ? "percent" : "bytes";
+  series.unit = query.metric == "memory" ? "bytes" : "percent";
   std::vector<core::FleetMetricPoint> points;
   {
     absl::MutexLock lock(&mu_);
-    for (const Sample& sample : samples_[series.resource_id]) {
-      points.push_back(
-          {sample.at, query.metric == "cpu" ? sample.cpu_percent : sample.memory_bytes});
+    auto it = samples_.find(series.resource_id);
+    if (it != samples_.end()) {
+      for (const Sample& sample : it->second) {
+        points.push_back({sample.at, query.metric == "cpu"      ? sample.cpu_percent
+                                     : query.metric == "memory" ? sample.memory_bytes
+                                                                : sample.memory_percent});
+      }
     }
   }
   series.points = internal::SelectPoints(points, query);
@@ -370,12 +363,16 @@ std::vector<core::Capability> DockerFleet::CatalogueFor(const ContainerDetails& 
 }
 
 absl::StatusOr<std::vector<core::Capability>> DockerFleet::ListCapabilities(std::string_view id) {
+  PULSE_ASSIGN_OR_RETURN(core::FleetResource r, GetResource(id));
   if (!IsContainerId(id)) {
-    PULSE_RETURN_IF_ERROR(GetResource(id).status());
     return std::vector<core::Capability>{};
   }
-  PULSE_ASSIGN_OR_RETURN(ContainerDetails d, ContainerOf(id));
-  return CatalogueFor(d);
+  PULSE_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, CurrentView(options_.max_staleness));
+  auto it = view->containers.find(r.id);
+  if (it == view->containers.end()) {
+    return absl::NotFoundError(absl::StrCat("no resource with id '", core::ToAbsl(id), "'"));
+  }
+  return CatalogueFor(it->second);
 }
 
 absl::StatusOr<core::DispatchReceipt> DockerFleet::Dispatch(const core::DispatchRequest& request) {
@@ -442,6 +439,7 @@ absl::StatusOr<core::DispatchReceipt> DockerFleet::Dispatch(const core::Dispatch
     }
     receipt.summary = std::string(outcome.status().message().substr(0, 512));
   }
+  MarkChanged(d.id);  // the next read re-inspects it
   absl::MutexLock lock(&mu_);
   receipts_[request.attempt_id] = receipt;
   return receipt;

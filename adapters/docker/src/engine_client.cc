@@ -423,12 +423,13 @@ absl::StatusOr<ContainerDetails> EngineClient::Inspect(std::string_view id) cons
   return details;
 }
 
-absl::StatusOr<ContainerStats> EngineClient::Stats(std::string_view id) const {
+absl::StatusOr<ContainerStats> EngineClient::Stats(std::string_view id, bool one_shot) const {
   if (auto s = ValidateContainerRef(id); !s.ok()) {
     return s;
   }
   http_client::Request request;
-  request.target = absl::StrCat("/containers/", core::ToAbsl(id), "/stats?stream=false");
+  request.target = absl::StrCat("/containers/", core::ToAbsl(id), "/stats?stream=false",
+                                one_shot ? "&one-shot=true" : "");
   auto answer = Call(request, options_.call_timeout);
   if (!answer.ok()) {
     return answer.status();

@@ -336,6 +336,8 @@ absl::StatusOr<ContainerStats> ParseStatsJson(std::string_view body) {
   if (s.online_cpus <= 0) {
     s.online_cpus = percpu;
   }
+  s.cpu_total_usage = total;
+  s.system_cpu_usage = system;
   if (pre_system != 0 && system > pre_system && total >= pre_total && s.online_cpus > 0) {
     s.cpu_percent = static_cast<double>(total - pre_total) /
                     static_cast<double>(system - pre_system) * static_cast<double>(s.online_cpus) *

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/adapters/agents/demo_fleet.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
+#include "pulse/adapters/docker/docker_fleet.h"
+#include "pulse/adapters/docker/docker_source.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::server {
@@ -25,6 +27,14 @@ constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
 // wait (DemoFleet's default is 10 s): the fault then costs an execute 2 s, not 10.
 constexpr absl::Duration kDemoDispatchTimeout = absl::Seconds(2);
 constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
+
+// A source of kind "docker": its settings strictly (docker_source.h), then the Engine.
+absl::StatusOr<std::unique_ptr<core::Fleet>> OpenDockerSource(const agents::FleetSourceSpec& spec) {
+  PULSE_ASSIGN_OR_RETURN(docker::DockerFleetOptions options, docker::ParseDockerSource(spec.json));
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<docker::DockerFleet> fleet,
+                         docker::DockerFleet::Open(std::move(options)));
+  return std::unique_ptr<core::Fleet>(std::move(fleet));
+}
 
 agents::DemoFleetOptions DemoOptions(const core::Clock& clock) {
   agents::DemoFleetOptions options;
@@ -91,8 +101,7 @@ absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
   builtin.demo = DemoOptions(clock);
   builtin.local.clock = &clock;
   PULSE_RETURN_IF_ERROR(agents::RegisterBuiltinFleetSources(registry, builtin));
-  // Further kinds (docker: issue 23) register here.
-  return absl::OkStatus();
+  return registry.Register("docker", OpenDockerSource);
 }
 
 absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,

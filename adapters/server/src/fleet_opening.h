@@ -23,7 +23,8 @@ struct OpenedFleet {
 };
 
 // The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,
-// with the server's demo timings and `clock`). A new kind (docker, ...) registers here.
+// with the server's demo timings and `clock`) and docker (docker/docker_source.h). A new kind
+// registers here.
 [[nodiscard]] absl::Status RegisterServerFleetSources(
     adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock);
 

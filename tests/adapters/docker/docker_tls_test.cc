@@ -14,6 +14,7 @@
 
 #include "docker_test_support.h"
 #include "pulse/adapters/docker/docker_fleet.h"
+#include "pulse/adapters/docker/docker_source.h"
 
 namespace pulse::docker::testing {
 namespace {
@@ -88,6 +89,29 @@ TEST_CASE("a tcp endpoint with TLS client certificates reaches a --tlsverify dae
   auto fleet = DockerFleet::Open(fleet_options);
   REQUIRE(fleet.ok());
   CHECK((*fleet)->GetResource((*fleet)->node_id()).ok());
+
+  // The same daemon through a source's settings, as a pulse.json or --fleet file writes them
+  // (docs/fleet.md, "docker"; the server opens a source this way: fleet_opening.cc).
+  const std::string source = R"({"name": "remote", "kind": "docker", "endpoint": ")" +
+                             tls.endpoint + R"(", "tls_ca_file": ")" + pki.Path("ca.pem") +
+                             R"(", "tls_cert_file": ")" + pki.Path("client.pem") +
+                             R"(", "tls_key_file": ")" + pki.Path("client.key") +
+                             R"(", "sample_interval_seconds": 0, "allow_exec": true})";
+  absl::StatusOr<DockerFleetOptions> configured = ParseDockerSource(source);
+  REQUIRE(configured.ok());
+  auto configured_fleet = DockerFleet::Open(*configured);
+  REQUIRE(configured_fleet.ok());
+  CHECK((*configured_fleet)->GetResource((*configured_fleet)->node_id()).ok());
+  // A certificate file that is not there is refused when the source opens, naming the setting.
+  absl::StatusOr<DockerFleetOptions> missing = ParseDockerSource(
+      R"({"name": "remote", "kind": "docker", "endpoint": ")" + tls.endpoint +
+      R"(", "tls_ca_file": ")" + pki.Path("ca.pem") +
+      R"(", "tls_cert_file": "/nonexistent/pulse/client.pem", "tls_key_file": ")" +
+      pki.Path("client.key") + R"("})");
+  REQUIRE(missing.ok());
+  const absl::Status absent = DockerFleet::Open(*missing).status();
+  CHECK(absent.message().find("tls_cert_file /nonexistent/pulse/client.pem does not exist") !=
+        absl::string_view::npos);
 
   // Without a client certificate, or with one the daemon's CA did not sign: refused.
   EngineOptions no_cert = tls;

@@ -174,11 +174,14 @@ absl::Status PrivateDockerd::Launch(const std::vector<std::string>& extra_args) 
   if (::geteuid() != 0) {
     return absl::UnavailableError("dockerd needs root here (rootless Docker is not set up)");
   }
-  char tmpl[] = "/tmp/pulse-dockerd-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) {
-    return absl::InternalError("cannot make a temp directory for dockerd");
+  if (dir_.empty()) {  // a restart keeps the directory, and so the containers
+    char tmpl[] = "/tmp/pulse-dockerd-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      return absl::InternalError("cannot make a temp directory for dockerd");
+    }
+    dir_ = tmpl;
   }
-  dir_ = tmpl;
+  extra_args_ = extra_args;
   socket_path_ = dir_ + "/docker.sock";
   const std::string log = dir_ + "/dockerd.log";
   const std::string ns = "pulse-" + dir_.substr(dir_.size() - 6);
@@ -320,9 +323,9 @@ absl::StatusOr<std::string> PrivateDockerd::Run(const RunSpec& spec) {
   w.Key("HostConfig");
   w.StartObject();
   w.Member("NetworkMode", "none");
-  if (spec.memory_limit_bytes > 0) {
+  if (spec.memory_limit_bytes > 0) {  // and no swap beyond it
     w.Member("Memory", spec.memory_limit_bytes);
-    w.Member("MemorySwap", spec.memory_limit_bytes);  // no swap on top
+    w.Member("MemorySwap", spec.memory_limit_bytes);
   }
   if (!spec.restart_policy.empty()) {
     w.Key("RestartPolicy");
@@ -392,6 +395,12 @@ void PrivateDockerd::StopDaemon() {
       absl::SleepFor(absl::Milliseconds(50));
     }
   }
+}
+
+absl::Status PrivateDockerd::RestartDaemon() {
+  StopDaemon();
+  const std::vector<std::string> extra_args = extra_args_;  // the same flags (TLS, ...)
+  return Launch(extra_args);
 }
 
 void PrivateDockerd::KillDaemon() {

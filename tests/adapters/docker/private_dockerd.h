@@ -81,6 +81,9 @@ class PrivateDockerd final {
   absl::Status Remove(const std::string& id);
   // Stops the daemon now (fault tests); the destructor then only cleans up.
   void StopDaemon();
+  // Stops the daemon and starts it again on the same directories and socket (its containers
+  // stay, stopped unless a restart policy starts them).
+  absl::Status RestartDaemon();
   // Kills the daemon with SIGKILL, as a crash would (its containerd and containers live on
   // until the destructor sweeps them).
   void KillDaemon();
@@ -92,6 +95,7 @@ class PrivateDockerd final {
 
   std::string dir_;
   std::string socket_path_;
+  std::vector<std::string> extra_args_;  // Launch's flags, kept for RestartDaemon
   pid_t pid_ = -1;
   absl::Duration startup_time_;
   std::unique_ptr<EngineClient> client_;

@@ -95,8 +95,29 @@ TEST_CASE("a bad sources file is refused naming the file and the source", "[serv
     CHECK(message.rfind("--fleet " + file + ": ", 0) == 0);
     return message;
   };
-  CHECK(refused(R"({"sources": [{"name": "d", "kind": "docker"}]})")
-            .find("unknown kind \"docker\"; known kinds: demo, local") != std::string::npos);
+  CHECK(refused(R"({"sources": [{"name": "k", "kind": "kubernetes"}]})")
+            .find("unknown kind \"kubernetes\"; known kinds: demo, docker, local") !=
+        std::string::npos);
+  // docker: strict settings, and an Engine that is not there, each naming the source.
+  for (const char* hostile :
+       {R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://10.0.0.1:2375"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "unix://../docker.sock"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "allow_actions": "yes"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "sample_interval_seconds": -1}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "socket": "/var/run/docker.sock"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "tls_ca_file": "/ca.pem"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://h:2376",
+                         "tls_ca_file": "ca.pem"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://h:2376/x",
+                         "allow_plain_tcp": true}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "allow_exec": "on"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://127.0.0.1:1",
+                         "tls_ca_file": "/nonexistent/pulse-test/ca.pem"}]})",
+        R"({"sources": [{"name": "d", "kind": "docker",
+                         "endpoint": "unix:///nonexistent/pulse-test/docker.sock"}]})"}) {
+    INFO(hostile);
+    CHECK(refused(hostile).find("fleet source \"d\" (docker): ") != std::string::npos);
+  }
   CHECK(refused(R"({"sources": [{"name": "a", "kind": "demo"}, {"name": "a", "kind": "demo"}]})")
             .find("fleet.sources[1].name") != std::string::npos);
   CHECK(refused(R"({"sources": [{"name": "a", "kind": "demo", "color": "red"}]})").find("color") !=

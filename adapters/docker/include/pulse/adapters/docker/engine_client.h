@@ -127,8 +127,10 @@ class EngineClient final {
   // Every container (running or not) when `all`.
   absl::StatusOr<std::vector<ContainerSummary>> ListContainers(bool all = true) const;
   absl::StatusOr<ContainerDetails> Inspect(std::string_view id) const;
-  // One sample (stream=false: the daemon waits for a second reading to compute CPU %).
-  absl::StatusOr<ContainerStats> Stats(std::string_view id) const;
+  // One sample (stream=false: the daemon waits for a second reading to compute CPU %). With
+  // `one_shot` (one-shot=true, API 1.41) it answers at once, without the previous reading, so
+  // cpu_percent is nullopt and the caller compares the raw counters of two samples.
+  absl::StatusOr<ContainerStats> Stats(std::string_view id, bool one_shot = false) const;
   // Inspects the container (for its TTY), then reads its logs, demultiplexed and bounded. A
   // broken frame is kMalformed, with nothing returned.
   absl::StatusOr<LogResult> Logs(std::string_view id, const LogQuery& query) const;

@@ -93,6 +93,10 @@ struct ContainerStats {
   // (cpu delta / system delta) * online cpus * 100; nullopt without a previous sample.
   std::optional<double> cpu_percent;
   std::int64_t online_cpus = 0;
+  // The raw counters (nanoseconds), so a caller can compute cpu_percent between two one-shot
+  // samples of its own.
+  std::uint64_t cpu_total_usage = 0;
+  std::uint64_t system_cpu_usage = 0;
   std::uint64_t memory_used = 0;   // usage minus the page cache (inactive file pages)
   std::uint64_t memory_limit = 0;  // 0: unknown
   std::optional<double> memory_percent;

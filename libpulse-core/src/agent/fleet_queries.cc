@@ -1,11 +1,11 @@
-#include "fleet_queries.h"
+#include "pulse/core/agent/fleet_queries.h"
 
 #include <algorithm>
 #include <deque>
 #include <set>
 #include <utility>
 
-namespace pulse::adapters::agents::internal {
+namespace pulse::core::fleetq {
 
 std::string AsciiLower(std::string_view text) {
   std::string out(text);
@@ -32,8 +32,8 @@ bool IsSecretKey(std::string_view key) {
   return lower == "key" || (lower.size() > 4 && lower.substr(lower.size() - 4) == "_key");
 }
 
-absl::Status ValidateResourceQuery(const core::FleetResourceQuery& query) {
-  if (query.limit == 0 || query.limit > core::kFleetMaxResults) {
+absl::Status ValidateResourceQuery(const FleetResourceQuery& query) {
+  if (query.limit == 0 || query.limit > kFleetMaxResults) {
     return absl::InvalidArgumentError("limit must be 1..1000");
   }
   return absl::OkStatus();
@@ -47,7 +47,7 @@ bool FilterMatches(const std::string& filter, const std::string& value) {
 
 }  // namespace
 
-bool MatchesQuery(const core::FleetResource& r, const core::FleetResourceQuery& query) {
+bool MatchesQuery(const FleetResource& r, const FleetResourceQuery& query) {
   if (!FilterMatches(query.type, r.type) || !FilterMatches(query.status, r.status) ||
       !FilterMatches(query.technology, r.technology)) {
     return false;
@@ -60,19 +60,19 @@ bool MatchesQuery(const core::FleetResource& r, const core::FleetResourceQuery& 
          AsciiLower(r.name).find(needle) != std::string::npos;
 }
 
-absl::Status ValidateTopologyQuery(const core::FleetTopologyQuery& query) {
+absl::Status ValidateTopologyQuery(const FleetTopologyQuery& query) {
   if (query.depth < 1 || query.depth > 8) {
     return absl::InvalidArgumentError("depth must be 1..8");
   }
-  if (query.max_resources == 0 || query.max_resources > core::kFleetMaxResults) {
+  if (query.max_resources == 0 || query.max_resources > kFleetMaxResults) {
     return absl::InvalidArgumentError("max_resources must be 1..1000");
   }
   return absl::OkStatus();
 }
 
-core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResource>& resources,
-                                  const std::vector<core::FleetRelationship>& relationships,
-                                  const core::FleetTopologyQuery& query) {
+FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resources,
+                            const std::vector<FleetRelationship>& relationships,
+                            const FleetTopologyQuery& query) {
   std::set<std::string> included;
   if (query.root_id.empty()) {
     for (const auto& [id, r] : resources) {
@@ -87,7 +87,7 @@ core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResourc
       if (d == query.depth) {
         continue;
       }
-      for (const core::FleetRelationship& rel : relationships) {
+      for (const FleetRelationship& rel : relationships) {
         const std::string* next = rel.from_id == id ? &rel.to_id
                                   : rel.to_id == id ? &rel.from_id
                                                     : nullptr;
@@ -97,7 +97,7 @@ core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResourc
       }
     }
   }
-  core::FleetTopology out;
+  FleetTopology out;
   std::set<std::string> kept;
   // The root first, so truncation never drops it; then the rest in id order.
   if (!query.root_id.empty()) {
@@ -122,8 +122,8 @@ core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResourc
     }
   }
   std::sort(out.resources.begin(), out.resources.end(),
-            [](const core::FleetResource& a, const core::FleetResource& b) { return a.id < b.id; });
-  for (const core::FleetRelationship& rel : relationships) {
+            [](const FleetResource& a, const FleetResource& b) { return a.id < b.id; });
+  for (const FleetRelationship& rel : relationships) {
     if (kept.count(rel.from_id) != 0 && kept.count(rel.to_id) != 0) {
       out.relationships.push_back(rel);
     }
@@ -131,19 +131,18 @@ core::FleetTopology BuildTopology(const std::map<std::string, core::FleetResourc
   return out;
 }
 
-absl::Status ValidateLogQuery(const core::FleetLogQuery& query) {
-  if (query.max_lines == 0 || query.max_lines > core::kFleetMaxLogLines) {
+absl::Status ValidateLogQuery(const FleetLogQuery& query) {
+  if (query.max_lines == 0 || query.max_lines > kFleetMaxLogLines) {
     return absl::InvalidArgumentError("max_lines must be 1..1000");
   }
-  if (query.max_bytes == 0 || query.max_bytes > core::kFleetMaxLogBytes) {
+  if (query.max_bytes == 0 || query.max_bytes > kFleetMaxLogBytes) {
     return absl::InvalidArgumentError("max_bytes must be 1..262144");
   }
   return absl::OkStatus();
 }
 
-core::FleetLogExcerpt ExcerptLines(const std::vector<TimedLine>& lines,
-                                   const core::FleetLogQuery& query) {
-  core::FleetLogExcerpt out;
+FleetLogExcerpt ExcerptLines(const std::vector<TimedLine>& lines, const FleetLogQuery& query) {
+  FleetLogExcerpt out;
   std::size_t bytes = 0;
   std::vector<std::string> newest_first;
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
@@ -163,23 +162,23 @@ core::FleetLogExcerpt ExcerptLines(const std::vector<TimedLine>& lines,
   return out;
 }
 
-absl::Status ValidateMetricQuery(const core::FleetMetricQuery& query) {
+absl::Status ValidateMetricQuery(const FleetMetricQuery& query) {
   if (query.metric.empty()) {
     return absl::InvalidArgumentError("metric is required");
   }
   if (!(query.start < query.end)) {
     return absl::InvalidArgumentError("start must be before end");
   }
-  if (query.max_points == 0 || query.max_points > core::kFleetMaxMetricPoints) {
+  if (query.max_points == 0 || query.max_points > kFleetMaxMetricPoints) {
     return absl::InvalidArgumentError("max_points must be 1..5000");
   }
   return absl::OkStatus();
 }
 
-std::vector<core::FleetMetricPoint> SelectPoints(const std::vector<core::FleetMetricPoint>& points,
-                                                 const core::FleetMetricQuery& query) {
-  std::vector<core::FleetMetricPoint> window;
-  for (const core::FleetMetricPoint& p : points) {
+std::vector<FleetMetricPoint> SelectPoints(const std::vector<FleetMetricPoint>& points,
+                                           const FleetMetricQuery& query) {
+  std::vector<FleetMetricPoint> window;
+  for (const FleetMetricPoint& p : points) {
     if (p.at >= query.start && p.at < query.end) {
       window.push_back(p);
     }
@@ -187,7 +186,7 @@ std::vector<core::FleetMetricPoint> SelectPoints(const std::vector<core::FleetMe
   if (window.size() <= query.max_points) {
     return window;
   }
-  std::vector<core::FleetMetricPoint> out;
+  std::vector<FleetMetricPoint> out;
   out.reserve(query.max_points);
   const std::size_t n = window.size();
   for (std::size_t b = 0; b < query.max_points; ++b) {
@@ -204,7 +203,7 @@ std::vector<core::FleetMetricPoint> SelectPoints(const std::vector<core::FleetMe
 
 absl::StatusOr<std::string> ResolveAmong(std::string_view reference,
                                          const std::vector<ReferenceCandidate>& candidates) {
-  if (reference.empty() || reference.size() > core::kMaxResourceIdBytes) {
+  if (reference.empty() || reference.size() > kMaxResourceIdBytes) {
     return absl::InvalidArgumentError("a reference must be 1..256 bytes");
   }
   for (const char c : reference) {
@@ -242,4 +241,4 @@ absl::StatusOr<std::string> ResolveAmong(std::string_view reference,
   return *matches.begin();
 }
 
-}  // namespace pulse::adapters::agents::internal
+}  // namespace pulse::core::fleetq
