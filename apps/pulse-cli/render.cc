@@ -316,6 +316,26 @@ void RenderCapabilities(const Console& console, const rapidjson::Value& manifest
       "\n");
 }
 
+namespace {
+
+// A resource's observed status: green when it runs, red when it is down, yellow in between.
+std::optional<Style> LiveStyle(std::string_view status) {
+  if (status == "running" || status == "online" || status == "ok" || status == "healthy" ||
+      status == "active" || status == "available") {
+    return Style::kGreen;
+  }
+  if (status == "stopped" || status == "exited" || status == "offline" || status == "dead" ||
+      status == "failed" || status == "unknown" || status == "inactive") {
+    return Style::kRed;
+  }
+  if (status.empty()) {
+    return std::nullopt;
+  }
+  return Style::kYellow;
+}
+
+}  // namespace
+
 void RenderFleet(const Console& console, const rapidjson::Value& reply) {
   const rapidjson::Value* items = Items(reply, "resources");
   if (items == nullptr) {
@@ -338,20 +358,33 @@ void RenderFleet(const Console& console, const rapidjson::Value& reply) {
     } else if (warning > 0) {
       style = Style::kYellow;
     }
-    std::string intent = Cut(r, "lifecycleState", 16);
+    // STATE is what the fleet observes now; INTENT what the operator declared, when it is
+    // anything but the default.
+    std::vector<std::string> intents;
+    if (const std::string lifecycle = Str(r, "lifecycleState");
+        !lifecycle.empty() && lifecycle != "active") {
+      intents.push_back(SafeCell(lifecycle, 16));
+    }
     if (Bool(r, "neverAutoRemediate").value_or(false)) {
-      intent += ",locked";
+      intents.emplace_back("locked");
     }
     if (Bool(r, "intentionallyOffline").value_or(false)) {
-      intent += ",offline";
+      intents.emplace_back("offline");
     }
+    std::string intent;
+    for (const std::string& i : intents) {
+      intent += (intent.empty() ? "" : ",") + i;
+    }
+    const std::string live = Str(r, "status");
     rows.push_back({Cell{Cut(r, "canonicalId", 40)}, Cell{Cut(r, "resourceType", 16)},
                     Cell{Cut(r, "resourceName", 32)}, Cell{Cut(r, "technology", 16)},
-                    Cell{Dash(intent)}, Cell{total == 0 ? "-" : std::to_string(total), style},
+                    Cell{Dash(SafeCell(live, 16)), LiveStyle(live)}, Cell{Dash(intent)},
+                    Cell{total == 0 ? "-" : std::to_string(total), style},
                     Cell{IntText(r, "pendingApprovalCount")}});
   }
-  RenderTable(console, {"RESOURCE", "TYPE", "NAME", "TECHNOLOGY", "STATE", "FINDINGS", "APPROVALS"},
-              rows);
+  RenderTable(
+      console,
+      {"RESOURCE", "TYPE", "NAME", "TECHNOLOGY", "STATE", "INTENT", "FINDINGS", "APPROVALS"}, rows);
   console.Out(console.PaintOut(Style::kDim, Plural(items->Size(), "resource", "resources")) + "\n");
 }
 

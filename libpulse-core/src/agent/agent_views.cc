@@ -193,6 +193,8 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.Member(w::kResourceType, r.type);
     out.Member(w::kResourceName, r.name);
     out.MemberIfNotEmpty(w::kTechnology, r.technology);
+    // What the fleet observes now (running, stopped, exited, ...), beside the operator's intent.
+    out.MemberIfNotEmpty(w::kStatus, r.status);
     out.Member(w::kIntentionallyOffline, declared.intentionally_offline);
     out.Member(w::kMonitoringMode, ToString(declared.monitoring_mode));
     out.Member(w::kLifecycleState, ToString(declared.lifecycle));

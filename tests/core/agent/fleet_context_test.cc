@@ -57,6 +57,8 @@ std::vector<std::string> Listed(ViewsHarness& h, const core::QueryParams& params
   return Column(At(doc, "resources"), "canonicalId");
 }
 
+// The AgentFleetContext shape, plus each resource's observed `status` (what the fleet reports now,
+// beside the operator's declared intent).
 TEST_CASE("the fleet context has the AgentFleetContext shape with state, counts and approvals",
           "[core][agent]") {
   ViewsHarness h;
@@ -65,23 +67,23 @@ TEST_CASE("the fleet context has the AgentFleetContext shape with state, counts 
   const rapidjson::Document expected = Json(R"({
     "resources": [
       {"canonicalId": "node:pve1", "resourceType": "node", "resourceName": "pve1",
-       "technology": "proxmox", "intentionallyOffline": false, "monitoringMode": "normal",
+       "technology": "proxmox", "status": "online", "intentionallyOffline": false, "monitoringMode": "normal",
        "lifecycleState": "active", "neverAutoRemediate": false, "maintenanceWindowActive": false,
        "findings": {"total": 0, "critical": 0, "warning": 0, "info": 0},
        "pendingApprovalCount": 0},
       {"canonicalId": "service:pve1/nginx", "resourceType": "service", "resourceName": "nginx",
-       "technology": "systemd", "intentionallyOffline": true,
+       "technology": "systemd", "status": "active", "intentionallyOffline": true,
        "monitoringMode": "expected_offline", "lifecycleState": "retired",
        "neverAutoRemediate": false, "maintenanceWindowActive": false,
        "findings": {"total": 1, "critical": 0, "warning": 1, "info": 0},
        "pendingApprovalCount": 0},
       {"canonicalId": "storage:local", "resourceType": "storage", "resourceName": "local",
-       "intentionallyOffline": false, "monitoringMode": "normal", "lifecycleState": "active",
+       "status": "available", "intentionallyOffline": false, "monitoringMode": "normal", "lifecycleState": "active",
        "neverAutoRemediate": false, "maintenanceWindowActive": false,
        "findings": {"total": 0, "critical": 0, "warning": 0, "info": 0},
        "pendingApprovalCount": 0},
       {"canonicalId": "vm:101", "resourceType": "vm", "resourceName": "web-01",
-       "technology": "proxmox", "intentionallyOffline": false, "monitoringMode": "normal",
+       "technology": "proxmox", "status": "running", "intentionallyOffline": false, "monitoringMode": "normal",
        "lifecycleState": "active", "neverAutoRemediate": true, "maintenanceWindowActive": true,
        "findings": {"total": 4, "critical": 1, "warning": 1, "info": 2},
        "pendingApprovalCount": 1}

@@ -201,5 +201,22 @@ TEST_CASE("ids of findings actions and sessions take a unique prefix and a typo 
   CHECK(cli({"--json", "sessions", "list"}).out.find("no-such-session") == std::string::npos);
 }
 
+TEST_CASE("fleet shows what each resource is doing now beside the operator's intent",
+          "[e2e][cli][first-hour]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*");
+  ServerProcess server(dir.path());
+  std::vector<std::string> args = ServerArgs(server.port());
+  args.push_back("fleet");
+  const Captured fleet = RunCli(args, {.env = {TokenEnv(token), "COLUMNS=200"}});
+  INFO(fleet.out);
+  REQUIRE(fleet.exit_code == 0);
+  CHECK(fleet.out.find("STATE") != std::string::npos);
+  CHECK(fleet.out.find("INTENT") != std::string::npos);
+  // The demo fleet's migrate job has exited and a backup job failed: the table says so.
+  CHECK(std::regex_search(fleet.out, std::regex(R"re(app-container:migrate-job .* exited )re")));
+  CHECK(std::regex_search(fleet.out, std::regex(R"re(backup-job:\S+ .* failed )re")));
+}
+
 }  // namespace
 }  // namespace pulse::testing::e2e
