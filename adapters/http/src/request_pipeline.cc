@@ -14,28 +14,52 @@ namespace pulse::adapters::http::internal {
 
 using core::AgentErrorCode;
 
-HttpReply TransportRefusal(int status) {
+HttpReply TransportRefusal(int status, std::string_view message) {
+  AgentErrorCode code =
+      status >= 500 ? AgentErrorCode::kInternalError : AgentErrorCode::kInvalidRequest;
+  std::string_view text = status >= 500 ? "internal error" : "the request is malformed";
   switch (status) {
     case 404:
-      return HttpReply::Error(AgentErrorCode::kRouteNotFound, "no route has this path");
+      code = AgentErrorCode::kRouteNotFound;
+      text = "no route has this path";
+      break;
     case 405:
-      return HttpReply::Error(AgentErrorCode::kMethodNotAllowed, "the method is not allowed");
+      code = AgentErrorCode::kMethodNotAllowed;
+      text = "the method is not allowed";
+      break;
+    case 408:
+      // TODO(issue 22): request_timeout joins the core vocabulary when the Beast transport
+      // becomes the default (TRANSPORT-WIP.md); until then the code is invalid_request.
+      text = "the request did not arrive in time";
+      break;
     case 413:
-      return HttpReply::Error(AgentErrorCode::kRequestTooLarge, "the request body is too large");
+      code = AgentErrorCode::kRequestTooLarge;
+      text = "the request body is too large";
+      break;
     case 414:
-      return HttpReply::Error(AgentErrorCode::kUriTooLong, "the request target is too long");
+      code = AgentErrorCode::kUriTooLong;
+      text = "the request target is too long";
+      break;
     case 415:
-      return HttpReply::Error(AgentErrorCode::kUnsupportedMediaType,
-                              "a request body must be application/json");
+      code = AgentErrorCode::kUnsupportedMediaType;
+      text = "a request body must be application/json";
+      break;
+    case 431:
+      // TODO(issue 22): request_header_too_large, as 408 above.
+      text = "the request head is too large";
+      break;
     case 503:
-      return HttpReply::Error(AgentErrorCode::kServiceUnavailable,
-                              "the server is busy; retry later");
+      code = AgentErrorCode::kServiceUnavailable;
+      text = "the server is busy; retry later";
+      break;
     default:
-      if (status >= 500) {
-        return HttpReply::Error(AgentErrorCode::kInternalError, "internal error");
-      }
-      return HttpReply::Error(AgentErrorCode::kInvalidRequest, "the request is malformed");
+      break;
   }
+  HttpReply reply = HttpReply::Error(code, std::string(message.empty() ? text : message));
+  if (status == 408 || status == 431) {
+    reply.status = status;
+  }
+  return reply;
 }
 
 RequestPipeline::RequestPipeline(const HttpServerOptions& options, Router router,

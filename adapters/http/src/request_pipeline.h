@@ -44,8 +44,8 @@ class BodySource {
 };
 
 // The envelope for a refusal the transport makes before any route is known, by status
-// (400, 404, 408, 413, 414, 431, 500, 503, ...).
-HttpReply TransportRefusal(int status);
+// (400, 404, 408, 413, 414, 431, 500, 503, ...); `message` replaces the default one.
+HttpReply TransportRefusal(int status, std::string_view message = {});
 
 class RequestPipeline {
  public:
@@ -73,6 +73,7 @@ class RequestPipeline {
               std::chrono::steady_clock::duration elapsed, bool stream);
 
   const HttpServerOptions& options() const { return options_; }
+  const Router& router() const { return router_; }
 
  private:
   std::optional<HttpReply> CheckRequestShape(const RawRequest& req, const BodySource* body,

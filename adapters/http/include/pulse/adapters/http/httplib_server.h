@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -85,6 +86,9 @@ struct HttpServerOptions {
   // Event loops (0: one per core) and threads running handlers that are not answered inline.
   std::size_t io_threads = 0;
   std::size_t handler_threads = 4;
+  // Public, non-streaming routes answered on the event loop itself (no hop to a handler
+  // thread): they must be cheap and never block.
+  std::vector<std::string> inline_routes = {"healthz", "get_capabilities"};
   // How long Stop() lets open streams drain before closing the listener anyway.
   absl::Duration stop_grace = absl::Seconds(3);
   // Refuse to open while a manifest capability has no handler (Router::CheckComplete).
