@@ -240,6 +240,31 @@ TEST_CASE("stream budgets and the per-token cap come from flags or pulse.json, b
   CHECK(std::string(negative.status().message()).find("pulse.json") != std::string::npos);
 }
 
+TEST_CASE("the hidden --http-transport picks the transport and lifts the stream bound for beast",
+          "[server][config]") {
+  TempDir dir;
+  ServerSettings defaults;
+  defaults.data_dir = dir.path();
+  CHECK_FALSE(ResolveServerConfig(defaults, std::nullopt)->beast_transport);
+  ServerSettings beast = defaults;
+  beast.http_transport = "beast";
+  beast.max_event_streams = "10000";
+  absl::StatusOr<ServerConfig> lifted = ResolveServerConfig(beast, std::nullopt);
+  REQUIRE(lifted.ok());
+  CHECK(lifted->beast_transport);
+  CHECK(lifted->max_event_streams == 10000);
+  ServerSettings httplib = beast;
+  httplib.http_transport = "httplib";
+  CHECK_FALSE(ResolveServerConfig(httplib, std::nullopt).ok());  // 10000 > 800 there
+  for (const char* bad : {"", "Beast", "nginx"}) {
+    ServerSettings wrong = defaults;
+    wrong.http_transport = bad;
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()).find("--http-transport") != std::string::npos);
+  }
+}
+
 TEST_CASE("the event bus sends stream.connected first and events with increasing ids",
           "[server][events]") {
   testing::FakeClock clock;

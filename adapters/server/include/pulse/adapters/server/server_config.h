@@ -65,6 +65,9 @@ struct ServerSettings {
   std::optional<std::string> max_event_streams;
   std::optional<std::string> max_run_streams;
   std::optional<std::string> max_streams_per_token;
+  // Command line only, hidden while issue 22's Beast transport is on trial: "httplib" (the
+  // default) or "beast".
+  std::optional<std::string> http_transport;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
@@ -87,6 +90,8 @@ inline constexpr std::size_t kDefaultMaxEventStreams = 384;
 inline constexpr std::size_t kDefaultMaxRunStreams = 128;
 inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
 inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
+// With the Beast transport a stream holds no thread; the bound is the descriptor limit.
+inline constexpr std::size_t kMaxStreamBudgetsBeast = 20000;
 
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
 // three stream settings may also be a JSON integer).
@@ -118,6 +123,7 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
+  bool beast_transport = false;  // --http-transport beast
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -131,7 +137,8 @@ struct ServerConfig {
 // locality without a provider, a provider locality other than auto, local or remote, a bad
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
 // stream setting that is not an integer of at least 1, or stream budgets over
-// kMaxStreamBudgets together.
+// kMaxStreamBudgets together (kMaxStreamBudgetsBeast with --http-transport beast), or an
+// --http-transport other than httplib or beast.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 
