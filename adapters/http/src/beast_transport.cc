@@ -161,7 +161,6 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   StreamSlot slot_;
   std::string chunk_;
   bool writing_ = false;
-  bool pump_again_ = false;
   bool ending_ = false;
   const std::shared_ptr<std::atomic<bool>> wake_pending_ =
       std::make_shared<std::atomic<bool>>(false);
@@ -418,8 +417,8 @@ void Connection::Serve() {
   server_.in_flight().fetch_add(1);
   const bool unread_body = !parser_->is_done() && !body_read_;
   const bool keep_alive = parser_->get().keep_alive() && !unread_body;
-  auto body = std::make_shared<ReadBody>(body_read_ ? parser_->release().body() : std::string(),
-                                         body_read_);
+  auto body = std::make_shared<ReadBody>(
+      body_read_ ? std::move(parser_->get().body()) : std::string(), body_read_);
   auto request = std::make_shared<RawRequest>(std::move(raw_));
   auto work = [self = shared_from_this(), request, body, framing = framing_, keep_alive,
                unread_body] {
@@ -444,6 +443,9 @@ void Connection::Respond(Outcome& outcome) {
   if (stream && server_.pipeline().AdmitStream(outcome)) {
     server_.Record(raw_.method, outcome.route, 200, Clock::now() - started_, true);
     return StartStream(outcome);
+  }
+  if (outcome.reply.status == 414) {
+    server_.Refused(Bound::kTarget);  // within the line bound, over max_target_bytes
   }
   server_.Record(raw_.method, outcome.route, outcome.reply.status, Clock::now() - started_, false);
   const std::size_t max_requests = server_.options().keep_alive_max_requests;
@@ -578,8 +580,7 @@ void Connection::Pump() {
     return;
   }
   if (writing_) {
-    pump_again_ = true;
-    return;
+    return;  // the write's completion pumps
   }
   std::string frames;
   const std::optional<SseStream::Pull> pulled = stream_->TryNext(frames);
@@ -620,9 +621,9 @@ void Connection::WriteChunk(std::string data, bool last) {
                        return self->Close();
                      }
                      self->ArmHeartbeat(false);  // a heartbeat is due this long after a write
-                     if (std::exchange(self->pump_again_, false)) {
-                       self->Pump();
-                     }
+                     // Always look again: TryNext hands over the frames first and reports the
+                     // end only on the next call, and one wake-up may have announced both.
+                     self->Pump();
                    });
 }
 

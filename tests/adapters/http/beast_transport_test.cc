@@ -200,6 +200,31 @@ TEST_CASE("beast: event streams beat on timers and end on stop", "[adapters][htt
   CHECK(opened->finished());
 }
 
+TEST_CASE("beast: a frame and the end announced by one wake-up are both written",
+          "[adapters][http][beast]") {
+  for (int round = 0; round < 5; ++round) {
+    std::shared_ptr<SseStream> opened;
+    std::atomic<bool> ready{false};
+    TestServer server(BeastOptions(),
+                      testing::FullRouter({{"subscribe_events", [&](const HttpRequest&) {
+                                              opened = SseStream::Create();
+                                              ready = true;
+                                              return HttpReply::EventStream(opened);
+                                            }}}));
+    const std::string token = server.Token({"monitoring:read"});
+    TestServer::RawConnection connection(server.port());
+    connection.Send("GET /api/agent/events HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
+                    "\r\n\r\n");
+    CHECK(StartsWith(connection.Read(200), "HTTP/1.1 200"));
+    REQUIRE(ready.load());
+    CHECK(opened->Send("last words"));
+    opened->Close();
+    const std::string rest = connection.Read(2000);  // returns once the server closes
+    CHECK(rest.find("data: last words") != std::string::npos);
+    CHECK(rest.find("0\r\n\r\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("beast: refusals by each bound are counted in /metrics", "[adapters][http][beast]") {
   MetricsRegistry registry;
   HttpServerOptions options = BeastOptions();
@@ -209,6 +234,7 @@ TEST_CASE("beast: refusals by each bound are counted in /metrics", "[adapters][h
   server.Raw(std::string(kHealth) + "X-Long: " + std::string(9000, 'a') + "\r\n\r\n");
   server.Raw("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n");
   server.Raw("GET /healthz HTTP/1.1\r\nHost", 1000);
+  server.Raw("GET /healthz?q=" + std::string(3000, 'q') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   {
     TestServer::RawConnection a(server.port());
     TestServer::RawConnection b(server.port());
@@ -220,6 +246,7 @@ TEST_CASE("beast: refusals by each bound are counted in /metrics", "[adapters][h
     INFO(text);
     CHECK(text.find("pulse_http_requests_refused_total{bound=\"line\"} 2") != std::string::npos);
     CHECK(text.find("pulse_http_deadline_expiries_total{phase=\"head\"} 1") != std::string::npos);
+    CHECK(text.find("pulse_http_requests_refused_total{bound=\"target\"} 1") != std::string::npos);
     CHECK(text.find("pulse_http_connections_refused_total{reason=\"per_peer\"} 1") !=
           std::string::npos);
     CHECK(text.find("pulse_http_connections 3") != std::string::npos);
