@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
              "Streaming Assistant runs (chat, resume, answer) allowed at once (default 128)");
   AddSetting(app, "--max-streams-per-token", flags.max_streams_per_token,
              "Open streams of both kinds one token may hold at once (default 32)");
-  // Hidden while the Beast transport is on trial (issue 22; docs/server.md).
-  AddSetting(app, "--http-transport", flags.http_transport, "httplib (default) or beast")
+  // Hidden while cpp-httplib is being retired (issue 22; docs/server.md).
+  AddSetting(app, "--http-transport", flags.http_transport, "beast (default) or httplib")
       ->group("");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);

@@ -28,8 +28,7 @@ HttpReply TransportRefusal(int status, std::string_view message) {
       text = "the method is not allowed";
       break;
     case 408:
-      // TODO(issue 22): request_timeout joins the core vocabulary when the Beast transport
-      // becomes the default (TRANSPORT-WIP.md); until then the code is invalid_request.
+      code = AgentErrorCode::kRequestTimeout;
       text = "the request did not arrive in time";
       break;
     case 413:
@@ -45,7 +44,7 @@ HttpReply TransportRefusal(int status, std::string_view message) {
       text = "a request body must be application/json";
       break;
     case 431:
-      // TODO(issue 22): request_header_too_large, as 408 above.
+      code = AgentErrorCode::kRequestHeaderTooLarge;
       text = "the request head is too large";
       break;
     case 503:
@@ -55,11 +54,7 @@ HttpReply TransportRefusal(int status, std::string_view message) {
     default:
       break;
   }
-  HttpReply reply = HttpReply::Error(code, std::string(message.empty() ? text : message));
-  if (status == 408 || status == 431) {
-    reply.status = status;
-  }
-  return reply;
+  return HttpReply::Error(code, std::string(message.empty() ? text : message));
 }
 
 RequestPipeline::RequestPipeline(const HttpServerOptions& options, Router router,

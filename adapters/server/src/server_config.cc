@@ -310,7 +310,7 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         "admin or mfa action may not approve it) or \"off\"");
   }
   config.requester_separation = separation == "on";
-  const std::string transport = flags.http_transport.value_or("httplib");
+  const std::string transport = flags.http_transport.value_or("beast");
   if (transport != "httplib" && transport != "beast") {
     return absl::InvalidArgumentError("--http-transport must be httplib or beast");
   }
@@ -350,7 +350,7 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
   if (config.max_event_streams + config.max_run_streams > max_budgets) {
     return absl::InvalidArgumentError(
         absl::StrCat("max-event-streams + max-run-streams must not exceed ", max_budgets,
-                     " (each open stream holds an HTTP worker)"));
+                     config.beast_transport ? "" : " (each open stream holds an HTTP worker)"));
   }
   config.api_key = api_key.value_or("");
   return config;

@@ -46,15 +46,15 @@ TEST_CASE("beast: an over-long header line, too many fields or a huge head are 4
           "[adapters][http][beast]") {
   TestServer server(BeastOptions());
   CheckRefused(server.Raw(std::string(kHealth) + "X-Long: " + std::string(9000, 'a') + "\r\n\r\n"),
-               "431", "invalid_request");
+               "431", "request_header_too_large");
   std::string many = kHealth;
   for (int i = 0; i < 101; ++i) {
     many += "X-F" + std::to_string(i) + ": v\r\n";
   }
-  CheckRefused(server.Raw(many + "\r\n"), "431", "invalid_request");
+  CheckRefused(server.Raw(many + "\r\n"), "431", "request_header_too_large");
   // 200 KB without a line break: refused once the head bound is reached, not buffered.
   CheckRefused(server.Raw(std::string(kHealth) + "X-Flood: " + std::string(200'000, 'b')), "431",
-               "invalid_request");
+               "request_header_too_large");
   // Right at the bounds: served.
   std::string fine = kHealth;
   for (int i = 0; i < 97; ++i) {  // with Host, X-Long and Connection: 100 fields
@@ -85,7 +85,7 @@ TEST_CASE("beast: the head deadline runs from the first byte, however slowly byt
   }
   const std::string reply = slow.Read(1000);
   const auto elapsed = Clock::now() - start;
-  CheckRefused(reply, "408", "invalid_request");
+  CheckRefused(reply, "408", "request_timeout");
   CHECK(elapsed < std::chrono::milliseconds(2500));
 }
 
@@ -103,7 +103,7 @@ TEST_CASE("beast: a body that does not arrive within its deadline is 408",
   connection.Send(
       "POST /api/ai/patrol/acknowledge HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
       "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"finding_id\":");
-  CheckRefused(connection.Read(2000), "408", "invalid_request");
+  CheckRefused(connection.Read(2000), "408", "request_timeout");
   CHECK(calls == 0);
 }
 

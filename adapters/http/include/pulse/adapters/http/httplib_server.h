@@ -45,13 +45,14 @@ struct RequestRecord {
   bool stream = false;
 };
 
-// Which transport serves the connections. kHttplib: cpp-httplib, a worker thread per
-// connection. kBeast: Boost.Beast on Asio event loops with the hard bounds below (issue 22;
-// docs/server.md "The HTTP transport"). Both serve the same routes through the same pipeline.
+// Which transport serves the connections. kBeast (the default): Boost.Beast on Asio event
+// loops with the hard bounds below (issue 22; docs/server.md "The HTTP transport"). kHttplib:
+// cpp-httplib, a worker thread per connection, none of those bounds (being retired). Both
+// serve the same routes through the same pipeline.
 enum class HttpTransport { kHttplib, kBeast };
 
 struct HttpServerOptions {
-  HttpTransport transport = HttpTransport::kHttplib;
+  HttpTransport transport = HttpTransport::kBeast;
   std::string host = "127.0.0.1";
   int port = 0;                          // 0: an ephemeral port
   std::size_t max_body_bytes = 1 << 20;  // larger bodies: 413 request_too_large

@@ -65,8 +65,8 @@ struct ServerSettings {
   std::optional<std::string> max_event_streams;
   std::optional<std::string> max_run_streams;
   std::optional<std::string> max_streams_per_token;
-  // Command line only, hidden while issue 22's Beast transport is on trial: "httplib" (the
-  // default) or "beast".
+  // Command line only, hidden while cpp-httplib is being retired (issue 22): "beast" (the
+  // default) or "httplib".
   std::optional<std::string> http_transport;
 };
 
@@ -123,7 +123,7 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
-  bool beast_transport = false;  // --http-transport beast
+  bool beast_transport = true;  // --http-transport beast (the default) or httplib
 
   bool assistant_configured() const { return !provider.empty(); }
 };
