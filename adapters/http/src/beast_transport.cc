@@ -24,6 +24,8 @@
 #include <utility>
 // clang-format on
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -31,6 +33,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -102,6 +105,40 @@ const char* BoundLabel(Bound b) {
   return "head";
 }
 
+// A transport refusal's bytes (the agent envelope, Connection: close), built once per status and
+// message on each loop: a flood of refusals (a slowloris wave reaching its head deadline)
+// costs a write each, not a response object and a serialisation each.
+const std::string& RefusalBytes(int status, const std::string& message) {
+  thread_local std::map<std::pair<int, std::string>, std::string> cache;
+  auto [it, inserted] = cache.try_emplace({status, message});
+  if (inserted) {
+    HttpReply reply = TransportRefusal(status, message);
+    if (status == 503) {
+      reply.headers.emplace_back("Retry-After", "1");
+    }
+    const beast::string_view reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+    std::string& bytes = it->second;
+    absl::StrAppend(&bytes, "HTTP/1.1 ", status, " ",
+                    core::ToAbsl(std::string_view(reason.data(), reason.size())), "\r\n");
+    for (const auto& [name, value] : reply.headers) {
+      if (IsSafeHeader(name, value)) {
+        absl::StrAppend(&bytes, name, ": ", value, "\r\n");
+      }
+    }
+    absl::StrAppend(&bytes, "X-Content-Type-Options: nosniff\r\nContent-Type: ", reply.content_type,
+                    "\r\nConnection: close\r\nContent-Length: ", reply.body.size(), "\r\n\r\n",
+                    reply.body);
+  }
+  return it->second;
+}
+
+// Where lingering closes read what a refused client still sends: the bytes are dropped, so one
+// buffer per loop serves every connection on it (reads complete on the loop's thread).
+std::array<char, 4096>& DiscardBuffer() {
+  thread_local std::array<char, 4096> buffer;
+  return buffer;
+}
+
 class BeastTransport;
 
 class Connection final : public std::enable_shared_from_this<Connection> {
@@ -122,6 +159,8 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void Serve();
   void Respond(Outcome& outcome);
   void Write(HttpReply& reply, bool keep_alive, bool linger);
+  // Writes bytes that outlive the write (RefusalBytes), closes with a lingering close.
+  void WriteRefusal(const std::string& bytes);
   // A refusal by the transport itself (no route known yet).
   void Refuse(int status, std::optional<Bound> bound, const std::string& message = "");
   void Linger();
@@ -133,6 +172,8 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void EndStream(bool clean);
   void Close();
   void Arm(std::chrono::milliseconds after);
+  // Cancels the next batch of this loop's expired operations (LoopExpiries).
+  static void CancelExpired();
   bool Disarm();  // true when the deadline had expired
 
   tcp::socket socket_;
@@ -153,7 +194,6 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   bool expired_ = false;
   bool closed_ = false;
   // Lingering close.
-  std::array<char, 4096> discard_{};
   std::size_t discarded_ = 0;
   bool lingering_ = false;
   // The event stream, once the reply is one.
@@ -196,7 +236,7 @@ class BeastTransport final : public HttplibServer::Impl {
               Clock::duration elapsed, bool stream);
 
  private:
-  void Accept();
+  void Accept(std::size_t loop);
   Connection::Admission Admit(const net::ip::address& peer);
 
   const HttpServerOptions options_;
@@ -204,11 +244,17 @@ class BeastTransport final : public HttplibServer::Impl {
   std::vector<std::unique_ptr<net::io_context>> loops_;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> guards_;
   std::vector<std::thread> threads_;
-  std::unique_ptr<tcp::acceptor> acceptor_;
-  std::unique_ptr<net::steady_timer> accept_retry_;
+  // One acceptor per loop, each on its own descriptor of the one listening socket: a wave of
+  // connections is accepted and set up by every loop, each connection on the loop that
+  // accepted it (no loop sets up the others' connections while a probe waits behind them).
+  struct Listener {
+    std::unique_ptr<tcp::acceptor> acceptor;
+    std::unique_ptr<net::steady_timer> retry;
+    tcp::endpoint peer;  // filled by the accept itself (no getpeername per connection)
+  };
+  std::vector<Listener> listeners_;
   std::unique_ptr<net::thread_pool> handlers_;
   const std::shared_ptr<WakeGate> gate_ = std::make_shared<WakeGate>();
-  std::size_t next_loop_ = 0;
   int port_ = -1;
   std::atomic<int> in_flight_{0};
   std::atomic<int> open_connections_{0};
@@ -256,11 +302,24 @@ Connection::~Connection() {
 void Connection::Start() {
   if (admission_ == Admission::kGlobal || admission_ == Admission::kPeer) {
     server_.ConnectionRefused(admission_ == Admission::kGlobal ? "global" : "per_peer");
-    HttpReply reply = TransportRefusal(503);
-    reply.headers.emplace_back("Retry-After", "1");
-    return Write(reply, false, true);
+    return WriteRefusal(RefusalBytes(503, ""));
   }
   WaitForRequest();
+}
+
+// Deadlines that expired on this loop and whose operation is not cancelled yet. Connections
+// opened together expire together (a slowloris wave: a thousand heads at once); Asio runs every
+// expired timer's handler in one go, so each handler only queues its connection, and the
+// queue is worked off kExpiriesPerTurn at a time, each batch posted behind what became ready
+// meanwhile: a request arriving during the wave waits for one batch, not for the wave.
+constexpr std::size_t kExpiriesPerTurn = 16;
+struct Expiries {
+  std::deque<std::pair<std::shared_ptr<Connection>, std::uint64_t>> pending;
+  bool scheduled = false;
+};
+Expiries& LoopExpiries() {
+  thread_local Expiries expiries;
+  return expiries;
 }
 
 void Connection::Arm(std::chrono::milliseconds after) {
@@ -272,9 +331,30 @@ void Connection::Arm(std::chrono::milliseconds after) {
       return;
     }
     self->expired_ = true;
-    ErrorCode ignored;
-    self->socket_.cancel(ignored);
+    Expiries& expiries = LoopExpiries();
+    expiries.pending.emplace_back(self, generation);
+    if (!expiries.scheduled) {
+      expiries.scheduled = true;
+      net::post(self->socket_.get_executor(), &Connection::CancelExpired);
+    }
   });
+}
+
+void Connection::CancelExpired() {
+  Expiries& expiries = LoopExpiries();
+  for (std::size_t n = 0; n < kExpiriesPerTurn && !expiries.pending.empty(); ++n) {
+    auto [connection, generation] = std::move(expiries.pending.front());
+    expiries.pending.pop_front();
+    if (generation == connection->generation_ && !connection->closed_) {
+      ErrorCode ignored;
+      connection->socket_.cancel(ignored);  // its operation completes, sees expired_
+    }
+  }
+  if (expiries.pending.empty()) {
+    expiries.scheduled = false;
+    return;
+  }
+  net::post(expiries.pending.front().first->socket_.get_executor(), &Connection::CancelExpired);
 }
 
 bool Connection::Disarm() {
@@ -494,10 +574,25 @@ void Connection::Refuse(int status, std::optional<Bound> bound, const std::strin
   if (bound.has_value()) {
     server_.Refused(*bound);
   }
-  HttpReply reply = TransportRefusal(status, message);
   server_.Record(raw_.method.empty() ? "-" : raw_.method, std::string(kUnmatched), status,
                  Clock::duration::zero(), false);
-  Write(reply, false, true);
+  WriteRefusal(RefusalBytes(status, message));
+}
+
+void Connection::WriteRefusal(const std::string& bytes) {
+  lingering_ = true;
+  ++served_;
+  Arm(Millis(server_.options().write_timeout));
+  net::async_write(socket_, net::buffer(bytes),
+                   [self = shared_from_this()](ErrorCode ec, std::size_t) {
+                     if (self->Disarm()) {
+                       self->server_.Expired("write");
+                     }
+                     if (ec) {
+                       return self->Close();
+                     }
+                     self->Linger();
+                   });
 }
 
 void Connection::Linger() {
@@ -506,7 +601,7 @@ void Connection::Linger() {
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     Arm(std::chrono::milliseconds(1000));
   }
-  socket_.async_read_some(net::buffer(discard_),
+  socket_.async_read_some(net::buffer(DiscardBuffer()),
                           [self = shared_from_this()](ErrorCode ec, std::size_t n) {
                             self->discarded_ += std::max<std::size_t>(n, 1);
                             if (ec || self->discarded_ > 64 * 1024) {
@@ -717,24 +812,44 @@ absl::Status BeastTransport::Open(MetricsRegistry* metrics) {
         absl::StrCat("cannot listen on ", options_.host, ":", options_.port, ": ", ec.message()));
   }
   const tcp::endpoint endpoint = endpoints.begin()->endpoint();
-  acceptor_ = std::make_unique<tcp::acceptor>(*loops_[0]);
+  auto acceptor = std::make_unique<tcp::acceptor>(*loops_[0]);
   // SO_REUSEADDR only (no SO_REUSEPORT: a second server must not bind the same port).
-  acceptor_->open(endpoint.protocol(), ec);
+  acceptor->open(endpoint.protocol(), ec);
   if (!ec) {
-    acceptor_->set_option(net::socket_base::reuse_address(true), ec);
+    acceptor->set_option(net::socket_base::reuse_address(true), ec);
   }
   if (!ec) {
-    acceptor_->bind(endpoint, ec);
+    acceptor->bind(endpoint, ec);
   }
   if (!ec) {
-    acceptor_->listen(options_.listen_backlog, ec);
+    acceptor->listen(options_.listen_backlog, ec);
   }
   if (ec) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options_.host, ":", options_.port, ": ", ec.message()));
   }
-  port_ = acceptor_->local_endpoint(ec).port();
-  accept_retry_ = std::make_unique<net::steady_timer>(*loops_[0]);
+  port_ = acceptor->local_endpoint(ec).port();
+  const int listening = acceptor->native_handle();
+  listeners_.push_back(
+      {std::move(acceptor), std::make_unique<net::steady_timer>(*loops_[0]), tcp::endpoint()});
+  for (std::size_t i = 1; i < loops_.size(); ++i) {
+    // Every loop watches the same listening socket; a connection is accepted by one of them
+    // (the others' accept finds none and waits again).
+    const int copy = ::dup(listening);
+    auto extra = std::make_unique<tcp::acceptor>(*loops_[i]);
+    if (copy >= 0) {
+      extra->assign(endpoint.protocol(), copy, ec);
+    }
+    if (copy < 0 || ec) {
+      if (copy >= 0) {
+        ::close(copy);
+      }
+      return absl::UnavailableError(absl::StrCat("cannot share the listening socket: ",
+                                                 copy < 0 ? "dup failed" : ec.message()));
+    }
+    listeners_.push_back(
+        {std::move(extra), std::make_unique<net::steady_timer>(*loops_[i]), tcp::endpoint()});
+  }
   if (workers_ != nullptr) {
     workers_->Set({"live"}, static_cast<double>(loops + options_.handler_threads));
     workers_->Set({"busy"}, 0);
@@ -748,7 +863,9 @@ absl::Status BeastTransport::Start() {
     return absl::FailedPreconditionError("the server was started or stopped already");
   }
   state_ = State::kRunning;
-  Accept();
+  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+    Accept(i);
+  }
   for (const std::unique_ptr<net::io_context>& loop : loops_) {
     guards_.push_back(net::make_work_guard(*loop));
     threads_.emplace_back([&loop = *loop] { loop.run(); });
@@ -756,29 +873,30 @@ absl::Status BeastTransport::Start() {
   return absl::OkStatus();
 }
 
-void BeastTransport::Accept() {
-  net::io_context& loop = *loops_[next_loop_++ % loops_.size()];
-  acceptor_->async_accept(loop, [this](ErrorCode ec, tcp::socket socket) {
-    if (ec == net::error::operation_aborted || !acceptor_->is_open()) {
-      return;  // stopping
-    }
-    if (ec) {
-      // Out of descriptors and the like: back off instead of spinning on the listener.
-      accept_retry_->expires_after(std::chrono::milliseconds(50));
-      accept_retry_->async_wait([this](ErrorCode wait_ec) {
-        if (!wait_ec) {
-          Accept();
+void BeastTransport::Accept(std::size_t loop) {
+  Listener& listener = listeners_[loop];
+  listener.acceptor->async_accept(
+      listener.peer, [this, loop, &listener](ErrorCode ec, tcp::socket socket) {
+        if (ec == net::error::operation_aborted || !listener.acceptor->is_open()) {
+          return;  // stopping
         }
+        if (ec) {
+          // Out of descriptors and the like: back off instead of spinning on the listener.
+          listener.retry->expires_after(std::chrono::milliseconds(50));
+          listener.retry->async_wait([this, loop](ErrorCode wait_ec) {
+            if (!wait_ec) {
+              Accept(loop);
+            }
+          });
+          return;
+        }
+        ErrorCode ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        net::ip::address peer = listener.peer.address();
+        const Connection::Admission admission = Admit(peer);
+        std::make_shared<Connection>(std::move(socket), *this, std::move(peer), admission)->Start();
+        Accept(loop);
       });
-      return;
-    }
-    ErrorCode ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    net::ip::address peer = socket.remote_endpoint(ignored).address();
-    const Connection::Admission admission = Admit(peer);
-    std::make_shared<Connection>(std::move(socket), *this, std::move(peer), admission)->Start();
-    Accept();
-  });
 }
 
 Connection::Admission BeastTransport::Admit(const net::ip::address& peer) {
@@ -857,14 +975,16 @@ void BeastTransport::Stop() {
   // Streams first, while everything runs: each drains and ends its response cleanly.
   pipeline_.ShutdownStreams();
   // No new connections.
-  std::promise<void> closed;
-  net::post(*loops_[0], [this, &closed] {
-    ErrorCode ignored;
-    acceptor_->close(ignored);
-    accept_retry_->cancel();
-    closed.set_value();
-  });
-  closed.get_future().wait();
+  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+    std::promise<void> closed;
+    net::post(*loops_[i], [&listener = listeners_[i], &closed] {
+      ErrorCode ignored;
+      listener.acceptor->close(ignored);
+      listener.retry->cancel();
+      closed.set_value();
+    });
+    closed.get_future().wait();
+  }
   // Requests in flight finish: their handlers, then their replies' writes.
   handlers_->join();
   const absl::Time deadline = absl::Now() + options_.stop_grace;
@@ -880,8 +1000,7 @@ void BeastTransport::Stop() {
   }
   guards_.clear();
   // Destroying the loops destroys the connections still open (idle keep-alive ones).
-  acceptor_.reset();
-  accept_retry_.reset();
+  listeners_.clear();
   loops_.clear();
 }
 
