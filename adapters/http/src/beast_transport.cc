@@ -139,6 +139,48 @@ std::array<char, 4096>& DiscardBuffer() {
   return buffer;
 }
 
+// The bytes of a constant route's reply (HttpServerOptions::constant_routes), kept per loop and
+// path (at most kMaxConstantReplies paths), for a kept-alive and a closing connection.
+struct ConstantReply {
+  std::string route;
+  std::string keep_alive;
+  std::string close;
+};
+constexpr std::size_t kMaxConstantReplies = 16;
+std::map<std::string, ConstantReply, std::less<>>& LoopConstantReplies() {
+  thread_local std::map<std::string, ConstantReply, std::less<>> replies;
+  return replies;
+}
+const ConstantReply* FindConstantReply(std::string_view path) {
+  auto& replies = LoopConstantReplies();
+  auto it = replies.find(path);
+  return it == replies.end() ? nullptr : &it->second;
+}
+void LearnConstantReply(const std::string& path, const std::string& route, const HttpReply& reply) {
+  auto& replies = LoopConstantReplies();
+  if (replies.size() >= kMaxConstantReplies || replies.count(path) > 0) {
+    return;
+  }
+  // The same head Connection::Write gives (Beast's order: the reply's headers, then ours).
+  std::string head = "HTTP/1.1 200 OK\r\n";
+  for (const auto& [name, value] : reply.headers) {
+    if (IsSafeHeader(name, value)) {
+      absl::StrAppend(&head, name, ": ", value, "\r\n");
+    }
+  }
+  head += "X-Content-Type-Options: nosniff\r\n";
+  if (!reply.body.empty()) {
+    absl::StrAppend(&head, "Content-Type: ", reply.content_type, "\r\n");
+  }
+  ConstantReply constant;
+  constant.route = route;
+  constant.keep_alive =
+      absl::StrCat(head, "Content-Length: ", reply.body.size(), "\r\n\r\n", reply.body);
+  constant.close = absl::StrCat(head, "Connection: close\r\nContent-Length: ", reply.body.size(),
+                                "\r\n\r\n", reply.body);
+  replies.emplace(path, std::move(constant));
+}
+
 class BeastTransport;
 
 class Connection final : public std::enable_shared_from_this<Connection> {
@@ -159,6 +201,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void Serve();
   void Respond(Outcome& outcome);
   void Write(HttpReply& reply, bool keep_alive, bool linger);
+  void WriteConstant(const ConstantReply& constant);
   // Writes bytes that outlive the write (RefusalBytes), closes with a lingering close.
   void WriteRefusal(const std::string& bytes);
   // A refusal by the transport itself (no route known yet).
@@ -172,6 +215,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void EndStream(bool clean);
   void Close();
   void Arm(std::chrono::milliseconds after);
+  void Wait();
   // Cancels the next batch of this loop's expired operations (LoopExpiries).
   static void CancelExpired();
   bool Disarm();  // true when the deadline had expired
@@ -186,12 +230,19 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::unique_ptr<bhttp::response<bhttp::string_body>> response_;
   RawRequest raw_;
+  std::string constant_path_;  // the target, while the request may have a constant reply
   BodyFraming framing_;
   bool body_read_ = false;
   Clock::time_point started_;
   std::size_t served_ = 0;
   std::uint64_t generation_ = 0;
   bool expired_ = false;
+  // The deadline (Arm, Wait): when it falls due, whether one is armed, the wait in progress.
+  Clock::time_point deadline_at_;
+  bool armed_ = false;
+  bool waiting_ = false;
+  Clock::time_point wait_until_;
+  std::uint64_t wait_id_ = 0;
   bool closed_ = false;
   // Lingering close.
   std::size_t discarded_ = 0;
@@ -227,6 +278,10 @@ class BeastTransport final : public HttplibServer::Impl {
   std::atomic<int>& in_flight() { return in_flight_; }
 
   bool IsInline(const RawRequest& req) const;
+  bool IsConstant(const std::string& route) const {
+    return std::find(options_.constant_routes.begin(), options_.constant_routes.end(), route) !=
+           options_.constant_routes.end();
+  }
   void Release(const net::ip::address& peer);
   void ConnectionOpened(int delta);
   void Refused(Bound bound);
@@ -322,17 +377,41 @@ Expiries& LoopExpiries() {
   return expiries;
 }
 
+// A connection's deadline is one timer wait that is not cancelled when the operation completes
+// in time: Disarm only clears armed_, and a later Arm moves deadline_at_. When the wait ends
+// it expires the deadline if one is armed and due, waits again if it was moved later, and
+// otherwise stops. A keep-alive request (idle wait, head, write) thus costs no timer
+// cancellation and re-arms the wait about once per keep-alive timeout, not three times.
 void Connection::Arm(std::chrono::milliseconds after) {
   expired_ = false;
-  const std::uint64_t generation = ++generation_;
-  deadline_.expires_after(after);
-  deadline_.async_wait([self = shared_from_this(), generation](ErrorCode ec) {
-    if (ec || generation != self->generation_) {
+  ++generation_;
+  armed_ = true;
+  deadline_at_ = Clock::now() + after;
+  if (!waiting_ || deadline_at_ < wait_until_) {
+    Wait();
+  }
+}
+
+void Connection::Wait() {
+  waiting_ = true;
+  wait_until_ = deadline_at_;
+  const std::uint64_t wait = ++wait_id_;
+  deadline_.expires_at(wait_until_);  // aborts an earlier wait (its wait id is stale)
+  deadline_.async_wait([self = shared_from_this(), wait](ErrorCode ec) {
+    if (wait != self->wait_id_) {
       return;
     }
+    self->waiting_ = false;
+    if (ec || !self->armed_ || self->closed_) {
+      return;
+    }
+    if (Clock::now() < self->deadline_at_) {
+      return self->Wait();  // moved later meanwhile
+    }
+    self->armed_ = false;
     self->expired_ = true;
     Expiries& expiries = LoopExpiries();
-    expiries.pending.emplace_back(self, generation);
+    expiries.pending.emplace_back(self, self->generation_);
     if (!expiries.scheduled) {
       expiries.scheduled = true;
       net::post(self->socket_.get_executor(), &Connection::CancelExpired);
@@ -359,7 +438,7 @@ void Connection::CancelExpired() {
 
 bool Connection::Disarm() {
   ++generation_;
-  deadline_.cancel();
+  armed_ = false;
   return std::exchange(expired_, false);
 }
 
@@ -420,19 +499,34 @@ void Connection::OnHead(ErrorCode ec) {
   if (method.size() + target.size() + 11 > options.max_line_bytes) {
     return Refuse(414, Bound::kLine);
   }
+  std::size_t fields = 0;
+  for (const auto& field : req) {
+    if (++fields > options.max_header_fields) {
+      return Refuse(431, Bound::kFields, "the request has too many header fields");
+    }
+    if (field.name_string().size() + field.value().size() + 4 > options.max_line_bytes) {
+      return Refuse(431, Bound::kLine, "a request header line is too long");
+    }
+  }
+  // A plain GET (no body, query, Range or credentials) may be answered from a constant reply.
+  constant_path_.clear();
+  if (req.method() == bhttp::verb::get && req.version() == 11 &&
+      target.find('?') == std::string_view::npos && target.size() <= options.max_target_bytes &&
+      req.find(bhttp::field::content_length) == req.end() &&
+      req.find(bhttp::field::transfer_encoding) == req.end() &&
+      req.find(bhttp::field::range) == req.end() &&
+      req.find(bhttp::field::authorization) == req.end() && req.find("X-API-Token") == req.end()) {
+    if (const ConstantReply* constant = FindConstantReply(target)) {
+      return WriteConstant(*constant);
+    }
+    constant_path_ = std::string(target);
+  }
   raw_ = RawRequest{};
   raw_.method = std::string(method);
   raw_.target = std::string(target);
+  raw_.headers.reserve(fields);
   for (const auto& field : req) {
-    const std::string_view name(field.name_string().data(), field.name_string().size());
-    const std::string_view value(field.value().data(), field.value().size());
-    if (raw_.headers.size() >= options.max_header_fields) {
-      return Refuse(431, Bound::kFields, "the request has too many header fields");
-    }
-    if (name.size() + value.size() + 4 > options.max_line_bytes) {
-      return Refuse(431, Bound::kLine, "a request header line is too long");
-    }
-    raw_.headers.emplace_back(std::string(name), std::string(value));
+    raw_.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
   framing_ = ExamineFraming(raw_);
   const bool has_body =
@@ -528,6 +622,9 @@ void Connection::Respond(Outcome& outcome) {
     server_.Refused(Bound::kTarget);  // within the line bound, over max_target_bytes
   }
   server_.Record(raw_.method, outcome.route, outcome.reply.status, Clock::now() - started_, false);
+  if (!constant_path_.empty() && outcome.reply.status == 200 && server_.IsConstant(outcome.route)) {
+    LearnConstantReply(constant_path_, outcome.route, outcome.reply);
+  }
   const std::size_t max_requests = server_.options().keep_alive_max_requests;
   const bool keep_alive = !outcome.close_connection && served_ + 1 < max_requests;
   // A body left unread makes the close a lingering one, so the reply is not lost to a reset.
@@ -568,6 +665,26 @@ void Connection::Write(HttpReply& reply, bool keep_alive, bool linger) {
                        self->parser_.reset();
                        self->WaitForRequest();
                      });
+}
+
+void Connection::WriteConstant(const ConstantReply& constant) {
+  static const std::string kGet = "GET";
+  server_.Record(kGet, constant.route, 200, Clock::now() - started_, false);
+  const bool keep_alive =
+      parser_->get().keep_alive() && served_ + 1 < server_.options().keep_alive_max_requests;
+  ++served_;
+  Arm(Millis(server_.options().write_timeout));
+  net::async_write(socket_, net::buffer(keep_alive ? constant.keep_alive : constant.close),
+                   [self = shared_from_this(), keep_alive](ErrorCode ec, std::size_t) {
+                     if (self->Disarm()) {
+                       self->server_.Expired("write");
+                     }
+                     if (ec || !keep_alive) {
+                       return self->Close();
+                     }
+                     self->parser_.reset();
+                     self->WaitForRequest();
+                   });
 }
 
 void Connection::Refuse(int status, std::optional<Bound> bound, const std::string& message) {

@@ -2,7 +2,8 @@
 // lines and field counts are 431/414, a head or body that does not arrive within its deadline
 // is 408 even when bytes keep trickling in, the connection caps answer 503, every refusal is
 // the agent envelope followed by a close, idle keep-alive connections are closed on a timer,
-// event streams beat on timers, and /metrics counts each refusal.
+// event streams beat on timers, /metrics counts each refusal, and a constant route is answered
+// from the bytes of its first reply.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -223,6 +224,62 @@ TEST_CASE("beast: a frame and the end announced by one wake-up are both written"
     CHECK(rest.find("data: last words") != std::string::npos);
     CHECK(rest.find("0\r\n\r\n") != std::string::npos);
   }
+}
+
+TEST_CASE("beast: a constant route is answered with the bytes of its first reply, others are not",
+          "[adapters][http][beast]") {
+  MetricsRegistry registry;
+  std::atomic<int> calls{0};
+  TestServer server(BeastOptions(),
+                    testing::FullRouter({{"get_capabilities",
+                                          [&calls](const auto&) {
+                                            ++calls;
+                                            HttpReply reply = HttpReply::Json(R"({"v":1})");
+                                            reply.headers.emplace_back("Cache-Control",
+                                                                       "max-age=9");
+                                            reply.headers.emplace_back("Bad\nName", "dropped");
+                                            return reply;
+                                          }}}),
+                    &registry);
+  const std::string get = "GET /api/agent/capabilities HTTP/1.1\r\nHost: x\r\n";
+  const std::string first = server.Raw(get + "Connection: close\r\n\r\n");
+  CHECK(first ==
+        "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\nX-Content-Type-Options: nosniff\r\n"
+        "Content-Type: application/json\r\nConnection: close\r\nContent-Length: 7\r\n\r\n"
+        "{\"v\":1}");
+  int answered = 1;
+  for (int i = 0; i < 8; ++i, ++answered) {
+    CHECK(server.Raw(get + "Connection: close\r\n\r\n") == first);
+  }
+  // Kept alive: the same reply without Connection: close, request after request.
+  TestServer::RawConnection connection(server.port());
+  std::string kept;
+  for (int i = 0; i < 8; ++i, ++answered) {
+    connection.Send(get + "\r\n");
+    const std::string reply = connection.Read(150);
+    CHECK(StartsWith(reply, "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\n"));
+    CHECK(reply.find("Connection: close") == std::string::npos);
+    if (i > 0) {
+      CHECK(reply == kept);
+    }
+    kept = reply;
+  }
+  CHECK(calls <= 3);  // the first reply on each of the two loops (and the kept connection's)
+  const int before = calls;
+  // Anything else than a plain GET runs the pipeline: a query is validated (refused here), a
+  // Range refused, credentials make the handler run.
+  CHECK(StartsWith(server.Raw("GET /api/agent/capabilities?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                   "HTTP/1.1 400"));
+  CHECK(StartsWith(server.Raw(get + "Range: bytes=0-1\r\n\r\n"), "HTTP/1.1 400"));
+  CHECK(StartsWith(server.Raw(get + "X-API-Token: nope\r\nConnection: close\r\n\r\n"),
+                   "HTTP/1.1 200"));
+  ++answered;
+  CHECK(calls == before + 1);
+  // Every answer is counted, from the bytes or not.
+  const std::string text = registry.Render();
+  INFO(text);
+  CHECK(text.find("route=\"get_capabilities\",status=\"200\"} " + std::to_string(answered)) !=
+        std::string::npos);
 }
 
 TEST_CASE("beast: refusals by each bound are counted in /metrics", "[adapters][http][beast]") {

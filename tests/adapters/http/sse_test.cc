@@ -261,6 +261,9 @@ TEST_CASE("stopping the server ends open streams cleanly", "[adapters][http][sse
     error = result.error();
   });
   std::shared_ptr<SseStream> stream = box.WaitFor(0);
+  // Open once the transport registered it (the handler's return is not enough: the Beast
+  // transport admits the stream on its event loop; one still unadmitted at stop is a 503).
+  REQUIRE(Eventually([&] { return server->server().stats().open_streams == 1; }));
   const auto start = Clock::now();
   server->server().Stop();
   client.join();

@@ -90,6 +90,10 @@ struct HttpServerOptions {
   // Public, non-streaming routes answered on the event loop itself (no hop to a handler
   // thread): they must be cheap and never block.
   std::vector<std::string> inline_routes = {"healthz", "get_capabilities"};
+  // Inline routes whose reply never changes while the server runs: the Beast transport keeps
+  // the first 200 reply to a plain GET (no query, body, Range or credentials) as bytes and
+  // answers later ones with them (the bounds, route lookup and request metrics still apply).
+  std::vector<std::string> constant_routes = {"get_capabilities"};
   // How long Stop() lets open streams drain before closing the listener anyway.
   absl::Duration stop_grace = absl::Seconds(3);
   // Refuse to open while a manifest capability has no handler (Router::CheckComplete).
