@@ -45,10 +45,12 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # shellcheck disable=SC2086
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" -LE transport ${PULSE_CTEST_ARGS:-}
 # The HTTP transport attack suite (tests/fault/TRANSPORT.md), alone: it measures latency and
-# memory. The plain build runs the acceptance length (60 s per attack); the sanitizer build,
-# several times slower, 15 s per attack unless PULSE_ATTACK_SECONDS says otherwise.
+# memory. The plain build runs the acceptance length (60 s per attack, 10,000 streams); the
+# sanitizer build, several times slower and with ASan's memory overhead (~100 MB idle), 15 s per
+# attack and 1,000 streams unless PULSE_ATTACK_SECONDS / PULSE_ATTACK_STREAMS say otherwise.
 if [ -n "$sanitize" ]; then
   export PULSE_ATTACK_SECONDS=${PULSE_ATTACK_SECONDS:-15}
+  export PULSE_ATTACK_STREAMS=${PULSE_ATTACK_STREAMS:-1000}
 fi
 # shellcheck disable=SC2086
 ctest --test-dir "$build_dir" --output-on-failure -j 1 -L transport ${PULSE_CTEST_ARGS:-}
