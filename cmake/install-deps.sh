@@ -21,6 +21,8 @@ PACKAGES=(
   spin
   # cmake/lint.sh: the format check (.clang-format) and clang-tidy (.clang-tidy), version 14
   clang-format clang-tidy
+  # the Docker adapter's tests start a private dockerd and import a static busybox as their image
+  docker.io busybox-static
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lint: the formatting check (.clang-format) and clang-tidy (.clang-tidy). .ci/run runs the
-# format step and tidy over libpulse-core; docs/architecture.md ("Tooling: format, lint,
+# format step and tidy over the product code; docs/architecture.md ("Tooling: format, lint,
 # thread-safety analysis") says what is enforced where. Exits non-zero when a step finds
 # something (or clang-tidy fails on a unit).
 # Usage: cmake/lint.sh [format] [tidy]      (default: both)

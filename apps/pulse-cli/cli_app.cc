@@ -3,12 +3,17 @@
 #include <csignal>
 #include <cstdlib>
 #include <functional>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "completion.h"
+#include "failure.h"
+#include "id_resolution.h"
+#include "suggest.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
@@ -19,6 +24,7 @@ constexpr char kProgram[] = "pulse-cli";
 constexpr char kEpilog[] = R"(
 Environment:
   PULSE_API_TOKEN  the API token, sent as X-API-Token (never a flag: flags show up in ps)
+  PULSE_SERVER     the server's base URL when --server is not given
   NO_COLOR         when set and non-empty, no colours even on a terminal
 
 Output: human-readable by default (colours and tool activity only on a terminal); --json
@@ -54,6 +60,7 @@ struct Parsed {
   FindingArgs finding;
   ActionsListArgs actions_list;
   ActionArgs action;
+  PlanArgs plan;
   FleetListArgs fleet;
   std::string resource_id;
   PatrolRunArgs patrol;
@@ -62,6 +69,20 @@ struct Parsed {
   AnswerArgs answer;
   std::string shell;
 };
+
+// Resolves the id in `id` (a unique prefix, git-style: id_resolution.h) before `run`; an empty
+// id (an optional --session) is left alone.
+template <typename Run>
+std::function<int(CommandContext&)> WithId(IdKind kind, std::string& id, Run run) {
+  return [kind, &id, run](CommandContext& c) {
+    if (!id.empty()) {
+      if (std::optional<int> failed = ResolveId(c, kind, id)) {
+        return *failed;
+      }
+    }
+    return run(c);
+  };
+}
 
 // The command tree: CLI11 apps and what each leaf runs.
 class Definition {
@@ -115,7 +136,12 @@ Definition::Definition() {
   app_.footer(kEpilog);
   app_.require_subcommand(1);
   app_.fallthrough();
-  app_.add_option("--server", p_.server, "pulse-server base URL")->capture_default_str();
+  // PULSE_SERVER sets the default; --server still wins.
+  if (const char* env = std::getenv("PULSE_SERVER"); env != nullptr && *env != '\0') {
+    p_.server = env;
+  }
+  app_.add_option("--server", p_.server, "pulse-server base URL (default: $PULSE_SERVER, else)")
+      ->capture_default_str();
   app_.add_flag("--json", p_.json, "machine output: one JSON document (NDJSON for streams)");
   app_.add_option("--timeout", p_.timeout_seconds,
                   "seconds (0.1 to 3600) to wait to connect and for each read; a stream stays "
@@ -126,7 +152,8 @@ Definition::Definition() {
   Parsed& p = p_;
 
   CLI::App* ask = Leaf(app_, "ask", "ask the Assistant; the answer streams as it is written",
-                       [&p](CommandContext& c) { return CmdAsk(c, p.ask); });
+                       WithId(IdKind::kSession, p.ask.session_id,
+                              [&p](CommandContext& c) { return CmdAsk(c, p.ask); }));
   ask->add_option("question", p.ask.question, "what to ask")->required();
   ask->add_option("--session", p.ask.session_id, "continue this session");
   Choice(*ask, "--control-level", p.ask.control_level, kControlLevels,
@@ -143,21 +170,28 @@ Definition::Definition() {
     a->add_option("--limit", p.findings_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
   CLI::App* f_ack = Leaf(*findings, "ack", "acknowledge a finding (stays active, stops asking)",
-                         [&p](CommandContext& c) { return CmdFindingAck(c, p.finding); });
+                         WithId(IdKind::kFinding, p.finding.finding_id,
+                                [&p](CommandContext& c) { return CmdFindingAck(c, p.finding); }));
   f_ack->add_option("id", p.finding.finding_id, "finding id")->required();
   CLI::App* f_snooze = Leaf(*findings, "snooze", "hide a finding for 1 to 168 hours",
-                            [&p](CommandContext& c) { return CmdFindingSnooze(c, p.finding); });
+                            WithId(IdKind::kFinding, p.finding.finding_id, [&p](CommandContext& c) {
+                              return CmdFindingSnooze(c, p.finding);
+                            }));
   f_snooze->add_option("id", p.finding.finding_id, "finding id")->required();
   f_snooze->add_option("--hours", p.finding.hours, "how long")
       ->required()
       ->check(CLI::Range(1, 168));
-  CLI::App* f_dismiss = Leaf(*findings, "dismiss", "close a finding that needs no action",
-                             [&p](CommandContext& c) { return CmdFindingDismiss(c, p.finding); });
+  CLI::App* f_dismiss =
+      Leaf(*findings, "dismiss", "close a finding that needs no action",
+           WithId(IdKind::kFinding, p.finding.finding_id,
+                  [&p](CommandContext& c) { return CmdFindingDismiss(c, p.finding); }));
   f_dismiss->add_option("id", p.finding.finding_id, "finding id")->required();
   Choice(*f_dismiss, "--reason", p.finding.reason, kDismissReasons, "why")->required();
   f_dismiss->add_option("--note", p.finding.note, "operator note");
-  CLI::App* f_resolve = Leaf(*findings, "resolve", "mark a finding as fixed",
-                             [&p](CommandContext& c) { return CmdFindingResolve(c, p.finding); });
+  CLI::App* f_resolve =
+      Leaf(*findings, "resolve", "mark a finding as fixed",
+           WithId(IdKind::kFinding, p.finding.finding_id,
+                  [&p](CommandContext& c) { return CmdFindingResolve(c, p.finding); }));
   f_resolve->add_option("id", p.finding.finding_id, "finding id")->required();
   f_resolve->add_option("--note", p.finding.note, "what was done");
   leaves_.emplace_back(findings,
@@ -171,20 +205,41 @@ Definition::Definition() {
     a->add_flag("--settled", p.actions_list.settled, "decided and finished actions instead");
     a->add_option("--limit", p.actions_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
+  CLI::App* a_plan = Leaf(*actions, "plan", "plan a governed change (nothing runs until approved)",
+                          [&p](CommandContext& c) { return CmdActionPlan(c, p.plan); });
+  a_plan->add_option("resource", p.plan.resource_id, "resource id, e.g. vm:105")->required();
+  a_plan->add_option("capability", p.plan.capability, "what to do, e.g. restart")->required();
+  a_plan->add_option("--reason", p.plan.reason, "why (recorded, shown to the approver)")
+      ->required();
+  a_plan->add_option("--param", p.plan.params, "KEY=VALUE, a string parameter (repeatable)");
+  a_plan->add_option("--param-json", p.plan.json_params,
+                     "KEY=JSON, a typed parameter, e.g. memory_mb=4096 (repeatable)");
+  a_plan->add_option("--request-id", p.plan.request_id,
+                     "your idempotency key: the same key and content return the same plan");
+  a_plan->footer(
+      "Example:\n  pulse-cli actions plan app-container:grafana restart --reason \"stuck\"\n"
+      "then: pulse-cli actions approve <action id>; pulse-cli actions execute <action id>");
   CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
-                          [&p](CommandContext& c) { return CmdActionShow(c, p.action); });
+                          WithId(IdKind::kAction, p.action.action_id,
+                                 [&p](CommandContext& c) { return CmdActionShow(c, p.action); }));
   a_show->add_option("id", p.action.action_id, "action id")->required();
   CLI::App* a_approve = Leaf(*actions, "approve", "approve a plan (shows it and asks unless --yes)",
-                             [&p](CommandContext& c) { return CmdActionApprove(c, p.action); });
+                             WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
+                               return CmdActionApprove(c, p.action);
+                             }));
   a_approve->add_option("id", p.action.action_id, "action id")->required();
   a_approve->add_flag("-y,--yes", p.action.yes, "approve without asking");
   a_approve->add_option("--reason", p.action.reason, "recorded in the audit trail");
   CLI::App* a_reject = Leaf(*actions, "reject", "reject a plan",
-                            [&p](CommandContext& c) { return CmdActionReject(c, p.action); });
+                            WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
+                              return CmdActionReject(c, p.action);
+                            }));
   a_reject->add_option("id", p.action.action_id, "action id")->required();
   a_reject->add_option("--reason", p.action.reason, "recorded in the audit trail");
   CLI::App* a_execute = Leaf(*actions, "execute", "run an approved action once and verify it",
-                             [&p](CommandContext& c) { return CmdActionExecute(c, p.action); });
+                             WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
+                               return CmdActionExecute(c, p.action);
+                             }));
   a_execute->add_option("id", p.action.action_id, "action id")->required();
   a_execute->add_option("--reason", p.action.reason, "recorded in the audit trail");
   leaves_.emplace_back(actions,
@@ -252,10 +307,13 @@ Definition::Definition() {
   Leaf(*sessions, "list", "sessions, newest first",
        [](CommandContext& c) { return CmdSessionsList(c); });
   CLI::App* s_show = Leaf(*sessions, "show", "one session and its transcript",
-                          [&p](CommandContext& c) { return CmdSessionShow(c, p.session); });
+                          WithId(IdKind::kSession, p.session.session_id,
+                                 [&p](CommandContext& c) { return CmdSessionShow(c, p.session); }));
   s_show->add_option("id", p.session.session_id, "session id")->required();
   CLI::App* s_resume = Leaf(*sessions, "resume", "continue a session after its action was decided",
-                            [&p](CommandContext& c) { return CmdSessionResume(c, p.session); });
+                            WithId(IdKind::kSession, p.session.session_id, [&p](CommandContext& c) {
+                              return CmdSessionResume(c, p.session);
+                            }));
   s_resume->add_option("id", p.session.session_id, "session id")->required();
   Choice(*s_resume, "--control-level", p.session.control_level, kControlLevels,
          "lower the control level for this run");
@@ -300,11 +358,123 @@ bool UsableToken(const std::string& token) {
   return true;
 }
 
+// The option `name` (with its dashes) of `app` or, as options fall through, of a parent.
+const CLI::Option* FindOption(const CLI::App* app, const std::string& name) {
+  for (; app != nullptr; app = app->get_parent()) {
+    if (const CLI::Option* opt = app->get_option_no_throw(name)) {
+      return opt;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> SubcommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+bool HasPositionals(CLI::App& app) {
+  return !app.get_options([](CLI::Option* opt) { return opt->get_positional(); }).empty();
+}
+
+std::string Words(const std::vector<std::string>& words, std::string_view separator) {
+  std::string out;
+  for (const std::string& w : words) {
+    out += (out.empty() ? "" : std::string(separator)) + w;
+  }
+  return out;
+}
+
+// Reads the command words before CLI11 does, for what CLI11 answers badly: `help [command...]`
+// (the command's help on stdout, exit 0), a mistyped command (did you mean, exit 2) and a
+// missing one (the commands to choose from, exit 2). nullopt: let CLI11 parse the line.
+std::optional<int> PreParse(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::vector<std::string> path;  // the command words so far
+  bool help = false;
+  bool help_flag = false;  // --help, -h or --version anywhere: CLI11 answers those
+  bool positional = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") {
+      positional = true;
+      break;
+    }
+    if (word.size() > 1 && word[0] == '-') {
+      help_flag = help_flag || word == "--help" || word == "-h" || word == "--version";
+      const CLI::Option* opt = FindOption(at, word);
+      if (word.find('=') == std::string::npos && opt != nullptr &&
+          opt->get_items_expected_min() > 0) {
+        ++i;  // its value
+      }
+      continue;
+    }
+    if (at == &app && path.empty() && !help && word == "help") {
+      help = true;
+      continue;
+    }
+    CLI::App* sub = nullptr;
+    for (CLI::App* candidate : at->get_subcommands([](CLI::App*) { return true; })) {
+      if (candidate->check_name(word)) {
+        sub = candidate;
+      }
+    }
+    if (sub != nullptr) {
+      at = sub;
+      path.push_back(word);
+      continue;
+    }
+    if (!SubcommandNames(*at).empty() && !HasPositionals(*at)) {
+      const std::string prefix = Words(path, " ") + (path.empty() ? "" : " ");
+      std::string message = "unknown command '" + prefix + word + "'";
+      std::vector<std::string> close = Closest(word, SubcommandNames(*at));
+      for (std::string& c : close) {
+        c = "'" + prefix + c + "'";
+      }
+      if (!close.empty()) {
+        message += "; did you mean " + Words(close, " or ") + "?";
+      } else {
+        message += "; commands: " + Words(SubcommandNames(*at), ", ");
+      }
+      std::fprintf(stderr, "pulse-cli: usage: %s\nRun 'pulse-cli help%s%s' for more.\n",
+                   SafeText(message, false).c_str(), path.empty() ? "" : " ",
+                   Words(path, " ").c_str());
+      return static_cast<int>(ExitCode::kUsage);
+    }
+    positional = true;
+    break;
+  }
+  if (help) {
+    // CLI11 names a subcommand alone; its prefix makes the usage line one to copy.
+    std::vector<std::string> parents = {kProgram};
+    parents.insert(parents.end(), path.begin(), path.end());
+    parents.pop_back();
+    const std::string text = at == &app ? at->help() : at->help(Words(parents, " "));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (!help_flag && !positional && at->get_require_subcommand_min() > 0) {
+    const std::string what = path.empty() ? "a command is required"
+                                          : "'pulse-cli " + Words(path, " ") + "' needs a command";
+    std::fprintf(stderr, "pulse-cli: usage: %s: %s\nRun 'pulse-cli help%s%s' for more.\n",
+                 what.c_str(), Words(SubcommandNames(*at), ", ").c_str(), path.empty() ? "" : " ",
+                 Words(path, " ").c_str());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a reader that went away shows up as a failed write
   Definition definition;
+  if (std::optional<int> answered = PreParse(definition.app(), argc, argv)) {
+    return *answered;
+  }
   try {
     definition.app().parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

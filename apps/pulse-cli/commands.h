@@ -101,6 +101,14 @@ struct ActionArgs {
   std::string reason;
   bool yes = false;
 };
+struct PlanArgs {
+  std::string resource_id;
+  std::string capability;
+  std::string reason;
+  std::string request_id;                // empty: a fresh one
+  std::vector<std::string> params;       // KEY=VALUE, the value a string
+  std::vector<std::string> json_params;  // KEY=JSON
+};
 struct FleetListArgs {
   bool has_findings = false;
   std::string severity;
@@ -142,6 +150,7 @@ int CmdFindingResolve(CommandContext& ctx, const FindingArgs& args);
 
 int CmdActionsList(CommandContext& ctx, const ActionsListArgs& args);
 int CmdActionShow(CommandContext& ctx, const ActionArgs& args);
+int CmdActionPlan(CommandContext& ctx, const PlanArgs& args);
 int CmdActionApprove(CommandContext& ctx, const ActionArgs& args);
 int CmdActionReject(CommandContext& ctx, const ActionArgs& args);
 int CmdActionExecute(CommandContext& ctx, const ActionArgs& args);

@@ -4,7 +4,13 @@
 // changed in between is refused by the server rather than approved unseen.
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "json_output.h"
 #include "render.h"
@@ -54,6 +60,75 @@ int CmdActionsList(CommandContext& ctx, const ActionsListArgs& args) {
   }
   return ctx.Show(RouteCall("list_actions", {}, query),
                   [&](const rapidjson::Value& reply) { RenderActionList(ctx.console(), reply); });
+}
+
+namespace {
+
+// A request id nobody else will pick: "cli-" and 16 random hex digits. A repeated plan command
+// is a new request; --request-id makes a retry return the same plan.
+std::string FreshRequestId() {
+  std::random_device random;
+  std::string id = "cli-";
+  for (int i = 0; i < 4; ++i) {
+    absl::StrAppend(&id, absl::Hex(random() & 0xffffU, absl::kZeroPad4));
+  }
+  return id;
+}
+
+// Adds KEY=VALUE parameters to `params`: the value as a string, or parsed as JSON (`json`).
+// Usage failures name the argument.
+std::optional<Failure> AddParams(const std::vector<std::string>& items, bool json,
+                                 rapidjson::Value& params, rapidjson::Document& doc) {
+  const char* flag = json ? "--param-json" : "--param";
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || key.empty() || key.size() > 128) {
+      return LocalFailure(
+          ExitCode::kUsage, kCodeUsage,
+          std::string(flag) + " wants KEY=VALUE, got \"" + SafeCell(item, 80) + "\"");
+    }
+    if (params.HasMember(key.c_str())) {
+      return LocalFailure(ExitCode::kUsage, kCodeUsage,
+                          "parameter \"" + SafeCell(key, 80) + "\" is given twice");
+    }
+    rapidjson::Value value;
+    const std::string text = item.substr(eq + 1);
+    if (json) {
+      rapidjson::Document parsed;
+      parsed.Parse(text.data(), text.size());
+      if (parsed.HasParseError()) {
+        return LocalFailure(ExitCode::kUsage, kCodeUsage,
+                            "--param-json " + SafeCell(key, 80) + ": the value is not JSON");
+      }
+      value.CopyFrom(parsed, doc.GetAllocator());
+    } else {
+      value.SetString(text.c_str(), static_cast<rapidjson::SizeType>(text.size()),
+                      doc.GetAllocator());
+    }
+    params.AddMember(rapidjson::Value(key.c_str(), doc.GetAllocator()), value, doc.GetAllocator());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int CmdActionPlan(CommandContext& ctx, const PlanArgs& args) {
+  rapidjson::Document body(rapidjson::kObjectType);
+  SetStringArg(body, "requestId", args.request_id.empty() ? FreshRequestId() : args.request_id);
+  SetStringArg(body, "resourceId", args.resource_id);
+  SetStringArg(body, "capabilityName", args.capability);
+  SetStringArg(body, "reason", args.reason);
+  SetStringArg(body, "requestedBy", "pulse-cli");
+  rapidjson::Value params(rapidjson::kObjectType);
+  for (const auto& [items, json] : {std::pair{&args.params, false}, {&args.json_params, true}}) {
+    if (std::optional<Failure> bad = AddParams(*items, json, params, body)) {
+      return ctx.Fail(*bad);
+    }
+  }
+  body.AddMember("params", params, body.GetAllocator());
+  return ctx.Show(CapabilityCall("plan_action", body),
+                  [&](const rapidjson::Value& reply) { RenderPlan(ctx.console(), reply); });
 }
 
 int CmdActionShow(CommandContext& ctx, const ActionArgs& args) {

@@ -2,10 +2,9 @@
 // thread while this one watches for Ctrl-C: on SIGINT the connection is closed (the server
 // cancels a run whose client went away), the session's run is also aborted explicitly, and the
 // command ends with exit code 130. A second Ctrl-C kills the process at once.
-#include <signal.h>
-
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 #include "chat_view.h"

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 
 namespace pulse::cli {
 namespace {
@@ -38,8 +39,9 @@ std::vector<std::string> OptionWords(const CLI::Option& opt) {
   return words;
 }
 
+// A flag (--json, --yes) expects no item even though CLI11 gives it a type size of 1.
 bool TakesValue(const CLI::Option& opt) {
-  return opt.nonpositional() && opt.get_type_size_max() > 0;
+  return opt.nonpositional() && opt.get_items_expected_min() > 0;
 }
 
 std::string Join(const std::vector<std::string>& words) {
@@ -98,7 +100,9 @@ struct Walk {
         for (const std::string& w : words) {
           // Global options can follow any subcommand; "*" matches every path.
           value_cases.emplace_back(
-              (root ? std::string("*") : "\"" + path + "\"") + "\"|" + w + "\"", Join(values));
+              absl::StrCat(root ? std::string("*") : absl::StrCat("\"", path, "\""), "\"|", w,
+                           "\""),
+              Join(values));
         }
       }
     }
@@ -148,8 +152,8 @@ std::string BashCompletion(const CLI::App& app, const CompletionChoices& choices
   if (!walk.value_cases.empty()) {
     s += "  case \"$path|$prev\" in\n";
     for (const auto& [pattern, words] : walk.value_cases) {
-      s += "    " + pattern + ") COMPREPLY=( $(compgen -W \"" + words +
-           "\" -- \"$cur\") ); return 0 ;;\n";
+      absl::StrAppend(&s, "    ", pattern, ") COMPREPLY=( $(compgen -W \"", words,
+                      "\" -- \"$cur\") ); return 0 ;;\n");
     }
     s += "  esac\n";
   }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "human_time.h"
 #include "json_output.h"
 #include "render_internal.h"
 #include "text_safety.h"
@@ -15,7 +18,15 @@ std::string Cut(const rapidjson::Value& v, std::string_view key, std::size_t wid
   return SafeCell(Str(v, key), width);
 }
 
-std::string Dash(std::string text) { return text.empty() ? "-" : text; }
+std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string When(const rapidjson::Value& v, std::string_view key, bool absolute) {
+  const std::string text = Str(v, key);
+  if (text.empty()) {
+    return "-";
+  }
+  return SafeCell(HumanTime(text, absl::Now(), absolute), absolute ? 60 : 32);
+}
 
 std::string IntText(const rapidjson::Value& v, std::string_view key) {
   const std::optional<std::int64_t> n = Int(v, key);
@@ -189,6 +200,7 @@ void RenderTable(const Console& console, const std::vector<std::string>& headers
     console.Out(out + "\n");
   };
   std::vector<Cell> header_cells;
+  header_cells.reserve(headers.size());
   for (const std::string& h : headers) {
     header_cells.push_back(Cell{h});
   }
@@ -206,7 +218,7 @@ void RenderFields(const Console& console,
   }
   for (const auto& [label, value] : fields) {
     const std::string pad(width - DisplayWidth(label) + 2, ' ');
-    console.Out("  " + console.PaintOut(Style::kBold, label) + pad + value + "\n");
+    console.Out(absl::StrCat("  ", console.PaintOut(Style::kBold, label), pad, value, "\n"));
   }
 }
 
@@ -356,7 +368,7 @@ void RenderSessions(const Console& console, const rapidjson::Value& reply) {
   for (const rapidjson::Value& s : items->GetArray()) {
     const std::string status = Str(s, "status");
     rows.push_back({Cell{Cut(s, "id", 64)}, Cell{SafeCell(status, 24), StateStyle(status)},
-                    Cell{IntText(s, "message_count")}, Cell{Cut(s, "updated_at", 40)}});
+                    Cell{IntText(s, "message_count")}, Cell{When(s, "updated_at")}});
   }
   RenderTable(console, {"SESSION", "STATUS", "MESSAGES", "UPDATED"}, rows);
 }
@@ -370,8 +382,8 @@ void RenderSession(const Console& console, const rapidjson::Value& reply) {
   std::vector<std::pair<std::string, std::string>> fields = {
       {"session", Cut(reply, "id", 128)},
       {"status", console.PaintOut(StateStyle(status).value_or(Style::kBold), SafeCell(status, 40))},
-      {"created", Dash(Cut(reply, "created_at", 40))},
-      {"updated", Dash(Cut(reply, "updated_at", 40))},
+      {"created", When(reply, "created_at", true)},
+      {"updated", When(reply, "updated_at", true)},
       {"safety state", Dash(Cut(reply, "safety_state", 40))},
   };
   const rapidjson::Value& awaiting = Obj(reply, "awaiting_action");
@@ -430,6 +442,39 @@ void RenderSuccess(const Console& console, const rapidjson::Value& reply) {
               (message.empty() ? std::string("done") : SafeText(message, false)) + "\n");
 }
 
+namespace {
+
+struct NextStep {
+  std::string words;    // what to do, in plain words
+  std::string command;  // what to type; "" when there is nothing to type
+};
+
+// The operations loop's nextAction (get_operations_loop_status) for a person at a terminal.
+NextStep DescribeNextStep(std::string_view action, std::string_view server) {
+  if (action == "run_patrol") {
+    return {"let Patrol check the fleet", "pulse-cli patrol run"};
+  }
+  if (action == "review_findings") {
+    return {"review what Patrol found", "pulse-cli findings"};
+  }
+  if (action == "open_assistant") {
+    return {"ask the Assistant about a finding", "pulse-cli ask \"what should I fix first?\""};
+  }
+  if (action == "review_approvals") {
+    return {"decide the actions waiting for your approval", "pulse-cli actions"};
+  }
+  if (action == "open_mcp") {
+    return {"connect an MCP agent (docs/mcp.md)",
+            absl::StrCat("pulse-mcp --server ", SafeCell(server, 120))};
+  }
+  if (action == "complete") {
+    return {"none: findings were acted on and verified", ""};
+  }
+  return {Dash(SafeCell(action, 60)), ""};
+}
+
+}  // namespace
+
 void RenderStatus(const Console& console, std::string_view server, const rapidjson::Value& health,
                   const rapidjson::Value* patrol, std::string_view patrol_error) {
   const std::string state = Str(health, "status");
@@ -439,8 +484,12 @@ void RenderStatus(const Console& console, std::string_view server, const rapidjs
        console.PaintOut(StateStyle(state).value_or(Style::kRed), SafeCell(Dash(state), 40))},
   };
   if (patrol != nullptr) {
-    fields.emplace_back("next step", Dash(Cut(*patrol, "nextAction", 60)) + " (" +
-                                         Cut(*patrol, "progressLabel", 60) + ")");
+    const NextStep next = DescribeNextStep(Str(*patrol, "nextAction"), server);
+    fields.emplace_back("next step", next.words);
+    if (!next.command.empty()) {
+      fields.emplace_back("type", console.PaintOut(Style::kBold, next.command));
+    }
+    fields.emplace_back("progress", Dash(Cut(*patrol, "progressLabel", 60)));
     fields.emplace_back("active findings", IntText(*patrol, "activeFindingCount"));
     fields.emplace_back("pending approvals", IntText(*patrol, "pendingApprovalCount"));
     fields.emplace_back("governed actions", IntText(*patrol, "governedActionCount"));

@@ -52,6 +52,8 @@ void RenderApprovalCard(const Console& console, const ApprovalCard& card,
 void RenderFindings(const Console& console, const rapidjson::Value& reply);
 void RenderActionList(const Console& console, const rapidjson::Value& reply);
 void RenderActionDetail(const Console& console, const rapidjson::Value& reply);
+// A new plan (plan_action's reply) and the command that takes it further.
+void RenderPlan(const Console& console, const rapidjson::Value& plan);
 void RenderDecision(const Console& console, const rapidjson::Value& reply);
 void RenderExecution(const Console& console, const rapidjson::Value& reply);
 void RenderCapabilities(const Console& console, const rapidjson::Value& manifest);

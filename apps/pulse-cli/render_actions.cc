@@ -108,8 +108,7 @@ void RenderActionList(const Console& console, const rapidjson::Value& reply) {
     rows.push_back({Cell{Cut(a, "id", 48)}, Cell{SafeCell(state, 20), StateStyle(state)},
                     Cell{Cut(request, "capabilityName", 24)}, Cell{Cut(request, "resourceId", 32)},
                     Cell{Dash(Cut(plan, "risk", 10))},
-                    Cell{Dash(Cut(view == "settled" ? a : plan,
-                                  view == "settled" ? "updatedAt" : "expiresAt", 32))}});
+                    Cell{view == "settled" ? When(a, "updatedAt") : When(plan, "expiresAt")}});
   }
   RenderTable(console,
               {"ACTION", "STATE", "CAPABILITY", "RESOURCE", "RISK",
@@ -137,8 +136,8 @@ void RenderActionDetail(const Console& console, const rapidjson::Value& reply) {
       {"plan hash", Dash(Cut(plan, "planHash", 160))},
       {"reason", Dash(Cut(request, "reason", 200))},
       {"requested by", Dash(Cut(request, "requestedBy", 80))},
-      {"planned", Dash(Cut(plan, "plannedAt", 40))},
-      {"expires", Dash(Cut(plan, "expiresAt", 40))},
+      {"planned", When(plan, "plannedAt", true)},
+      {"expires", When(plan, "expiresAt", true)},
   };
   const rapidjson::Value* params = Member(request, "params");
   if (params != nullptr && params->IsObject() && params->MemberCount() > 0) {
@@ -179,7 +178,7 @@ void RenderActionDetail(const Console& console, const rapidjson::Value& reply) {
     std::vector<std::vector<Cell>> rows;
     for (const rapidjson::Value& e : events->GetArray()) {
       const std::string s = Str(e, "state");
-      rows.push_back({Cell{Cut(e, "timestamp", 32)}, Cell{SafeCell(s, 20), StateStyle(s)},
+      rows.push_back({Cell{When(e, "timestamp")}, Cell{SafeCell(s, 20), StateStyle(s)},
                       Cell{Cut(e, "kind", 16)}, Cell{Cut(e, "message", 80)}});
     }
     RenderTable(console, {"AT", "STATE", "KIND", "MESSAGE"}, rows, "  ");
@@ -218,6 +217,32 @@ void RenderExecution(const Console& console, const rapidjson::Value& reply) {
                        " (" + Dash(Cut(verification, "evidenceClass", 30)) + ") " +
                        Cut(verification, "summary", 200)}});
   }
+}
+
+void RenderPlan(const Console& console, const rapidjson::Value& plan) {
+  const std::string id = Str(plan, "actionId");
+  if (!plan.IsObject() || id.empty()) {
+    RenderGeneric(console, plan);
+    return;
+  }
+  const bool allowed = Bool(plan, "allowed").value_or(false);
+  const bool needs_approval = Bool(plan, "requiresApproval").value_or(true);
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"action", SafeCell(id, 80)},
+      {"allowed", allowed ? std::string("yes")
+                          : console.PaintOut(Style::kRed, "no: " + Cut(plan, "message", 120))},
+      {"approval", needs_approval ? "required (" + Cut(plan, "approvalPolicy", 40) + ")"
+                                  : std::string("not required")},
+      {"plan hash", Cut(plan, "planHash", 80)},
+      {"expires", When(plan, "expiresAt", true)},
+  };
+  if (allowed) {
+    fields.emplace_back(
+        "next", console.PaintOut(Style::kBold, std::string("pulse-cli actions ") +
+                                                   (needs_approval ? "approve " : "execute ") +
+                                                   SafeCell(id, 80)));
+  }
+  RenderFields(console, fields);
 }
 
 }  // namespace pulse::cli

@@ -13,7 +13,10 @@ namespace pulse::cli::render_internal {
 // SafeCell of the string member `key` ("" when absent).
 std::string Cut(const rapidjson::Value& v, std::string_view key, std::size_t width = 60);
 // `text`, or "-" when empty.
-std::string Dash(std::string text);
+std::string Dash(const std::string& text);
+// The RFC 3339 time member `key` in words for a person: "3 min ago", or with `absolute`
+// "2026-12-02 04:00:12 UTC (3 min ago)"; "-" when absent; other text made safe and cut.
+std::string When(const rapidjson::Value& v, std::string_view key, bool absolute = false);
 // The integer member as text, or "-".
 std::string IntText(const rapidjson::Value& v, std::string_view key);
 // The object member, or a null value when absent or not an object.

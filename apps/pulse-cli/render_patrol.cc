@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "human_time.h"
 #include "json_output.h"
 #include "render.h"
 #include "render_internal.h"
@@ -13,6 +14,15 @@ namespace pulse::cli {
 using namespace render_internal;  // NOLINT(google-build-using-namespace): the render helpers
 
 namespace {
+
+// The schedule's interval_ms in words: "15 min".
+std::string IntervalText(const rapidjson::Value& reply) {
+  const rapidjson::Value* ms = Member(reply, "interval_ms");
+  if (ms == nullptr || !ms->IsInt64() || ms->GetInt64() < 0) {
+    return "-";
+  }
+  return HumanDuration(absl::Milliseconds(ms->GetInt64()));
+}
 
 std::string YesNo(const rapidjson::Value& v, std::string_view key) {
   const std::optional<bool> b = Bool(v, key);
@@ -88,7 +98,7 @@ void RenderPatrolRuns(const Console& console, const rapidjson::Value& reply) {
   for (const rapidjson::Value& r : items->GetArray()) {
     const std::string status = Str(r, "status");
     rows.push_back({Cell{Cut(r, "id", 48)}, Cell{SafeCell(status, 20), StateStyle(status)},
-                    Cell{Dash(Cut(r, "trigger_reason", 12))}, Cell{Dash(Cut(r, "started_at", 32))},
+                    Cell{Dash(Cut(r, "trigger_reason", 12))}, Cell{When(r, "started_at")},
                     Cell{IntText(r, "new_findings")}, Cell{IntText(r, "existing_findings")},
                     Cell{IntText(r, "resolved_findings")}});
   }
@@ -103,23 +113,22 @@ void RenderPatrolStatus(const Console& console, const rapidjson::Value& reply) {
   }
   std::vector<std::pair<std::string, std::string>> fields = {
       {"running", YesNo(reply, "running")},
-      {"schedule", Bool(reply, "enabled").value_or(false)
-                       ? "every " + IntText(reply, "interval_ms") + " ms"
-                       : std::string("manual runs only")},
+      {"schedule", Bool(reply, "enabled").value_or(false) ? "every " + IntervalText(reply)
+                                                          : std::string("manual runs only")},
       {"model pass", Bool(reply, "model_configured").value_or(false)
                          ? std::string("available")
                          : std::string("no provider configured")},
       {"autonomy", Dash(Cut(reply, "autonomy_level", 20))},
   };
   if (!Str(reply, "next_patrol_at").empty()) {
-    fields.emplace_back("next run", Cut(reply, "next_patrol_at", 32));
+    fields.emplace_back("next run", When(reply, "next_patrol_at", true));
   }
   if (!Str(reply, "last_run_id").empty()) {
     const std::string last = Str(reply, "last_status");
     fields.emplace_back("last run", Cut(reply, "last_run_id", 48) + " " +
                                         console.PaintOut(StateStyle(last).value_or(Style::kBold),
                                                          SafeCell(last, 20)));
-    fields.emplace_back("last started", Dash(Cut(reply, "last_patrol_at", 32)));
+    fields.emplace_back("last started", When(reply, "last_patrol_at", true));
     fields.emplace_back("active findings", IntText(reply, "findings_count"));
   }
   RenderFields(console, fields);
@@ -140,7 +149,7 @@ void RenderPatrolAutonomy(const Console& console, const rapidjson::Value& reply)
   if (ack.IsObject()) {
     fields.emplace_back("acknowledgement", Cut(ack, "acknowledgement_id", 80) + " by " +
                                                Cut(ack, "actor_id", 40) + " at " +
-                                               Cut(ack, "acknowledged_at", 32));
+                                               When(ack, "acknowledged_at", true));
   }
   fields.emplace_back("investigation budget", IntText(reply, "investigation_budget"));
   fields.emplace_back("investigation timeout", IntText(reply, "investigation_timeout_sec") + " s");

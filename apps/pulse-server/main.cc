@@ -3,8 +3,10 @@
 // in adapters/server (pulse/adapters/server/server_app.h) composes and runs the server.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
@@ -24,7 +26,9 @@ CLI::Option* AddSetting(CLI::App& app, const std::string& name, std::optional<st
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   // Debian's Abseil is built with lock-order (deadlock) detection on, which takes a global graph
   // lock on every Mutex::Lock. The server turns it off as release builds of Abseil do; the unit
   // and in-process suites keep it (docs/architecture.md, "Tooling").
@@ -33,9 +37,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pulse-server ") + PULSE_CORE_VERSION_STRING);
   app.footer(
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
-      "provider_base_url, model, control_level, patrol_interval, provider_locality, "
-      "max_event_streams, max_run_streams, max_streams_per_token); the command line wins. The "
-      "provider API key is read from PULSE_PROVIDER_API_KEY. pulse.json alone takes "
+      "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
+      "provider_locality, max_event_streams, max_run_streams, max_streams_per_token, "
+      "run_workers, run_queue); the command line wins. The provider API key is read from "
+      "PULSE_PROVIDER_API_KEY, else from the provider's own variable (ANTHROPIC_API_KEY, "
+      "OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
       "requester_separation (on, the default, or off).");
 
   pulse::server::ServerSettings flags;
@@ -62,6 +68,9 @@ int main(int argc, char** argv) {
 
   AddSetting(app, "--patrol-interval", flags.patrol_interval,
              "Time between scheduled Patrol runs, e.g. 15m (default) or 1h; 0: manual only");
+  AddSetting(app, "--patrol-on-start", flags.patrol_on_start,
+             "on (default): the first scheduled Patrol run starts right after start-up; off: "
+             "one interval after it");
   AddSetting(app, "--max-event-streams", flags.max_event_streams,
              "Open /api/agent/events subscriptions allowed at once (default 384)");
   AddSetting(app, "--max-run-streams", flags.max_run_streams,
@@ -71,6 +80,11 @@ int main(int argc, char** argv) {
   // Hidden while cpp-httplib is being retired (issue 22; docs/server.md).
   AddSetting(app, "--http-transport", flags.http_transport, "beast (default) or httplib")
       ->group("");
+  AddSetting(app, "--run-workers", flags.run_workers,
+             "Assistant runs that work at once, each on a worker thread (1-256, default 16)");
+  AddSetting(app, "--run-queue", flags.run_queue,
+             "Assistant runs that may wait for a worker; more are refused with 503 (0-65536, "
+             "default 1024)");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");
@@ -129,15 +143,32 @@ int main(int argc, char** argv) {
   if (revoke->parsed()) {
     return pulse::server::RunTokenRevoke(revoke_dir, revoke_target);
   }
-  std::optional<std::string> api_key;
-  if (const char* key = std::getenv(std::string(pulse::server::kApiKeyEnv).c_str())) {
-    api_key = key;
-  }
   absl::StatusOr<pulse::server::ServerConfig> config =
-      pulse::server::ResolveServerConfig(flags, api_key);
+      pulse::server::ResolveServerConfig(flags, std::nullopt);
   if (!config.ok()) {
     std::fprintf(stderr, "pulse-server: %s\n", std::string(config.status().message()).c_str());
     return 2;
   }
+  if (std::optional<pulse::server::ProviderKey> key = pulse::server::ProviderKeyFromEnvironment(
+          config->provider, [](const std::string& name) { return std::getenv(name.c_str()); })) {
+    config->api_key = std::move(key->value);
+    config->api_key_variable = std::move(key->variable);
+  }
   return pulse::server::RunServer(*config);
+}
+
+}  // namespace
+
+// Everything the process does runs inside Run; an exception that escapes it (a bug, or
+// std::bad_alloc) is reported in one line with exit status 70 (EX_SOFTWARE) instead of
+// std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pulse-server: fatal: %s\n", e.what());
+  } catch (...) {
+    std::fputs("pulse-server: fatal: unknown exception\n", stderr);
+  }
+  return 70;
 }

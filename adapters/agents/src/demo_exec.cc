@@ -100,7 +100,7 @@ std::int64_t Attr(const DemoResource& r, const std::string& key, std::int64_t fa
   return n;
 }
 
-std::string AttrText(const DemoResource& r, const std::string& key, std::string fallback) {
+std::string AttrText(const DemoResource& r, const std::string& key, const std::string& fallback) {
   auto it = r.base.attributes.find(key);
   return it == r.base.attributes.end() ? fallback : it->second;
 }
@@ -175,6 +175,7 @@ std::vector<std::string> Syslog(const Ctx& c) {
   std::stable_sort(merged.begin(), merged.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
+  out.reserve(merged.size());
   for (auto& [at, text] : merged) {
     out.push_back(std::move(text));
   }

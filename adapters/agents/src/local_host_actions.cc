@@ -1,11 +1,10 @@
 // LocalHostFleet's mutations and command execution: systemctl start/stop/restart for
 // allowlisted units (when local actions are on), the systemd-backed postcondition observer,
 // reference resolution and classifier-approved read-only commands.
-#include <time.h>
-
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <ctime>
 
 #include "absl/time/clock.h"
 #include "fleet_queries.h"

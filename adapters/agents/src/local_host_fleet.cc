@@ -1,13 +1,13 @@
 #include "pulse/adapters/agents/local_host_fleet.h"
 
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <ctime>
 #include <utility>
 
 #include "absl/time/clock.h"

@@ -277,7 +277,7 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
   for (const auto& [name, value] : request.headers) {
     has_content_type = has_content_type || absl::EqualsIgnoreCase(name, "Content-Type");
     // "Name;" is libcurl's spelling of a header sent with an empty value.
-    add_header(value.empty() ? name + ";" : name + ": " + value);
+    add_header(value.empty() ? absl::StrCat(name, ";") : absl::StrCat(name, ": ", value));
   }
   add_header("Expect:");  // no 100-continue round trip before large bodies
   if (request.method == "HEAD") {
@@ -316,6 +316,12 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
     } else if (!options.ca_file.empty()) {
       curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
       curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);
+    }
+    if (!options.client_cert_file.empty()) {
+      curl_easy_setopt(e, CURLOPT_SSLCERT, options.client_cert_file.c_str());
+      curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLKEY, options.client_key_file.c_str());
+      curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
     }
   }
 }
@@ -427,6 +433,17 @@ absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Open(ClientOptions optio
   }
   if (!options.ca_file.empty() && ::access(options.ca_file.c_str(), R_OK) != 0) {
     return absl::InvalidArgumentError("the CA file cannot be read");
+  }
+  if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+    return absl::InvalidArgumentError(options.client_cert_file.empty()
+                                          ? "a client key needs its client certificate"
+                                          : "a client certificate needs its private key");
+  }
+  if (!options.client_cert_file.empty() && ::access(options.client_cert_file.c_str(), R_OK) != 0) {
+    return absl::InvalidArgumentError("the client certificate file cannot be read");
+  }
+  if (!options.client_key_file.empty() && ::access(options.client_key_file.c_str(), R_OK) != 0) {
+    return absl::InvalidArgumentError("the client key file cannot be read");
   }
   if (!GlobalInit()) {
     return absl::InternalError("the HTTP library could not be initialised");

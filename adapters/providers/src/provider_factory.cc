@@ -32,14 +32,17 @@ bool IsToken(std::string_view text) {
   return true;
 }
 
-std::string KeySources(const ProviderEntry& entry) {
-  std::string sources = absl::StrCat("set ", ToAbsl(entry.credential_field));
+std::string KeySources(const ProviderEntry& entry, const ProviderConfig& config) {
+  if (!config.key_sources.empty()) {
+    return absl::StrCat("set ", config.key_sources);
+  }
+  std::string sources;
   for (std::string_view var : entry.env_vars) {
     if (!var.empty()) {
-      absl::StrAppend(&sources, " or ", ToAbsl(var));
+      absl::StrAppend(&sources, sources.empty() ? "set " : " or ", ToAbsl(var));
     }
   }
-  return sources;
+  return sources.empty() ? std::string("set ProviderConfig::api_key") : sources;
 }
 
 std::unique_ptr<WireProtocol> NewProtocol(const ResolvedProvider& resolved) {
@@ -136,7 +139,7 @@ absl::StatusOr<ResolvedProvider> ResolveCredentials(const ProviderConfig& config
       !entry.requires_api_key || (custom_url && entry.api_key_optional_with_custom_base_url);
   if (resolved.api_key.empty() && !key_optional) {
     return absl::InvalidArgumentError(
-        absl::StrCat(ToAbsl(entry.display_name), " needs an API key: ", KeySources(entry)));
+        absl::StrCat(ToAbsl(entry.display_name), " needs an API key: ", KeySources(entry, config)));
   }
   return resolved;
 }

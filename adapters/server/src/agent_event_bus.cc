@@ -10,7 +10,7 @@ namespace pulse::server {
 namespace http = adapters::http;
 
 AgentEventBus::AgentEventBus(const core::Clock& clock, AgentEventBusOptions options)
-    : clock_(clock), options_(options) {}
+    : clock_(clock), options_(std::move(options)) {}
 
 std::string AgentEventBus::EventJson(std::string_view kind, std::uint64_t id, absl::Time at,
                                      std::string_view payload_json) {

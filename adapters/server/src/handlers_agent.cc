@@ -189,6 +189,10 @@ absl::Status BindAgentRoutes(http::Router& router, ServerContext& ctx) {
   PULSE_RETURN_IF_ERROR(router.Handle("metrics", [&ctx](const HttpRequest&) {
     ctx.metrics.RefreshActionGauge(ctx.actions);
     ctx.metrics.RefreshReadPool(ctx.database.ReadPoolStats());
+    ctx.metrics.RefreshFleetSources(ctx.fleet.SourceStatuses());
+    const ChatRuns::Stats runs = ctx.runs.stats();
+    ctx.metrics.RefreshRunPool(runs.working, runs.queued, runs.workers, ctx.runs.options().workers,
+                               ctx.runs.options().queue);
     return HttpReply::Text(ctx.registry.Render(), std::string(http::kPrometheusContentType));
   }));
   PULSE_RETURN_IF_ERROR(

@@ -1,9 +1,9 @@
 // The Assistant: chat, resume after an approval, answers to a question, abort, the session
 // routes and the model list. A run streams `data: {"type":...,"data":...}` frames from a
-// thread of its own (ChatRuns); the authority it runs with is built from the caller's token
-// scopes and the server's configured control level, which a chat body may only lower.
-// Without a configured provider the run routes answer 503 assistant_not_configured and
-// everything else keeps working.
+// worker of the bounded run pool (ChatRuns); the authority it runs with is built from the caller's
+// token scopes and the server's configured control level, which a chat body may only lower. Without
+// a configured provider the run routes answer 503 assistant_not_configured and everything else
+// keeps working.
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,8 +152,9 @@ http::SseOptions ChatStreamOptions() {
 HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
                    TokenBaseline baseline = {}) {
   std::shared_ptr<http::SseStream> stream = http::SseStream::Create(ChatStreamOptions());
-  const bool started = ctx.runs.Start(
-      stream, std::move(session_id), [&ctx, body = std::move(body), baseline](ChatRun& run) {
+  const absl::Status started = ctx.runs.Start(
+      stream, std::move(session_id),
+      [&ctx, body = std::move(body), baseline](ChatRun& run) {
         ChatEventSink sink(run, ctx.metrics, baseline);
         absl::StatusOr<core::RunOutcome> outcome = body(run, sink);
         if (!outcome.ok() && (outcome.status().code() == absl::StatusCode::kUnavailable ||
@@ -164,10 +165,26 @@ HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
         if (!sink.saw_done()) {
           sink.EmitEngineFailure("engine_error", "the run ended without a result");
         }
+      },
+      [&ctx, baseline](ChatRun& run) {
+        ChatEventSink sink(run, ctx.metrics, baseline);
+        sink.EmitCancelledBeforeStart();
       });
-  if (!started) {
+  if (started.code() == absl::StatusCode::kResourceExhausted) {
+    // The run queue is full (docs/server.md "Assistant runs"): like a full stream budget.
+    ctx.metrics.RunRefused();
+    core::AgentError error =
+        core::MakeAgentError(AgentErrorCode::kServiceUnavailable, std::string(started.message()));
+    error.details["budget"] = "run_queue";
+    error.details["limit"] = absl::StrCat(ctx.runs.options().queue);
+    error.details["workers"] = absl::StrCat(ctx.runs.options().workers);
+    HttpReply reply = HttpReply::Error(error);
+    reply.headers.emplace_back("Retry-After", "1");
+    return reply;
+  }
+  if (!started.ok()) {
     return HttpReply::Error(AgentErrorCode::kServiceUnavailable,
-                            "the server is shutting down or cannot start a run now");
+                            absl::StrCat("cannot start a run now: ", started.message()));
   }
   return HttpReply::EventStream(std::move(stream));
 }

@@ -8,8 +8,8 @@
 namespace pulse::server {
 
 PatrolScheduler::PatrolScheduler(core::PatrolService& patrol, const core::Clock& clock,
-                                 absl::Duration interval)
-    : patrol_(patrol), clock_(clock), interval_(interval) {}
+                                 absl::Duration interval, bool run_at_start)
+    : patrol_(patrol), clock_(clock), interval_(interval), run_at_start_(run_at_start) {}
 
 PatrolScheduler::~PatrolScheduler() { Stop(); }
 
@@ -19,7 +19,7 @@ void PatrolScheduler::Start() {
     return;
   }
   if (interval_ > absl::ZeroDuration()) {
-    next_run_at_ = clock_.Now() + interval_;
+    next_run_at_ = run_at_start_ ? clock_.Now() : clock_.Now() + interval_;
   }
   thread_ = std::thread([this] { Loop(); });
   watchdog_ = std::thread([this] { Watchdog(); });

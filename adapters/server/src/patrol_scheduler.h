@@ -28,12 +28,14 @@ struct PatrolSchedule {
 
 class PatrolScheduler {
  public:
-  PatrolScheduler(core::PatrolService& patrol, const core::Clock& clock, absl::Duration interval);
+  // `run_at_start`: with a schedule (interval > 0), the first run is due at Start.
+  PatrolScheduler(core::PatrolService& patrol, const core::Clock& clock, absl::Duration interval,
+                  bool run_at_start = false);
   ~PatrolScheduler();  // Stop()
   PatrolScheduler(const PatrolScheduler&) = delete;
   PatrolScheduler& operator=(const PatrolScheduler&) = delete;
 
-  // Starts the thread; the first scheduled run is one interval from now.
+  // Starts the thread; the first scheduled run is now (run_at_start) or one interval from now.
   void Start();
   // Queues a reserved run. False (the run is abandoned) once Stop was called.
   bool Enqueue(core::PatrolTicket ticket);
@@ -49,6 +51,7 @@ class PatrolScheduler {
   core::PatrolService& patrol_;
   const core::Clock& clock_;
   const absl::Duration interval_;
+  const bool run_at_start_;
   mutable absl::Mutex mu_;
   absl::CondVar wake_;
   std::deque<core::PatrolTicket> queue_ ABSL_GUARDED_BY(mu_);

@@ -1,15 +1,14 @@
 #include "pulse/adapters/server/server_app.h"
 
 #include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "pulse/adapters/agents/demo_fleet.h"
-#include "pulse/adapters/agents/local_host_fleet.h"
+#include "fleet_opening.h"
 #include "pulse/adapters/http/httplib_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -47,13 +46,6 @@ namespace providers = adapters::providers;
 namespace storage = adapters::storage;
 namespace system = adapters::system;
 
-// The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
-// for watching it happen): an approve -> execute round trip then takes well under a second.
-constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
-// How long a dispatch waits for the demo agent's answer; only a dispatch_hangs fault makes it
-// wait (DemoFleet's default is 10 s): the fault then costs an execute 2 s, not 10.
-constexpr absl::Duration kDemoDispatchTimeout = absl::Seconds(2);
-constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
 // Tool calls of one turn run on this many threads (the loop caps a turn at 4 at once).
 constexpr std::size_t kToolThreads = 4;
 // How long a shutdown waits for runs in flight to end after cancelling them.
@@ -81,6 +73,9 @@ std::string AssistantLabel(const ServerConfig& config, const std::optional<core:
     return "not configured";
   }
   std::string label = r.has_value() ? r->Identity() : config.provider;
+  if (!config.api_key_variable.empty()) {
+    absl::StrAppend(&label, " (API key from ", config.api_key_variable, ")");
+  }
   if (destination.has_value()) {
     absl::StrAppend(&label, " at ", host, ", destination ",
                     std::string(providers::ToString(destination->locality)), ": ",
@@ -142,30 +137,10 @@ struct ServerApp::Parts {
 };
 
 absl::Status ServerApp::Parts::OpenFleet() {
-  if (config.fleet == kFleetLocal) {
-    agents::LocalHostFleetOptions options;
-    options.clock = &clock;
-    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<agents::LocalHostFleet> local,
-                           agents::LocalHostFleet::Open(options));
-    fleet = std::move(local);
-    history = storage->metrics.get();
-    return absl::OkStatus();
-  }
-  agents::DemoFleetOptions options;
-  options.dispatch_delay = kDemoDispatchDelay;
-  options.dispatch_timeout = kDemoDispatchTimeout;
-  options.observe_poll_interval = kDemoObservePoll;
-  options.clock = &clock;
-  absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =
-      config.fleet == kFleetDemo ? agents::DemoFleet::OpenDefault(options)
-                                 : agents::DemoFleet::Open(config.fleet, options);
-  if (!demo.ok()) {
-    return absl::Status(demo.status().code(),
-                        absl::StrCat("--fleet ", config.fleet, ": ", demo.status().message()));
-  }
-  demo_history = std::make_unique<agents::DemoFleetMetricsHistory>(**demo);
-  history = demo_history.get();
-  fleet = *std::move(demo);
+  PULSE_ASSIGN_OR_RETURN(OpenedFleet opened, OpenConfiguredFleet(config, clock));
+  fleet = std::move(opened.fleet);
+  demo_history = std::move(opened.demo_history);
+  history = demo_history != nullptr ? demo_history.get() : storage->metrics.get();
   return absl::OkStatus();
 }
 
@@ -219,6 +194,7 @@ absl::Status ServerApp::Parts::OpenAssistant() {
   pc.base_url = config.provider_base_url;
   pc.model = config.model;
   pc.api_key = config.api_key;
+  pc.key_sources = ProviderKeyVariables(config.provider);
   pc.locality = config.provider_locality;
   PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
   pc.model = resolved.model;
@@ -263,17 +239,22 @@ void ServerApp::Parts::OpenPatrol() {
       *actions, *fleet, *storage->operator_state, *storage->audit, clock, autopilot_policy);
   core::PatrolServiceOptions patrol_options;
   patrol_options.autopilot_actions = autopilot_actions.get();
+  patrol_options.restart_observations = &verifier->restart_observations();
   patrol = std::make_unique<core::PatrolService>(
       *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
       clock, *ids, std::move(model), std::move(patrol_options));
-  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval);
+  scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval,
+                                                config.patrol_on_start);
 }
 
 absl::Status ServerApp::Parts::OpenServer() {
-  runs = std::make_unique<ChatRuns>();
+  ChatRunsOptions run_options;
+  run_options.workers = config.run_workers;
+  run_options.queue = config.run_queue;
+  runs = std::make_unique<ChatRuns>(run_options);
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
-  context.reset(new ServerContext{config,
+  context.reset(new ServerContext{config,  // NOLINT(modernize-make-unique): see above
                                   clock,
                                   *fleet,
                                   *actions,
@@ -399,7 +380,8 @@ std::string ServerApp::Describe() const {
                       ", control level ", std::string(core::ToString(p.config.control_level)),
                       ", patrol ",
                       p.config.patrol_interval > absl::ZeroDuration()
-                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval))
+                          ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval),
+                                         p.config.patrol_on_start ? ", first run now" : "")
                           : std::string("manual only"),
                       ")");
 }

@@ -8,10 +8,13 @@
 #include <set>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/adapters/agents/fleet_sources.h"
+#include "pulse/adapters/providers/provider_registry.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/string_view.h"
 
@@ -53,7 +56,9 @@ std::string MisplacedKeyMessage(std::string_view key) {
   }
   if (key == "api_key" || key == "provider_api_key" || key == "PULSE_PROVIDER_API_KEY") {
     return absl::StrCat("the provider API key is not read from files: set ",
-                        std::string(kApiKeyEnv));
+                        std::string(kApiKeyEnv),
+                        " or the provider's own variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, "
+                        "...) in pulse-server's environment (docs/providers.md)");
   }
   return "";
 }
@@ -92,6 +97,27 @@ absl::StatusOr<std::optional<std::string>> ReadConfigFile(const std::string& dat
 const std::optional<std::string>& Pick(const std::optional<std::string>& flag,
                                        const std::optional<std::string>& file) {
   return flag.has_value() ? flag : file;
+}
+
+// A run setting (--run-workers, --run-queue): unset gives `fallback`; otherwise 1..6 decimal
+// digits (no sign, space or exponent) whose value is in [low, high]. `where` names the source.
+absl::Status RunSetting(const std::optional<std::string>& given, const std::string& where,
+                        std::size_t low, std::size_t high, std::size_t fallback,
+                        std::size_t& into) {
+  if (!given.has_value()) {
+    into = fallback;
+    return absl::OkStatus();
+  }
+  const bool digits =
+      !given->empty() && given->size() <= 6 &&
+      std::all_of(given->begin(), given->end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::size_t value = digits ? static_cast<std::size_t>(std::stoul(*given)) : high + 1;
+  if (value < low || value > high) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be an integer from ", low, " to ", high));
+  }
+  into = value;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -177,6 +203,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.control_level;
     } else if (key == "patrol_interval") {
       slot = &out.patrol_interval;
+    } else if (key == "patrol_on_start") {
+      slot = &out.patrol_on_start;
     } else if (key == "provider_locality") {
       slot = &out.provider_locality;
     } else if (key == "requester_separation") {
@@ -187,6 +215,10 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.max_run_streams;
     } else if (key == "max_streams_per_token") {
       slot = &out.max_streams_per_token;
+    } else if (key == "run_workers") {
+      slot = &out.run_workers;
+    } else if (key == "run_queue") {
+      slot = &out.run_queue;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -200,13 +232,18 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       return absl::InvalidArgumentError(absl::StrCat("pulse.json: unknown key ", Quoted(key),
                                                      "; known keys: ", absl::StrJoin(known, ", ")));
     }
-    if (key.rfind("max_", 0) == 0 && member.value.IsUint()) {
+    if ((key.rfind("max_", 0) == 0 || key.rfind("run_", 0) == 0) && member.value.IsUint()) {
       *slot = absl::StrCat(member.value.GetUint());
+      continue;
+    }
+    if (key == "fleet" && member.value.IsObject()) {
+      out.fleet_sources = core::CanonicalJson(member.value);
       continue;
     }
     if (!member.value.IsString()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("pulse.json: the value of ", Quoted(key), " must be a string"));
+          absl::StrCat("pulse.json: the value of ", Quoted(key), " must be a string",
+                       key == "fleet" ? " or an object {\"sources\": [...]} (docs/fleet.md)" : ""));
     }
     *slot = std::string(core::StringViewOf(member.value));
   }
@@ -250,6 +287,16 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
   }
   config.listen = *address;
 
+  if (!flags.fleet.has_value() && file.fleet_sources.has_value()) {
+    absl::StatusOr<std::vector<adapters::agents::FleetSourceSpec>> sources =
+        adapters::agents::ParseFleetSources(*file.fleet_sources);
+    if (!sources.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pulse.json \"fleet\": ", sources.status().message()));
+    }
+    config.fleet_sources = *file.fleet_sources;
+    file.fleet = "pulse.json";
+  }
   config.fleet = Pick(flags.fleet, file.fleet).value_or(std::string(kDefaultFleet));
   if (config.fleet.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source(flags.fleet, "fleet", "fleet"),
@@ -303,6 +350,14 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
                      parsed_interval.status().message()));
   }
   config.patrol_interval = *parsed_interval;
+  const std::string on_start =
+      Pick(flags.patrol_on_start, file.patrol_on_start).value_or(std::string("on"));
+  if (on_start != "on" && on_start != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source(flags.patrol_on_start, "patrol-on-start", "patrol_on_start"),
+        " must be on (the default: the first scheduled run starts at start-up) or off"));
+  }
+  config.patrol_on_start = on_start == "on";
   const std::string separation = file.requester_separation.value_or("on");
   if (separation != "on" && separation != "off") {
     return absl::InvalidArgumentError(
@@ -352,6 +407,16 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         absl::StrCat("max-event-streams + max-run-streams must not exceed ", max_budgets,
                      config.beast_transport ? "" : " (each open stream holds an HTTP worker)"));
   }
+  for (absl::Status s : {RunSetting(Pick(flags.run_workers, file.run_workers),
+                                    source(flags.run_workers, "run-workers", "run_workers"), 1,
+                                    kMaxRunWorkers, kDefaultRunWorkers, config.run_workers),
+                         RunSetting(Pick(flags.run_queue, file.run_queue),
+                                    source(flags.run_queue, "run-queue", "run_queue"), 0,
+                                    kMaxRunQueue, kDefaultRunQueue, config.run_queue)}) {
+    if (!s.ok()) {
+      return s;
+    }
+  }
   config.api_key = api_key.value_or("");
   return config;
 }
@@ -369,6 +434,39 @@ absl::StatusOr<absl::Duration> ParsePatrolInterval(std::string_view text) {
         "must be 0 (manual runs only) or a duration from 1s to 168h with units, e.g. 15m");
   }
   return d;
+}
+
+std::optional<ProviderKey> ProviderKeyFromEnvironment(std::string_view provider,
+                                                      const EnvLookup& getenv) {
+  std::vector<std::string> names = {std::string(kApiKeyEnv)};
+  if (const adapters::providers::ProviderEntry* entry =
+          adapters::providers::FindProvider(provider)) {
+    for (std::string_view var : entry->env_vars) {
+      if (!var.empty()) {
+        names.emplace_back(var);
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    const char* value = getenv(name);
+    if (value != nullptr && *value != '\0') {
+      return ProviderKey{value, name};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ProviderKeyVariables(std::string_view provider) {
+  std::string out(kApiKeyEnv);
+  if (const adapters::providers::ProviderEntry* entry =
+          adapters::providers::FindProvider(provider)) {
+    for (std::string_view var : entry->env_vars) {
+      if (!var.empty()) {
+        absl::StrAppend(&out, " or ", std::string(var));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace pulse::server

@@ -85,6 +85,27 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Register(
                           "connection could not be opened.",
                           {}));
   m->reader_fallbacks_->Increment({}, 0);  // shown as 0 from the start, not only once it moves
+  PULSE_ASSIGN_OR_RETURN(
+      m->fleet_source_up_,
+      registry.AddGauge("pulse_fleet_source_up",
+                        "Each source of a fleet of several (docs/fleet.md): 1 when its last "
+                        "listing succeeded, 0 while it is down (read at scrape time).",
+                        {"source", "kind"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->fleet_source_resources_,
+      registry.AddGauge("pulse_fleet_source_resources",
+                        "Resources known from each fleet source (a down source's included).",
+                        {"source", "kind"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->run_pool_,
+      registry.AddGauge("pulse_assistant_run_pool",
+                        "The Assistant run pool now: runs working and queued, worker threads "
+                        "alive, and its bounds (max_workers, max_queue).",
+                        {"state"}));
+  PULSE_ASSIGN_OR_RETURN(
+      m->runs_refused_,
+      registry.AddCounter("pulse_assistant_runs_refused_total",
+                          "Assistant runs refused because the run queue was full.", {}));
   return m;
 }
 
@@ -128,6 +149,17 @@ void ServerMetrics::RefreshReadPool(const adapters::storage::SqliteReadPoolStats
     fallbacks_seen_ = stats.writer_fallbacks;
   }
 }
+
+void ServerMetrics::RefreshRunPool(std::size_t working, std::size_t queued, std::size_t workers,
+                                   std::size_t max_workers, std::size_t max_queue) {
+  run_pool_->Set({"working"}, static_cast<double>(working));
+  run_pool_->Set({"queued"}, static_cast<double>(queued));
+  run_pool_->Set({"workers"}, static_cast<double>(workers));
+  run_pool_->Set({"max_workers"}, static_cast<double>(max_workers));
+  run_pool_->Set({"max_queue"}, static_cast<double>(max_queue));
+}
+
+void ServerMetrics::RunRefused() { runs_refused_->Increment({}); }
 
 void RunMetrics::Observe(const core::LoopEvent& event) {
   if (event.type != core::LoopEventType::kToolStart &&
@@ -180,6 +212,13 @@ void RunMetrics::Observe(const core::LoopEvent& event) {
     kinds_.erase(it);
   }
   metrics_.ToolCall(name, kind, outcome);
+}
+
+void ServerMetrics::RefreshFleetSources(const std::vector<core::FleetSourceStatus>& sources) {
+  for (const core::FleetSourceStatus& source : sources) {
+    fleet_source_up_->Set({source.name, source.kind}, source.up ? 1 : 0);
+    fleet_source_resources_->Set({source.name, source.kind}, static_cast<double>(source.resources));
+  }
 }
 
 }  // namespace pulse::server

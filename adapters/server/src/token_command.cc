@@ -102,8 +102,35 @@ absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
   // Checked before the storage is touched, so a typo creates no data dir.
   PULSE_ASSIGN_OR_RETURN(core::NewApiToken request,
                          MakeNewApiToken(args, clock.Now(), "--kind", "--expires"));
+  // A token is only useful in the store pulse-server reads, so say which one it went into, and
+  // say it loudly when that store is new (a typo in --data-dir, or a relative path run from
+  // another directory): the server running elsewhere would answer 401 to it.
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(options.data_dir, ec).lexically_normal();
+  if (!ec && !dir.has_filename()) {
+    dir = dir.parent_path();  // a trailing slash
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--data-dir ", options.data_dir, ": ", ec.message()));
+  }
+  const bool is_new = !std::filesystem::exists(dir / "pulse.db", ec);
+  if (is_new && dir.has_parent_path()) {
+    // The data dir itself is created by the storage (owner-only); its parents like mkdir -p.
+    std::filesystem::create_directories(dir.parent_path(), ec);
+    if (ec) {
+      return absl::UnavailableError(absl::StrCat("cannot create the parent directories of ",
+                                                 dir.string(), ": ", ec.message()));
+    }
+  }
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<adapters::storage::SqliteStorage> storage,
-                         adapters::storage::OpenSqliteStorage(options.data_dir));
+                         adapters::storage::OpenSqliteStorage(dir.string()));
+  Print(stderr, is_new ? absl::StrCat("pulse-server token create: warning: ", dir.string(),
+                                      " had no token store; created a new data dir there. Only a "
+                                      "pulse-server started with --data-dir ",
+                                      dir.string(), " accepts this token.\n")
+                       : absl::StrCat("pulse-server token create: stored in ", dir.string(),
+                                      "/pulse.db\n"));
   for (const std::string& repair : storage->database->mode_repairs()) {
     const std::string line = absl::StrCat("pulse-server token create: ", repair, "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "key_binding.h"
@@ -52,7 +53,7 @@ Row ReadRow(SQLite::Statement& q) {
 // The row whose keyed hash is `hash`, confirmed with a constant-time comparison.
 std::optional<Row> FindByHash(SQLite::Database& db, const std::string& hash) {
   SQLite::Statement q(db,
-                      std::string("SELECT ") + kColumns + " FROM api_tokens WHERE token_hash = ?");
+                      absl::StrCat("SELECT ", kColumns, " FROM api_tokens WHERE token_hash = ?"));
   q.bind(1, hash.data(), static_cast<int>(hash.size()));
   if (!q.executeStep()) {
     return std::nullopt;
@@ -209,7 +210,7 @@ absl::StatusOr<std::vector<core::ApiTokenInfo>> SqliteTokenStore::List() {
   std::vector<core::ApiTokenInfo> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement q(
-        db, std::string("SELECT ") + kColumns + " FROM api_tokens ORDER BY created_at_ns, id");
+        db, absl::StrCat("SELECT ", kColumns, " FROM api_tokens ORDER BY created_at_ns, id"));
     while (q.executeStep()) {
       out.push_back(ReadRow(q).info);
     }

@@ -210,6 +210,24 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.EndObject();
   }
   out.EndArray();
+  const std::vector<FleetSourceStatus> sources = fleet_.SourceStatuses();
+  if (!sources.empty()) {
+    out.Key(w::kSources);
+    out.StartArray();
+    for (const FleetSourceStatus& source : sources) {
+      out.StartObject();
+      out.Member(w::kSourceName, source.name);
+      out.Member(w::kSourceKind, source.kind);
+      out.Member(w::kSourceState, source.up ? "up" : "down");
+      out.MemberIfNotEmpty(w::kSourceError, source.error);
+      out.Member(w::kSourceResourceCount, static_cast<std::int64_t>(source.resources));
+      if (source.last_ok_at.has_value()) {
+        out.TimeMember(w::kSourceLastSeenAt, *source.last_ok_at);
+      }
+      out.EndObject();
+    }
+    out.EndArray();
+  }
   out.TimeMember(w::kGeneratedAt, now);
   out.EndObject();
   return out.Take();

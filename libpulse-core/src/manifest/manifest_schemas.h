@@ -302,6 +302,19 @@ inline constexpr std::string_view kFleetContextOutput = R"json({
   "additionalProperties": true,
   "properties": {
     "resources": {"type": "array", "items": {"type": "object"}},
+    "sources": {"type": "array", "items": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "name": {"type": "string"},
+        "kind": {"type": "string"},
+        "state": {"type": "string", "enum": ["up", "down"]},
+        "error": {"type": "string"},
+        "resourceCount": {"type": "integer", "minimum": 0},
+        "lastSeenAt": {"type": "string", "format": "date-time"}
+      },
+      "required": ["name", "kind", "state", "resourceCount"]
+    }},
     "generatedAt": {"type": "string", "format": "date-time"}
   },
   "required": ["resources", "generatedAt"]

@@ -295,6 +295,21 @@ std::string PatrolRunToJson(const PatrolRunRecord& r) {
     w.EndObject();
   }
   w.EndArray();
+  if (!r.fleet_sources.empty()) {
+    w.Key("fleet_sources");
+    w.StartArray();
+    for (const FleetSourceStatus& source : r.fleet_sources) {
+      w.StartObject();
+      w.Member("name", source.name);
+      w.Member("kind", source.kind);
+      w.Member("state", source.up ? "up" : "down");
+      w.MemberIfNotEmpty("error", source.error);
+      w.Member("resources", static_cast<std::int64_t>(source.resources));
+      w.TimeMemberIfSet("last_ok_at", source.last_ok_at);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.Member("error_count", r.error_count);
   w.MemberIfNotEmpty("error_summary", r.error_summary);
   w.MemberIfNotEmpty("error_detail", r.error_detail);
@@ -417,6 +432,35 @@ absl::StatusOr<PatrolRunRecord> PatrolRunFromJson(std::string_view json) {
         }
       }
       r.remediations.push_back(std::move(m));
+    }
+  }
+  if (const rapidjson::Value* list = Find(doc, "fleet_sources"); list != nullptr) {
+    if (!list->IsArray()) {
+      return Bad("fleet_sources");
+    }
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const rapidjson::Value& item = (*list)[i];
+      if (!item.IsObject()) {
+        return Bad("fleet_sources");
+      }
+      FleetSourceStatus source;
+      std::string state;
+      std::int64_t resources = 0;
+      PULSE_RETURN_IF_ERROR(ReadString(item, "name", source.name));
+      PULSE_RETURN_IF_ERROR(ReadString(item, "kind", source.kind));
+      PULSE_RETURN_IF_ERROR(ReadString(item, "state", state));
+      PULSE_RETURN_IF_ERROR(ReadString(item, "error", source.error));
+      PULSE_RETURN_IF_ERROR(ReadInt(item, "resources", resources));
+      PULSE_ASSIGN_OR_RETURN(source.last_ok_at, ReadTime(item, "last_ok_at"));
+      if (state != "up" && state != "down") {
+        return Bad("fleet_sources.state");
+      }
+      if (resources < 0) {
+        return Bad("fleet_sources.resources");
+      }
+      source.up = state == "up";
+      source.resources = static_cast<std::size_t>(resources);
+      r.fleet_sources.push_back(std::move(source));
     }
   }
   PULSE_RETURN_IF_ERROR(ReadInt(doc, "error_count", r.error_count));

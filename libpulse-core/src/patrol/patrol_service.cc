@@ -166,6 +166,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   r.scope = work.ticket.scope;
   r.started_at = work.ticket.started_at;
   r.status = PatrolRunStatus::kRunning;
+  r.fleet_sources = fleet_.SourceStatuses();
   for (const FleetResource& res : work.ticket.resources) {
     work.scope_ids.insert(res.id);
     if (!r.scope.Full()) {
@@ -281,6 +282,9 @@ void PatrolService::Triage(Work& work) {
     if (absl::IsNotFound(status.status())) {
       continue;  // gone since the scope was resolved
     }
+    if (!status.ok() && resource.status == "unknown") {
+      continue;  // its source is down: the run record's fleet_sources says so
+    }
     if (!status.ok()) {
       work.Error(
           absl::StrCat("status of ", resource.id, " unreadable: ", status.status().message()));
@@ -288,8 +292,12 @@ void PatrolService::Triage(Work& work) {
     }
     ++r.resources_checked;
     const std::optional<CapacityForecast> forecast = StorageForecast(resource, metrics_, now);
+    RestartObservations& restarts =
+        options_.restart_observations != nullptr ? *options_.restart_observations : own_restarts_;
+    const TriageHistory history =
+        restarts.Observe(resource, *status, now, options_.thresholds.crash_loop_window);
     for (const FindingReport& report :
-         TriageResource(resource, *status, forecast, options_.thresholds)) {
+         TriageResource(resource, *status, forecast, options_.thresholds, history)) {
       absl::StatusOr<ReportOutcome> outcome = findings_.Report(report);
       if (!outcome.ok()) {
         ++r.rejected_findings;

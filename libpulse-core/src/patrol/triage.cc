@@ -1,7 +1,9 @@
 #include "pulse/core/patrol/triage.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -96,11 +98,166 @@ void Storage(const FleetResource& resource, const FleetStatus& status,
   out.push_back(std::move(r));
 }
 
+std::optional<std::int64_t> IntFact(const FleetStatus& status, const char* key) {
+  auto it = status.facts.find(key);
+  std::int64_t value = 0;
+  if (it == status.facts.end() || !absl::SimpleAtoi(it->second, &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The container rules (docs/patrol.md): crash loop, unhealthy, OOM-killed, memory near its
+// limit. True when the memory-limit rule applies (memory-high is then skipped).
+bool ContainerRules(const FleetResource& resource, const FleetStatus& status,
+                    const std::string& state, const TriageThresholds& t,
+                    const TriageHistory& history, std::vector<FindingReport>& out) {
+  const std::optional<std::int64_t> restarts = IntFact(status, "restart_count");
+  const bool rising = history.restarts_in_window.has_value() &&
+                      *history.restarts_in_window >= t.crash_loop_restarts;
+  const bool restarting =
+      state == "restarting" && restarts.has_value() && *restarts >= t.crash_loop_restarts;
+  // An exited container will not restart again: container-exited covers it.
+  if (state != "exited" && (rising || restarting)) {
+    FindingReport r =
+        Base(resource, kTriageKeyContainerCrashLoop, Category::kReliability, Severity::kCritical);
+    r.title = absl::StrCat("Container ", resource.name, " is crash-looping");
+    r.description = absl::StrCat(
+        "Container ", resource.name, " keeps exiting and being restarted",
+        rising ? absl::StrCat(" (", *history.restarts_in_window, " restarts in the last ",
+                              absl::FormatDuration(t.crash_loop_window), ")")
+               : "",
+        "; its restart count is ", restarts.has_value() ? absl::StrCat(*restarts) : "unknown", ".");
+    r.recommendation =
+        "Read the container's logs for the error it exits with, fix the cause (configuration, a "
+        "missing dependency, resources), then restart it.";
+    r.evidence = absl::StrCat("restart_count=", FactText(status, "restart_count"),
+                              "; exit_code=", FactText(status, "exit_code"), "; ", status.summary);
+    out.push_back(std::move(r));
+  }
+  if (FactText(status, "health") == "unhealthy" && state != "exited") {
+    FindingReport r =
+        Base(resource, kTriageKeyContainerUnhealthy, Category::kReliability, Severity::kWarning);
+    r.title = absl::StrCat("Container ", resource.name, " is unhealthy");
+    r.description = absl::StrCat("The health check of container ", resource.name, " is failing.");
+    r.recommendation =
+        "Read the container's logs and its health check's output, fix the cause and restart it.";
+    r.evidence = absl::StrCat("health=unhealthy; ", status.summary);
+    out.push_back(std::move(r));
+  }
+  if (FactText(status, "oom_killed") == "true") {
+    FindingReport r =
+        Base(resource, kTriageKeyContainerOomKilled, Category::kReliability, Severity::kWarning);
+    r.title = absl::StrCat("Container ", resource.name, " was killed for lack of memory");
+    r.description = absl::StrCat("The kernel's OOM killer ended the main process of container ",
+                                 resource.name, ".");
+    r.recommendation =
+        "Raise the container's memory limit or reduce its memory use, then start it again.";
+    r.evidence = absl::StrCat("oom_killed=true; exit_code=", FactText(status, "exit_code"), "; ",
+                              status.summary);
+    out.push_back(std::move(r));
+  }
+  const std::optional<double> limit = Fact(status, "memory_limit_bytes");
+  if (!limit.has_value() || *limit <= 0) {
+    return false;
+  }
+  const std::optional<double> used = Fact(status, "memory_bytes");
+  if (!used.has_value() || *used < 0) {
+    return true;
+  }
+  const double pct = *used / *limit * 100;
+  if (pct >= t.memory_pct) {
+    FindingReport r =
+        Base(resource, kTriageKeyContainerMemoryLimit, Category::kPerformance,
+             pct >= kCriticalUtilizationPct ? Severity::kCritical : Severity::kWarning);
+    r.title = absl::StrCat("Container ", resource.name, " is near its memory limit");
+    r.description = absl::StrCat(resource.name, " uses ", Pct(pct), " of its memory limit (",
+                                 FactText(status, "memory_limit_bytes"),
+                                 " bytes); at the limit the kernel kills it.");
+    r.recommendation = absl::StrCat("Find what grows in ", resource.name,
+                                    ", or raise its memory limit if the usage is expected.");
+    r.evidence = absl::StrCat("memory_bytes=", FactText(status, "memory_bytes"),
+                              "; memory_limit_bytes=", FactText(status, "memory_limit_bytes"), "; ",
+                              status.summary);
+    out.push_back(std::move(r));
+  }
+  return true;
+}
+
 }  // namespace
+
+TriageHistory RestartObservations::Observe(const FleetResource& resource, const FleetStatus& status,
+                                           absl::Time now, absl::Duration window) {
+  const std::optional<std::int64_t> count = IntFact(status, "restart_count");
+  if (resource.type != "app-container" || !count.has_value() || *count < 0) {
+    return {};
+  }
+  const auto identity = resource.attributes.find("container_id");
+  const std::string id_text = identity == resource.attributes.end() ? "" : identity->second;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(resource.id);
+  if (it == entries_.end()) {
+    if (entries_.size() >= kMaxRestartResources) {
+      for (auto e = entries_.begin(); e != entries_.end();) {
+        e = e->second.samples.empty() || e->second.samples.back().at < now - window
+                ? entries_.erase(e)
+                : std::next(e);
+      }
+      if (entries_.size() >= kMaxRestartResources) {
+        return {};
+      }
+    }
+    it = entries_.emplace(resource.id, Entry{}).first;
+  }
+  Entry& e = it->second;
+  if (e.identity != id_text || (!e.samples.empty() && e.samples.back().count > *count)) {
+    e = Entry{id_text, {}};
+  }
+  std::vector<Sample>& s = e.samples;
+  s.erase(s.begin(),
+          std::find_if(s.begin(), s.end(), [&](const Sample& x) { return x.at >= now - window; }));
+  if (s.size() >= kMaxRestartSamples) {
+    s.erase(s.begin());
+  }
+  s.push_back({now, *count});
+  TriageHistory h;
+  if (s.size() >= 2) {
+    h.restarts_in_window = *count - s.front().count;
+  }
+  return h;
+}
+
+TriageHistory RestartObservations::Peek(const FleetResource& resource, const FleetStatus& status,
+                                        absl::Time now, absl::Duration window) const {
+  const std::optional<std::int64_t> count = IntFact(status, "restart_count");
+  if (resource.type != "app-container" || !count.has_value()) {
+    return {};
+  }
+  const auto identity = resource.attributes.find("container_id");
+  const std::string id_text = identity == resource.attributes.end() ? "" : identity->second;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(resource.id);
+  if (it == entries_.end() || it->second.identity != id_text) {
+    return {};
+  }
+  for (const Sample& x : it->second.samples) {
+    if (x.at >= now - window && x.count <= *count) {
+      TriageHistory h;
+      h.restarts_in_window = *count - x.count;
+      return h;
+    }
+  }
+  return {};
+}
+
+std::size_t RestartObservations::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
 
 std::vector<FindingReport> TriageResource(const FleetResource& resource, const FleetStatus& status,
                                           const std::optional<CapacityForecast>& forecast,
-                                          const TriageThresholds& t) {
+                                          const TriageThresholds& t, const TriageHistory& history) {
   std::vector<FindingReport> out;
   const std::string& type = resource.type;
   const std::string& state = status.status.empty() ? resource.status : status.status;
@@ -134,6 +291,8 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
       out.push_back(std::move(r));
     }
   }
+  const bool memory_limited =
+      type == "app-container" && ContainerRules(resource, status, state, t, history, out);
   if (type == "service" && state == "failed") {
     const bool loop = FactText(status, "sub_state") == "auto-restart";
     FindingReport r = Base(resource, loop ? kTriageKeyServiceCrashLoop : kTriageKeyServiceFailed,
@@ -151,18 +310,28 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
   }
   Utilization(resource, status, "cpu_pct", kTriageKeyCpuHigh, "CPU", t.cpu_pct,
               kCriticalUtilizationPct, Category::kPerformance, out);
-  Utilization(resource, status, "memory_pct", kTriageKeyMemoryHigh, "memory", t.memory_pct,
-              kCriticalUtilizationPct, Category::kPerformance, out);
+  if (!memory_limited) {
+    Utilization(resource, status, "memory_pct", kTriageKeyMemoryHigh, "memory", t.memory_pct,
+                kCriticalUtilizationPct, Category::kPerformance, out);
+  }
   Utilization(resource, status, "disk_pct", kTriageKeyDiskHigh, "disk", t.disk_pct,
               kCriticalCapacityPct, Category::kCapacity, out);
   return out;
 }
 
 bool IsTriageKey(std::string_view key) {
-  static constexpr std::array<std::string_view, 8> kKeys = {
-      kTriageKeyCpuHigh,          kTriageKeyMemoryHigh,   kTriageKeyDiskHigh,
-      kTriageKeyStorageCapacity,  kTriageKeyBackupFailed, kTriageKeyContainerExited,
-      kTriageKeyServiceCrashLoop, kTriageKeyServiceFailed};
+  static constexpr std::array<std::string_view, 12> kKeys = {kTriageKeyCpuHigh,
+                                                             kTriageKeyMemoryHigh,
+                                                             kTriageKeyDiskHigh,
+                                                             kTriageKeyStorageCapacity,
+                                                             kTriageKeyBackupFailed,
+                                                             kTriageKeyContainerExited,
+                                                             kTriageKeyServiceCrashLoop,
+                                                             kTriageKeyServiceFailed,
+                                                             kTriageKeyContainerCrashLoop,
+                                                             kTriageKeyContainerUnhealthy,
+                                                             kTriageKeyContainerOomKilled,
+                                                             kTriageKeyContainerMemoryLimit};
   for (std::string_view k : kKeys) {
     if (k == key) {
       return true;
@@ -207,9 +376,12 @@ absl::StatusOr<VerifierVerdict> TriageFindingVerifier::Verify(const Finding& fin
   if (status->facts.count("operation") > 0) {
     return VerifierVerdict::kInconclusive;
   }
-  const std::optional<CapacityForecast> forecast =
-      StorageForecast(*resource, metrics_, clock_.Now());
-  for (const FindingReport& r : TriageResource(*resource, *status, forecast, thresholds_)) {
+  const absl::Time now = clock_.Now();
+  const std::optional<CapacityForecast> forecast = StorageForecast(*resource, metrics_, now);
+  const TriageHistory history =
+      restarts_.Peek(*resource, *status, now, thresholds_.crash_loop_window);
+  for (const FindingReport& r :
+       TriageResource(*resource, *status, forecast, thresholds_, history)) {
     if (r.key == finding.key) {
       return VerifierVerdict::kSignalPresent;
     }

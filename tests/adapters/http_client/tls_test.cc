@@ -37,7 +37,7 @@ class Certificates {
     char dir_template[] = "/tmp/pulse-tls-XXXXXX";
     REQUIRE(::mkdtemp(dir_template) != nullptr);
     dir_ = dir_template;
-    for (const char* name : {"server", "other"}) {
+    for (const char* name : {"server", "other", "client"}) {
       Run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
           "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
           dir_ + "/" + name + ".key -out " + dir_ + "/" + name + ".pem 2>/dev/null");
@@ -62,8 +62,10 @@ class Certificates {
 
 class TlsServer {
  public:
-  explicit TlsServer(const Certificates& certs)
-      : server_(certs.Path("server.pem").c_str(), certs.Path("server.key").c_str()) {
+  // With `client_ca`, the server demands a client certificate signed by it.
+  explicit TlsServer(const Certificates& certs, const char* client_ca = nullptr)
+      : server_(certs.Path("server.pem").c_str(), certs.Path("server.key").c_str(),
+                client_ca == nullptr ? nullptr : certs.Path(client_ca).c_str()) {
     REQUIRE(server_.is_valid());
     server_.Get("/secure", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("secret", "text/plain");
@@ -136,6 +138,63 @@ TEST_CASE("TLS: the CA file, the system store and a pinned fingerprint decide tr
   CHECK(ErrorKindOf(pin_bad) == ErrorKind::kTlsUntrusted);
   CHECK(pin_bad.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(pin_bad.message()).find("pinned fingerprint") != std::string::npos);
+}
+
+TEST_CASE("TLS: a client certificate is presented to a server that demands one",
+          "[adapters][http_client][tls]") {
+  const Certificates certs;
+  TlsServer server(certs, "client.pem");
+  ClientOptions with_cert;
+  with_cert.ca_file = certs.Path("server.pem");
+  with_cert.client_cert_file = certs.Path("client.pem");
+  with_cert.client_key_file = certs.Path("client.key");
+  auto ok = Fetch(server.Url(), with_cert);
+  REQUIRE(ok.ok());
+  CHECK(ok->body == "secret");
+
+  ClientOptions without = with_cert;
+  without.client_cert_file.clear();
+  without.client_key_file.clear();
+  CHECK_FALSE(Fetch(server.Url(), without).ok());
+  ClientOptions wrong = with_cert;  // a certificate the server's client CA did not sign
+  wrong.client_cert_file = certs.Path("other.pem");
+  wrong.client_key_file = certs.Path("other.key");
+  CHECK_FALSE(Fetch(server.Url(), wrong).ok());
+  ClientOptions mismatched = with_cert;  // a key that is not the certificate's
+  mismatched.client_key_file = certs.Path("other.key");
+  CHECK_FALSE(Fetch(server.Url(), mismatched).ok());
+  ClientOptions garbage = with_cert;
+  garbage.client_cert_file = certs.Path("garbage.pem");
+  {
+    std::ofstream out(garbage.client_cert_file);
+    out << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n";
+  }
+  const absl::Status broken = Fetch(server.Url(), garbage).status();
+  CHECK_FALSE(broken.ok());
+  CHECK(ErrorKindOf(broken).has_value());
+}
+
+TEST_CASE("TLS: client certificate options are checked when the client opens",
+          "[adapters][http_client][tls]") {
+  const Certificates certs;
+  ClientOptions only_cert;
+  only_cert.client_cert_file = certs.Path("client.pem");
+  auto opened = HttpClient::Open("https://127.0.0.1:1", only_cert);
+  CHECK(opened.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(opened.status().message() == "a client certificate needs its private key");
+  ClientOptions only_key;
+  only_key.client_key_file = certs.Path("client.key");
+  opened = HttpClient::Open("https://127.0.0.1:1", only_key);
+  CHECK(opened.status().message() == "a client key needs its client certificate");
+  ClientOptions missing;
+  missing.client_cert_file = certs.Path("absent.pem");
+  missing.client_key_file = certs.Path("client.key");
+  opened = HttpClient::Open("https://127.0.0.1:1", missing);
+  CHECK(opened.status().message() == "the client certificate file cannot be read");
+  missing.client_cert_file = certs.Path("client.pem");
+  missing.client_key_file = certs.Path("absent.key");
+  opened = HttpClient::Open("https://127.0.0.1:1", missing);
+  CHECK(opened.status().message() == "the client key file cannot be read");
 }
 
 TEST_CASE("TLS to a server that does not speak it is a failed handshake",

@@ -158,8 +158,8 @@ TEST_CASE("configuration is validated with actionable messages",
   ProviderConfig newline_key = Config("openai", "sk-abc\r\nX-Evil: 1");
   const std::vector<Row> rows = {
       {unknown, "unknown provider \"chatgpt\""},
-      {no_key, "OpenAI needs an API key: set openai_api_key or OPENAI_API_KEY"},
-      {no_zai_key, "set zai_coding_api_key or ZHIPU_API_KEY or ZAI_API_KEY"},
+      {no_key, "OpenAI needs an API key: set OPENAI_API_KEY"},
+      {no_zai_key, "needs an API key: set ZHIPU_API_KEY or ZAI_API_KEY"},
       {fixed_url, "groq does not take a base URL"},
       {generic_without_url, "openai-compatible needs a base URL"},
       {generic_without_model, "openai-compatible needs a model name"},

@@ -29,6 +29,7 @@
 #include "pulse/testing/in_memory_finding_store.h"
 #include "pulse/testing/in_memory_metrics_history.h"
 #include "pulse/testing/in_memory_operator_state_store.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::server {
 namespace {
@@ -51,21 +52,9 @@ std::size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-class TempDir {
+class TempDir : public pulse::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "pulse-parts-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : pulse::testing::TempDir("pulse-parts") {}
 };
 
 TEST_CASE("listen addresses are host:port and nothing else", "[server][config]") {
@@ -451,7 +440,7 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
     }
   };
   auto aborted = http::SseStream::Create();
-  REQUIRE(runs.Start(aborted, "ses_a", waiting_body));
+  REQUIRE(runs.Start(aborted, "ses_a", waiting_body).ok());
   CHECK(runs.IsRunning("ses_a"));
   CHECK_FALSE(runs.Abort("ses_other"));
   CHECK(runs.Abort("ses_a"));
@@ -461,12 +450,14 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
   CHECK_FALSE(runs.IsRunning("ses_a"));
 
   auto gone = http::SseStream::Create();
-  REQUIRE(runs.Start(gone, "", [](ChatRun& run) {
-    run.set_session_id("ses_b");
-    while (!run.cancelled()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }));
+  REQUIRE(runs.Start(gone, "",
+                     [](ChatRun& run) {
+                       run.set_session_id("ses_b");
+                       while (!run.cancelled()) {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                       }
+                     })
+              .ok());
   gone->Abort();  // the connection noticed the client left
   for (int i = 0; i < 200 && runs.active() > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -474,10 +465,11 @@ TEST_CASE("a run is cancelled by abort, by its client going away, and by shutdow
   CHECK(runs.active() == 0);
 
   auto last = http::SseStream::Create();
-  REQUIRE(runs.Start(last, "ses_c", waiting_body));
+  REQUIRE(runs.Start(last, "ses_c", waiting_body).ok());
   CHECK(runs.Shutdown(absl::Seconds(5)));
   CHECK(runs.active() == 0);
-  CHECK_FALSE(runs.Start(http::SseStream::Create(), "ses_d", waiting_body));
+  CHECK(runs.Start(http::SseStream::Create(), "ses_d", waiting_body).code() ==
+        absl::StatusCode::kUnavailable);
   std::string frames;
   CHECK(last->Next(frames) == http::SseStream::Pull::kEnd);  // closed when its run ended
 }

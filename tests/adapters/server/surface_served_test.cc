@@ -17,26 +17,14 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/manifest/path_template.h"
 #include "pulse/core/manifest/surface.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::server {
 namespace {
 
-class TempDir {
+class TempDir : public pulse::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "pulse-surface-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : pulse::testing::TempDir("pulse-surface") {}
 };
 
 // The row's path with every placeholder filled.

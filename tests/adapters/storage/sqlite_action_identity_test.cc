@@ -22,15 +22,8 @@ namespace pulse::testing::storage {
 namespace {
 
 using adapters::storage::kMaxIdentityBytes;
-using adapters::storage::SqliteActionStore;
 using adapters::storage::SqliteDatabase;
 using namespace action_store_contract;  // NOLINT: shared record builders
-
-std::unique_ptr<SqliteActionStore> MustStore(SqliteDatabase& db) {
-  auto store = SqliteActionStore::Open(db);
-  REQUIRE(store.ok());
-  return *std::move(store);
-}
 
 void SetParams(core::ActionRecord& r, const std::string& params) {
   r.request.params_json = params;
@@ -125,7 +118,7 @@ TEST_CASE("an action identity with every field set reads back exactly", "[adapte
   }
   {
     auto db = MustOpen(path);
-    auto store = MustStore(*db);
+    auto store = MustOpenActionStore(*db);
     for (const core::ActionRecord& r : records) {
       INFO(r.id());
       MustInsert(store, r);
@@ -136,7 +129,7 @@ TEST_CASE("an action identity with every field set reads back exactly", "[adapte
   }
   // From the file, through a fresh connection and the read pool.
   auto db = MustOpen(path);
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   for (const core::ActionRecord& r : records) {
     INFO(r.id());
     absl::StatusOr<core::ActionRecord> got = store->Get(r.id());
@@ -152,7 +145,7 @@ TEST_CASE("an action identity with every field set reads back exactly", "[adapte
 TEST_CASE("an identity at its bounds is stored, one byte more is refused and nothing is written",
           "[adapters][storage]") {
   auto db = MustOpen(":memory:");
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   auto refused = [&](const core::ActionRecord& r) {
     absl::StatusOr<core::ActionInsertOutcome> out = store->InsertIfAbsent(r, InitialEvents(r));
     INFO(out.status().ToString());
@@ -220,7 +213,7 @@ TEST_CASE("the schema refuses an UPDATE of every identity column", "[adapters][s
   const core::ActionRecord r = FullRecord("immutable");
   {
     auto db = MustOpen(path);
-    auto store = MustStore(*db);
+    auto store = MustOpenActionStore(*db);
     MustInsert(store, r);
   }
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
@@ -254,7 +247,7 @@ TEST_CASE("the schema refuses an UPDATE of every identity column", "[adapters][s
   }
   CHECK_THROWS_AS(raw.exec("DELETE FROM action_identities"), SQLite::Exception);
   auto db = MustOpen(path);
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   absl::StatusOr<core::ActionRecord> got = store->Get(r.id());
   REQUIRE(got.ok());
   CHECK(*got == r);
@@ -267,7 +260,7 @@ TEST_CASE("a tampered identity column reads as DataLoss, never as a different re
   const core::ActionRecord r = FullRecord("tamper");
   {
     auto db = MustOpen(path);
-    auto store = MustStore(*db);
+    auto store = MustOpenActionStore(*db);
     MustInsert(store, r);
   }
   {
@@ -312,7 +305,7 @@ TEST_CASE("a tampered identity column reads as DataLoss, never as a different re
     }
     {
       auto db = MustOpen(path);
-      auto store = MustStore(*db);
+      auto store = MustOpenActionStore(*db);
       absl::StatusOr<core::ActionRecord> got = store->Get(r.id());
       INFO(got.status().ToString());
       CHECK(absl::IsDataLoss(got.status()));
@@ -323,7 +316,7 @@ TEST_CASE("a tampered identity column reads as DataLoss, never as a different re
   }
   {
     auto db = MustOpen(path);
-    auto store = MustStore(*db);
+    auto store = MustOpenActionStore(*db);
     absl::StatusOr<core::ActionRecord> restored = store->Get(r.id());
     REQUIRE(restored.ok());
     CHECK(*restored == r);
@@ -334,7 +327,7 @@ TEST_CASE("a tampered identity column reads as DataLoss, never as a different re
     raw.exec("DELETE FROM action_identities");
   }
   auto db = MustOpen(path);
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   absl::StatusOr<core::ActionRecord> orphan = store->Get(r.id());
   CHECK(absl::IsDataLoss(orphan.status()));
   CHECK(orphan.status().message().find("no identity") != absl::string_view::npos);

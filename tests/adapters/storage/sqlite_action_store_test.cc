@@ -23,18 +23,12 @@ using adapters::storage::SqliteActionStore;
 using adapters::storage::SqliteDatabase;
 using namespace action_store_contract;  // NOLINT: shared record builders
 
-std::unique_ptr<SqliteActionStore> MustStore(SqliteDatabase& db) {
-  auto store = SqliteActionStore::Open(db);
-  REQUIRE(store.ok());
-  return *std::move(store);
-}
-
 const absl::Time kT1 = T0() + absl::Seconds(10) + absl::Nanoseconds(3);
 
 TEST_CASE("entering executing writes exactly one dispatch record in the same commit",
           "[adapters][storage]") {
   auto db = MustOpen(":memory:");
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   const core::ActionRecord r = NewRecord("disp", false);
   MustInsert(store, r);
   auto none = store->ListDispatches(r.id());
@@ -58,7 +52,7 @@ TEST_CASE("the schema refuses rewriting action history or the audit trail", "[ad
   TempDir dir;
   const std::string path = dir.File("pulse.db");
   auto db = MustOpen(path);
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   const core::ActionRecord r = NewRecord("hist", false);
   MustInsert(store, r);
   const core::ActionRecord running = MustMove(store, Move(r, core::ActionState::kExecuting, kT1));
@@ -110,7 +104,7 @@ TEST_CASE("records and events survive closing and reopening the file", "[adapter
   std::vector<core::ActionLifecycleEvent> events;
   {
     auto db = MustOpen(path);
-    auto store = MustStore(*db);
+    auto store = MustOpenActionStore(*db);
     MustInsert(store, r);
     decided = MustMove(store, Decide(r, Human("alice"), core::DecisionOutcome::kApproved,
                                      core::ActionState::kApproved, kT1));
@@ -119,7 +113,7 @@ TEST_CASE("records and events survive closing and reopening the file", "[adapter
     events = *listed;
   }
   auto db = MustOpen(path);
-  auto store = MustStore(*db);
+  auto store = MustOpenActionStore(*db);
   auto got = store->Get(r.id());
   REQUIRE(got.ok());
   CHECK(*got == decided);
@@ -137,7 +131,7 @@ TEST_CASE("a transition races across separate connections: exactly one wins",
   std::vector<std::unique_ptr<SqliteActionStore>> stores;
   for (int i = 0; i < kConnections; ++i) {
     dbs.push_back(MustOpen(path));
-    stores.push_back(MustStore(*dbs.back()));
+    stores.push_back(MustOpenActionStore(*dbs.back()));
   }
   constexpr int kRounds = 10;
   for (int round = 0; round < kRounds; ++round) {
@@ -181,8 +175,8 @@ TEST_CASE("a decision computed from a stale read on another connection loses",
   const std::string path = dir.File("pulse.db");
   auto db_a = MustOpen(path);
   auto db_b = MustOpen(path);
-  auto a = MustStore(*db_a);
-  auto b = MustStore(*db_b);
+  auto a = MustOpenActionStore(*db_a);
+  auto b = MustOpenActionStore(*db_b);
   const core::ActionRecord r = NewRecord("stale", true);
   MustInsert(a, r);
   auto seen_by_a = a->Get(r.id());

@@ -16,31 +16,16 @@
 #include <string>
 #include <utility>
 
+#include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/testing/temp_dir.h"
 
 namespace pulse::testing::storage {
 
-// A fresh directory /tmp/pulse-storage-XXXXXX, removed with everything in it.
-class TempDir {
+// A fresh directory pulse-storage-XXXXXX under the temp directory, removed with everything in it.
+class TempDir : public pulse::testing::TempDir {
  public:
-  TempDir() {
-    std::string templ = "/tmp/pulse-storage-XXXXXX";
-    const char* made = mkdtemp(templ.data());
-    REQUIRE(made != nullptr);
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : pulse::testing::TempDir("pulse-storage") {}
 };
 
 inline std::string ReadFileBytes(const std::string& path) {
@@ -75,6 +60,14 @@ inline std::unique_ptr<adapters::storage::SqliteDatabase> MustOpen(
   INFO(db.status().ToString());
   REQUIRE(db.ok());
   return *std::move(db);
+}
+
+// The action store over `db` (it borrows the database).
+inline std::unique_ptr<adapters::storage::SqliteActionStore> MustOpenActionStore(
+    adapters::storage::SqliteDatabase& db) {
+  auto store = adapters::storage::SqliteActionStore::Open(db);
+  REQUIRE(store.ok());
+  return *std::move(store);
 }
 
 // A store with the database it borrows (and, for a file database, the directory holding it).

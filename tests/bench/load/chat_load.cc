@@ -383,7 +383,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<PipeProcess> server = PipeProcess::Start(
       {PULSE_SERVER_BINARY, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
        "openai-compatible", "--provider-base-url", fake.base_url() + "/v1", "--model", "test-model",
-       "--max-run-streams", "400", "--max-streams-per-token", "800"},
+       "--max-run-streams", "400", "--max-streams-per-token", "800",
+       // Patrol is not measured here: no scheduled run (nor its start-up run) competes.
+       "--patrol-interval", "0"},
       {}, log, /*stdout_to_log=*/true);
   if (server == nullptr) {
     Die("cannot start pulse-server");

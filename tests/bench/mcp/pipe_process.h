@@ -34,6 +34,7 @@ class PipeProcess {
   std::optional<std::string> ReadLine(std::chrono::milliseconds timeout);
   // Closes stdin and waits up to `timeout` for the exit; the exit status, or -1.
   int CloseAndWait(std::chrono::milliseconds timeout);
+  pid_t pid() const { return pid_; }
 
  private:
   PipeProcess(pid_t pid, int in_fd, int out_fd) : pid_(pid), in_fd_(in_fd), out_fd_(out_fd) {}

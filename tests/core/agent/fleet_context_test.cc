@@ -92,6 +92,36 @@ TEST_CASE("the fleet context has the AgentFleetContext shape with state, counts 
   CHECK(doc == expected);
 }
 
+TEST_CASE("a fleet of several sources shows each source's state in the fleet context",
+          "[core][agent]") {
+  ViewsHarness h;
+  core::FleetSourceStatus up;
+  up.name = "lab";
+  up.kind = "demo";
+  up.up = true;
+  up.resources = 2;
+  up.last_ok_at = h.clock.Now();
+  core::FleetSourceStatus down;
+  down.name = "d1";
+  down.kind = "docker";
+  down.error = "connection refused";
+  down.resources = 3;
+  h.fleet.SetSourceStatuses({up, down});
+  rapidjson::Document doc = Body(h.views.FleetContext({}));
+  const rapidjson::Document expected = Json(R"([
+    {"name": "lab", "kind": "demo", "state": "up", "resourceCount": 2,
+     "lastSeenAt": "2027-01-15T08:00:00Z"},
+    {"name": "d1", "kind": "docker", "state": "down", "error": "connection refused",
+     "resourceCount": 3}
+  ])");
+  INFO(Text(doc));
+  REQUIRE(doc.HasMember("sources"));
+  CHECK(doc["sources"] == expected);
+  // A fleet of one source has no sources member (the shape test above).
+  h.fleet.SetSourceStatuses({});
+  CHECK_FALSE(Body(h.views.FleetContext({})).HasMember("sources"));
+}
+
 TEST_CASE("fleet context filters are case-insensitive exact matches and invalid ones are ignored",
           "[core][agent]") {
   ViewsHarness h;

@@ -196,6 +196,34 @@ TEST_CASE("a run record survives its JSON form", "[core][patrol][record]") {
   REQUIRE(back.ok());
   CHECK(*back == r);
   CHECK_FALSE(core::PatrolRunFromJson(R"({"id":"x"})").ok());
+  CHECK(json.find("fleet_sources") == std::string::npos);  // a fleet of one source
+}
+
+TEST_CASE("a run record keeps the fleet's source states through its JSON form",
+          "[core][patrol][record]") {
+  core::PatrolRunRecord r = contracts::ContractRun("run-2", kNow);
+  core::FleetSourceStatus up;
+  up.name = "lab";
+  up.kind = "demo";
+  up.up = true;
+  up.resources = 40;
+  up.last_ok_at = kNow;
+  core::FleetSourceStatus down;
+  down.name = "d1";
+  down.kind = "docker";
+  down.error = "connection refused";
+  r.fleet_sources = {up, down};
+  const std::string json = core::PatrolRunToJson(r);
+  CHECK(json.find(R"("state":"down")") != std::string::npos);
+  absl::StatusOr<core::PatrolRunRecord> back = core::PatrolRunFromJson(json);
+  REQUIRE(back.ok());
+  CHECK(*back == r);
+  std::string bad_state = json;
+  bad_state.replace(bad_state.find(R"("state":"down")"), 14, R"("state":"gone")");
+  CHECK(absl::IsInvalidArgument(core::PatrolRunFromJson(bad_state).status()));
+  std::string negative = json;
+  negative.replace(negative.find(R"("resources":40)"), 14, R"("resources":-1)");
+  CHECK(absl::IsInvalidArgument(core::PatrolRunFromJson(negative).status()));
 }
 
 core::FleetStatus Status(std::string id, std::string status,

@@ -81,6 +81,35 @@ TEST_CASE("a deterministic-only run finds the staged faults and says why the mod
   CHECK(*stored == r);
 }
 
+TEST_CASE("a resource of a down source is skipped without an error and the record says why",
+          "[core][patrol]") {
+  Fixture f;
+  core::FleetResource gone;
+  gone.id = "app-container:@d1/web";
+  gone.type = "app-container";
+  gone.name = "web";
+  gone.status = "unknown";
+  f.fleet.PutResource(gone);
+  f.fleet.SetStatusError(gone.id, absl::UnavailableError("connection refused"));
+  core::FleetSourceStatus down;
+  down.name = "d1";
+  down.kind = "docker";
+  down.error = "connection refused";
+  down.resources = 1;
+  f.fleet.SetSourceStatuses({down});
+  core::PatrolRunRecord r = f.Run();
+  CHECK(r.status == PatrolRunStatus::kIssuesFound);
+  CHECK(r.error_count == 0);
+  CHECK(r.resources_checked == 6);
+  REQUIRE(r.fleet_sources.size() == 1);
+  CHECK(r.fleet_sources[0] == down);
+  // A resource whose status is known but unreadable is still an error.
+  gone.status = "running";
+  f.fleet.PutResource(gone);
+  f.clock.Advance(absl::Minutes(15));
+  CHECK(f.Run().error_count == 1);
+}
+
 TEST_CASE("re-detection is a heartbeat: a second run creates no duplicate finding",
           "[core][patrol]") {
   Fixture f;

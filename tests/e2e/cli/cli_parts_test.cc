@@ -9,9 +9,12 @@
 #include "client.h"
 #include "console.h"
 #include "failure.h"
+#include "human_time.h"
+#include "id_resolution.h"
 #include "json_output.h"
 #include "render.h"
 #include "sse_parser.h"
+#include "suggest.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
@@ -272,6 +275,98 @@ TEST_CASE("a session's refused claim is shown as a refused claim, never as the a
   CHECK(c.out.find("refused claim (unverified, not an answer): web is fixed") != std::string::npos);
   CHECK(c.out.find("assistant: web is running again") != std::string::npos);
   CHECK(c.out.find("assistant: web is fixed") == std::string::npos);
+}
+
+TEST_CASE("EditDistance counts insertions, deletions, substitutions and swaps as one edit each",
+          "[cli][suggest]") {
+  CHECK(EditDistance("", "") == 0);
+  CHECK(EditDistance("findings", "findings") == 0);
+  CHECK(EditDistance("findigns", "findings") == 1);  // a swap
+  CHECK(EditDistance("fndings", "findings") == 1);
+  CHECK(EditDistance("findingz", "findings") == 1);
+  CHECK(EditDistance("", "ask") == 3);
+  CHECK(EditDistance("ask", "") == 3);
+  // Long input is bounded: compared on 64 bytes plus the difference in length.
+  const std::string huge(100000, 'x');
+  CHECK(EditDistance(huge, "ask") == 64 + (100000 - 64) - 0);
+}
+
+TEST_CASE("Closest suggests near words and prefixes, closest first, at most three",
+          "[cli][suggest]") {
+  const std::vector<std::string> commands = {"ask",    "findings",  "actions",  "capabilities",
+                                             "fleet",  "patrol",    "sessions", "answer",
+                                             "status", "completion"};
+  CHECK(Closest("findigns", commands) == std::vector<std::string>{"findings"});
+  CHECK(Closest("actoins", commands) == std::vector<std::string>{"actions"});
+  CHECK(Closest("fl", commands) == std::vector<std::string>{"fleet"});
+  CHECK(Closest("sess", commands) == std::vector<std::string>{"sessions"});
+  CHECK(Closest("ak", commands) == std::vector<std::string>{"ask"});
+  CHECK(Closest("zzzzzz", commands).empty());
+  CHECK(Closest("", commands).empty());
+  CHECK(Closest("findings", commands).empty());  // known: nothing to suggest
+  CHECK(Closest("a", commands).empty());         // one letter is a prefix of too much to guess
+  CHECK(Closest(std::string(100000, 'f'), commands).empty());
+  CHECK(Closest("\xff\xfe", commands).empty());
+  CHECK(Closest("s", {"s1", "s2", "s3", "s4"}).size() <= 3);
+}
+
+TEST_CASE("durations and times read as words, never as milliseconds or nanoseconds",
+          "[cli][time]") {
+  CHECK(HumanDuration(absl::Minutes(15)) == "15 min");
+  CHECK(HumanDuration(absl::Seconds(90)) == "1 min 30 s");
+  CHECK(HumanDuration(absl::Hours(1)) == "1 h");
+  CHECK(HumanDuration(absl::Minutes(65)) == "1 h 5 min");
+  CHECK(HumanDuration(absl::Hours(26)) == "1 d 2 h");
+  CHECK(HumanDuration(absl::Milliseconds(900000)) == "15 min");
+  CHECK(HumanDuration(absl::Milliseconds(400)) == "0 s");
+  CHECK(HumanDuration(-absl::Seconds(45)) == "45 s");
+  CHECK(HumanDuration(absl::InfiniteDuration()).find("d") != std::string::npos);
+
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  CHECK(RelativeTime(now, now) == "just now");
+  CHECK(RelativeTime(now - absl::Seconds(5), now) == "just now");
+  CHECK(RelativeTime(now - absl::Minutes(3) - absl::Seconds(20), now) == "3 min ago");
+  CHECK(RelativeTime(now + absl::Minutes(12), now) == "in 12 min");
+  CHECK(RelativeTime(now - absl::Hours(2) - absl::Minutes(5), now) == "2 h 5 min ago");
+  CHECK(RelativeTime(now - absl::Hours(50) - absl::Minutes(7), now) == "2 d 2 h ago");
+
+  // The server's RFC 3339 text, with nanoseconds; anything else comes back as it was.
+  const std::string at = absl::FormatTime(absl::RFC3339_full, now - absl::Minutes(3),
+                                          absl::UTCTimeZone());
+  CHECK(HumanTime(at, now, false) == "3 min ago");
+  CHECK(HumanTime("2027-01-15T08:00:00.123456789Z", absl::FromUnixSeconds(1'800'000'000), true)
+            .rfind("2027-01-15 08:00:00 UTC (", 0) == 0);
+  CHECK(HumanTime("", now, true).empty());
+  CHECK(HumanTime("yesterday", now, true) == "yesterday");
+  CHECK(HumanTime("2026-13-45T99:99:99Z", now, false) == "2026-13-45T99:99:99Z");
+  const std::string huge(100000, '9');
+  CHECK(HumanTime(huge, now, false) == huge);
+}
+
+TEST_CASE("ids match exactly or by a unique prefix of at least four characters", "[cli][ids]") {
+  using Outcome = IdMatch::Outcome;
+  const std::vector<std::string> ids = {"act_1a2b3c", "act_1a2bff", "act_9f00aa", "0f8a9ace"};
+  CHECK(MatchId("act_9f00aa", ids).outcome == Outcome::kExact);
+  const IdMatch unique = MatchId("act_9", ids);
+  CHECK(unique.outcome == Outcome::kUnique);
+  CHECK(unique.id == "act_9f00aa");
+  CHECK(MatchId("0f8a", ids).id == "0f8a9ace");
+  const IdMatch both = MatchId("act_1a2b", ids);
+  CHECK(both.outcome == Outcome::kAmbiguous);
+  CHECK(both.candidates == std::vector<std::string>{"act_1a2b3c", "act_1a2bff"});
+  CHECK(MatchId("0f8", ids).outcome == Outcome::kTooShort);
+  CHECK(MatchId("zzzz", ids).outcome == Outcome::kNone);
+  CHECK(MatchId("", ids).outcome == Outcome::kTooShort);
+  CHECK(MatchId("x", {}).outcome == Outcome::kNone);
+  CHECK(MatchId(std::string(100000, 'a'), ids).outcome == Outcome::kNone);
+  // An exact id that is also the prefix of a longer one is the exact one.
+  CHECK(MatchId("ab12", {"ab12", "ab123"}).outcome == Outcome::kExact);
+  // Never more than ten candidates are listed.
+  std::vector<std::string> many;
+  for (int i = 0; i < 50; ++i) {
+    many.push_back("sess-" + std::to_string(100 + i));
+  }
+  CHECK(MatchId("sess-1", many).candidates.size() == 10);
 }
 
 }  // namespace

@@ -230,6 +230,17 @@ TEST_CASE("the bash completion script completes subcommands, options and their v
   CHECK(bash.For({"pulse-cli", "completion", ""}).empty());
 }
 
+TEST_CASE("completion goes on after an on/off flag, which takes no value",
+          "[e2e][cli][completion]") {
+  const Completion bash;
+  CHECK(bash.For({"pulse-cli", "--json", "fi"}) == Words{"findings"});
+  CHECK(bash.For({"pulse-cli", "findings", "--all", "--r"}) == Words{"--resource"});
+  CHECK(bash.For({"pulse-cli", "actions", "approve", "--yes", "--r"}) == Words{"--reason"});
+  CHECK(bash.For({"pulse-cli", "fleet", "--has-findings", "--severity", "w"}) == Words{"warning"});
+  // An option that takes a value still swallows the next word.
+  CHECK(bash.For({"pulse-cli", "--timeout", ""}).empty());
+}
+
 TEST_CASE("the completion script offers exactly the subcommands --help lists",
           "[e2e][cli][completion]") {
   const Captured help = RunCli({"--help"});

@@ -3,6 +3,7 @@
 // marker as tool results, and the start-up failures (no server, no token).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,88 @@ TEST_CASE("pulse-mcp exits non-zero with a message when it cannot start", "[e2e]
     CHECK(c.exit_code == 2);
     CHECK(c.out.empty());
   }
+}
+
+// Runs pulse-mcp with stdin at end of file (it serves until stdin closes) and `env` set.
+Captured RunMcpUntilEof(const std::vector<std::string>& env, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "-u", "PULSE_API_TOKEN"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.insert(argv.end(), {"/bin/sh", "-c", "exec \"$0\" \"$@\" </dev/null", McpBinary()});
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+TEST_CASE("pulse-mcp checks its token at start, and its hint mints one that works", "[e2e][mcp]") {
+  TempDir dir;
+  ServerProcess server(dir.path());
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+
+  // No token: the hint is a command that runs as printed, given the server's data dir.
+  const Captured none = RunMcpUntilEof({}, {"--base-url", url});
+  INFO(none.err);
+  CHECK(none.exit_code == 2);
+  CHECK(none.out.empty());
+  const std::size_t at = none.err.find("  pulse-server token create ");
+  REQUIRE(at != std::string::npos);
+  std::string hint = none.err.substr(at + 2, none.err.find('\n', at) - at - 2);
+  CHECK(hint.find("--kind agent") != std::string::npos);
+  CHECK(hint.find("actions:approve") == std::string::npos);  // an agent can never approve
+  hint.replace(hint.find("./pulse-data"), std::string("./pulse-data").size(), dir.path());
+  std::vector<std::string> mint = {ServerBinary()};
+  std::istringstream words(hint.substr(std::string("pulse-server ").size()));
+  for (std::string w; words >> w;) {
+    mint.push_back(w);
+  }
+  const Captured minted = RunCommand(mint);
+  INFO(minted.err);
+  REQUIRE(minted.exit_code == 0);
+  const std::string token = minted.out.substr(0, minted.out.find('\n'));
+
+  // That token serves, read from the variable --token-env names (--base-url = --server).
+  const Captured served =
+      RunMcpUntilEof({"AGENT_TOKEN=" + token}, {"--base-url", url, "--token-env", "AGENT_TOKEN"});
+  INFO(served.err);
+  CHECK(served.exit_code == 0);
+  CHECK(served.err.find("tools from " + url) != std::string::npos);
+
+  // A wrong token fails at start, not on the agent's first call, naming the variable.
+  const Captured wrong =
+      RunMcpUntilEof({"PULSE_API_TOKEN=pulse_not-a-real-token"}, {"--server", url});
+  INFO(wrong.err);
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.out.empty());
+  CHECK(wrong.err.find("refused the token in PULSE_API_TOKEN (HTTP 401, unauthorized") !=
+        std::string::npos);
+  CHECK(wrong.err.find("pulse-server token create") != std::string::npos);
+  CHECK(wrong.err.find("pulse_not-a-real-token") == std::string::npos);  // never echoed
+
+  // So does a revoked one.
+  REQUIRE(RunCommand({ServerBinary(), "token", "revoke", "--data-dir", dir.path(), "mcp-agent"})
+              .exit_code == 0);
+  const Captured revoked =
+      RunMcpUntilEof({"AGENT_TOKEN=" + token}, {"--server", url, "--token-env", "AGENT_TOKEN"});
+  CHECK(revoked.exit_code == 1);
+  CHECK(revoked.err.find("refused the token in AGENT_TOKEN") != std::string::npos);
+}
+
+TEST_CASE("pulse-mcp usage errors exit 2 and change nothing", "[e2e][mcp]") {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--bogus"},
+                                             {"--server"},
+                                             {"--token-env", ""},
+                                             {"--token-env", "9LIVES"},
+                                             {"--token-env", "A=B"},
+                                             {"--token-env", "PULSE API TOKEN"},
+                                             {"--token-env", std::string(1000, 'A')},
+                                             {"extra-positional"}}) {
+    const Captured c = RunMcpUntilEof({"PULSE_API_TOKEN=x"}, args);
+    INFO(c.err);
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+    CHECK_FALSE(c.err.empty());
+  }
+  CHECK(RunMcpUntilEof({}, {"--help"}).exit_code == 0);
+  CHECK(RunMcpUntilEof({}, {"--version"}).exit_code == 0);
 }
 
 }  // namespace

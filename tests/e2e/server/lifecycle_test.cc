@@ -67,11 +67,13 @@ TEST_CASE("token create prints exactly one token line and nothing else",
                                      "--name", "ci bot", "--scopes", "monitoring:read, ai:chat"});
   CHECK(first.exit_code == 0);
   CHECK(std::regex_match(first.out, std::regex("pulse_[A-Za-z0-9_-]{43}\n")));
-  CHECK(first.err.empty());
+  // stderr names the data dir the token went into, with a warning when it was new there.
+  CHECK(first.err.find("warning: " + data + " had no token store") != std::string::npos);
   const Captured second = RunCommand(
       {ServerBinary(), "token", "create", "--data-dir", data, "--name", "other", "--scopes", "*"});
   CHECK(second.exit_code == 0);
   CHECK(second.out != first.out);
+  CHECK(second.err == "pulse-server token create: stored in " + data + "/pulse.db\n");
 
   const Captured bad = RunCommand({ServerBinary(), "token", "create", "--data-dir", data, "--name",
                                    "x", "--scopes", "monitoring:read,root"});

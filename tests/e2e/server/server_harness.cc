@@ -165,6 +165,9 @@ ServerProcess::ServerProcess(const std::string& data_dir, ServerOptions options)
       transport != nullptr && *transport != '\0') {
     child.argv.insert(child.argv.end(), {"--http-transport", transport});
   }
+  if (!options.patrol_on_start) {
+    child.argv.insert(child.argv.end(), {"--patrol-on-start", "off"});
+  }
   child.extra_env = options.extra_env;
   child.log_path = data_dir + "/server.log";
   absl::StatusOr<std::unique_ptr<ChildProcess>> started = ChildProcess::Start(child);

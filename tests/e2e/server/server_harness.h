@@ -62,6 +62,10 @@ struct ServerOptions {
   std::vector<std::string> args{};       // beyond --data-dir and --listen
   std::vector<std::string> extra_env{};  // NAME=value
   std::string listen{"127.0.0.1:0"};
+  // pulse-server starts its first scheduled Patrol run at start-up by default; the harness
+  // passes --patrol-on-start off unless this is set, so a suite's scripted model turns and its
+  // findings are its own (the first-hour test sets it).
+  bool patrol_on_start = false;
 };
 
 // One running pulse-server. Start REQUIREs that it prints its listen line within 20 s.

@@ -107,7 +107,8 @@ class AgentViews {
   // {total, critical, warning, info} over active findings (watch counts as info, so total is
   // the sum of the three), pendingApprovalCount (pending_approval, plan not past its TTL).
   // has_findings keeps resources with total > 0; severity keeps those with a finding in that
-  // bucket.
+  // bucket. A fleet of several sources adds sources[] (Fleet::SourceStatuses, unfiltered):
+  // name, kind, state up|down, error (when down), resourceCount, lastSeenAt (once listed).
   [[nodiscard]] absl::StatusOr<std::string> FleetContext(const FleetContextQuery& query);
 
   // AgentResourceContext: canonicalId, resourceType, resourceName, technology?, operatorState?

@@ -30,6 +30,14 @@ inline constexpr std::string_view kCritical = "critical";
 inline constexpr std::string_view kWarning = "warning";
 inline constexpr std::string_view kInfo = "info";
 inline constexpr std::string_view kPendingApprovalCount = "pendingApprovalCount";
+// sources[] (a fleet of several sources only; docs/fleet.md)
+inline constexpr std::string_view kSources = "sources";
+inline constexpr std::string_view kSourceName = "name";
+inline constexpr std::string_view kSourceKind = "kind";
+inline constexpr std::string_view kSourceState = "state";  // up | down
+inline constexpr std::string_view kSourceError = "error";
+inline constexpr std::string_view kSourceResourceCount = "resourceCount";
+inline constexpr std::string_view kSourceLastSeenAt = "lastSeenAt";
 
 // --- AgentResourceContext ---
 inline constexpr std::string_view kOperatorState = "operatorState";

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "pulse/core/model/fleet_source.h"
 
 namespace pulse::core {
 
@@ -159,6 +160,10 @@ struct PatrolRunRecord {
   std::string ai_analysis;  // the model's final text
 
   std::vector<PatrolRemediation> remediations;
+
+  // The fleet's sources as the run began (a fleet of several sources only; docs/fleet.md).
+  // A down source's resources show `unknown` and are skipped by triage without an error.
+  std::vector<FleetSourceStatus> fleet_sources;
 
   std::int64_t error_count = 0;
   std::string error_summary;  // set when status is error

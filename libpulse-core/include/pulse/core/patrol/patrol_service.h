@@ -83,6 +83,9 @@ struct PatrolModel {
 
 struct PatrolServiceOptions {
   TriageThresholds thresholds;
+  // Nullable borrow: where triage records containers' restart counts across runs (share the
+  // TriageFindingVerifier's, so its re-check sees them). Null: the service keeps its own.
+  RestartObservations* restart_observations = nullptr;
   // The identity Patrol plans and executes actions as.
   ActionActor actor{ActorKind::kPolicy, "pulse-patrol"};
   // Nullable borrow: the action lifecycle Patrol plans and executes through while the
@@ -207,6 +210,7 @@ class PatrolService {
   IdSource& ids_;
   std::optional<PatrolModel> model_;
   PatrolServiceOptions options_;
+  RestartObservations own_restarts_;  // used when options_.restart_observations is null
 
   std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
   // An investigation in progress: its own cancellation flag and when it must end.

@@ -8,18 +8,32 @@
 //                              (critical at >= 95 % or days_to_full <= 7)
 //   backup-failed backup       a backup job whose status or last_result is failed
 //   container-exited reliability  an app container exited with a non-zero exit code
+//   container-crash-loop reliability  an app container's restart_count rose by >= 2 within
+//                              the crash-loop window (RestartObservations), or it is
+//                              `restarting` with restart_count >= 2 (critical)
+//   container-unhealthy reliability  an app container whose health is `unhealthy`
+//   container-oom-killed reliability  an app container whose oom_killed is `true`
+//   container-memory-limit performance  an app container with memory_limit_bytes > 0 using
+//                              memory_bytes >= memory % of it (critical >= 98 %); it replaces
+//                              memory-high for that container
 //   service-crash-loop / service-failed reliability  a service failed (auto-restart = loop)
 // The same rules answer "is the signal still there" for the deterministic finding verifier
 // (TriageFindingVerifier). Pure functions over values, except the verifier (Fleet port).
 // Thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/ports/finding_verifier.h"
@@ -36,6 +50,10 @@ inline constexpr std::string_view kTriageKeyBackupFailed = "backup-failed";
 inline constexpr std::string_view kTriageKeyContainerExited = "container-exited";
 inline constexpr std::string_view kTriageKeyServiceCrashLoop = "service-crash-loop";
 inline constexpr std::string_view kTriageKeyServiceFailed = "service-failed";
+inline constexpr std::string_view kTriageKeyContainerCrashLoop = "container-crash-loop";
+inline constexpr std::string_view kTriageKeyContainerUnhealthy = "container-unhealthy";
+inline constexpr std::string_view kTriageKeyContainerOomKilled = "container-oom-killed";
+inline constexpr std::string_view kTriageKeyContainerMemoryLimit = "container-memory-limit";
 // The source deterministic findings carry.
 inline constexpr char kTriageFindingSource[] = "patrol-triage";
 // The metric a storage pool's forecast reads (MetricsHistory, target = the canonical id).
@@ -48,13 +66,57 @@ struct TriageThresholds {
   double storage_pct = 85;
   std::int64_t forecast_warning_days = 30;
   std::int64_t forecast_critical_days = 7;
+  // A container crash-loops when its restart_count rose by at least `crash_loop_restarts`
+  // within `crash_loop_window` (or it is restarting with at least that many restarts).
+  std::int64_t crash_loop_restarts = 2;
+  absl::Duration crash_loop_window = absl::Minutes(30);
+};
+
+// What earlier observations of the same resource saw (RestartObservations): the restart
+// count's rise within the crash-loop window. nullopt: no earlier observation in the window.
+struct TriageHistory {
+  std::optional<std::int64_t> restarts_in_window;
+};
+
+// Restart counts of app containers across observations, so a crash loop is seen as a rising
+// restart_count (docs/patrol.md). Keyed by resource id; a different `container_id` attribute
+// (a container recreated under the same name) or a lower count starts afresh. Bounded: at most
+// kMaxRestartSamples per resource and kMaxRestartResources resources (past that, resources not
+// seen within the window are dropped, then new ones are not remembered). In memory only: a
+// restarted server sees a loop again after two observations. Thread-safe.
+class RestartObservations final {
+ public:
+  static constexpr std::size_t kMaxRestartSamples = 16;
+  static constexpr std::size_t kMaxRestartResources = 4096;
+
+  // Records this observation (`now` from the caller's clock) and answers the rise since the
+  // oldest sample within `window`, this one included.
+  TriageHistory Observe(const FleetResource& resource, const FleetStatus& status, absl::Time now,
+                        absl::Duration window);
+  // The same answer without recording (the verifier's re-check).
+  TriageHistory Peek(const FleetResource& resource, const FleetStatus& status, absl::Time now,
+                     absl::Duration window) const;
+  std::size_t size() const;
+
+ private:
+  struct Sample {
+    absl::Time at;
+    std::int64_t count = 0;
+  };
+  struct Entry {
+    std::string identity;
+    std::vector<Sample> samples;  // oldest first
+  };
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 // The reports the rules produce for one resource, in rule order. `forecast` is the storage
 // pool's forecast (ignored for other types).
 std::vector<FindingReport> TriageResource(const FleetResource& resource, const FleetStatus& status,
                                           const std::optional<CapacityForecast>& forecast,
-                                          const TriageThresholds& thresholds = {});
+                                          const TriageThresholds& thresholds = {},
+                                          const TriageHistory& history = {});
 
 // True when `key` is one of the deterministic rule keys above.
 bool IsTriageKey(std::string_view key);
@@ -63,7 +125,8 @@ bool IsTriageKey(std::string_view key);
 // key, by reading the resource's live status (and forecast) again and running the rules: the
 // key no longer produced → signal gone; produced → present; the resource unreadable →
 // inconclusive (a resource that no longer exists is gone). Borrows the fleet and the
-// findings' metrics history, which must outlive it.
+// findings' metrics history, which must outlive it. It owns the RestartObservations Patrol's
+// triage records into (PatrolServiceOptions::restart_observations) and only peeks at them.
 class TriageFindingVerifier final : public FindingVerifier {
  public:
   TriageFindingVerifier(Fleet& fleet, const MetricsHistory& metrics, const Clock& clock,
@@ -73,11 +136,14 @@ class TriageFindingVerifier final : public FindingVerifier {
   bool CanVerify(const Finding& finding) const override;
   absl::StatusOr<VerifierVerdict> Verify(const Finding& finding) override;
 
+  RestartObservations& restart_observations() { return restarts_; }
+
  private:
   Fleet& fleet_;
   const MetricsHistory& metrics_;
   const Clock& clock_;
   TriageThresholds thresholds_;
+  RestartObservations restarts_;
 };
 
 // The storage forecast of a resource over [now - window, now] (metric kStorageUsageMetric);

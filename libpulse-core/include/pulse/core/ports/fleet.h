@@ -24,6 +24,7 @@
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/model/capability.h"
 #include "pulse/core/model/exec_output.h"
+#include "pulse/core/model/fleet_source.h"
 
 namespace pulse::core {
 
@@ -240,6 +241,11 @@ class Fleet {
       std::string_view /*resource_id*/, std::string_view /*command*/) {
     return absl::UnimplementedError("this fleet does not run commands");
   }
+
+  // The sources this fleet is made of and their last known state, in configured order
+  // (docs/fleet.md). Answers from memory, never blocking on a source. Empty for a fleet that
+  // is one source (the default).
+  [[nodiscard]] virtual std::vector<FleetSourceStatus> SourceStatuses() { return {}; }
 };
 
 }  // namespace pulse::core

@@ -69,6 +69,16 @@ class FakeFleet final : public core::Fleet {
     resources_.erase(std::string(id));
     catalogues_.erase(std::string(id));
   }
+  // GetStatus of this one resource answers `status` (e.g. its source is down).
+  void SetStatusError(std::string_view id, absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    status_errors_[std::string(id)] = std::move(status);
+  }
+  // What SourceStatuses answers (empty: a fleet of one source).
+  void SetSourceStatuses(std::vector<core::FleetSourceStatus> sources) {
+    absl::MutexLock lock(&mu_);
+    sources_ = std::move(sources);
+  }
   void SetCatalogue(std::string_view id, std::vector<core::Capability> catalogue) {
     absl::MutexLock lock(&mu_);
     catalogues_[std::string(id)] = std::move(catalogue);
@@ -262,6 +272,10 @@ class FakeFleet final : public core::Fleet {
     if (auto e = ErrorLocked(Method::kGetStatus)) {
       return *e;
     }
+    auto failing = status_errors_.find(std::string(id));
+    if (failing != status_errors_.end()) {
+      return failing->second;
+    }
     auto it = statuses_.find(std::string(id));
     if (it != statuses_.end()) {
       return it->second;
@@ -420,6 +434,11 @@ class FakeFleet final : public core::Fleet {
     return out;
   }
 
+  std::vector<core::FleetSourceStatus> SourceStatuses() override {
+    absl::MutexLock lock(&mu_);
+    return sources_;
+  }
+
  private:
   static std::string Lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -441,6 +460,8 @@ class FakeFleet final : public core::Fleet {
   mutable absl::Mutex mu_;
   std::map<std::string, core::FleetResource> resources_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<core::Capability>> catalogues_ ABSL_GUARDED_BY(mu_);
+  std::vector<core::FleetSourceStatus> sources_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Status> status_errors_ ABSL_GUARDED_BY(mu_);
   std::vector<core::FleetRelationship> relationships_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::FleetStatus> statuses_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<std::string>> logs_ ABSL_GUARDED_BY(mu_);

@@ -54,6 +54,10 @@ struct ClientOptions {
   // prints it), CA chain and host name are not consulted.
   std::string ca_file;
   std::string pinned_sha256;
+  // TLS client authentication (https only): a PEM certificate (or chain, leaf first) and its
+  // unencrypted PEM private key, both or neither; presented when the server asks for one.
+  std::string client_cert_file;
+  std::string client_key_file;
   bool proxy_from_environment = true;  // http_proxy, https_proxy, all_proxy, no_proxy
   bool proxy_loopback = false;         // also route a loopback host through that proxy
   // Send collects at most this many body bytes; Stream delivers at most this many (0: no cap).
@@ -121,8 +125,9 @@ using BodyFn = absl::FunctionRef<bool(std::string_view bytes)>;
 
 class HttpClient final {
  public:
-  // InvalidArgument for a malformed pin, a CA file that cannot be read, a cap of zero for the
-  // headers, or a non-positive timeout.
+  // InvalidArgument for a malformed pin, a CA file that cannot be read, a client certificate
+  // without its key (or the reverse) or either file unreadable, a cap of zero for the headers,
+  // or a non-positive timeout.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpClient>> Open(ClientOptions options);
   // Parses `base_url` (ParseUrl with `what` naming it in messages) first.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpClient>> Open(

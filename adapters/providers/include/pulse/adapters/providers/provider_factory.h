@@ -26,6 +26,9 @@ struct ProviderConfig {
   std::string base_url;  // empty: the registry default
   std::string model;     // empty: the registry default
   std::string api_key;   // surrounding whitespace is ignored
+  // Where the caller reads keys from, named in the missing-key message ("set <key_sources>");
+  // empty: the provider's conventional variables (ANTHROPIC_API_KEY, ...).
+  std::string key_sources;
   HttpTimeouts timeouts;
   // Whether the endpoint is inside the local trust boundary: decided from the base URL
   // (auto), or declared by the operator (endpoint_locality.h).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,11 +53,15 @@ struct ServerSettings {
   std::optional<std::string> listen;
   std::optional<std::string> data_dir;  // command line only: pulse.json lives in the data dir
   std::optional<std::string> fleet;
+  // pulse.json only: "fleet" given as an object, {"sources": [...]} (docs/fleet.md), as its
+  // canonical JSON text. A --fleet flag overrides it as it overrides a "fleet" string.
+  std::optional<std::string> fleet_sources;
   std::optional<std::string> provider;
   std::optional<std::string> provider_base_url;
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
+  std::optional<std::string> patrol_on_start;    // on (default) | off
   std::optional<std::string> provider_locality;  // auto | local | remote
   // pulse.json only: no flag may lower a safety rule from the command line of one run.
   std::optional<std::string> requester_separation;
@@ -68,6 +73,10 @@ struct ServerSettings {
   // Command line only, hidden while cpp-httplib is being retired (issue 22): "beast" (the
   // default) or "httplib".
   std::optional<std::string> http_transport;
+  // Assistant runs: the worker pool's size and how many runs may wait for a worker (decimal
+  // integers; see the defaults below).
+  std::optional<std::string> run_workers;
+  std::optional<std::string> run_queue;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
@@ -78,11 +87,14 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "model",
                                                    "control_level",
                                                    "patrol_interval",
+                                                   "patrol_on_start",
                                                    "provider_locality",
                                                    "requester_separation",
                                                    "max_event_streams",
                                                    "max_run_streams",
-                                                   "max_streams_per_token"};
+                                                   "max_streams_per_token",
+                                                   "run_workers",
+                                                   "run_queue"};
 
 // Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
 // open stream holds a worker).
@@ -93,8 +105,16 @@ inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams to
 // With the Beast transport a stream holds no thread; the bound is the descriptor limit.
 inline constexpr std::size_t kMaxStreamBudgetsBeast = 20000;
 
+// Assistant runs work on a bounded pool (chat_runs.h). A run mostly waits on the provider, so
+// the pool may be larger than the core count; it is bounded so a burst of chats cannot start a
+// thread each. Runs beyond the workers wait in a bounded queue; one over it is refused (503).
+inline constexpr std::size_t kDefaultRunWorkers = 16;
+inline constexpr std::size_t kMaxRunWorkers = 256;
+inline constexpr std::size_t kDefaultRunQueue = 1024;
+inline constexpr std::size_t kMaxRunQueue = 65536;
+
 // Decodes pulse.json: one JSON object whose members are kConfigKeys, each a string (the
-// three stream settings may also be a JSON integer).
+// stream and run settings may also be a JSON integer, and "fleet" an object of sources).
 // InvalidArgument naming the problem for malformed JSON, a repeated or unknown key (data_dir
 // and API keys get a sentence saying where they belong instead), or a value that is not a
 // string.
@@ -104,14 +124,21 @@ inline constexpr std::size_t kMaxStreamBudgetsBeast = 20000;
 struct ServerConfig {
   ListenAddress listen;
   std::string data_dir;
-  std::string fleet;              // "demo", "local", or a fleet JSON file
+  std::string fleet;  // "demo", "local", a fleet JSON file, or "pulse.json"
+  // The sources document ({"sources": [...]}) when pulse.json defines the fleet as an object
+  // (fleet is then "pulse.json"); "" otherwise. Already checked by ParseFleetSources.
+  std::string fleet_sources;
   std::string provider;           // empty: no model provider (the Assistant is not configured)
   std::string provider_base_url;  // empty: the registry default
   std::string model;              // empty: the registry default
   core::ControlLevel control_level = core::ControlLevel::kReadOnly;  // the Assistant's maximum
-  std::string api_key;  // from the environment; never logged or echoed
+  std::string api_key;           // from the environment; never logged or echoed
+  std::string api_key_variable;  // the variable it came from (logged at start), "" when none
   // Between scheduled Patrol runs; zero: manual runs only.
   absl::Duration patrol_interval = kDefaultPatrolInterval;
+  // With a schedule, the first run starts right after start-up (so a fresh server shows
+  // findings within seconds), then every patrol_interval; off: one interval from start.
+  bool patrol_on_start = true;
   // Whether the provider endpoint may see unredacted context: decided from its base URL
   // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
   adapters::providers::LocalitySetting provider_locality =
@@ -123,7 +150,9 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
-  bool beast_transport = true;  // --http-transport beast (the default) or httplib
+  bool beast_transport = true;                   // --http-transport beast (the default) or httplib
+  std::size_t run_workers = kDefaultRunWorkers;  // 1..kMaxRunWorkers
+  std::size_t run_queue = kDefaultRunQueue;      // 0..kMaxRunQueue (0: no waiting, refuse)
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -132,14 +161,31 @@ struct ServerConfig {
 // flags.data_dir or the default) and the defaults, in that order of precedence, and checks
 // the result. `api_key` is the environment's value (nullopt when unset). InvalidArgument
 // naming the setting (and "pulse.json" when the file is at fault) for: an unreadable or
-// malformed pulse.json, a bad listen address, an unknown control level (a typo is refused
+// malformed pulse.json, a bad listen address, a malformed sources list in pulse.json's
+// "fleet" (agents::ParseFleetSources), an unknown control level (a typo is refused
 // rather than run read_only), an empty fleet or data dir, a base URL, model or provider
 // locality without a provider, a provider locality other than auto, local or remote, a bad
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
 // stream setting that is not an integer of at least 1, or stream budgets over
-// kMaxStreamBudgets together (kMaxStreamBudgetsBeast with --http-transport beast), or an
-// --http-transport other than httplib or beast.
+// kMaxStreamBudgets together (kMaxStreamBudgetsBeast with --http-transport beast), an
+// --http-transport other than httplib or beast, a run_workers that is not an integer from 1 to
+// kMaxRunWorkers or a run_queue that is not one from 0 to kMaxRunQueue.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
+
+// The provider API key comes from the environment only (never pulse.json or a flag, where it
+// would sit in a file or in ps): PULSE_PROVIDER_API_KEY, else the provider's conventional
+// variables in the registry's order (ANTHROPIC_API_KEY; GEMINI_API_KEY then GOOGLE_API_KEY;
+// ...). An empty value counts as unset.
+struct ProviderKey {
+  std::string value;
+  std::string variable;
+};
+using EnvLookup = std::function<const char*(const std::string& name)>;
+[[nodiscard]] std::optional<ProviderKey> ProviderKeyFromEnvironment(std::string_view provider,
+                                                                    const EnvLookup& getenv);
+// The variables ProviderKeyFromEnvironment reads for `provider`, for messages:
+// "PULSE_PROVIDER_API_KEY or ANTHROPIC_API_KEY".
+[[nodiscard]] std::string ProviderKeyVariables(std::string_view provider);
 
 }  // namespace pulse::server

@@ -7,17 +7,20 @@
 // Thread-safe (the registry's families are); RunMetrics is one run's tracker (one thread).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/model/action_types.h"
+#include "pulse/core/model/fleet_source.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/ports/action_store.h"
 
@@ -45,6 +48,15 @@ class ServerMetrics {
   // advances the fallback counter to stats.writer_fallbacks (reads that ran on the writer
   // because a read connection could not be opened).
   void RefreshReadPool(const adapters::storage::SqliteReadPoolStats& stats);
+  // Sets pulse_fleet_source_up and pulse_fleet_source_resources per source (none for a fleet
+  // of one source).
+  void RefreshFleetSources(const std::vector<core::FleetSourceStatus>& sources);
+  // Sets pulse_assistant_run_pool{state}: runs working and queued now, worker threads alive,
+  // and the two bounds (max_workers, max_queue) (chat_runs.h).
+  void RefreshRunPool(std::size_t working, std::size_t queued, std::size_t workers,
+                      std::size_t max_workers, std::size_t max_queue);
+  // A run was refused because the run queue was full.
+  void RunRefused();
 
  private:
   ServerMetrics() = default;
@@ -58,6 +70,10 @@ class ServerMetrics {
   adapters::http::CounterFamily* events_ = nullptr;
   adapters::http::GaugeFamily* read_connections_ = nullptr;
   adapters::http::CounterFamily* reader_fallbacks_ = nullptr;
+  adapters::http::GaugeFamily* fleet_source_up_ = nullptr;
+  adapters::http::GaugeFamily* fleet_source_resources_ = nullptr;
+  adapters::http::GaugeFamily* run_pool_ = nullptr;
+  adapters::http::CounterFamily* runs_refused_ = nullptr;
   absl::Mutex fallbacks_mu_;
   std::int64_t fallbacks_seen_ ABSL_GUARDED_BY(fallbacks_mu_) = 0;
 };

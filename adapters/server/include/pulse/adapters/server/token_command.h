@@ -22,8 +22,10 @@ struct TokenCreateOptions {
   std::optional<std::string> expires;  // e.g. 30d, 12h; absent: never
 };
 
-// Creates the token in `options.data_dir`, creating the data dir and its files when missing,
-// and returns the raw token. InvalidArgument for an empty name, no scopes, an empty entry, an
+// Creates the token in `options.data_dir` (made absolute), creating the data dir, its parents
+// and its files when missing, and returns the raw token. On stderr it names the data dir used,
+// with a warning when it had no token store yet (a server on another data dir would refuse
+// the token). InvalidArgument for an empty name, no scopes, an empty entry, an
 // unknown scope, kind or lifetime (the message names it), checked before the storage is
 // touched; the storage's errors otherwise (Unavailable when the data dir cannot be created or
 // the database is locked).

@@ -1,0 +1,127 @@
+#include "fleet_opening.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "pulse/adapters/agents/demo_fleet.h"
+#include "pulse/adapters/agents/local_host_fleet.h"
+#include "pulse/core/status_macros.h"
+
+namespace pulse::server {
+namespace {
+
+namespace agents = adapters::agents;
+
+// The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
+// for watching it happen): an approve -> execute round trip then takes well under a second.
+constexpr absl::Duration kDemoDispatchDelay = absl::Milliseconds(300);
+// How long a dispatch waits for the demo agent's answer; only a dispatch_hangs fault makes it
+// wait (DemoFleet's default is 10 s): the fault then costs an execute 2 s, not 10.
+constexpr absl::Duration kDemoDispatchTimeout = absl::Seconds(2);
+constexpr absl::Duration kDemoObservePoll = absl::Milliseconds(50);
+
+agents::DemoFleetOptions DemoOptions(const core::Clock& clock) {
+  agents::DemoFleetOptions options;
+  options.dispatch_delay = kDemoDispatchDelay;
+  options.dispatch_timeout = kDemoDispatchTimeout;
+  options.observe_poll_interval = kDemoObservePoll;
+  options.clock = &clock;
+  return options;
+}
+
+// The file's text when it is a small regular file that holds a sources document; nullopt
+// otherwise (a demo fleet file, or one DemoFleet::Open will report on).
+std::optional<std::string> SourcesDocumentAt(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > agents::kMaxFleetSourcesBytes) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return std::nullopt;
+  }
+  if (!agents::IsFleetSourcesDocument(text)) {
+    return std::nullopt;
+  }
+  return text;
+}
+
+absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::string& where,
+                                        const core::Clock& clock) {
+  const auto named = [&where](const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+  };
+  absl::StatusOr<std::vector<agents::FleetSourceSpec>> specs = agents::ParseFleetSources(document);
+  if (!specs.ok()) {
+    return named(specs.status());
+  }
+  agents::FleetSourceRegistry registry;
+  PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock));
+  std::vector<agents::CompositeSource> sources;
+  for (const agents::FleetSourceSpec& spec : *specs) {
+    absl::StatusOr<std::unique_ptr<core::Fleet>> opened = registry.Open(spec);
+    if (!opened.ok()) {
+      return named(opened.status());
+    }
+    sources.push_back({spec.name, spec.kind, *std::move(opened)});
+  }
+  absl::StatusOr<std::unique_ptr<agents::CompositeFleet>> composite =
+      agents::CompositeFleet::Create(std::move(sources));
+  if (!composite.ok()) {
+    return named(composite.status());
+  }
+  OpenedFleet out;
+  out.fleet = *std::move(composite);
+  return out;
+}
+
+}  // namespace
+
+absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
+                                        const core::Clock& clock) {
+  agents::BuiltinFleetSourceOptions builtin;
+  builtin.demo = DemoOptions(clock);
+  builtin.local.clock = &clock;
+  PULSE_RETURN_IF_ERROR(agents::RegisterBuiltinFleetSources(registry, builtin));
+  // Further kinds (docker: issue 23) register here.
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
+                                                const core::Clock& clock) {
+  OpenedFleet out;
+  if (!config.fleet_sources.empty()) {
+    return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock);
+  }
+  if (config.fleet == kFleetLocal) {
+    agents::LocalHostFleetOptions options;
+    options.clock = &clock;
+    PULSE_ASSIGN_OR_RETURN(out.fleet, agents::LocalHostFleet::Open(options));
+    return out;
+  }
+  if (config.fleet != kFleetDemo) {
+    if (std::optional<std::string> document = SourcesDocumentAt(config.fleet)) {
+      return OpenSources(*document, absl::StrCat("--fleet ", config.fleet), clock);
+    }
+  }
+  absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =
+      config.fleet == kFleetDemo ? agents::DemoFleet::OpenDefault(DemoOptions(clock))
+                                 : agents::DemoFleet::Open(config.fleet, DemoOptions(clock));
+  if (!demo.ok()) {
+    return absl::Status(demo.status().code(),
+                        absl::StrCat("--fleet ", config.fleet, ": ", demo.status().message()));
+  }
+  out.demo_history = std::make_unique<agents::DemoFleetMetricsHistory>(**demo);
+  out.fleet = *std::move(demo);
+  return out;
+}
+
+}  // namespace pulse::server

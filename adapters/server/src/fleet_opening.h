@@ -1,0 +1,36 @@
+// Opens the fleet a ServerConfig names: the demo fleet, this host, a demo fleet file, or a
+// list of sources (a --fleet FILE whose top-level object is {"sources": [...]}, or pulse.json's
+// "fleet" object) merged by agents::CompositeFleet (docs/fleet.md).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "pulse/adapters/agents/composite_fleet.h"
+#include "pulse/adapters/agents/fleet_sources.h"
+#include "pulse/adapters/server/server_config.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/metrics_history.h"
+
+namespace pulse::server {
+
+struct OpenedFleet {
+  std::unique_ptr<core::Fleet> fleet;
+  // The demo fleet's generated histories, for a single demo fleet; null otherwise (the server
+  // then uses the metrics history of its storage).
+  std::unique_ptr<core::MetricsHistory> demo_history;
+};
+
+// The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,
+// with the server's demo timings and `clock`). A new kind (docker, ...) registers here.
+[[nodiscard]] absl::Status RegisterServerFleetSources(
+    adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock);
+
+// demo, local and a demo-format file open as before (one fleet, no composite); a sources
+// document opens every source through the registry and merges them. Errors name the setting
+// (--fleet FILE or pulse.json "fleet") and the source at fault.
+[[nodiscard]] absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
+                                                              const core::Clock& clock);
+
+}  // namespace pulse::server

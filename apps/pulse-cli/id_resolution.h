@@ -1,0 +1,34 @@
+// Unique-prefix ids, git-style (docs/cli.md "Ids"): a command that takes a finding, action or
+// session id also takes the start of one. The exact id wins; otherwise the one id that starts
+// with what was typed (at least 4 characters); several are an ambiguity listed for the user.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.h"
+
+namespace pulse::cli {
+
+enum class IdKind { kFinding, kAction, kSession };
+
+struct IdMatch {
+  enum class Outcome { kExact, kUnique, kNone, kAmbiguous, kTooShort };
+  Outcome outcome = Outcome::kNone;
+  std::string id;                       // kExact, kUnique
+  std::vector<std::string> candidates;  // kAmbiguous: the matching ids, at most 10
+};
+
+inline constexpr std::size_t kMinIdPrefix = 4;
+
+// Matches `given` against `ids`. Pure.
+IdMatch MatchId(std::string_view given, const std::vector<std::string>& ids);
+
+// Replaces `id` by the full id it names, listing the server's ids of `kind` unless `id` already
+// has the shape of a full one. nullopt on success; otherwise the exit code after reporting:
+// 1 (<kind>_not_found), 2 (an ambiguous or too short prefix), or the list call's failure.
+std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id);
+
+}  // namespace pulse::cli
