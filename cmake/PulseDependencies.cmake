@@ -41,3 +41,14 @@ find_package(OpenSSL REQUIRED)
 add_library(pulse_curl INTERFACE)
 target_link_libraries(pulse_curl INTERFACE PkgConfig::CURL OpenSSL::SSL OpenSSL::Crypto)
 add_library(pulse::curl ALIAS pulse_curl)
+
+# Boost.Beast on Asio for the HTTP server transport (Debian's libboost-dev 1.74; header-only:
+# no components, Boost.System is header-only since 1.69). Only adapters/http/src/beast_transport.cc
+# includes it (its compile alone takes ~30 s and ~630 MB). Boost 1.74's asio/awaitable.hpp uses
+# std::exchange without including <utility>: with GCC 12 in C++20, include <utility> first.
+find_package(Boost 1.74 REQUIRED)
+add_library(pulse_boost INTERFACE)
+target_include_directories(pulse_boost SYSTEM INTERFACE ${Boost_INCLUDE_DIRS})
+target_compile_definitions(pulse_boost INTERFACE BOOST_ASIO_NO_DEPRECATED BOOST_BEAST_USE_STD_STRING_VIEW)
+target_link_libraries(pulse_boost INTERFACE Threads::Threads)
+add_library(pulse::boost ALIAS pulse_boost)

@@ -16,7 +16,11 @@
 # Usage: cmake/bench-http.sh            (cmake/bench.sh runs it after the Google Benchmarks)
 # Environment knobs (all optional):
 #   PULSE_BENCH_BUILD_DIR        build directory, shared with bench.sh (default: build/bench)
+#   PULSE_BENCH_HTTP_NO_BUILD=1  use the binaries already built there (no configure or build;
+#                                e.g. PULSE_BENCH_BUILD_DIR=build/test, an -O1 build)
 #   PULSE_BENCH_HTTP_SECONDS     length of each measured wrk run          (default: 8)
+#   PULSE_BENCH_HTTP_ROUNDS      nginx/pulse-server manifest pairs, run alternately A B A B
+#                                (the reported figures are their means)   (default: 2)
 #   PULSE_BENCH_HTTP_WARMUP      length of each warm-up run               (default: 2)
 #   PULSE_BENCH_HTTP_THREADS     wrk threads                              (default: 2)
 #   PULSE_BENCH_HTTP_CONNECTIONS wrk connections                          (default: 32)
@@ -30,6 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${PULSE_BENCH_BUILD_DIR:-$root/build/bench}
 seconds=${PULSE_BENCH_HTTP_SECONDS:-8}
+rounds=${PULSE_BENCH_HTTP_ROUNDS:-2}
 warmup=${PULSE_BENCH_HTTP_WARMUP:-2}
 threads=${PULSE_BENCH_HTTP_THREADS:-2}
 connections=${PULSE_BENCH_HTTP_CONNECTIONS:-32}
@@ -61,7 +66,10 @@ nginx_bin=$(command -v nginx)
 
 # ---- build (Release, the build dir bench.sh uses) ----
 mkdir -p "$build_dir"
-bench_build "$build_dir" "$build_dir/bench-http-build.log" pulse-server seed_findings sse_hold hold_write_lock
+if [ "${PULSE_BENCH_HTTP_NO_BUILD:-0}" != 1 ]; then
+  bench_build "$build_dir" "$build_dir/bench-http-build.log" pulse-server seed_findings sse_hold \
+    hold_write_lock
+fi
 server_bin=$build_dir/apps/pulse-server/pulse-server
 seed_bin=$build_dir/tests/bench/seed_findings
 hold_bin=$build_dir/tests/bench/sse_hold
@@ -224,8 +232,32 @@ run_wrk warm-manifest "$warmup" "$pulse/api/agent/capabilities"
 run_wrk warm-findings "$warmup" "$pulse/api/ai/patrol/findings" "$token_header"
 run_wrk warm-healthz "$warmup" "$pulse/healthz"
 say "measuring (${seconds}s per run)"
-run_wrk static "$seconds" "$static/api/agent/capabilities"
-run_wrk manifest "$seconds" "$pulse/api/agent/capabilities"
+# nginx and pulse-server alternate (A B A B ...): other work on a shared machine then weighs on
+# both alike, and the ratio of each pair is reported beside the ratio of the means.
+round_ratios=""
+for r in $(seq "$rounds"); do
+  run_wrk "static-$r" "$seconds" "$static/api/agent/capabilities"
+  run_wrk "manifest-$r" "$seconds" "$pulse/api/agent/capabilities"
+  round_ratios="$round_ratios x$(awk -v a="${rps[manifest-$r]}" -v b="${rps[static-$r]}" \
+    'BEGIN { if (b + 0 == 0) print "null"; else printf "%.2f", a / b }')"
+done
+mean_of() {  # mean_of ARRAY-NAME KIND: the mean over the rounds of ${ARRAY[KIND-r]}
+  local -n values=$1
+  local r list=""
+  for r in $(seq "$rounds"); do list="$list ${values[$2-$r]}"; done
+  echo "$list" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }'
+}
+for kind in static manifest; do
+  rps[$kind]=$(mean_of rps "$kind")
+  p50[$kind]=$(mean_of p50 "$kind")
+  p99[$kind]=$(mean_of p99 "$kind")
+  total[$kind]=0
+  errors[$kind]=0
+  for r in $(seq "$rounds"); do
+    total[$kind]=$((total[$kind] + total[$kind-$r]))
+    errors[$kind]=$((errors[$kind] + errors[$kind-$r]))
+  done
+done
 run_wrk findings "$seconds" "$pulse/api/ai/patrol/findings" "$token_header"
 run_wrk healthz "$seconds" "$pulse/healthz"
 
@@ -327,7 +359,8 @@ for name in static manifest findings healthz healthz-streams; do
     "${p50[$name]}" "${p99[$name]}" "${total[$name]}" "${errors[$name]}"
 done
 echo
-echo "manifest, pulse-server / nginx: req/s x$rps_ratio, p50 x$p50_ratio, p99 x$p99_ratio"
+echo "manifest, pulse-server / nginx, mean of $rounds alternating pairs: req/s x$rps_ratio," \
+  "p50 x$p50_ratio, p99 x$p99_ratio; req/s per pair:$round_ratios"
 echo "/healthz p99 with $streams streams open / without: x$streams_p99_ratio" \
   "(server gauge pulse_http_open_streams during the run: ${open_streams:-?};" \
   "streams still open at the end: ${streams_end:-?})"
@@ -345,8 +378,8 @@ json_run() {
 json=$(
   printf '{"date":"%s","cpus":%s,"idle_pct_before":%s,"loadavg_start":"%s","loadavg_end":"%s",' \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(nproc)" "$idle_start" "$load_start" "$load_end"
-  printf '"wrk":{"version":"%s","threads":%s,"connections":%s,"seconds":%s},' \
-    "$wrk_version" "$threads" "$connections" "$seconds"
+  printf '"wrk":{"version":"%s","threads":%s,"connections":%s,"seconds":%s,"rounds":%s},' \
+    "$wrk_version" "$threads" "$connections" "$seconds" "$rounds"
   printf '"nginx":{"version":"%s","workers":2},"manifest_bytes":%s,' "$nginx_version" \
     "$manifest_bytes"
   printf '"findings":{"count":%s,"bytes":%s},"streams":%s,"runs":{' "$findings_count" \
@@ -362,8 +395,9 @@ json=$(
   json_run healthz-streams
   printf '},"ratios":{"manifest_rps_pulse_over_nginx":%s,"manifest_p50_pulse_over_nginx":%s,' \
     "$rps_ratio" "$p50_ratio"
-  printf '"manifest_p99_pulse_over_nginx":%s,"healthz_p99_streams_over_none":%s},' \
+  printf '"manifest_p99_pulse_over_nginx":%s,"healthz_p99_streams_over_none":%s,' \
     "$p99_ratio" "$streams_p99_ratio"
+  printf '"manifest_rps_per_pair":"%s"},' "${round_ratios# }"
   printf '"open_streams_gauge":%s,"streams_open_at_end":"%s","server_5xx_log_lines":%s,' \
     "${open_streams:-null}" "${streams_end:-}" "$server_5xx"
   printf '"reads_under_foreign_lock":{"reads":%s,"alone_p50_ms":%s,"alone_max_ms":%s,' \

@@ -11,6 +11,8 @@ PACKAGES=(
   libabsl-dev rapidjson-dev libfmt-dev libcpp-httplib-dev libsodium-dev
   libsqlitecpp-dev libsqlite3-dev catch2 libcli11-dev libssl-dev zlib1g-dev libbrotli-dev
   libcurl4-openssl-dev
+  # Boost.Beast/Asio, header-only: the HTTP server transport (docs/architecture.md)
+  libboost-dev
   # the HTTP client tests make their TLS certificates with the openssl command
   openssl
   # benchmarks and sanitizer runtimes

@@ -33,7 +33,8 @@ fi
 cmake -S "$root" -B "$build_dir" -G Ninja \
   "${build_type_args[@]}" \
   -DPULSE_WERROR=ON -DPULSE_BUILD_TESTS=ON \
-  -DPULSE_SANITIZE="$sanitize"
+  -DPULSE_SANITIZE="$sanitize" \
+  -DPULSE_TRANSPORT_ATTACK_TESTS=ON
 cmake --build "$build_dir" -j "$jobs"
 
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
@@ -42,4 +43,14 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" ${PULSE_CTEST_ARGS:-}
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" -LE transport ${PULSE_CTEST_ARGS:-}
+# The HTTP transport attack suite (tests/fault/TRANSPORT.md), alone: it measures latency and
+# memory. The plain build runs the acceptance length (60 s per attack, 10,000 streams); the
+# sanitizer build, several times slower and with ASan's memory overhead (~100 MB idle), 15 s per
+# attack and 1,000 streams unless PULSE_ATTACK_SECONDS / PULSE_ATTACK_STREAMS say otherwise.
+if [ -n "$sanitize" ]; then
+  export PULSE_ATTACK_SECONDS=${PULSE_ATTACK_SECONDS:-15}
+  export PULSE_ATTACK_STREAMS=${PULSE_ATTACK_STREAMS:-1000}
+fi
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure -j 1 -L transport ${PULSE_CTEST_ARGS:-}

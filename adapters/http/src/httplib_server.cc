@@ -11,69 +11,21 @@
 #include "server_impl.h"
 
 namespace pulse::adapters::http {
+namespace internal {
 namespace {
-
-using core::AgentErrorCode;
-
-bool ExpectsContent(const std::string& method) {
-  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
-}
 
 std::pair<time_t, time_t> SecondsAndMicros(absl::Duration d) {
   const std::int64_t micros = absl::ToInt64Microseconds(d);
   return {static_cast<time_t>(micros / 1'000'000), static_cast<time_t>(micros % 1'000'000)};
 }
 
-AgentErrorCode CodeForStatus(int status) {
-  switch (status) {
-    case 404:
-      return AgentErrorCode::kRouteNotFound;
-    case 405:
-      return AgentErrorCode::kMethodNotAllowed;
-    case 413:
-      return AgentErrorCode::kRequestTooLarge;
-    case 414:
-      return AgentErrorCode::kUriTooLong;
-    case 415:
-      return AgentErrorCode::kUnsupportedMediaType;
-    case 503:
-      return AgentErrorCode::kServiceUnavailable;
-    default:
-      return status >= 500 ? AgentErrorCode::kInternalError : AgentErrorCode::kInvalidRequest;
-  }
-}
-
 }  // namespace
 
-absl::Status HttplibServer::Impl::Configure(MetricsRegistry* metrics) {
+absl::Status HttplibTransport::Configure(MetricsRegistry* metrics) {
+  PULSE_RETURN_IF_ERROR(pipeline_.ConfigureMetrics(metrics));
   if (metrics != nullptr) {
-    PULSE_ASSIGN_OR_RETURN(requests_,
-                           metrics->AddCounter("pulse_http_requests_total",
-                                               "HTTP requests by method, route and status.",
-                                               {"method", "route", "status"}));
-    PULSE_ASSIGN_OR_RETURN(
-        latency_, metrics->AddHistogram("pulse_http_request_duration_seconds",
-                                        "Time until the reply was ready (for streams: opened).",
-                                        {"method", "route"}, DefaultLatencyBuckets()));
-    PULSE_ASSIGN_OR_RETURN(
-        open_streams_, metrics->AddGauge("pulse_http_open_streams", "Event streams open now.", {}));
     PULSE_ASSIGN_OR_RETURN(workers_, metrics->AddGauge("pulse_http_workers",
                                                        "HTTP worker threads by state.", {"state"}));
-    PULSE_ASSIGN_OR_RETURN(
-        GaugeFamily * slots,
-        metrics->AddGauge("pulse_http_stream_slots",
-                          "Event stream slots by budget (subscriptions, runs): in use and max.",
-                          {"budget", "state"}));
-    PULSE_ASSIGN_OR_RETURN(
-        CounterFamily * refusals,
-        metrics->AddCounter("pulse_http_stream_refusals_total",
-                            "Streams refused by budget and reason (per_token cap, budget full).",
-                            {"budget", "reason"}));
-    PULSE_ASSIGN_OR_RETURN(GaugeFamily * per_token,
-                           metrics->AddGauge("pulse_http_stream_slots_per_token",
-                                             "The cap of open streams per token.", {}));
-    per_token->Set({}, static_cast<double>(options_.max_streams_per_token));
-    slots_.SetMetrics(slots, refusals);
   }
   const auto [read_s, read_us] = SecondsAndMicros(options_.read_timeout);
   const auto [write_s, write_us] = SecondsAndMicros(options_.write_timeout);
@@ -94,9 +46,9 @@ absl::Status HttplibServer::Impl::Configure(MetricsRegistry* metrics) {
   const std::size_t max_threads = options_.max_threads;
   const auto idle =
       std::chrono::milliseconds(absl::ToInt64Milliseconds(options_.idle_thread_timeout));
-  std::shared_ptr<internal::PoolGauges> gauges = gauges_;
+  std::shared_ptr<PoolGauges> gauges = gauges_;
   svr_.new_task_queue = [min_threads, max_threads, idle, gauges] {
-    return new internal::ElasticThreadPool(min_threads, max_threads, idle, gauges);
+    return new ElasticThreadPool(min_threads, max_threads, idle, gauges);
   };
   InstallHandlers();
   port_ = options_.port == 0
@@ -113,7 +65,7 @@ absl::Status HttplibServer::Impl::Configure(MetricsRegistry* metrics) {
   return absl::OkStatus();
 }
 
-void HttplibServer::Impl::InstallHandlers() {
+void HttplibTransport::InstallHandlers() {
   svr_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (ExpectsContent(req.method) && req.target.size() <= options_.max_target_bytes) {
       // Bodies are read by the content-reader handlers below, after routing and auth. (The
@@ -132,43 +84,27 @@ void HttplibServer::Impl::InstallHandlers() {
   svr_.Put(any_path, with_body);
   svr_.Patch(any_path, with_body);
   svr_.Delete(any_path, with_body);
-  svr_.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty() || res.content_provider_) {
-          return httplib::Server::HandlerResponse::Unhandled;  // our own reply
-        }
-        // cpp-httplib refused the request itself (malformed, too long, ...): same envelope.
-        const HttpReply reply = ErrorHandlerReply(res.status);
-        res.set_content(reply.body, reply.content_type);
-        Record(req.method.empty() ? "-" : req.method, std::string(internal::kUnmatched), res.status,
-               {}, false);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  svr_.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                                const std::exception_ptr&) {
-    res.status = 500;
-    res.set_content(core::MakeAgentError(AgentErrorCode::kInternalError, "internal error").ToJson(),
-                    "application/json");
-  });
+  svr_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+    if (!res.body.empty() || res.content_provider_) {
+      return httplib::Server::HandlerResponse::Unhandled;  // our own reply
+    }
+    // cpp-httplib refused the request itself (malformed, too long, ...): same envelope.
+    const HttpReply reply = TransportRefusal(res.status);
+    res.set_content(reply.body, reply.content_type);
+    Record(req.method.empty() ? "-" : req.method, std::string(kUnmatched), res.status, {}, false);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  svr_.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
+        res.status = 500;
+        res.set_content(
+            core::MakeAgentError(core::AgentErrorCode::kInternalError, "internal error").ToJson(),
+            "application/json");
+      });
 }
 
-HttpReply HttplibServer::Impl::ErrorHandlerReply(int status) const {
-  const AgentErrorCode code = CodeForStatus(status);
-  switch (code) {
-    case AgentErrorCode::kUriTooLong:
-      return HttpReply::Error(code, "the request target is too long");
-    case AgentErrorCode::kRequestTooLarge:
-      return HttpReply::Error(code, "the request body is too large");
-    case AgentErrorCode::kRouteNotFound:
-      return HttpReply::Error(code, "no route has this path");
-    case AgentErrorCode::kInternalError:
-      return HttpReply::Error(code, "internal error");
-    default:
-      return HttpReply::Error(code, "the request is malformed");
-  }
-}
-
-absl::Status HttplibServer::Impl::Start() {
+absl::Status HttplibTransport::Start() {
   absl::MutexLock lock(&state_mu_);
   if (state_ != State::kBound) {
     return absl::FailedPreconditionError("the server was started or stopped already");
@@ -178,7 +114,7 @@ absl::Status HttplibServer::Impl::Start() {
   return absl::OkStatus();
 }
 
-void HttplibServer::Impl::Stop() {
+void HttplibTransport::Stop() {
   {
     absl::MutexLock lock(&state_mu_);
     if (state_ == State::kStopped) {
@@ -186,19 +122,8 @@ void HttplibServer::Impl::Stop() {
     }
     state_ = State::kStopped;
   }
-  {
-    // Streams first, while the listener is open: each drains and ends its response cleanly.
-    absl::MutexLock lock(&streams_mu_);
-    stopping_ = true;
-    for (auto& [key, weak] : streams_) {
-      if (std::shared_ptr<SseStream> stream = weak.lock()) {
-        stream->Shutdown();
-      }
-    }
-    const absl::Time deadline = absl::Now() + options_.stop_grace;
-    while (!streams_.empty() && !streams_cv_.WaitWithDeadline(&streams_mu_, deadline)) {
-    }
-  }
+  // Streams first, while the listener is open: each drains and ends its response cleanly.
+  pipeline_.ShutdownStreams();
   // Then no new connections; the accept loop ends and shuts the pool down, which waits for
   // the requests in flight (an idle keep-alive connection ends within keep_alive_timeout).
   svr_.CloseListener();
@@ -207,29 +132,41 @@ void HttplibServer::Impl::Stop() {
   }
 }
 
-HttpServerStats HttplibServer::Impl::Stats() const {
+HttpServerStats HttplibTransport::Stats() const {
   HttpServerStats stats;
   stats.threads = gauges_->threads.load();
   stats.busy_threads = gauges_->busy.load();
   stats.peak_threads = gauges_->peak.load();
-  absl::MutexLock lock(&streams_mu_);
-  stats.open_streams = streams_.size();
+  stats.open_streams = pipeline_.open_streams();
   return stats;
 }
+
+void HttplibTransport::Record(const std::string& method, const std::string& route, int status,
+                              std::chrono::steady_clock::duration elapsed, bool stream) {
+  pipeline_.Record(method, route, status, elapsed, stream);
+  if (workers_ != nullptr) {
+    workers_->Set({"live"}, static_cast<double>(gauges_->threads.load()));
+    workers_->Set({"busy"}, static_cast<double>(gauges_->busy.load()));
+  }
+}
+
+}  // namespace internal
 
 // ---- HttplibServer ----
 
 absl::StatusOr<std::unique_ptr<HttplibServer>> HttplibServer::Open(
     HttpServerOptions options, Router router, TokenAuthenticator& authenticator,
     MetricsRegistry* metrics) {
-  if (options.min_threads == 0 || options.max_threads < options.min_threads ||
-      options.max_subscription_streams == 0 || options.max_run_streams == 0 ||
-      options.max_streams_per_token == 0 ||
-      options.max_subscription_streams + options.max_run_streams + options.min_threads >
-          options.max_threads ||
-      options.max_body_bytes == 0 || options.max_target_bytes < 16 || options.listen_backlog <= 0 ||
+  const bool httplib = options.transport == HttpTransport::kHttplib;
+  if (options.max_subscription_streams == 0 || options.max_run_streams == 0 ||
+      options.max_streams_per_token == 0 || options.max_body_bytes == 0 ||
+      options.max_target_bytes < 16 || options.listen_backlog <= 0 ||
       options.read_timeout <= absl::ZeroDuration() ||
-      options.write_timeout <= absl::ZeroDuration()) {
+      options.write_timeout <= absl::ZeroDuration() ||
+      (httplib &&
+       (options.min_threads == 0 || options.max_threads < options.min_threads ||
+        options.max_subscription_streams + options.max_run_streams + options.min_threads >
+            options.max_threads))) {
     return absl::InvalidArgumentError(
         "inconsistent server options: need 0 < min_threads, positive stream budgets and "
         "per-token cap, both stream budgets + min_threads <= max_threads, a positive body "
@@ -238,14 +175,25 @@ absl::StatusOr<std::unique_ptr<HttplibServer>> HttplibServer::Open(
   if (options.require_complete_router) {
     PULSE_RETURN_IF_ERROR(router.CheckComplete());
   }
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(router), authenticator);
+  if (!httplib) {
+    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
+                           internal::OpenBeastTransport(std::move(options), std::move(router),
+                                                        authenticator, metrics));
+    return std::unique_ptr<HttplibServer>(new HttplibServer(std::move(impl)));
+  }
+  auto impl = std::make_unique<internal::HttplibTransport>(std::move(options), std::move(router),
+                                                           authenticator);
   PULSE_RETURN_IF_ERROR(impl->Configure(metrics));
   return std::unique_ptr<HttplibServer>(new HttplibServer(std::move(impl)));
 }
 
 HttplibServer::HttplibServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttplibServer::~HttplibServer() { Stop(); }
+HttplibServer::~HttplibServer() {
+  if (impl_ != nullptr) {
+    impl_->Stop();
+  }
+}
 
 int HttplibServer::port() const { return impl_->port(); }
 

@@ -8,6 +8,7 @@
 #include "pulse/adapters/http/token_authenticator.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/manifest/path_template.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::adapters::http::internal {
 namespace {
@@ -76,7 +77,7 @@ absl::StatusOr<QueryParams> ParseQuery(std::string_view raw_query) {
   return params;
 }
 
-BodyFraming ExamineFraming(const httplib::Request& req) {
+BodyFraming ExamineFraming(const RawRequest& req) {
   BodyFraming framing;
   const std::vector<std::string> lengths = HeaderValues(req, "Content-Length");
   const std::vector<std::string> encodings = HeaderValues(req, "Transfer-Encoding");
@@ -108,7 +109,7 @@ BodyFraming ExamineFraming(const httplib::Request& req) {
   return framing;
 }
 
-bool IsJsonContentType(const httplib::Request& req) {
+bool IsJsonContentType(const RawRequest& req) {
   const std::vector<std::string> types = HeaderValues(req, "Content-Type");
   if (types.size() != 1) {
     return false;
@@ -139,16 +140,27 @@ bool IsJsonContentType(const httplib::Request& req) {
   return absl::EqualsIgnoreCase(charset, "utf-8");
 }
 
-std::vector<std::string> HeaderValues(const httplib::Request& req, const std::string& name) {
+std::vector<std::string> HeaderValues(const RawRequest& req, std::string_view name) {
   std::vector<std::string> values;
-  const auto range = req.headers.equal_range(name);
-  for (auto it = range.first; it != range.second; ++it) {
-    values.push_back(it->second);
+  for (const auto& [key, value] : req.headers) {
+    if (absl::EqualsIgnoreCase(key, core::ToAbsl(name))) {
+      values.push_back(value);
+    }
   }
   return values;
 }
 
-std::vector<std::pair<std::string, std::string>> HandlerHeaders(const httplib::Request& req) {
+bool RawRequest::HasHeader(std::string_view name) const {
+  return std::any_of(headers.begin(), headers.end(), [name](const auto& field) {
+    return absl::EqualsIgnoreCase(field.first, core::ToAbsl(name));
+  });
+}
+
+bool ExpectsContent(std::string_view method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+}
+
+std::vector<std::pair<std::string, std::string>> HandlerHeaders(const RawRequest& req) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, value] : req.headers) {
     std::string lower = absl::AsciiStrToLower(name);

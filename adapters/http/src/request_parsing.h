@@ -1,9 +1,7 @@
-// Internal to adapters/http: strict readers of the parts of a raw request cpp-httplib leaves
+// Internal to adapters/http: strict readers of the parts of a raw request the transports leave
 // loosely parsed — the query string, the body framing headers, and which headers a handler
 // may see — and the check that keeps response headers free of CR/LF.
 #pragma once
-
-#include <httplib.h>
 
 #include <cstdint>
 #include <string>
@@ -17,6 +15,19 @@
 namespace pulse::adapters::http::internal {
 
 inline constexpr std::size_t kMaxQueryParams = 64;
+
+// A request head as the transport parsed it, before any of it is trusted.
+struct RawRequest {
+  std::string method;
+  std::string target;  // as sent: raw path and query
+  // Every header field in order, names as sent (compared without regard to case).
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  bool HasHeader(std::string_view name) const;
+};
+
+// True for the methods whose requests may carry a body: POST, PUT, PATCH, DELETE.
+bool ExpectsContent(std::string_view method);
 
 // Splits a target into its raw path and raw query ("" when there is no "?").
 std::pair<std::string_view, std::string_view> SplitTarget(std::string_view target);
@@ -35,18 +46,18 @@ struct BodyFraming {
 // How the request delimits its body. kInvalid for a repeated or non-numeric Content-Length,
 // a Transfer-Encoding other than "chunked", or both headers at once (the framing a request
 // smuggler relies on).
-BodyFraming ExamineFraming(const httplib::Request& req);
+BodyFraming ExamineFraming(const RawRequest& req);
 
 // True when the request's body is declared JSON: exactly one Content-Type header whose media
 // type is application/json (any case), with no parameter but an optional charset=utf-8. Any
 // other type (multipart/form-data, text/plain, application/json-seq, ...) or none is false.
-bool IsJsonContentType(const httplib::Request& req);
+bool IsJsonContentType(const RawRequest& req);
 
 // Every value of header `name` (case-insensitive), in order.
-std::vector<std::string> HeaderValues(const httplib::Request& req, const std::string& name);
+std::vector<std::string> HeaderValues(const RawRequest& req, std::string_view name);
 
 // The headers a handler sees: lower-case names, credentials removed.
-std::vector<std::pair<std::string, std::string>> HandlerHeaders(const httplib::Request& req);
+std::vector<std::pair<std::string, std::string>> HandlerHeaders(const RawRequest& req);
 
 // True when a response header can be written as is: the name is an HTTP token, the value
 // holds no CR, LF or NUL.

@@ -102,7 +102,7 @@ bool SseStream::Enqueue(std::string frame) {
       frames_.push_back(std::move(frame));
     }
   }
-  cv_.SignalAll();
+  Notify();
   return !cancelled();
 }
 
@@ -111,7 +111,7 @@ void SseStream::Close() {
     absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  cv_.SignalAll();
+  Notify();
 }
 
 bool SseStream::cancelled() const { return cancel_flag_->load(std::memory_order_acquire); }
@@ -134,32 +134,79 @@ std::uint64_t SseStream::dropped() const {
   return dropped_;
 }
 
+std::optional<SseStream::Pull> SseStream::PendingLocked(std::string& out) {
+  if (aborted_) {
+    return Pull::kAbort;
+  }
+  if (!frames_.empty()) {
+    for (std::string& frame : frames_) {
+      out.append(frame);
+    }
+    frames_.clear();
+    return Pull::kWrite;
+  }
+  if (closed_ || stopping_) {
+    return Pull::kEnd;
+  }
+  return std::nullopt;
+}
+
 SseStream::Pull SseStream::Next(std::string& out) {
   out.clear();
   absl::MutexLock lock(&mu_);
   const absl::Time deadline = absl::Now() + AtLeastOneMs(options_.heartbeat);
   while (true) {
-    if (aborted_) {
-      return Pull::kAbort;
-    }
-    if (!frames_.empty()) {
-      for (std::string& frame : frames_) {
-        out.append(frame);
-      }
-      frames_.clear();
-      return Pull::kWrite;
-    }
-    if (closed_ || stopping_) {
-      return Pull::kEnd;
+    if (std::optional<Pull> pending = PendingLocked(out)) {
+      return *pending;
     }
     if (cv_.WaitWithDeadline(&mu_, deadline)) {  // true: the deadline passed
       if (aborted_ || !frames_.empty() || closed_ || stopping_) {
         continue;  // the state changed at the deadline; report it instead
       }
-      out = options_.heartbeat_frame ? options_.heartbeat_frame()
-                                     : FormatSseComment(options_.heartbeat_comment);
+      out = HeartbeatFrame();
       return Pull::kWrite;
     }
+  }
+}
+
+std::optional<SseStream::Pull> SseStream::TryNext(std::string& out) {
+  out.clear();
+  absl::MutexLock lock(&mu_);
+  return PendingLocked(out);
+}
+
+std::string SseStream::HeartbeatFrame() const {
+  return options_.heartbeat_frame ? options_.heartbeat_frame()
+                                  : FormatSseComment(options_.heartbeat_comment);
+}
+
+void SseStream::SetWakeup(std::function<void()> wake) {
+  std::shared_ptr<const std::function<void()>> now;
+  {
+    absl::MutexLock lock(&mu_);
+    if (wake) {
+      wake_ = std::make_shared<const std::function<void()>>(std::move(wake));
+    } else {
+      wake_.reset();
+    }
+    if (wake_ != nullptr && (aborted_ || !frames_.empty() || closed_ || stopping_)) {
+      now = wake_;
+    }
+  }
+  if (now != nullptr) {
+    (*now)();
+  }
+}
+
+void SseStream::Notify() {
+  cv_.SignalAll();
+  std::shared_ptr<const std::function<void()>> wake;
+  {
+    absl::MutexLock lock(&mu_);
+    wake = wake_;
+  }
+  if (wake != nullptr) {
+    (*wake)();
   }
 }
 
@@ -169,7 +216,7 @@ void SseStream::Abort() {
     aborted_ = true;
     RaiseCancel();
   }
-  cv_.SignalAll();
+  Notify();
 }
 
 void SseStream::Shutdown() {
@@ -178,7 +225,7 @@ void SseStream::Shutdown() {
     stopping_ = true;
     RaiseCancel();
   }
-  cv_.SignalAll();
+  Notify();
 }
 
 void SseStream::MarkFinished(bool clean) {
@@ -192,7 +239,7 @@ void SseStream::MarkFinished(bool clean) {
     }
     frames_.clear();
   }
-  cv_.SignalAll();
+  Notify();
 }
 
 void SseStream::RaiseCancel() { cancel_flag_->store(true, std::memory_order_release); }

@@ -289,6 +289,11 @@ absl::Status ServerApp::Parts::OpenServer() {
   options.host = config.listen.host;
   options.port = config.listen.port;
   options.min_threads = 4;
+  if (config.beast_transport) {
+    options.transport = http::HttpTransport::kBeast;
+    // Every stream may come from one address (a proxy, the web console's host).
+    options.max_connections_per_peer = options.max_connections;
+  }
   options.max_subscription_streams = config.max_event_streams;
   options.max_run_streams = config.max_run_streams;
   options.max_streams_per_token = config.max_streams_per_token;

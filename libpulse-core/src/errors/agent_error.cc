@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 69> kCodes = {{
+constexpr std::array<CodeInfo, 71> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -90,6 +90,8 @@ constexpr std::array<CodeInfo, 69> kCodes = {{
     {C::kServiceUnavailable, "service_unavailable", 503},
     {C::kUnsupportedMediaType, "unsupported_media_type", 415},
     {C::kTooManyStreams, "too_many_streams", 429},
+    {C::kRequestHeaderTooLarge, "request_header_too_large", 431},
+    {C::kRequestTimeout, "request_timeout", 408},
 }};
 
 const CodeInfo* Find(AgentErrorCode code) {
@@ -204,9 +206,11 @@ const std::vector<AgentErrorCode>& ExecuteErrorCodes() {
 
 const std::vector<AgentErrorCode>& TransportErrorCodes() {
   static const std::vector<AgentErrorCode> codes = {
-      C::kInvalidRequest,     C::kUnauthorized,         C::kMissingScope,  C::kRouteNotFound,
-      C::kMethodNotAllowed,   C::kRequestTooLarge,      C::kUriTooLong,    C::kInternalError,
-      C::kServiceUnavailable, C::kUnsupportedMediaType, C::kTooManyStreams};
+      C::kInvalidRequest,       C::kUnauthorized,     C::kMissingScope,
+      C::kRouteNotFound,        C::kMethodNotAllowed, C::kRequestTooLarge,
+      C::kUriTooLong,           C::kInternalError,    C::kServiceUnavailable,
+      C::kUnsupportedMediaType, C::kTooManyStreams,   C::kRequestHeaderTooLarge,
+      C::kRequestTimeout};
   return codes;
 }
 

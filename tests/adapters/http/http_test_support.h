@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -85,8 +86,17 @@ inline http::Router FullRouter(const std::map<std::string, http::HttpHandler>& o
 
 // Server options for tests: a small idle pool (the machine is shared), room for the
 // 256-stream test.
+// The Beast transport (the default); PULSE_TEST_HTTP_TRANSPORT=httplib runs the same
+// server-level tests against cpp-httplib (tests/adapters/http/CMakeLists.txt registers them a
+// second time with it).
 inline http::HttpServerOptions TestOptions() {
   http::HttpServerOptions options;
+  options.io_threads = 2;
+  options.handler_threads = 2;
+  const char* transport = std::getenv("PULSE_TEST_HTTP_TRANSPORT");
+  if (transport != nullptr && std::string(transport) == "httplib") {
+    options.transport = http::HttpTransport::kHttplib;
+  }
   options.min_threads = 2;
   options.max_threads = 400;
   options.max_subscription_streams = 300;

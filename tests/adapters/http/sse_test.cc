@@ -261,6 +261,9 @@ TEST_CASE("stopping the server ends open streams cleanly", "[adapters][http][sse
     error = result.error();
   });
   std::shared_ptr<SseStream> stream = box.WaitFor(0);
+  // Open once the transport registered it (the handler's return is not enough: the Beast
+  // transport admits the stream on its event loop; one still unadmitted at stop is a 503).
+  REQUIRE(Eventually([&] { return server->server().stats().open_streams == 1; }));
   const auto start = Clock::now();
   server->server().Stop();
   client.join();
@@ -333,7 +336,12 @@ TEST_CASE("256 open streams do not starve a short request", "[adapters][http][ss
   INFO("workers " << stats.threads << " peak " << stats.peak_threads << " short request "
                   << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
                   << " ms");
-  CHECK(stats.peak_threads >= static_cast<std::size_t>(kStreams));
+  if (testing::TestOptions().transport == HttpTransport::kBeast) {
+    // The event loops write every stream: no thread is added per stream.
+    CHECK(stats.peak_threads < 16);
+  } else {
+    CHECK(stats.peak_threads >= static_cast<std::size_t>(kStreams));  // a worker per stream
+  }
   server.server().Stop();
   for (std::thread& t : clients) {
     t.join();

@@ -211,7 +211,7 @@ TEST_CASE("stream budgets and the per-token cap come from flags or pulse.json, b
   ServerSettings flag = defaults;
   flag.max_streams_per_token = "3";
   CHECK(ResolveServerConfig(flag, std::nullopt)->max_streams_per_token == 3);
-  for (const char* bad : {"0", "-1", "1e3", "", " 4", "801", "4.0", "99999999"}) {
+  for (const char* bad : {"0", "-1", "1e3", "", " 4", "20001", "4.0", "99999999"}) {
     INFO(bad);
     ServerSettings wrong = defaults;
     wrong.max_event_streams = bad;
@@ -220,13 +220,37 @@ TEST_CASE("stream budgets and the per-token cap come from flags or pulse.json, b
     CHECK(std::string(refused.status().message()).find("--max-event-streams") != std::string::npos);
   }
   ServerSettings too_many = defaults;
-  too_many.max_event_streams = "700";
-  too_many.max_run_streams = "200";
+  too_many.max_event_streams = "15000";
+  too_many.max_run_streams = "6000";
   CHECK_FALSE(ResolveServerConfig(too_many, std::nullopt).ok());
   { std::ofstream(dir.path() + "/pulse.json") << R"({"max_streams_per_token":-2})"; }
   absl::StatusOr<ServerConfig> negative = ResolveServerConfig(defaults, std::nullopt);
   REQUIRE_FALSE(negative.ok());
   CHECK(std::string(negative.status().message()).find("pulse.json") != std::string::npos);
+}
+
+TEST_CASE("the hidden --http-transport picks the transport and lifts the stream bound for beast",
+          "[server][config]") {
+  TempDir dir;
+  ServerSettings defaults;
+  defaults.data_dir = dir.path();
+  CHECK(ResolveServerConfig(defaults, std::nullopt)->beast_transport);
+  ServerSettings beast = defaults;
+  beast.max_event_streams = "10000";
+  absl::StatusOr<ServerConfig> lifted = ResolveServerConfig(beast, std::nullopt);
+  REQUIRE(lifted.ok());
+  CHECK(lifted->beast_transport);
+  CHECK(lifted->max_event_streams == 10000);
+  ServerSettings httplib = beast;
+  httplib.http_transport = "httplib";
+  CHECK_FALSE(ResolveServerConfig(httplib, std::nullopt).ok());  // 10000 > 800 there
+  for (const char* bad : {"", "Beast", "nginx"}) {
+    ServerSettings wrong = defaults;
+    wrong.http_transport = bad;
+    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()).find("--http-transport") != std::string::npos);
+  }
 }
 
 TEST_CASE("the event bus sends stream.connected first and events with increasing ids",

@@ -69,7 +69,9 @@ TEST_CASE("transport codes carry their HTTP statuses", "[core][errors]") {
                                                         {"internal_error", 500},
                                                         {"service_unavailable", 503},
                                                         {"unsupported_media_type", 415},
-                                                        {"too_many_streams", 429}});
+                                                        {"too_many_streams", 429},
+                                                        {"request_header_too_large", 431},
+                                                        {"request_timeout", 408}});
 }
 
 TEST_CASE("the envelope omits empty details and round trips", "[core][errors]") {

@@ -168,7 +168,7 @@ TEST_CASE("stream settings out of range are refused at startup with the setting 
        {std::vector<std::string>{"--max-streams-per-token", "0"},
         std::vector<std::string>{"--max-run-streams", "-1"},
         std::vector<std::string>{"--max-event-streams", "1e3"},
-        std::vector<std::string>{"--max-event-streams", "700", "--max-run-streams", "200"}}) {
+        std::vector<std::string>{"--max-event-streams", "15000", "--max-run-streams", "6000"}}) {
     std::vector<std::string> argv = {ServerBinary(), "--data-dir", dir.path(), "--listen",
                                      "127.0.0.1:0"};
     argv.insert(argv.end(), args.begin(), args.end());

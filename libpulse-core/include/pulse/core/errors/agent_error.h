@@ -89,15 +89,17 @@ enum class AgentErrorCode {
   kSessionNotResumable,  // a Patrol (system) session: never continued, resumed or answered
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
-  kUnauthorized,          // no credential, or one the token store does not accept
-  kRouteNotFound,         // no route has this path
-  kMethodNotAllowed,      // a route has this path, but not for this method
-  kRequestTooLarge,       // the body is over the server's limit
-  kUriTooLong,            // the request target is over the server's limit
-  kInternalError,         // a handler failed unexpectedly
-  kServiceUnavailable,    // the server cannot take the request now (stream cap, auth store down)
-  kUnsupportedMediaType,  // a body whose Content-Type is not application/json (415)
-  kTooManyStreams,        // the token already holds its cap of concurrent streams (429)
+  kUnauthorized,           // no credential, or one the token store does not accept
+  kRouteNotFound,          // no route has this path
+  kMethodNotAllowed,       // a route has this path, but not for this method
+  kRequestTooLarge,        // the body is over the server's limit
+  kUriTooLong,             // the request target is over the server's limit
+  kInternalError,          // a handler failed unexpectedly
+  kServiceUnavailable,     // the server cannot take the request now (stream cap, auth store down)
+  kUnsupportedMediaType,   // a body whose Content-Type is not application/json (415)
+  kTooManyStreams,         // the token already holds its cap of concurrent streams (429)
+  kRequestHeaderTooLarge,  // a header line, the field count or the whole head over a bound (431)
+  kRequestTimeout,         // the request head or body did not arrive within its deadline (408)
 };
 
 // Every code, in declaration order.
@@ -107,8 +109,8 @@ const std::vector<AgentErrorCode>& AllAgentErrorCodes();
 std::string_view ToString(AgentErrorCode code);
 // Exact-match parse; unknown strings are nullopt.
 std::optional<AgentErrorCode> ParseAgentErrorCode(std::string_view text);
-// The HTTP status a route answers with for this code (400, 401, 403, 404, 405, 409, 410,
-// 413, 414, 415, 422, 423, 429, 500, 502, 503).
+// The HTTP status a route answers with for this code (400, 401, 403, 404, 405, 408, 409, 410,
+// 413, 414, 415, 422, 423, 429, 431, 500, 502, 503).
 int HttpStatusFor(AgentErrorCode code);
 
 // Sets of codes a capability declares (docs/api.md), in advertised order.

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,7 +45,14 @@ struct RequestRecord {
   bool stream = false;
 };
 
+// Which transport serves the connections. kBeast (the default): Boost.Beast on Asio event
+// loops with the hard bounds below (issue 22; docs/server.md "The HTTP transport"). kHttplib:
+// cpp-httplib, a worker thread per connection, none of those bounds (being retired). Both
+// serve the same routes through the same pipeline.
+enum class HttpTransport { kHttplib, kBeast };
+
 struct HttpServerOptions {
+  HttpTransport transport = HttpTransport::kBeast;
   std::string host = "127.0.0.1";
   int port = 0;                          // 0: an ephemeral port
   std::size_t max_body_bytes = 1 << 20;  // larger bodies: 413 request_too_large
@@ -63,6 +71,29 @@ struct HttpServerOptions {
   std::size_t max_run_streams = 128;
   std::size_t max_streams_per_token = 32;
   int listen_backlog = 512;
+  // ---- kBeast only ----
+  // The request line and each header line at most this long (longer: 414 for the request
+  // line, 431 for a header line); at most max_header_fields fields (more: 431); the whole head
+  // at most max_head_bytes (431), and complete within head_deadline of its first byte (408).
+  std::size_t max_line_bytes = 8 * 1024;
+  std::size_t max_header_fields = 100;
+  std::size_t max_head_bytes = 32 * 1024;
+  absl::Duration head_deadline = absl::Seconds(10);
+  // The whole body within this long of the end of the head (408).
+  absl::Duration body_deadline = absl::Seconds(10);
+  // Open connections at once, and from one peer address (more: 503, then closed).
+  std::size_t max_connections = 16384;
+  std::size_t max_connections_per_peer = 16384;
+  // Event loops (0: one per core) and threads running handlers that are not answered inline.
+  std::size_t io_threads = 0;
+  std::size_t handler_threads = 4;
+  // Public, non-streaming routes answered on the event loop itself (no hop to a handler
+  // thread): they must be cheap and never block.
+  std::vector<std::string> inline_routes = {"healthz", "get_capabilities"};
+  // Inline routes whose reply never changes while the server runs: the Beast transport keeps
+  // the first 200 reply to a plain GET (no query, body, Range or credentials) as bytes and
+  // answers later ones with them (the bounds, route lookup and request metrics still apply).
+  std::vector<std::string> constant_routes = {"get_capabilities"};
   // How long Stop() lets open streams drain before closing the listener anyway.
   absl::Duration stop_grace = absl::Seconds(3);
   // Refuse to open while a manifest capability has no handler (Router::CheckComplete).

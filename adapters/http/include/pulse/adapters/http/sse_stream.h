@@ -1,9 +1,11 @@
 // SseStream: one server-sent-event stream between a producer (the chat loop's event sink, the
 // agent event broadcaster) and the HTTP connection that writes it. The producer queues frames
-// and never blocks; the connection thread waits on a condition variable for frames or the
-// next heartbeat, so an idle stream costs no CPU. When the client goes away (a write fails),
-// the server stops, or a slow client overflows the queue, the stream is cancelled: Send
-// returns false, cancelled() turns true and the shared cancel flag is raised, so the producer
+// and never blocks. A connection either waits on a condition variable for frames or the next
+// heartbeat (Next, one thread per stream), or is event-driven: it registers a wake-up callback
+// (SetWakeup), drains with the non-blocking TryNext when woken and writes heartbeats from its
+// own timer (HeartbeatFrame); an idle stream costs no CPU either way. When the client goes away (a
+// write fails), the server stops, or a slow client overflows the queue, the stream is cancelled:
+// Send returns false, cancelled() turns true and the shared cancel flag is raised, so the producer
 // is released. Thread-safe; shared by producer and server through std::shared_ptr.
 #pragma once
 
@@ -90,6 +92,23 @@ class SseStream {
   // Waits for queued frames, the end, a cancellation or the heartbeat deadline, whichever
   // comes first; never longer than the heartbeat interval.
   Pull Next(std::string& out);
+
+  // ---- event-driven connection side (an event loop; never blocks) ----
+
+  // `wake` is called after every change the connection must act on — frames queued, Close,
+  // Abort, Shutdown, MarkFinished — on the thread that made it and never while the stream's
+  // lock is held (so it may call TryNext). It should only schedule work (post to the
+  // connection's executor). Called once at once when something is already pending. Replaces
+  // the previous callback; an empty one stops the calls (a call already under way may still
+  // finish after SetWakeup returns).
+  void SetWakeup(std::function<void()> wake) ABSL_LOCKS_EXCLUDED(mu_);
+  // What Next would return without waiting: every queued frame (kWrite), kEnd once closed or
+  // stopping and drained, kAbort once cancelled by Abort or overflow; nullopt when there is
+  // nothing to do yet (the connection waits for the wake-up or its heartbeat timer).
+  std::optional<Pull> TryNext(std::string& out) ABSL_LOCKS_EXCLUDED(mu_);
+  // The heartbeat frame to write (SseOptions::heartbeat_frame or the comment) and its interval.
+  std::string HeartbeatFrame() const;
+  absl::Duration heartbeat_interval() const { return options_.heartbeat; }
   // The client is gone (a write failed) or the stream could not be served: cancel.
   void Abort();
   // The server is stopping: cancel the producer, but let the connection write what is queued
@@ -102,6 +121,9 @@ class SseStream {
  private:
   explicit SseStream(SseOptions options);
   bool Enqueue(std::string frame) ABSL_LOCKS_EXCLUDED(mu_);
+  // Signals waiters and calls the wake-up callback; call without mu_ held.
+  void Notify() ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<Pull> PendingLocked(std::string& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RaiseCancel() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SseOptions options_;
@@ -114,6 +136,7 @@ class SseStream {
   bool aborted_ ABSL_GUARDED_BY(mu_) = false;   // drop the connection
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // the connection is done with the stream
   std::uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const std::function<void()>> wake_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::adapters::http

@@ -1,0 +1,314 @@
+// The Beast transport's hard bounds (issue 22), over real loopback connections: over-long heads,
+// lines and field counts are 431/414, a head or body that does not arrive within its deadline
+// is 408 even when bytes keep trickling in, the connection caps answer 503, every refusal is
+// the agent envelope followed by a close, idle keep-alive connections are closed on a timer,
+// event streams beat on timers, /metrics counts each refusal, and a constant route is answered
+// from the bytes of its first reply.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_test_support.h"
+#include "pulse/adapters/http/metrics_registry.h"
+
+namespace pulse::adapters::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using testing::TestServer;
+
+HttpServerOptions BeastOptions() {
+  HttpServerOptions options = testing::TestOptions();
+  options.transport = HttpTransport::kBeast;
+  options.io_threads = 2;
+  options.handler_threads = 2;
+  return options;
+}
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+// The status line and the envelope's code of a raw reply, and whether the server closed.
+void CheckRefused(const std::string& raw, const std::string& status, const std::string& code) {
+  INFO(raw.substr(0, 400));
+  CHECK(StartsWith(raw, "HTTP/1.1 " + status));
+  CHECK(raw.find("\"error\":\"" + code + "\"") != std::string::npos);
+  CHECK(raw.find("Connection: close") != std::string::npos);
+}
+
+const char kHealth[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+
+TEST_CASE("beast: an over-long header line, too many fields or a huge head are 431",
+          "[adapters][http][beast]") {
+  TestServer server(BeastOptions());
+  CheckRefused(server.Raw(std::string(kHealth) + "X-Long: " + std::string(9000, 'a') + "\r\n\r\n"),
+               "431", "request_header_too_large");
+  std::string many = kHealth;
+  for (int i = 0; i < 101; ++i) {
+    many += "X-F" + std::to_string(i) + ": v\r\n";
+  }
+  CheckRefused(server.Raw(many + "\r\n"), "431", "request_header_too_large");
+  // 200 KB without a line break: refused once the head bound is reached, not buffered.
+  CheckRefused(server.Raw(std::string(kHealth) + "X-Flood: " + std::string(200'000, 'b')), "431",
+               "request_header_too_large");
+  // Right at the bounds: served.
+  std::string fine = kHealth;
+  for (int i = 0; i < 97; ++i) {  // with Host, X-Long and Connection: 100 fields
+    fine += "X-F" + std::to_string(i) + ": v\r\n";
+  }
+  fine += "X-Long: " + std::string(8000, 'c') + "\r\nConnection: close\r\n\r\n";
+  CHECK(StartsWith(server.Raw(fine), "HTTP/1.1 200"));
+}
+
+TEST_CASE("beast: a request line over the line bound is 414", "[adapters][http][beast]") {
+  TestServer server(BeastOptions());
+  CheckRefused(server.Raw("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"), "414",
+               "uri_too_long");
+}
+
+TEST_CASE("beast: the head deadline runs from the first byte, however slowly bytes come",
+          "[adapters][http][beast]") {
+  HttpServerOptions options = BeastOptions();
+  options.head_deadline = absl::Milliseconds(400);
+  TestServer server(options);
+  TestServer::RawConnection slow(server.port());
+  const auto start = Clock::now();
+  const std::string head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  slow.Send(head);
+  for (int i = 0; i < 12; ++i) {  // a byte every 100 ms: a per-read timeout would never fire
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    slow.Send("a");
+  }
+  const std::string reply = slow.Read(1000);
+  const auto elapsed = Clock::now() - start;
+  CheckRefused(reply, "408", "request_timeout");
+  CHECK(elapsed < std::chrono::milliseconds(2500));
+}
+
+TEST_CASE("beast: a body that does not arrive within its deadline is 408",
+          "[adapters][http][beast]") {
+  HttpServerOptions options = BeastOptions();
+  options.body_deadline = absl::Milliseconds(300);
+  std::atomic<int> calls{0};
+  TestServer server(options, testing::FullRouter({{"acknowledge_finding", [&calls](const auto& r) {
+                                                     ++calls;
+                                                     return testing::EchoReply(r);
+                                                   }}}));
+  const std::string token = server.Token({"*"});
+  TestServer::RawConnection connection(server.port());
+  connection.Send(
+      "POST /api/ai/patrol/acknowledge HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
+      "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"finding_id\":");
+  CheckRefused(connection.Read(2000), "408", "request_timeout");
+  CHECK(calls == 0);
+}
+
+TEST_CASE("beast: connections over the per-peer or global cap are 503 and closed",
+          "[adapters][http][beast]") {
+  SECTION("per peer") {
+    HttpServerOptions options = BeastOptions();
+    options.max_connections_per_peer = 2;
+    TestServer server(options);
+    TestServer::RawConnection a(server.port());
+    TestServer::RawConnection b(server.port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both admitted
+    CheckRefused(server.Raw(std::string(kHealth) + "\r\n"), "503", "service_unavailable");
+    a.Send(std::string(kHealth) + "\r\n");
+    CHECK(StartsWith(a.Read(300), "HTTP/1.1 200"));  // the admitted ones are served
+  }
+  SECTION("global") {
+    HttpServerOptions options = BeastOptions();
+    options.max_connections = 1;
+    TestServer server(options);
+    TestServer::RawConnection a(server.port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string refused = server.Raw(std::string(kHealth) + "\r\n");
+    CheckRefused(refused, "503", "service_unavailable");
+    CHECK(refused.find("Retry-After: 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("beast: an idle keep-alive connection is closed on its timer, a busy one is kept",
+          "[adapters][http][beast]") {
+  HttpServerOptions options = BeastOptions();
+  options.keep_alive_timeout = absl::Milliseconds(300);
+  TestServer server(options);
+  TestServer::RawConnection connection(server.port());
+  for (int i = 0; i < 3; ++i) {
+    connection.Send(std::string(kHealth) + "\r\n");
+    const std::string reply = connection.Read(150);
+    CHECK(StartsWith(reply, "HTTP/1.1 200"));
+    CHECK(reply.find("Connection: close") == std::string::npos);
+  }
+  const auto start = Clock::now();
+  CHECK(connection.Read(3000).empty());  // closed by the server, not by our read timeout
+  CHECK(Clock::now() - start < std::chrono::milliseconds(2000));
+}
+
+TEST_CASE("beast: pipelined requests are answered in order on one connection",
+          "[adapters][http][beast]") {
+  TestServer server(BeastOptions());
+  const std::string reply = server.Raw(std::string(kHealth) + "\r\n" + kHealth + "\r\n" + kHealth +
+                                       "Connection: close\r\n\r\n");
+  std::size_t answers = 0;
+  for (std::size_t at = 0; (at = reply.find("HTTP/1.1 200", at)) != std::string::npos; ++at) {
+    ++answers;
+  }
+  CHECK(answers == 3);
+}
+
+TEST_CASE("beast: event streams beat on timers and end on stop", "[adapters][http][beast]") {
+  std::shared_ptr<SseStream> opened;
+  std::atomic<bool> ready{false};
+  HttpServerOptions options = BeastOptions();
+  TestServer server(options, testing::FullRouter({{"subscribe_events", [&](const HttpRequest&) {
+                                                     SseOptions sse;
+                                                     sse.heartbeat = absl::Milliseconds(200);
+                                                     opened = SseStream::Create(sse);
+                                                     ready = true;
+                                                     return HttpReply::EventStream(opened);
+                                                   }}}));
+  const std::string token = server.Token({"monitoring:read"});
+  TestServer::RawConnection connection(server.port());
+  connection.Send("GET /api/agent/events HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
+                  "\r\n\r\n");
+  // Heartbeats every 200 ms never leave the connection quiet for long: read in slices.
+  std::string beats;
+  const auto start = Clock::now();
+  while (Clock::now() - start < std::chrono::milliseconds(1100)) {
+    beats += connection.Read(150);
+  }
+  INFO(beats.substr(0, 400));
+  CHECK(StartsWith(beats, "HTTP/1.1 200"));
+  CHECK(beats.find("Transfer-Encoding: chunked") != std::string::npos);
+  std::size_t count = 0;
+  for (std::size_t at = 0; (at = beats.find(": heartbeat", at)) != std::string::npos; ++at) {
+    ++count;
+  }
+  CHECK(count >= 4);  // 5 or 6 in 1.1 s at 200 ms, the first one jittered to 100-200 ms
+  CHECK(count <= 12);
+  REQUIRE(ready.load());
+  CHECK(opened->Send("hello"));
+  CHECK(connection.Read(200).find("data: hello") != std::string::npos);
+  CHECK(server.server().stats().open_streams == 1);
+  server.server().Stop();
+  CHECK(connection.Read(500).find("0\r\n\r\n") != std::string::npos);  // ended cleanly
+  CHECK(opened->finished());
+}
+
+TEST_CASE("beast: a frame and the end announced by one wake-up are both written",
+          "[adapters][http][beast]") {
+  for (int round = 0; round < 5; ++round) {
+    std::shared_ptr<SseStream> opened;
+    std::atomic<bool> ready{false};
+    TestServer server(BeastOptions(),
+                      testing::FullRouter({{"subscribe_events", [&](const HttpRequest&) {
+                                              opened = SseStream::Create();
+                                              ready = true;
+                                              return HttpReply::EventStream(opened);
+                                            }}}));
+    const std::string token = server.Token({"monitoring:read"});
+    TestServer::RawConnection connection(server.port());
+    connection.Send("GET /api/agent/events HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
+                    "\r\n\r\n");
+    CHECK(StartsWith(connection.Read(200), "HTTP/1.1 200"));
+    REQUIRE(ready.load());
+    CHECK(opened->Send("last words"));
+    opened->Close();
+    const std::string rest = connection.Read(2000);  // returns once the server closes
+    CHECK(rest.find("data: last words") != std::string::npos);
+    CHECK(rest.find("0\r\n\r\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("beast: a constant route is answered with the bytes of its first reply, others are not",
+          "[adapters][http][beast]") {
+  MetricsRegistry registry;
+  std::atomic<int> calls{0};
+  TestServer server(BeastOptions(),
+                    testing::FullRouter({{"get_capabilities",
+                                          [&calls](const auto&) {
+                                            ++calls;
+                                            HttpReply reply = HttpReply::Json(R"({"v":1})");
+                                            reply.headers.emplace_back("Cache-Control",
+                                                                       "max-age=9");
+                                            reply.headers.emplace_back("Bad\nName", "dropped");
+                                            return reply;
+                                          }}}),
+                    &registry);
+  const std::string get = "GET /api/agent/capabilities HTTP/1.1\r\nHost: x\r\n";
+  const std::string first = server.Raw(get + "Connection: close\r\n\r\n");
+  CHECK(first ==
+        "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\nX-Content-Type-Options: nosniff\r\n"
+        "Content-Type: application/json\r\nConnection: close\r\nContent-Length: 7\r\n\r\n"
+        "{\"v\":1}");
+  int answered = 1;
+  for (int i = 0; i < 8; ++i, ++answered) {
+    CHECK(server.Raw(get + "Connection: close\r\n\r\n") == first);
+  }
+  // Kept alive: the same reply without Connection: close, request after request.
+  TestServer::RawConnection connection(server.port());
+  std::string kept;
+  for (int i = 0; i < 8; ++i, ++answered) {
+    connection.Send(get + "\r\n");
+    const std::string reply = connection.Read(150);
+    CHECK(StartsWith(reply, "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\n"));
+    CHECK(reply.find("Connection: close") == std::string::npos);
+    if (i > 0) {
+      CHECK(reply == kept);
+    }
+    kept = reply;
+  }
+  CHECK(calls <= 3);  // the first reply on each of the two loops (and the kept connection's)
+  const int before = calls;
+  // Anything else than a plain GET runs the pipeline: a query is validated (refused here), a
+  // Range refused, credentials make the handler run.
+  CHECK(StartsWith(server.Raw("GET /api/agent/capabilities?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                   "HTTP/1.1 400"));
+  CHECK(StartsWith(server.Raw(get + "Range: bytes=0-1\r\n\r\n"), "HTTP/1.1 400"));
+  CHECK(StartsWith(server.Raw(get + "X-API-Token: nope\r\nConnection: close\r\n\r\n"),
+                   "HTTP/1.1 200"));
+  ++answered;
+  CHECK(calls == before + 1);
+  // Every answer is counted, from the bytes or not.
+  const std::string text = registry.Render();
+  INFO(text);
+  CHECK(text.find("route=\"get_capabilities\",status=\"200\"} " + std::to_string(answered)) !=
+        std::string::npos);
+}
+
+TEST_CASE("beast: refusals by each bound are counted in /metrics", "[adapters][http][beast]") {
+  MetricsRegistry registry;
+  HttpServerOptions options = BeastOptions();
+  options.head_deadline = absl::Milliseconds(200);
+  options.max_connections_per_peer = 3;
+  TestServer server(options, testing::FullRouter(), &registry);
+  server.Raw(std::string(kHealth) + "X-Long: " + std::string(9000, 'a') + "\r\n\r\n");
+  server.Raw("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n");
+  server.Raw("GET /healthz HTTP/1.1\r\nHost", 1000);
+  server.Raw("GET /healthz?q=" + std::string(3000, 'q') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  {
+    TestServer::RawConnection a(server.port());
+    TestServer::RawConnection b(server.port());
+    TestServer::RawConnection c(server.port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.Raw(std::string(kHealth) + "\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the refused ones are released
+    const std::string text = registry.Render();
+    INFO(text);
+    CHECK(text.find("pulse_http_requests_refused_total{bound=\"line\"} 2") != std::string::npos);
+    CHECK(text.find("pulse_http_deadline_expiries_total{phase=\"head\"} 1") != std::string::npos);
+    CHECK(text.find("pulse_http_requests_refused_total{bound=\"target\"} 1") != std::string::npos);
+    CHECK(text.find("pulse_http_connections_refused_total{reason=\"per_peer\"} 1") !=
+          std::string::npos);
+    CHECK(text.find("pulse_http_connections 3") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace pulse::adapters::http
