@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "completion.h"
 #include "failure.h"
@@ -429,10 +430,10 @@ std::optional<int> PreParse(CLI::App& app, int argc, char** argv) {
     }
     if (!SubcommandNames(*at).empty() && !HasPositionals(*at)) {
       const std::string prefix = Words(path, " ") + (path.empty() ? "" : " ");
-      std::string message = "unknown command '" + prefix + word + "'";
+      std::string message = absl::StrCat("unknown command '", prefix, word, "'");
       std::vector<std::string> close = Closest(word, SubcommandNames(*at));
       for (std::string& c : close) {
-        c = "'" + prefix + c + "'";
+        c = absl::StrCat("'", prefix, c, "'");
       }
       if (!close.empty()) {
         message += "; did you mean " + Words(close, " or ") + "?";

@@ -1,8 +1,5 @@
 #include "text_safety.h"
 
-#include <locale.h>
-#include <wchar.h>
-
 #include <clocale>
 #include <cstdint>
 #include <cwchar>
