@@ -61,6 +61,8 @@ using pulse::bench::ReadFile;
 
 constexpr int kWarmupSessions = 10;
 using pulse::bench::ContentAwareProvider;
+using pulse::bench::PostChat;
+using pulse::bench::StreamedChat;
 constexpr int kToolsPerTurn = pulse::bench::kChatToolsPerTurn;
 constexpr const char* kCompletionsPath = pulse::bench::kChatCompletionsPath;
 
@@ -100,34 +102,18 @@ std::size_t Count(const std::string& text, const std::string& needle) {
 SessionResult ServerSession(int port, const std::string& token, int index) {
   SessionResult result;
   auto client = ClientFor(port);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/api/ai/chat";
-  req.set_header("X-API-Token", token);
-  req.set_header("Content-Type", "application/json");
-  req.body = absl::StrCat(R"({"message":"Are vm:101 and vm:105 healthy? Session )", index, R"("})");
-  std::string raw;
-  std::optional<Clock::time_point> done_at;
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-    raw.append(data, n);
-    if (!done_at.has_value() && raw.find(R"("type":"done")") != std::string::npos) {
-      done_at = Clock::now();
-    }
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  const Clock::time_point start = Clock::now();
-  client->send(req, res, error);
-  const Clock::time_point end = done_at.value_or(Clock::now());
-  result.ms = std::chrono::duration<double, std::milli>(end - start).count();
+  const StreamedChat chat =
+      PostChat(*client, token, absl::StrCat("Are vm:101 and vm:105 healthy? Session ", index));
+  const std::string& raw = chat.raw;
+  const Clock::time_point end = chat.done_at.value_or(Clock::now());
+  result.ms = std::chrono::duration<double, std::milli>(end - chat.start).count();
   result.tool_calls = static_cast<int>(Count(raw, R"("type":"tool_end")"));
   result.tool_errors = static_cast<int>(Count(raw, R"("success":false)"));
-  if (error != httplib::Error::Success) {
-    result.why = "transport: " + httplib::to_string(error);
-  } else if (res.status != 200) {
-    result.why = absl::StrCat("HTTP ", res.status, ": ", raw.substr(0, 200));
-  } else if (!done_at.has_value()) {
+  if (chat.error != httplib::Error::Success) {
+    result.why = "transport: " + httplib::to_string(chat.error);
+  } else if (chat.status != 200) {
+    result.why = absl::StrCat("HTTP ", chat.status, ": ", raw.substr(0, 200));
+  } else if (!chat.done_at.has_value()) {
     result.why = "no done frame: " + raw.substr(raw.size() > 300 ? raw.size() - 300 : 0);
   } else if (raw.find(R"("type":"error")") != std::string::npos ||
              raw.find(R"("outcome":"answered")") == std::string::npos) {

@@ -150,4 +150,27 @@ bool RaiseListenBacklog(int port, int backlog) {
   return raised;
 }
 
+StreamedChat PostChat(httplib::Client& client, const std::string& token,
+                      const std::string& message) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/api/ai/chat";
+  req.set_header("X-API-Token", token);
+  req.set_header("Content-Type", "application/json");
+  req.body = absl::StrCat(R"({"message":")", message, R"("})");
+  StreamedChat chat;
+  req.content_receiver = [&chat](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    chat.raw.append(data, n);
+    if (!chat.done_at.has_value() && chat.raw.find(R"("type":"done")") != std::string::npos) {
+      chat.done_at = std::chrono::steady_clock::now();
+    }
+    return true;
+  };
+  httplib::Response res;
+  chat.start = std::chrono::steady_clock::now();
+  client.send(req, res, chat.error);
+  chat.status = res.status;
+  return chat;
+}
+
 }  // namespace pulse::bench

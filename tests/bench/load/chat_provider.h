@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -60,5 +61,17 @@ class ContentAwareProvider {
 // kernel's SYN retry, not a round trip. pulse-server raises its own backlog
 // (HttpServerOptions::listen_backlog, 512) the same way.
 bool RaiseListenBacklog(int port, int backlog);
+
+// One POST /api/ai/chat with `message`, its event stream read to the end: the transport error,
+// the HTTP status, the raw stream, when the request started and when the `done` frame arrived.
+struct StreamedChat {
+  httplib::Error error = httplib::Error::Success;
+  int status = 0;
+  std::string raw;
+  std::chrono::steady_clock::time_point start;
+  std::optional<std::chrono::steady_clock::time_point> done_at;
+};
+StreamedChat PostChat(httplib::Client& client, const std::string& token,
+                      const std::string& message);
 
 }  // namespace pulse::bench

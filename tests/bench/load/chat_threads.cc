@@ -43,7 +43,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using pulse::bench::PipeProcess;
+using pulse::bench::PostChat;
 using pulse::bench::ReadFile;
+using pulse::bench::StreamedChat;
 
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "bench_chat_threads: %s\n", why.c_str());
@@ -80,30 +82,13 @@ std::optional<double> Chat(int port, const std::string& token, int index) {
   client.set_connection_timeout(30, 0);
   client.set_read_timeout(300, 0);
   client.set_keep_alive(false);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/api/ai/chat";
-  req.set_header("X-API-Token", token);
-  req.set_header("Content-Type", "application/json");
-  req.body = absl::StrCat(R"({"message":"Are vm:101 and vm:105 healthy? Chat )", index, R"("})");
-  std::string raw;
-  std::optional<Clock::time_point> done_at;
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-    raw.append(data, n);
-    if (!done_at.has_value() && raw.find(R"("type":"done")") != std::string::npos) {
-      done_at = Clock::now();
-    }
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  const Clock::time_point start = Clock::now();
-  client.send(req, res, error);
-  if (error != httplib::Error::Success || res.status != 200 || !done_at.has_value() ||
-      raw.find(R"("outcome":"answered")") == std::string::npos) {
+  const StreamedChat chat =
+      PostChat(client, token, absl::StrCat("Are vm:101 and vm:105 healthy? Chat ", index));
+  if (chat.error != httplib::Error::Success || chat.status != 200 || !chat.done_at.has_value() ||
+      chat.raw.find(R"("outcome":"answered")") == std::string::npos) {
     return std::nullopt;
   }
-  return std::chrono::duration<double, std::milli>(*done_at - start).count();
+  return std::chrono::duration<double, std::milli>(*chat.done_at - chat.start).count();
 }
 
 struct Run {
