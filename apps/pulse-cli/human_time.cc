@@ -64,7 +64,7 @@ std::string HumanTime(std::string_view rfc3339, absl::Time now, bool with_absolu
       !absl::ParseTime(absl::RFC3339_full, std::string(rfc3339), &t, &error)) {
     return std::string(rfc3339);
   }
-  const std::string relative = RelativeTime(t, now);
+  std::string relative = RelativeTime(t, now);
   if (!with_absolute) {
     return relative;
   }

@@ -40,6 +40,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -210,7 +211,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void StartStream(Outcome& outcome);
   void OnWake();
   void Pump();
-  void WriteChunk(std::string data, bool last);
+  void WriteChunk(std::string_view data, bool last);
   void ArmHeartbeat(bool first);
   void EndStream(bool clean);
   void Close();
@@ -801,19 +802,19 @@ void Connection::Pump() {
   }
   switch (*pulled) {
     case SseStream::Pull::kWrite:
-      return WriteChunk(std::move(frames), false);
+      return WriteChunk(frames, false);
     case SseStream::Pull::kEnd:
       ending_ = true;
-      return WriteChunk(std::string(), true);
+      return WriteChunk(std::string_view(), true);
     case SseStream::Pull::kAbort:
       return Close();
   }
 }
 
-void Connection::WriteChunk(std::string data, bool last) {
+void Connection::WriteChunk(std::string_view data, bool last) {
   chunk_.clear();
   if (!data.empty()) {
-    absl::StrAppend(&chunk_, absl::Hex(data.size()), "\r\n", data, "\r\n");
+    absl::StrAppend(&chunk_, absl::Hex(data.size()), "\r\n", core::ToAbsl(data), "\r\n");
   }
   if (last) {
     chunk_ += "0\r\n\r\n";
