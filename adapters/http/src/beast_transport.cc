@@ -4,7 +4,7 @@
 //
 //   head larger than max_head_bytes, a header line over max_line_bytes, too many fields ... 431
 //   request line over max_line_bytes ...................................................... 414
-//   head not complete within head_deadline of its first byte (a deadline, not per read) .... 408
+//   head not complete within head_deadline (+0-10 %, spread) of its first byte ........... 408
 //   body over max_body_bytes (declared or chunked) ......................................... 413
 //   body not complete within body_deadline ................................................. 408
 //   over max_connections, or max_connections_per_peer from one address .................... 503
@@ -437,6 +437,16 @@ void Connection::CancelExpired() {
   net::post(expiries.pending.front().first->socket_.get_executor(), &Connection::CancelExpired);
 }
 
+// `base` plus a random 0-10 % of it. Heads that began together (a slowloris wave: a thousand
+// connections opened in one instant) must not expire together: a thousand 408s, closes and the
+// attacker's thousand reconnects in one instant stall every other request on the machine for
+// tens of milliseconds; spread over a tenth of the deadline they cost a request nothing.
+std::chrono::milliseconds Spread(std::chrono::milliseconds base) {
+  thread_local std::minstd_rand random(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> extra(0, base.count() / 10);
+  return base + std::chrono::milliseconds(extra(random));
+}
+
 bool Connection::Disarm() {
   ++generation_;
   armed_ = false;
@@ -465,7 +475,8 @@ void Connection::ReadHead() {
   parser_->header_limit(static_cast<std::uint32_t>(options.max_head_bytes));
   parser_->body_limit(options.max_body_bytes);
   body_read_ = false;
-  Arm(Millis(options.head_deadline));  // one deadline for the whole head, from its first byte
+  // One deadline for the whole head, from its first byte (spread, so waves do not stay waves).
+  Arm(Spread(Millis(options.head_deadline)));
   bhttp::async_read_header(
       socket_, buffer_, *parser_,
       [self = shared_from_this()](ErrorCode ec, std::size_t) { self->OnHead(ec); });

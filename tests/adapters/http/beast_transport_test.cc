@@ -4,6 +4,9 @@
 // the agent envelope followed by a close, idle keep-alive connections are closed on a timer,
 // event streams beat on timers, /metrics counts each refusal, and a constant route is answered
 // from the bytes of its first reply.
+#include <poll.h>
+
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -88,6 +91,50 @@ TEST_CASE("beast: the head deadline runs from the first byte, however slowly byt
   const auto elapsed = Clock::now() - start;
   CheckRefused(reply, "408", "request_timeout");
   CHECK(elapsed < std::chrono::milliseconds(2500));
+}
+
+TEST_CASE("beast: heads that began together expire spread over a tenth of their deadline",
+          "[adapters][http][beast]") {
+  HttpServerOptions options = BeastOptions();
+  options.head_deadline = absl::Milliseconds(1000);
+  TestServer server(options);
+  constexpr int kConnections = 24;
+  std::vector<std::unique_ptr<TestServer::RawConnection>> slow;
+  for (int i = 0; i < kConnections; ++i) {
+    slow.push_back(std::make_unique<TestServer::RawConnection>(server.port()));
+  }
+  const auto start = Clock::now();
+  for (auto& c : slow) {
+    c->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // a head that never ends
+  }
+  // When each connection's 408 arrives, in milliseconds from the first byte.
+  std::vector<std::int64_t> answered(kConnections, -1);
+  int pending = kConnections;
+  while (pending > 0 && Clock::now() - start < std::chrono::seconds(5)) {
+    std::vector<pollfd> fds;
+    for (int i = 0; i < kConnections; ++i) {
+      fds.push_back({answered[i] < 0 ? slow[i]->fd() : -1, POLLIN, 0});
+    }
+    ::poll(fds.data(), fds.size(), 5);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    for (int i = 0; i < kConnections; ++i) {
+      if (answered[i] < 0 && (fds[i].revents & (POLLIN | POLLHUP)) != 0) {
+        answered[i] = ms;
+        --pending;
+      }
+    }
+  }
+  REQUIRE(pending == 0);
+  for (auto& c : slow) {
+    CHECK(c->Read(200).rfind("HTTP/1.1 408", 0) == 0);
+  }
+  const auto [first, last] = std::minmax_element(answered.begin(), answered.end());
+  INFO("first 408 after " << *first << " ms, last after " << *last << " ms");
+  CHECK(*first >= 990);         // never before the deadline
+  CHECK(*last <= 1100 + 1000);  // within a tenth more (and slack for a loaded machine)
+  // 24 uniform draws over 100 ms all within 20 ms of each other: chance about 1e-15.
+  CHECK(*last - *first >= 20);
 }
 
 TEST_CASE("beast: a body that does not arrive within its deadline is 408",

@@ -167,6 +167,8 @@ class TestServer {
     RawConnection(const RawConnection&) = delete;
     RawConnection& operator=(const RawConnection&) = delete;
 
+    int fd() const { return fd_; }
+
     void Send(const std::string& bytes) {
       std::size_t sent = 0;
       while (sent < bytes.size()) {

@@ -134,6 +134,9 @@ struct AttackReport {
   std::int64_t StreamsShortOfHeartbeats(Millis interval) const;
   // "status:count,..." ("none" when the server never answered).
   std::string StatusSummary() const;
+  // Adds a later run of the same attack (MeasureOptions::rounds): counts and bytes summed,
+  // the longest open and stopped_early over both, streams appended.
+  void Absorb(const AttackReport& later);
 };
 
 // Runs the attack until its duration passed (or options.stop fired); fails only when the

@@ -146,4 +146,22 @@ std::string AttackReport::StatusSummary() const {
   return out.empty() ? "none" : out;
 }
 
+void AttackReport::Absorb(const AttackReport& later) {
+  elapsed += later.elapsed;
+  stopped_early = stopped_early || later.stopped_early;
+  opened += later.opened;
+  connect_failed += later.connect_failed;
+  closed_by_server += later.closed_by_server;
+  open_at_end += later.open_at_end;
+  outlived += later.outlived;
+  longest_open = std::max(longest_open, later.longest_open);
+  for (const auto& [status, count] : later.statuses) {
+    statuses[status] += count;
+  }
+  bytes_sent += later.bytes_sent;
+  bytes_received += later.bytes_received;
+  ramp = std::max(ramp, later.ramp);
+  streams.insert(streams.end(), later.streams.begin(), later.streams.end());
+}
+
 }  // namespace pulse::testing::attack

@@ -19,6 +19,7 @@
 
 #include "attack.h"
 #include "http_wire.h"
+#include "measure.h"
 #include "probe.h"
 
 namespace pulse::testing::attack {
@@ -195,6 +196,45 @@ TEST_CASE("targets, attack names and percentiles parse as documented", "[attack]
   CHECK(s.max_ms == 200.0);
   CHECK(s.failures == 3);
   CHECK(Summarize({}, 0).count == 0);
+  // Pooled windows are summarised as one sample set, not as an average of percentiles.
+  const std::vector<std::int64_t> low(us.begin(), us.begin() + 100);
+  const std::vector<std::int64_t> high(us.begin() + 100, us.end());
+  const LatencySummary pooled = Pool(Summarize(high, 1), Summarize(low, 2));
+  CHECK(pooled.count == 200);
+  CHECK(pooled.failures == 3);
+  CHECK(pooled.p50_ms == s.p50_ms);
+  CHECK(pooled.p99_ms == s.p99_ms);
+  CHECK(Pool(LatencySummary{}, Summarize(low, 0)).p99_ms == 99.0);
+}
+
+TEST_CASE("rounds of one attack add up: counts, bytes and statuses summed, longest kept",
+          "[attack][wire]") {
+  AttackReport a;
+  a.elapsed = Millis(1'000);
+  a.opened = 3;
+  a.closed_by_server = 2;
+  a.longest_open = Millis(700);
+  a.statuses[408] = 2;
+  a.bytes_sent = 10;
+  AttackReport b;
+  b.elapsed = Millis(500);
+  b.opened = 4;
+  b.outlived = 1;
+  b.longest_open = Millis(300);
+  b.statuses[408] = 1;
+  b.statuses[431] = 5;
+  b.bytes_sent = 6;
+  b.stopped_early = true;
+  a.Absorb(b);
+  CHECK(a.elapsed == Millis(1'500));
+  CHECK(a.opened == 7);
+  CHECK(a.closed_by_server == 2);
+  CHECK(a.outlived == 1);
+  CHECK(a.longest_open == Millis(700));
+  CHECK(a.statuses[408] == 3);
+  CHECK(a.statuses[431] == 5);
+  CHECK(a.bytes_sent == 16);
+  CHECK(a.stopped_early);
 }
 
 // A loopback server: every accepted connection is handed to `handle` on a thread of its own;
@@ -301,6 +341,46 @@ TEST_CASE("a server that answers 431 and closes is reported as closing every con
   CHECK(r->Served() == 0);
   CHECK(r->outlived == 0);
   CHECK(r->longest_open < Millis(1'000));
+}
+
+TEST_CASE("a measured attack alternates idle and attack windows and pools each side",
+          "[attack][loopback]") {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    ReadUpTo(fd, 8192, stopping);
+    SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
+    ::shutdown(fd, SHUT_WR);
+    ReadUpTo(fd, 1 << 20, stopping);
+  });
+  AttackOptions o;
+  o.kind = AttackKind::kHeaderValue;
+  o.target.port = server.port();
+  o.connections = 1;
+  o.bytes_per_connection = 16 * 1024;
+  o.duration = Millis(1'000);
+  o.reconnect_delay = Millis(50);
+  o.close_within = Millis(1'000);
+  o.sources = {"127.0.1.1"};
+  MeasureOptions measure;
+  measure.rounds = 2;
+  measure.idle = Millis(400);
+  measure.settle = Millis(50);
+  measure.probe_options.interval = Millis(20);
+  // The server keeps the probe's connection open after its answer: each probe waits this long.
+  measure.probe_options.timeout = Millis(60);
+  std::atomic<int> during_calls{0};
+  measure.during = [&](const AttackProgress&) { ++during_calls; };
+  absl::StatusOr<Measured> m = MeasureAttack(o, measure);
+  REQUIRE(m.ok());
+  CHECK(m->rounds == 2);
+  CHECK(during_calls.load() == 1);
+  // Two attack windows of 500 ms each, and probes in both idle windows and both attack ones.
+  CHECK(m->attack.elapsed >= Millis(950));
+  CHECK(m->attack.statuses[431] >= 2);
+  CHECK(m->idle_healthz.count >= 4);
+  CHECK(m->healthz.count >= 8);
+  // The loopback server answers the probe 431 too: every probe counts as failed.
+  CHECK(m->idle_healthz.failures == m->idle_healthz.count);
+  CHECK(static_cast<std::int64_t>(m->idle_healthz.latencies_us.size()) == m->idle_healthz.count);
 }
 
 TEST_CASE("a server that never answers is reported as keeping every slowloris connection",

@@ -1,8 +1,10 @@
 #include "measure.h"
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -31,25 +33,27 @@ std::string LatencyJson(const LatencySummary& s) {
 
 }  // namespace
 
-absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const MeasureOptions& options) {
-  Measured m;
-  ProbeOptions probe_options = options.probe_options;
-  if (probe_options.target.port == 0) {
-    probe_options.target = attack.target;
-  }
-  if (options.probe && options.idle.count() > 0) {
-    HealthProbe idle(probe_options);
-    idle.Start();
-    std::this_thread::sleep_for(options.idle);
-    m.idle_healthz = idle.Stop();
-  }
-  if (options.pid > 0) {
-    m.idle = ReadProcStatus(options.pid);
-  }
-  const std::int64_t guard =
-      options.guard_growth_kb > 0 && m.idle.ok ? m.idle.rss_kb + options.guard_growth_kb : 0;
+namespace {
+
+// One attack window with the probe and the process sampler beside it.
+struct Round {
+  absl::StatusOr<AttackReport> report;
+  LatencySummary healthz;
+  ProcSummary server;
+};
+
+LatencySummary ProbeIdle(const ProbeOptions& probe_options, Millis length) {
+  HealthProbe idle(probe_options);
+  idle.Start();
+  std::this_thread::sleep_for(length);
+  return idle.Stop();
+}
+
+Round RunRound(const AttackOptions& run_options, const MeasureOptions& options,
+               const ProbeOptions& probe_options, std::int64_t guard, bool call_during) {
+  Round round;
   std::unique_ptr<ProcSampler> sampler;
-  AttackOptions run = attack;
+  AttackOptions run = run_options;
   if (options.pid > 0) {
     sampler = std::make_unique<ProcSampler>(options.pid, options.sample_interval, guard);
     sampler->Start();
@@ -62,7 +66,7 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
       std::async(std::launch::async, [&] { return RunAttack(run, &progress); });
   // The probe (and `during`) start once the attack is under way: at once, or for streams
   // once they are held.
-  const bool wait_for_hold = attack.kind == AttackKind::kStreams;
+  const bool wait_for_hold = run.kind == AttackKind::kStreams;
   while (wait_for_hold && !progress.holding.load() &&
          report.wait_for(std::chrono::milliseconds(20)) == std::future_status::timeout) {
   }
@@ -72,34 +76,77 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
     probe->Start();
   }
   std::thread during;
-  if (options.during) {
+  if (call_during && options.during) {
     during = std::thread([&] { options.during(progress); });
   }
-  absl::StatusOr<AttackReport> done = report.get();
+  round.report = report.get();
   if (during.joinable()) {
     during.join();
   }
   if (probe != nullptr) {
-    m.healthz = probe->Stop();
+    round.healthz = probe->Stop();
   }
   if (sampler != nullptr) {
-    m.server = sampler->Stop();
+    round.server = sampler->Stop();
   }
-  if (!done.ok()) {
-    return done.status();
+  return round;
+}
+
+}  // namespace
+
+absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const MeasureOptions& options) {
+  Measured m;
+  ProbeOptions probe_options = options.probe_options;
+  if (probe_options.target.port == 0) {
+    probe_options.target = attack.target;
   }
-  m.attack = *std::move(done);
+  const int rounds = std::max(1, options.rounds);
+  const Millis idle_each = options.idle / rounds;
+  const Millis attack_each = attack.duration / rounds;
+  std::int64_t guard = 0;
+  for (int r = 0; r < rounds; ++r) {
+    if (r > 0) {
+      std::this_thread::sleep_for(options.settle);  // the last round's connections close
+    }
+    if (options.probe && idle_each.count() > 0) {
+      m.idle_healthz = Pool(m.idle_healthz, ProbeIdle(probe_options, idle_each));
+    }
+    if (r == 0 && options.pid > 0) {
+      m.idle = ReadProcStatus(options.pid);
+      guard =
+          options.guard_growth_kb > 0 && m.idle.ok ? m.idle.rss_kb + options.guard_growth_kb : 0;
+    }
+    AttackOptions run = attack;
+    // The last round takes what the division left over.
+    run.duration = r + 1 < rounds ? attack_each : attack.duration - attack_each * (rounds - 1);
+    Round round = RunRound(run, options, probe_options, guard, r == 0);
+    if (!round.report.ok()) {
+      return round.report.status();
+    }
+    if (r == 0) {
+      m.attack = *std::move(round.report);
+    } else {
+      m.attack.Absorb(*round.report);
+    }
+    m.healthz = Pool(m.healthz, round.healthz);
+    m.server = Pool(m.server, round.server);
+    m.rounds = r + 1;
+    if (m.attack.stopped_early) {
+      break;
+    }
+  }
   return m;
 }
 
 std::string Describe(const Measured& m, const AttackOptions& attack) {
   const AttackReport& r = m.attack;
   std::string out = absl::StrFormat(
-      "attack %s: %.1f s%s, %d connections: opened %d, connect failures %d, closed by server "
+      "attack %s: %.1f s%s in %d round(s), %d connections: opened %d, connect failures %d, closed "
+      "by server "
       "%d, open at end %d, open longer than %.0f s: %d, longest open %.1f s, answers %s, sent "
       "%s, received %s\n",
       AttackName(r.kind), Seconds(r.elapsed), r.stopped_early ? " (stopped by the RSS guard)" : "",
-      attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end,
+      m.rounds, attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end,
       Seconds(attack.close_within), r.outlived, Seconds(r.longest_open), r.StatusSummary(),
       Bytes(r.bytes_sent), Bytes(r.bytes_received));
   if (r.kind == AttackKind::kStreams) {
@@ -133,10 +180,10 @@ std::string ToJson(const Measured& m, const AttackOptions& attack) {
     absl::StrAppend(&statuses, statuses.empty() ? "" : ",", "\"", status, "\":", count);
   }
   std::string out = absl::StrFormat(
-      R"({"attack":"%s","seconds":%.3f,"stoppedEarly":%s,"connections":%d,"opened":%d,)"
+      R"({"attack":"%s","seconds":%.3f,"rounds":%d,"stoppedEarly":%s,"connections":%d,"opened":%d,)"
       R"("connectFailed":%d,"closedByServer":%d,"openAtEnd":%d,"outlived":%d,)"
       R"("longestOpenSeconds":%.3f,"statuses":{%s},"bytesSent":%d,"bytesReceived":%d)",
-      AttackName(r.kind), Seconds(r.elapsed), r.stopped_early ? "true" : "false",
+      AttackName(r.kind), Seconds(r.elapsed), m.rounds, r.stopped_early ? "true" : "false",
       attack.connections, r.opened, r.connect_failed, r.closed_by_server, r.open_at_end, r.outlived,
       Seconds(r.longest_open), statuses, r.bytes_sent, r.bytes_received);
   if (r.kind == AttackKind::kStreams) {

@@ -1,9 +1,11 @@
 // One measured attack (tests/fault/http_attack): the server's idle figures first (a /healthz
 // probe for `idle`, then its VmRSS and thread count), then the attack with the probe and the
-// process sampler running beside it. For the streams attack the probe runs only while the
-// streams are held (not while ten thousand connections are being opened). Shared by
-// tests/fault/transport_attack_test.cc and the pulse-http-attack tool.
-// Not thread-safe: MeasureAttack blocks its thread; `during` runs on a thread of its own.
+// process sampler running beside it. With `rounds` > 1 the idle probe and the attack alternate
+// (idle A, attack B, A, B, ...), each window 1/rounds of its total, and the windows of each
+// side are pooled: a busy moment of a shared machine cannot land on one side only. For the streams
+// attack the probe runs only while the streams are held (not while ten thousand connections are
+// being opened). Shared by tests/fault/transport_attack_test.cc and the pulse-http-attack tool. Not
+// thread-safe: MeasureAttack blocks its thread; `during` runs on a thread of its own.
 #pragma once
 
 #include <sys/types.h>
@@ -18,25 +20,28 @@
 namespace pulse::testing::attack {
 
 struct MeasureOptions {
-  pid_t pid = 0;        // the server's process; 0: no memory or thread figures
-  Millis idle{10'000};  // the idle probe before the attack (0: none)
+  pid_t pid = 0;         // the server's process; 0: no memory or thread figures
+  Millis idle{10'000};   // the idle probe before the attack (0: none), over all rounds
+  int rounds = 1;        // idle/attack alternations; the attack's duration is split likewise
+  Millis settle{1'000};  // after an attack round, before the next idle window
   bool probe = true;
   ProbeOptions probe_options;  // target defaults to the attack's
   Millis sample_interval{200};
   // Stop the attack once the server's VmRSS grew this much over its idle figure (0: never),
   // so a server without bounds cannot take the machine down.
   std::int64_t guard_growth_kb = 0;
-  // Called once on a thread of its own when the attack is under way (streams: held), with
-  // the live counters; the attack waits for it before it reports.
+  // Called once on a thread of its own when the attack is under way (streams: held; the first
+  // round), with the live counters; the attack waits for it before it reports.
   std::function<void(const AttackProgress&)> during;
 };
 
 struct Measured {
-  LatencySummary idle_healthz;
-  ProcStatus idle;  // after the idle probe, before the attack
-  AttackReport attack;
-  LatencySummary healthz;  // during the attack (streams: the hold)
-  ProcSummary server;      // during the attack
+  int rounds = 0;               // the idle/attack alternations run
+  LatencySummary idle_healthz;  // every idle window
+  ProcStatus idle;              // after the first idle window, before the first attack round
+  AttackReport attack;          // every round's, absorbed
+  LatencySummary healthz;       // during the attack rounds (streams: the hold)
+  ProcSummary server;           // during the attack rounds
   std::int64_t GrowthKb() const { return server.max_rss_kb - idle.rss_kb; }
 };
 

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -139,7 +140,30 @@ LatencySummary Summarize(std::vector<std::int64_t> latencies_us, std::int64_t fa
   s.p50_ms = rank(0.50);
   s.p99_ms = rank(0.99);
   s.max_ms = static_cast<double>(latencies_us.back()) / 1000.0;
+  s.latencies_us = std::move(latencies_us);
   return s;
+}
+
+LatencySummary Pool(const LatencySummary& a, const LatencySummary& b) {
+  std::vector<std::int64_t> all = a.latencies_us;
+  all.insert(all.end(), b.latencies_us.begin(), b.latencies_us.end());
+  return Summarize(std::move(all), a.failures + b.failures);
+}
+
+ProcSummary Pool(const ProcSummary& a, const ProcSummary& b) {
+  if (a.samples == 0) {
+    return b;
+  }
+  if (b.samples == 0) {
+    return a;
+  }
+  ProcSummary pooled;
+  pooled.first = a.first;
+  pooled.last = b.last;
+  pooled.max_rss_kb = std::max(a.max_rss_kb, b.max_rss_kb);
+  pooled.max_threads = std::max(a.max_threads, b.max_threads);
+  pooled.samples = a.samples + b.samples;
+  return pooled;
 }
 
 void HealthProbe::Start() {

@@ -33,9 +33,12 @@ struct LatencySummary {
   double p50_ms = 0;
   double p99_ms = 0;
   double max_ms = 0;
+  std::vector<std::int64_t> latencies_us;  // every sample, sorted (so summaries can be pooled)
 };
 // Nearest-rank percentiles of `latencies_us` (microseconds); failures already included.
 LatencySummary Summarize(std::vector<std::int64_t> latencies_us, std::int64_t failures);
+// The summary of both sample sets together (the percentiles of the pooled samples).
+LatencySummary Pool(const LatencySummary& a, const LatencySummary& b);
 
 struct ProbeOptions {
   Target target;
@@ -81,6 +84,8 @@ struct ProcSummary {
   std::int64_t max_threads = 0;
   std::int64_t samples = 0;
 };
+// Both sampling periods as one: the first's first status, the second's last, the maxima.
+ProcSummary Pool(const ProcSummary& a, const ProcSummary& b);
 
 // Samples a process every `interval` on a thread of its own from Start to Stop. When
 // `guard_rss_kb` > 0, guard() turns true once VmRSS passed it (to stop an attack before it
