@@ -49,6 +49,10 @@ constexpr std::int64_t kLogLinesPer10s = 1;
 // The attack stops once the server grew this much: the test has failed by then, and the
 // machine is shared.
 constexpr std::int64_t kGuardGrowthKb = 1024 * 1024;
+// The probe's pause between two health checks: ~100 a second, so the idle windows (10 s) give
+// ~800 samples and the p99s compared rest on several samples each, not on the one or two
+// slowest of a small set (at 50 ms the idle p99 was the second-slowest of ~200).
+constexpr Millis kProbeInterval{10};
 
 std::int64_t EnvInt(const char* name, std::int64_t fallback) {
   const char* text = std::getenv(name);
@@ -112,6 +116,7 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.rounds = AttackRounds();
   measure.idle = IdleLength(measure.rounds);
+  measure.probe_options.interval = kProbeInterval;
   // What the server logs from the attack's start on (start-up lines are not the attack's).
   std::int64_t log_from = 0;
   std::chrono::steady_clock::time_point attack_start;
@@ -224,6 +229,7 @@ TEST_CASE(
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
+  measure.probe_options.interval = kProbeInterval;
   e2e::ChatStream chat;
   measure.during = [&](const attack::AttackProgress&) {
     chat = e2e::PostStream(server.port(), "/api/ai/chat", chatter,
