@@ -77,9 +77,6 @@ int Run(int argc, char** argv) {
              "Streaming Assistant runs (chat, resume, answer) allowed at once (default 128)");
   AddSetting(app, "--max-streams-per-token", flags.max_streams_per_token,
              "Open streams of both kinds one token may hold at once (default 32)");
-  // Hidden while cpp-httplib is being retired (issue 22; docs/server.md).
-  AddSetting(app, "--http-transport", flags.http_transport, "beast (default) or httplib")
-      ->group("");
   AddSetting(app, "--run-workers", flags.run_workers,
              "Assistant runs that work at once, each on a worker thread (1-256, default 16)");
   AddSetting(app, "--run-queue", flags.run_queue,

@@ -1,4 +1,4 @@
-// The Beast transport (HttpTransport::kBeast; issue 22, docs/server.md "The HTTP transport"):
+// The HTTP transport (issue 22, docs/server.md "The HTTP transport"):
 // Boost.Beast's HTTP/1.1 parser and serializer on Asio event loops, one io_context per core,
 // no thread per connection or stream. Every bound is a timer or a count on the connection:
 //
@@ -49,8 +49,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "pulse/adapters/http/sse_stream.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/string_view.h"
+#include "request_pipeline.h"
 #include "server_impl.h"
 
 namespace pulse::adapters::http::internal {
@@ -258,7 +260,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
       std::make_shared<std::atomic<bool>>(false);
 };
 
-class BeastTransport final : public HttplibServer::Impl {
+class BeastTransport final : public HttpServer::Impl {
  public:
   BeastTransport(HttpServerOptions options, Router router, TokenAuthenticator& authenticator)
       : options_(std::move(options)), pipeline_(options_, std::move(router), authenticator) {}
@@ -1144,7 +1146,7 @@ HttpServerStats BeastTransport::Stats() const {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<HttplibServer::Impl>> OpenBeastTransport(
+absl::StatusOr<std::unique_ptr<HttpServer::Impl>> OpenBeastTransport(
     HttpServerOptions options, Router router, TokenAuthenticator& authenticator,
     MetricsRegistry* metrics) {
   if (options.max_line_bytes < 64 || options.max_header_fields == 0 ||
@@ -1158,7 +1160,7 @@ absl::StatusOr<std::unique_ptr<HttplibServer::Impl>> OpenBeastTransport(
   auto transport =
       std::make_unique<BeastTransport>(std::move(options), std::move(router), authenticator);
   PULSE_RETURN_IF_ERROR(transport->Open(metrics));
-  return std::unique_ptr<HttplibServer::Impl>(std::move(transport));
+  return std::unique_ptr<HttpServer::Impl>(std::move(transport));
 }
 
 }  // namespace pulse::adapters::http::internal

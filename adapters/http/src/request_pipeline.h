@@ -1,8 +1,7 @@
-// Internal to adapters/http: the transport-neutral part of serving a request, shared by the
-// cpp-httplib transport (httplib_server.cc, request_dispatch.cc) and the Beast transport
-// (beast_transport.cc): shape checks, route, authentication and scope, path parameters, query,
-// body, stream slot and handler (Decide); the registry of open event streams and their
-// graceful end; the request record and the metrics every transport reports.
+// Internal to adapters/http: the transport-neutral part of serving a request, used by the
+// Beast transport (beast_transport.cc): shape checks, route, authentication and scope, path
+// parameters, query, body, stream slot and handler (Decide); the registry of open event
+// streams and their graceful end; the request record and its metrics.
 #pragma once
 
 #include <chrono>
@@ -15,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "pulse/adapters/http/httplib_server.h"
+#include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/sse_stream.h"
 #include "request_parsing.h"
 #include "stream_slots.h"
@@ -32,8 +31,8 @@ struct Outcome {
   StreamSlot slot;                // a streaming route's slot, held until its stream ends
 };
 
-// The body of one request as the transport can supply it: read on demand (cpp-httplib), or
-// already read under the transport's limit and deadline (Beast).
+// The body of one request as the transport supplies it (Beast: already read under the
+// transport's limit and deadline).
 class BodySource {
  public:
   virtual ~BodySource() = default;

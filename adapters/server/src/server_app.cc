@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
-#include "pulse/adapters/http/httplib_server.h"
+#include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/http/token_authenticator.h"
@@ -126,7 +126,7 @@ struct ServerApp::Parts {
   SessionLevels levels;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<http::TokenAuthenticator> authenticator;
-  std::unique_ptr<http::HttplibServer> server;
+  std::unique_ptr<http::HttpServer> server;
   bool shut_down = false;
 
   absl::Status OpenFleet();
@@ -288,12 +288,8 @@ absl::Status ServerApp::Parts::OpenServer() {
   http::HttpServerOptions options;
   options.host = config.listen.host;
   options.port = config.listen.port;
-  options.min_threads = 4;
-  if (config.beast_transport) {
-    options.transport = http::HttpTransport::kBeast;
-    // Every stream may come from one address (a proxy, the web console's host).
-    options.max_connections_per_peer = options.max_connections;
-  }
+  // Every stream may come from one address (a proxy, the web console's host).
+  options.max_connections_per_peer = options.max_connections;
   options.max_subscription_streams = config.max_event_streams;
   options.max_run_streams = config.max_run_streams;
   options.max_streams_per_token = config.max_streams_per_token;
@@ -302,8 +298,8 @@ absl::Status ServerApp::Parts::OpenServer() {
       LogLine(absl::StrCat(record.method, " ", record.route, " answered ", record.status));
     }
   };
-  absl::StatusOr<std::unique_ptr<http::HttplibServer>> opened =
-      http::HttplibServer::Open(std::move(options), std::move(router), *authenticator, &registry);
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> opened =
+      http::HttpServer::Open(std::move(options), std::move(router), *authenticator, &registry);
   if (!opened.ok()) {
     return absl::Status(opened.status().code(), absl::StrCat("--listen ", config.listen.ToString(),
                                                              ": ", opened.status().message()));

@@ -365,13 +365,6 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         "admin or mfa action may not approve it) or \"off\"");
   }
   config.requester_separation = separation == "on";
-  const std::string transport = flags.http_transport.value_or("beast");
-  if (transport != "httplib" && transport != "beast") {
-    return absl::InvalidArgumentError("--http-transport must be httplib or beast");
-  }
-  config.beast_transport = transport == "beast";
-  const std::size_t max_budgets =
-      config.beast_transport ? kMaxStreamBudgetsBeast : kMaxStreamBudgets;
   const auto count = [&](const std::optional<std::string>& flag,
                          const std::optional<std::string>& in_file, std::string_view flag_name,
                          std::string_view key, std::size_t fallback,
@@ -385,9 +378,9 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         !given->empty() && given->size() <= 6 &&
         std::all_of(given->begin(), given->end(), [](char c) { return c >= '0' && c <= '9'; });
     into = digits ? static_cast<std::size_t>(std::stoul(*given)) : 0;
-    if (into == 0 || into > max_budgets) {
+    if (into == 0 || into > kMaxStreamBudgets) {
       return absl::InvalidArgumentError(absl::StrCat(
-          source(flag, flag_name, key), " must be an integer from 1 to ", max_budgets));
+          source(flag, flag_name, key), " must be an integer from 1 to ", kMaxStreamBudgets));
     }
     return absl::OkStatus();
   };
@@ -402,10 +395,9 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
       return s;
     }
   }
-  if (config.max_event_streams + config.max_run_streams > max_budgets) {
+  if (config.max_event_streams + config.max_run_streams > kMaxStreamBudgets) {
     return absl::InvalidArgumentError(
-        absl::StrCat("max-event-streams + max-run-streams must not exceed ", max_budgets,
-                     config.beast_transport ? "" : " (each open stream holds an HTTP worker)"));
+        absl::StrCat("max-event-streams + max-run-streams must not exceed ", kMaxStreamBudgets));
   }
   for (absl::Status s : {RunSetting(Pick(flags.run_workers, file.run_workers),
                                     source(flags.run_workers, "run-workers", "run_workers"), 1,

@@ -3,7 +3,7 @@
 // Bind* functions bind every manifest capability and server route (router.h) to its handler;
 // each handler only decodes, authorizes (the HTTP layer has checked the scope), calls the
 // core and serializes, and answers every refusal with the agent error envelope.
-// Handlers run concurrently on HTTP worker threads; everything here is thread-safe.
+// Handlers run concurrently on HTTP handler threads; everything here is thread-safe.
 #pragma once
 
 #include <string>

@@ -26,7 +26,6 @@ using testing::TestServer;
 
 HttpServerOptions BeastOptions() {
   HttpServerOptions options = testing::TestOptions();
-  options.transport = HttpTransport::kBeast;
   options.io_threads = 2;
   options.handler_threads = 2;
   return options;

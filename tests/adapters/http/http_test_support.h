@@ -1,4 +1,4 @@
-// Shared fixture of the HTTP adapter tests: a real HttplibServer on an ephemeral loopback port
+// Shared fixture of the HTTP adapter tests: a real HttpServer on an ephemeral loopback port
 // with every manifest capability and server route bound to a stub that echoes what it saw,
 // an in-memory token store, and helpers for tokens, clients and raw-socket requests.
 #pragma once
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "pulse/adapters/http/httplib_server.h"
+#include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/server_routes.h"
 #include "pulse/adapters/http/sse_stream.h"
 #include "pulse/core/json/json.h"
@@ -84,21 +84,12 @@ inline http::Router FullRouter(const std::map<std::string, http::HttpHandler>& o
   return router;
 }
 
-// Server options for tests: a small idle pool (the machine is shared), room for the
-// 256-stream test.
-// The Beast transport (the default); PULSE_TEST_HTTP_TRANSPORT=httplib runs the same
-// server-level tests against cpp-httplib (tests/adapters/http/CMakeLists.txt registers them a
-// second time with it).
+// Server options for tests: few threads (the machine is shared), room for the 256-stream
+// test.
 inline http::HttpServerOptions TestOptions() {
   http::HttpServerOptions options;
   options.io_threads = 2;
   options.handler_threads = 2;
-  const char* transport = std::getenv("PULSE_TEST_HTTP_TRANSPORT");
-  if (transport != nullptr && std::string(transport) == "httplib") {
-    options.transport = http::HttpTransport::kHttplib;
-  }
-  options.min_threads = 2;
-  options.max_threads = 400;
   options.max_subscription_streams = 300;
   options.max_run_streams = 50;
   options.max_streams_per_token = 300;
@@ -111,8 +102,8 @@ class TestServer {
   explicit TestServer(http::HttpServerOptions options = TestOptions(),
                       http::Router router = FullRouter(), http::MetricsRegistry* metrics = nullptr)
       : authenticator_(store_, clock_) {
-    absl::StatusOr<std::unique_ptr<http::HttplibServer>> server =
-        http::HttplibServer::Open(std::move(options), std::move(router), authenticator_, metrics);
+    absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
+        http::HttpServer::Open(std::move(options), std::move(router), authenticator_, metrics);
     REQUIRE(server.ok());
     server_ = *std::move(server);
     REQUIRE(server_->Start().ok());
@@ -120,7 +111,7 @@ class TestServer {
 
   ~TestServer() { server_->Stop(); }
 
-  http::HttplibServer& server() { return *server_; }
+  http::HttpServer& server() { return *server_; }
   InMemoryTokenStore& store() { return store_; }
   int port() const { return server_->port(); }
 
@@ -206,7 +197,7 @@ class TestServer {
   FakeClock clock_;
   InMemoryTokenStore store_;
   http::TokenAuthenticator authenticator_;
-  std::unique_ptr<http::HttplibServer> server_;
+  std::unique_ptr<http::HttpServer> server_;
 };
 
 struct Reply {

@@ -69,7 +69,7 @@ TEST_CASE("an incomplete router cannot open a server by default", "[adapters][ht
   TokenAuthenticator auth(store, clock);
   Router router;
   REQUIRE(router.Handle("get_fleet_context", Ok).ok());
-  auto server = HttplibServer::Open(testing::TestOptions(), std::move(router), auth);
+  auto server = HttpServer::Open(testing::TestOptions(), std::move(router), auth);
   CHECK(server.status().code() == absl::StatusCode::kFailedPrecondition);
 }
 

@@ -229,28 +229,21 @@ TEST_CASE("stream budgets and the per-token cap come from flags or pulse.json, b
   CHECK(std::string(negative.status().message()).find("pulse.json") != std::string::npos);
 }
 
-TEST_CASE("the hidden --http-transport picks the transport and lifts the stream bound for beast",
-          "[server][config]") {
+TEST_CASE("the stream budgets may reach 20000 together and no more", "[server][config]") {
   TempDir dir;
-  ServerSettings defaults;
-  defaults.data_dir = dir.path();
-  CHECK(ResolveServerConfig(defaults, std::nullopt)->beast_transport);
-  ServerSettings beast = defaults;
-  beast.max_event_streams = "10000";
-  absl::StatusOr<ServerConfig> lifted = ResolveServerConfig(beast, std::nullopt);
+  ServerSettings wide;
+  wide.data_dir = dir.path();
+  wide.max_event_streams = "15000";
+  wide.max_run_streams = "5000";
+  absl::StatusOr<ServerConfig> lifted = ResolveServerConfig(wide, std::nullopt);
   REQUIRE(lifted.ok());
-  CHECK(lifted->beast_transport);
-  CHECK(lifted->max_event_streams == 10000);
-  ServerSettings httplib = beast;
-  httplib.http_transport = "httplib";
-  CHECK_FALSE(ResolveServerConfig(httplib, std::nullopt).ok());  // 10000 > 800 there
-  for (const char* bad : {"", "Beast", "nginx"}) {
-    ServerSettings wrong = defaults;
-    wrong.http_transport = bad;
-    absl::StatusOr<ServerConfig> refused = ResolveServerConfig(wrong, std::nullopt);
-    REQUIRE_FALSE(refused.ok());
-    CHECK(std::string(refused.status().message()).find("--http-transport") != std::string::npos);
-  }
+  CHECK(lifted->max_event_streams == 15000);
+  CHECK(lifted->max_run_streams == 5000);
+  ServerSettings over = wide;
+  over.max_run_streams = "5001";
+  absl::StatusOr<ServerConfig> refused = ResolveServerConfig(over, std::nullopt);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(std::string(refused.status().message()).find("must not exceed 20000") != std::string::npos);
 }
 
 TEST_CASE("the event bus sends stream.connected first and events with increasing ids",

@@ -304,6 +304,11 @@ TEST_CASE("pulse.json supplies settings, flags override it, unknown keys are ref
   const Captured listen =
       RunCommand({ServerBinary(), "--data-dir", dir.path(), "--listen", "127.0.0.1"});
   CHECK(listen.exit_code == 2);
+  // The retired hidden --http-transport (issue 22) is an unknown option like any other.
+  const Captured transport = RunCommand({ServerBinary(), "--data-dir", dir.path(), "--listen",
+                                         "127.0.0.1:0", "--http-transport", "httplib"});
+  CHECK(transport.exit_code == 2);
+  CHECK(transport.err.find("--http-transport") != std::string::npos);
   const Captured provider = RunCommand({ServerBinary(), "--data-dir", dir.path(), "--listen",
                                         "127.0.0.1:0", "--provider", "no-such-provider"});
   CHECK(provider.exit_code == 1);

@@ -152,12 +152,8 @@ TEST_CASE("many concurrent chats run on a bounded pool of threads and all comple
     }
   }
   CHECK(completed == kChats);
-  // The run workers never exceed their bound. The HTTP transport of this build may hold a
-  // thread per open stream (cpp-httplib); with an event-driven transport
-  // (PULSE_TEST_HTTP_TRANSPORT=beast) the streams cost none, so the bound is tighter.
-  const char* transport = std::getenv("PULSE_TEST_HTTP_TRANSPORT");
-  const bool event_driven = transport != nullptr && std::string(transport) == "beast";
-  const int bound = idle + kWorkers + 4 + (event_driven ? 0 : kChats);
+  // The run workers never exceed their bound; the HTTP transport holds no thread per stream.
+  const int bound = idle + kWorkers + 4;
   INFO("idle " << idle << " threads, peak " << peak.load() << ", bound " << bound);
   CHECK(peak.load() <= bound);
   CHECK(Pool(port, token, "max_workers") == "3");

@@ -160,11 +160,6 @@ ServerProcess::ServerProcess(const std::string& data_dir, ServerOptions options)
   ChildProcessOptions child;
   child.argv = {ServerBinary(), "--data-dir", data_dir, "--listen", options.listen};
   child.argv.insert(child.argv.end(), options.args.begin(), options.args.end());
-  // PULSE_TEST_HTTP_TRANSPORT=beast runs the server on issue 22's Beast transport.
-  if (const char* transport = std::getenv("PULSE_TEST_HTTP_TRANSPORT");
-      transport != nullptr && *transport != '\0') {
-    child.argv.insert(child.argv.end(), {"--http-transport", transport});
-  }
   if (!options.patrol_on_start) {
     child.argv.insert(child.argv.end(), {"--patrol-on-start", "off"});
   }

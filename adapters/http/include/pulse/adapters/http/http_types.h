@@ -1,7 +1,7 @@
-// The values a route handler sees and returns, independent of cpp-httplib: the decoded
+// The values a route handler sees and returns, independent of the transport: the decoded
 // request (route, path parameters, query, body, authenticated principal) and the reply (a
 // JSON or text body, an agent error envelope, or an event stream). Plain values; a handler is
-// called on a server worker thread and may run concurrently with itself.
+// called on a server handler (or event-loop) thread and may run concurrently with itself.
 #pragma once
 
 #include <functional>
@@ -23,7 +23,7 @@ class SseStream;
 struct RouteSpec;
 
 // Decoded query pairs; a repeated name keeps every value in order (same container as
-// httplib::Params and core::QueryParams).
+// core::QueryParams).
 using QueryParams = std::multimap<std::string, std::string>;
 // Decoded path parameters by placeholder name.
 using PathParams = std::map<std::string, std::string>;

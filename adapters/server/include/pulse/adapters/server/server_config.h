@@ -70,9 +70,6 @@ struct ServerSettings {
   std::optional<std::string> max_event_streams;
   std::optional<std::string> max_run_streams;
   std::optional<std::string> max_streams_per_token;
-  // Command line only, hidden while cpp-httplib is being retired (issue 22): "beast" (the
-  // default) or "httplib".
-  std::optional<std::string> http_transport;
   // Assistant runs: the worker pool's size and how many runs may wait for a worker (decimal
   // integers; see the defaults below).
   std::optional<std::string> run_workers;
@@ -96,14 +93,12 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "run_workers",
                                                    "run_queue"};
 
-// Stream defaults and bounds. The two budgets together stay below the HTTP worker limit (each
-// open stream holds a worker).
+// Stream defaults and bounds. An open stream holds no thread (http_server.h); the bound on
+// the two budgets together is the descriptor limit.
 inline constexpr std::size_t kDefaultMaxEventStreams = 384;
 inline constexpr std::size_t kDefaultMaxRunStreams = 128;
 inline constexpr std::size_t kDefaultMaxStreamsPerToken = 32;
-inline constexpr std::size_t kMaxStreamBudgets = 800;  // event + run streams together
-// With the Beast transport a stream holds no thread; the bound is the descriptor limit.
-inline constexpr std::size_t kMaxStreamBudgetsBeast = 20000;
+inline constexpr std::size_t kMaxStreamBudgets = 20000;  // event + run streams together
 
 // Assistant runs work on a bounded pool (chat_runs.h). A run mostly waits on the provider, so
 // the pool may be larger than the core count; it is bounded so a burst of chats cannot start a
@@ -150,7 +145,6 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
-  bool beast_transport = true;                   // --http-transport beast (the default) or httplib
   std::size_t run_workers = kDefaultRunWorkers;  // 1..kMaxRunWorkers
   std::size_t run_queue = kDefaultRunQueue;      // 0..kMaxRunQueue (0: no waiting, refuse)
 
@@ -167,9 +161,8 @@ struct ServerConfig {
 // locality without a provider, a provider locality other than auto, local or remote, a bad
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
 // stream setting that is not an integer of at least 1, or stream budgets over
-// kMaxStreamBudgets together (kMaxStreamBudgetsBeast with --http-transport beast), an
-// --http-transport other than httplib or beast, a run_workers that is not an integer from 1 to
-// kMaxRunWorkers or a run_queue that is not one from 0 to kMaxRunQueue.
+// kMaxStreamBudgets together, a run_workers that is not an integer from 1 to kMaxRunWorkers or
+// a run_queue that is not one from 0 to kMaxRunQueue.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

@@ -1,23 +1,26 @@
-// HttplibServer: pulse-server's HTTP front end over cpp-httplib. It binds host:port (port 0
-// picks an ephemeral port, reported by port()), and for every request: caps the target and
-// the body, resolves the route (router.h), authenticates (token_authenticator.h) and checks
-// the route's scope, checks path parameters and the query against the route's declared
-// parameters (query_validator.h), refuses a body that is not declared application/json (415,
-// before reading it), validates the body against the route's schema, calls the handler, and
-// answers every refusal with the agent error envelope. Event-stream replies (sse_stream.h) are
-// written by the connection's worker.
+// HttpServer: pulse-server's HTTP front end (the Beast transport, adapters/http/src/
+// beast_transport.cc; docs/server.md "The HTTP transport"). It binds host:port (port 0 picks an
+// ephemeral port, reported by port()), bounds every request head, body and connection (the
+// limits below; a request over one is answered 408/413/414/431/503 in the agent error envelope
+// and its connection closed), and for every request: caps the target and the body, resolves
+// the route (router.h), authenticates (token_authenticator.h) and checks the route's scope,
+// checks path parameters and the query against the route's declared parameters
+// (query_validator.h), refuses a body that is not declared application/json (415), validates
+// the body against the route's schema, calls the handler, and answers every refusal with the
+// agent error envelope.
 //
-// Concurrency: connections run on an elastic worker pool (min_threads kept, one more started
-// whenever a connection arrives and none is idle, up to max_threads, idle extras retire), so
-// each open stream holds one worker and short requests never queue behind streams. Open
-// streams draw from two budgets — agent event subscriptions and runs (chat, resume, answer) —
-// so neither kind can starve the other (503 service_unavailable with Retry-After beyond a
-// budget), and one token holds at most max_streams_per_token of them (429 too_many_streams).
-// The slot is taken before the handler runs, so a refused run never starts. Stop() is graceful:
-// open streams are asked to finish and drain (their producers see cancellation), then the
-// listener closes, in-flight requests complete and the workers are joined.
+// Concurrency: connections run on a few event loops (io_threads), handlers on a fixed pool
+// (handler_threads); an idle keep-alive connection and an open event stream (sse_stream.h)
+// hold no thread. Open streams draw from two budgets — agent event subscriptions and runs
+// (chat, resume, answer) — so neither kind can starve the other (503 service_unavailable with
+// Retry-After beyond a budget), and one token holds at most max_streams_per_token of them (429
+// too_many_streams). The slot is taken before the handler runs, so a refused run never starts.
+// Stop() is graceful: open streams are asked to finish and drain (their producers see
+// cancellation), then the listener closes, in-flight requests complete and the threads are
+// joined.
 //
-// Thread-safe: Start/Stop from the owning thread; handlers run on worker threads.
+// Thread-safe: Start/Stop from the owning thread; handlers run on handler (or event-loop)
+// threads.
 #pragma once
 
 #include <cstddef>
@@ -45,33 +48,21 @@ struct RequestRecord {
   bool stream = false;
 };
 
-// Which transport serves the connections. kBeast (the default): Boost.Beast on Asio event
-// loops with the hard bounds below (issue 22; docs/server.md "The HTTP transport"). kHttplib:
-// cpp-httplib, a worker thread per connection, none of those bounds (being retired). Both
-// serve the same routes through the same pipeline.
-enum class HttpTransport { kHttplib, kBeast };
-
 struct HttpServerOptions {
-  HttpTransport transport = HttpTransport::kBeast;
   std::string host = "127.0.0.1";
   int port = 0;                          // 0: an ephemeral port
   std::size_t max_body_bytes = 1 << 20;  // larger bodies: 413 request_too_large
   std::size_t max_target_bytes = 2048;   // longer request targets: 414 uri_too_long
-  absl::Duration read_timeout = absl::Seconds(10);
+  // Each write (a reply, an event-stream chunk) within write_timeout; an idle keep-alive
+  // connection closed after keep_alive_timeout, and any after keep_alive_max_requests.
   absl::Duration write_timeout = absl::Seconds(10);
   absl::Duration keep_alive_timeout = absl::Seconds(5);
   std::size_t keep_alive_max_requests = 100;
-  std::size_t min_threads = 8;
-  // Every open connection holds a worker (cpp-httplib), and cpp-httplib's select() loop
-  // limits a process to descriptors below 1024, so more than ~900 would not help.
-  std::size_t max_threads = 900;
-  absl::Duration idle_thread_timeout = absl::Seconds(30);
   // Budgets of open event streams (RouteSpec::stream_budget), and the cap per token over both.
   std::size_t max_subscription_streams = 384;
   std::size_t max_run_streams = 128;
   std::size_t max_streams_per_token = 32;
   int listen_backlog = 512;
-  // ---- kBeast only ----
   // The request line and each header line at most this long (longer: 414 for the request
   // line, 431 for a header line); at most max_header_fields fields (more: 431); the whole head
   // at most max_head_bytes (431), and complete within head_deadline of its first byte (408).
@@ -90,7 +81,7 @@ struct HttpServerOptions {
   // Public, non-streaming routes answered on the event loop itself (no hop to a handler
   // thread): they must be cheap and never block.
   std::vector<std::string> inline_routes = {"healthz", "get_capabilities"};
-  // Inline routes whose reply never changes while the server runs: the Beast transport keeps
+  // Inline routes whose reply never changes while the server runs: the transport keeps
   // the first 200 reply to a plain GET (no query, body, Range or credentials) as bytes and
   // answers later ones with them (the bounds, route lookup and request metrics still apply).
   std::vector<std::string> constant_routes = {"get_capabilities"};
@@ -98,42 +89,44 @@ struct HttpServerOptions {
   absl::Duration stop_grace = absl::Seconds(3);
   // Refuse to open while a manifest capability has no handler (Router::CheckComplete).
   bool require_complete_router = true;
-  // Called once per request on a worker thread, after the reply is decided.
+  // Called once per request on a handler or event-loop thread, after the reply is decided.
   std::function<void(const RequestRecord&)> on_request;
 };
 
 struct HttpServerStats {
-  std::size_t threads = 0;       // live workers
-  std::size_t busy_threads = 0;  // workers serving a connection
-  std::size_t peak_threads = 0;
+  std::size_t threads = 0;       // event loops + handler threads
+  std::size_t busy_threads = 0;  // requests in flight
+  std::size_t peak_threads = 0;  // = threads (the pools are fixed)
   std::size_t open_streams = 0;
 };
 
-class HttplibServer final {
+class HttpServer final {
  public:
   // Binds the listening socket. `authenticator` is borrowed and must outlive the server;
   // `metrics` (nullable borrow; must outlive the server) receives pulse_http_requests_total,
   // pulse_http_request_duration_seconds, pulse_http_open_streams, pulse_http_workers,
-  // pulse_http_stream_slots{budget,state} and pulse_http_stream_refusals_total{budget,reason}.
+  // pulse_http_stream_slots{budget,state}, pulse_http_stream_refusals_total{budget,reason},
+  // pulse_http_connections, pulse_http_connections_refused_total{reason},
+  // pulse_http_requests_refused_total{bound} and pulse_http_deadline_expiries_total{phase}.
   // InvalidArgument for inconsistent options; FailedPrecondition when the router is
   // incomplete and require_complete_router is set; AlreadyExists when the registry already has
   // those metrics; Unavailable when the address cannot be bound.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttplibServer>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpServer>> Open(
       HttpServerOptions options, Router router, TokenAuthenticator& authenticator,
       MetricsRegistry* metrics = nullptr);
 
-  ~HttplibServer();  // Stop()
-  HttplibServer(const HttplibServer&) = delete;
-  HttplibServer& operator=(const HttplibServer&) = delete;
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
 
   // The bound port.
   int port() const;
 
-  // Starts accepting on a background thread. FailedPrecondition when already started or
+  // Starts accepting on the event-loop threads. FailedPrecondition when already started or
   // stopped.
   [[nodiscard]] absl::Status Start();
 
-  // Graceful stop (see above). Idempotent; returns once every worker has been joined.
+  // Graceful stop (see above). Idempotent; returns once every thread has been joined.
   void Stop();
 
   HttpServerStats stats() const;
@@ -141,7 +134,7 @@ class HttplibServer final {
   class Impl;
 
  private:
-  explicit HttplibServer(std::unique_ptr<Impl> impl);
+  explicit HttpServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
