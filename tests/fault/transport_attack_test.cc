@@ -54,6 +54,15 @@ constexpr std::int64_t kGuardGrowthKb = 1024 * 1024;
 // slowest of a small set (at 50 ms the idle p99 was the second-slowest of ~200).
 constexpr Millis kProbeInterval{10};
 
+// The probe runs in a process of its own, like any outside client: it shares nothing with the
+// attacking client in this process (probe.h, ProbeOptions::process).
+attack::ProbeOptions Probe() {
+  attack::ProbeOptions probe;
+  probe.interval = kProbeInterval;
+  probe.process = PULSE_HTTP_ATTACK_BINARY;
+  return probe;
+}
+
 std::int64_t EnvInt(const char* name, std::int64_t fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') {
@@ -116,7 +125,7 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.rounds = AttackRounds();
   measure.idle = IdleLength(measure.rounds);
-  measure.probe_options.interval = kProbeInterval;
+  measure.probe_options = Probe();
   // What the server logs from the attack's start on (start-up lines are not the attack's).
   std::int64_t log_from = 0;
   std::chrono::steady_clock::time_point attack_start;
@@ -229,7 +238,7 @@ TEST_CASE(
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
-  measure.probe_options.interval = kProbeInterval;
+  measure.probe_options = Probe();
   e2e::ChatStream chat;
   measure.during = [&](const attack::AttackProgress&) {
     chat = e2e::PostStream(server.port(), "/api/ai/chat", chatter,

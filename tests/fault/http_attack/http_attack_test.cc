@@ -13,6 +13,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -381,6 +382,48 @@ TEST_CASE("a measured attack alternates idle and attack windows and pools each s
   // The loopback server answers the probe 431 too: every probe counts as failed.
   CHECK(m->idle_healthz.failures == m->idle_healthz.count);
   CHECK(static_cast<std::int64_t>(m->idle_healthz.latencies_us.size()) == m->idle_healthz.count);
+}
+
+TEST_CASE("the samples line round-trips and malformed ones are refused", "[attack][wire]") {
+  const LatencySummary s = Summarize({3000, 1000, 2000}, 1);
+  const std::optional<LatencySummary> back = ParseSamplesLine(SamplesLine(s));
+  REQUIRE(back.has_value());
+  CHECK(back->count == 3);
+  CHECK(back->failures == 1);
+  CHECK(back->latencies_us == std::vector<std::int64_t>{1000, 2000, 3000});
+  CHECK(ParseSamplesLine("probe-samples failures=0 us=")->count == 0);
+  for (const char* bad :
+       {"", "probe-samples", "probe-samples failures=x us=1", "probe-samples failures=2 us=1",
+        "probe-samples failures=0 us=1,-2", "probe-samples failures=0 us=1,a",
+        "probe-samples failures=-1 us=1", "probe-samples failures=0"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseSamplesLine(bad).has_value());
+  }
+}
+
+TEST_CASE("a probe in a child process reports every probe it made, and nothing when it cannot run",
+          "[attack][loopback]") {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    ReadUpTo(fd, 1, stopping);
+    SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+  });
+  ProbeOptions options;
+  options.target.port = server.port();
+  options.interval = Millis(10);
+  options.process = PULSE_HTTP_ATTACK_BINARY;
+  HealthProbe probe(options);
+  probe.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const LatencySummary s = probe.Stop();
+  CHECK(s.count >= 5);
+  CHECK(s.failures == 0);
+  CHECK(s.p99_ms < 1000.0);
+  CHECK(probe.Stop().count == 0);  // stopped already
+
+  options.process = "/nonexistent/pulse-http-attack";
+  HealthProbe missing(options);
+  missing.Start();
+  CHECK(missing.Stop().count == 0);
 }
 
 TEST_CASE("a server that never answers is reported as keeping every slowloris connection",

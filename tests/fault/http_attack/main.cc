@@ -3,6 +3,9 @@
 // (a summary, then one JSON line). The figures never fail the tool: exit 0 after a run, 1 when
 // the attack could not run, 2 on a usage error. docs/performance.md, "HTTP transport attacks",
 // shows how to use it; tests/fault/transport_attack_test.cc asserts on the same figures.
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -40,7 +43,9 @@ constexpr char kUsage[] =
     "  --guard-rss-mb MB      stop once the server's RSS grew this much         [2048]\n"
     "  --idle-seconds S       /healthz probe before the attack (0: none)        [10]\n"
     "  --probe-interval-ms MS time between /healthz probes                      [50]\n"
-    "  --probe-timeout-ms MS  a slower probe counts as failed                   [5000]\n";
+    "  --probe-timeout-ms MS  a slower probe counts as failed                   [5000]\n"
+    "  --until-eof 1          probe: run until stdin closes (not --seconds), then print\n"
+    "                         every sample on a last line `probe-samples failures=F us=...`\n";
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "pulse-http-attack: %s\n%s", why.c_str(), kUsage);
@@ -65,6 +70,7 @@ int Main(int argc, char** argv) {
   int pid = 0;
   std::int64_t guard_mb = 2048;
   std::int64_t idle_seconds = 10;
+  int until_eof = 0;
   Millis heartbeat{15'000};
   AttackOptions attack;
   MeasureOptions measure;
@@ -115,6 +121,8 @@ int Main(int argc, char** argv) {
       ok = absl::SimpleAtoi(v, &idle_seconds) && idle_seconds >= 0;
     } else if (flag == "--probe-interval-ms") {
       ok = Millis64(v, measure.probe_options.interval);
+    } else if (flag == "--until-eof") {
+      ok = absl::SimpleAtoi(v, &until_eof) && (until_eof == 0 || until_eof == 1);
     } else if (flag == "--probe-timeout-ms") {
       ok = Millis64(v, measure.probe_options.timeout) && measure.probe_options.timeout.count() > 0;
     } else {
@@ -136,11 +144,21 @@ int Main(int argc, char** argv) {
     attack.sources = LoopbackSources(sources);
   }
   if (kind_name == "probe") {
-    HealthProbe probe({.target = *target,
-                       .interval = measure.probe_options.interval,
-                       .timeout = measure.probe_options.timeout});
+    ProbeOptions probe_options = measure.probe_options;
+    probe_options.target = *target;
+    HealthProbe probe(probe_options);
     probe.Start();
-    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    if (until_eof == 1) {
+      char buf[256];
+      while (true) {
+        const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
+        if (n == 0 || (n < 0 && errno != EINTR)) {
+          break;  // stdin closed: the parent wants the report
+        }
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    }
     const LatencySummary s = probe.Stop();
     std::printf("healthz: %lld probes, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %lld failed\n",
                 static_cast<long long>(s.count), s.p50_ms, s.p99_ms, s.max_ms,
@@ -150,6 +168,9 @@ int Main(int argc, char** argv) {
         "\"maxMs\":%.3f}}\n",
         static_cast<long long>(s.count), static_cast<long long>(s.failures), s.p50_ms, s.p99_ms,
         s.max_ms);
+    if (until_eof == 1) {
+      std::printf("%s\n", SamplesLine(s).c_str());
+    }
     return 0;
   }
   absl::StatusOr<AttackKind> kind = ParseAttackKind(kind_name);

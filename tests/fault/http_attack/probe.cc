@@ -1,10 +1,13 @@
 #include "probe.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,11 +15,15 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "http_wire.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::testing::attack {
 namespace {
@@ -166,8 +173,122 @@ ProcSummary Pool(const ProcSummary& a, const ProcSummary& b) {
   return pooled;
 }
 
+std::string SamplesLine(const LatencySummary& s) {
+  return absl::StrCat("probe-samples failures=", s.failures,
+                      " us=", absl::StrJoin(s.latencies_us, ","));
+}
+
+std::optional<LatencySummary> ParseSamplesLine(std::string_view line) {
+  absl::string_view rest = core::ToAbsl(line);
+  std::int64_t failures = 0;
+  if (!absl::ConsumePrefix(&rest, "probe-samples failures=")) {
+    return std::nullopt;
+  }
+  const std::size_t space = rest.find(' ');
+  if (space == absl::string_view::npos || !absl::SimpleAtoi(rest.substr(0, space), &failures) ||
+      failures < 0) {
+    return std::nullopt;
+  }
+  rest.remove_prefix(space + 1);
+  if (!absl::ConsumePrefix(&rest, "us=")) {
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> us;
+  for (absl::string_view item : absl::StrSplit(rest, ',', absl::SkipEmpty())) {
+    std::int64_t v = 0;
+    if (!absl::SimpleAtoi(item, &v) || v < 0) {
+      return std::nullopt;
+    }
+    us.push_back(v);
+  }
+  if (failures > static_cast<std::int64_t>(us.size())) {
+    return std::nullopt;
+  }
+  return Summarize(std::move(us), failures);
+}
+
+void HealthProbe::StartChild() {
+  int in[2] = {-1, -1};
+  int out[2] = {-1, -1};
+  if (::pipe2(in, O_CLOEXEC) != 0) {
+    return;
+  }
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    return;
+  }
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  const std::string url =
+      absl::StrCat("http://", options_.target.host, ":", options_.target.port, options_.path);
+  std::vector<std::string> args = {options_.process,
+                                   "--attack",
+                                   "probe",
+                                   "--url",
+                                   url,
+                                   "--probe-interval-ms",
+                                   std::to_string(options_.interval.count()),
+                                   "--probe-timeout-ms",
+                                   std::to_string(options_.timeout.count()),
+                                   "--until-eof",
+                                   "1"};
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawn(&pid, options_.process.c_str(), &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    return;
+  }
+  child_ = pid;
+  child_stdin_ = in[1];
+  child_stdout_ = out[0];
+}
+
+LatencySummary HealthProbe::StopChild() {
+  if (child_ < 0) {
+    return {};
+  }
+  ::close(child_stdin_);  // the child stops probing, prints its samples and exits
+  std::string report;
+  char buf[16384];
+  while (true) {
+    const ssize_t n = ::read(child_stdout_, buf, sizeof(buf));
+    if (n > 0) {
+      report.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(child_stdout_);
+  int status = 0;
+  ::waitpid(child_, &status, 0);
+  child_ = -1;
+  for (absl::string_view line : absl::StrSplit(report, '\n')) {
+    if (std::optional<LatencySummary> s = ParseSamplesLine(core::ToStd(line))) {
+      return *std::move(s);
+    }
+  }
+  return {};
+}
+
 void HealthProbe::Start() {
   stop_ = false;
+  if (!options_.process.empty()) {
+    return StartChild();
+  }
   thread_ = std::thread([this] {
     while (!stop_.load()) {
       const Clock::time_point start = Clock::now();
@@ -189,6 +310,9 @@ void HealthProbe::Start() {
 }
 
 LatencySummary HealthProbe::Stop() {
+  if (!options_.process.empty()) {
+    return StopChild();
+  }
   stop_ = true;
   if (thread_.joinable()) {
     thread_.join();
