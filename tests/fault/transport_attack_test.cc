@@ -74,13 +74,13 @@ std::int64_t EnvInt(const char* name, std::int64_t fallback) {
 
 // PULSE_ATTACK_SECONDS: how long each attack (and the stream hold) lasts.
 Millis AttackLength() { return Millis(EnvInt("PULSE_ATTACK_SECONDS", 60) * 1000); }
-// The idle probe and an unauthenticated attack alternate (A B A B, so a busy moment of the
-// shared machine cannot land on one side only) in attack windows of at least 30 s, in which
-// slowloris's heads expire twice (two waves of expiries and reconnects): for a 60 s attack,
-// idle 5 s, attack 30 s, idle 5 s, attack 30 s. A shorter attack runs in one window after a
-// 10 s idle probe.
+// The idle probe and an unauthenticated attack alternate, A B A B, in up to three pairs of
+// windows of at least 20 s of attack (slowloris's heads expire once in each): for a 60 s
+// attack, idle 5 s, attack 20 s, three times. The p99 bound holds for the median pair, so a
+// busy moment of the shared machine spoils one pair, not the verdict. A shorter attack runs
+// in one window after a 10 s idle probe.
 int AttackRounds() {
-  return static_cast<int>(std::clamp<std::int64_t>(AttackLength().count() / 30'000, 1, 3));
+  return static_cast<int>(std::clamp<std::int64_t>(AttackLength().count() / 20'000, 1, 3));
 }
 Millis IdleLength(int rounds) { return rounds > 1 ? Millis(5'000 * rounds) : Millis(10'000); }
 
@@ -151,9 +151,11 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   // Memory: RSS grows less than 64 MB over its idle figure.
   CHECK(m.GrowthKb() < kMaxGrowthKb);
   CHECK_FALSE(m.attack.stopped_early);
-  // Latency: /healthz p99 under attack stays under twice the idle p99, and nothing failed.
+  // Latency: /healthz p99 under attack stays under twice the idle p99 (in the median pair of
+  // windows), and nothing failed.
   CHECK(m.healthz.count > 0);
-  CHECK(m.healthz.p99_ms < kMaxP99Ratio * m.idle_healthz.p99_ms);
+  REQUIRE_FALSE(m.round_p99_ms.empty());
+  CHECK(m.MedianRoundP99Ratio() < kMaxP99Ratio);
   CHECK(m.healthz.failures == 0);
   // The attacker's connections are closed by the server, and no attacking request is served.
   CHECK(m.attack.closed_by_server > 0);

@@ -382,6 +382,19 @@ TEST_CASE("a measured attack alternates idle and attack windows and pools each s
   // The loopback server answers the probe 431 too: every probe counts as failed.
   CHECK(m->idle_healthz.failures == m->idle_healthz.count);
   CHECK(static_cast<std::int64_t>(m->idle_healthz.latencies_us.size()) == m->idle_healthz.count);
+  CHECK(m->round_p99_ms.size() == 2);
+}
+
+TEST_CASE("the p99 ratio is the median pair's, so one busy window does not decide it",
+          "[attack][wire]") {
+  Measured m;
+  CHECK(m.MedianRoundP99Ratio() == 0.0);
+  m.round_p99_ms = {{1.0, 1.5}, {1.0, 9.0}, {2.0, 2.0}};  // one pair hit by a busy moment
+  CHECK(m.MedianRoundP99Ratio() == 1.5);
+  m.round_p99_ms = {{1.0, 1.5}, {1.0, 2.5}};
+  CHECK(m.MedianRoundP99Ratio() == 2.0);
+  m.round_p99_ms = {{0.0, 1.0}, {2.0, 1.0}};  // a pair without an idle figure is left out
+  CHECK(m.MedianRoundP99Ratio() == 0.5);
 }
 
 TEST_CASE("the samples line round-trips and malformed ones are refused", "[attack][wire]") {

@@ -108,8 +108,10 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
     if (r > 0) {
       std::this_thread::sleep_for(options.settle);  // the last round's connections close
     }
+    LatencySummary idle_window;
     if (options.probe && idle_each.count() > 0) {
-      m.idle_healthz = Pool(m.idle_healthz, ProbeIdle(probe_options, idle_each));
+      idle_window = ProbeIdle(probe_options, idle_each);
+      m.idle_healthz = Pool(m.idle_healthz, idle_window);
     }
     if (r == 0 && options.pid > 0) {
       m.idle = ReadProcStatus(options.pid);
@@ -128,6 +130,9 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
     } else {
       m.attack.Absorb(*round.report);
     }
+    if (idle_window.count > 0 && round.healthz.count > 0) {
+      m.round_p99_ms.emplace_back(idle_window.p99_ms, round.healthz.p99_ms);
+    }
     m.healthz = Pool(m.healthz, round.healthz);
     m.server = Pool(m.server, round.server);
     m.rounds = r + 1;
@@ -136,6 +141,21 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
     }
   }
   return m;
+}
+
+double Measured::MedianRoundP99Ratio() const {
+  std::vector<double> ratios;
+  for (const auto& [idle_p99, attacked_p99] : round_p99_ms) {
+    if (idle_p99 > 0) {
+      ratios.push_back(attacked_p99 / idle_p99);
+    }
+  }
+  if (ratios.empty()) {
+    return 0;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t n = ratios.size();
+  return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
 }
 
 std::string Describe(const Measured& m, const AttackOptions& attack) {
@@ -162,6 +182,13 @@ std::string Describe(const Measured& m, const AttackOptions& attack) {
   }
   if (m.healthz.count > 0) {
     out += LatencyLine("healthz under attack", m.healthz);
+  }
+  if (!m.round_p99_ms.empty()) {
+    out += "healthz p99 per round, idle -> attacked:";
+    for (const auto& [idle_p99, attacked_p99] : m.round_p99_ms) {
+      absl::StrAppendFormat(&out, " %.2f -> %.2f ms;", idle_p99, attacked_p99);
+    }
+    absl::StrAppendFormat(&out, " median ratio x%.2f\n", m.MedianRoundP99Ratio());
   }
   if (m.idle.ok) {
     absl::StrAppendFormat(&out,

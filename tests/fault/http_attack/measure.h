@@ -12,6 +12,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "attack.h"
@@ -42,7 +44,12 @@ struct Measured {
   AttackReport attack;          // every round's, absorbed
   LatencySummary healthz;       // during the attack rounds (streams: the hold)
   ProcSummary server;           // during the attack rounds
+  // Each round's /healthz p99, idle and under attack (the pair measured back to back).
+  std::vector<std::pair<double, double>> round_p99_ms;
   std::int64_t GrowthKb() const { return server.max_rss_kb - idle.rss_kb; }
+  // The median over the rounds of (attacked p99 / idle p99): a busy moment of the machine
+  // spoils one pair, not the figure (0 when no round had both probes).
+  double MedianRoundP99Ratio() const;
 };
 
 absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const MeasureOptions& options);
