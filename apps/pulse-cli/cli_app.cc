@@ -11,7 +11,9 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "commands.h"
+#include "commands_context.h"
 #include "completion.h"
+#include "config.h"
 #include "failure.h"
 #include "id_resolution.h"
 #include "suggest.h"
@@ -26,6 +28,8 @@ constexpr char kEpilog[] = R"(
 Environment:
   PULSE_API_TOKEN  the API token, sent as X-API-Token (never a flag: flags show up in ps)
   PULSE_SERVER     the server's base URL when --server is not given
+  XDG_CONFIG_HOME  where the contexts file is: $XDG_CONFIG_HOME/pulse/cli.json (else
+                   ~/.config/pulse/cli.json); see pulse-cli context --help
   NO_COLOR         when set and non-empty, no colours even on a terminal
 
 Output: human-readable by default (colours and tool activity only on a terminal); --json
@@ -69,6 +73,8 @@ struct Parsed {
   SessionArgs session;
   AnswerArgs answer;
   std::string shell;
+  std::string context_name;  // --context
+  ContextArgs context;
 };
 
 // Resolves the id in `id` (a unique prefix, git-style: id_resolution.h) before `run`; an empty
@@ -96,6 +102,8 @@ class Definition {
   // The command the parsed line selected; nullptr when none (only possible before parsing).
   std::function<int(CommandContext&)> Selected() const;
   bool completion_selected() const { return completion_->parsed(); }
+  // The local command (context ...) the parsed line selected, or nullptr.
+  std::function<int(const Console&, const EndpointInputs&)> SelectedLocal() const;
 
  private:
   CLI::Option* Choice(CLI::App& app, const std::string& name, std::string& into,
@@ -109,6 +117,9 @@ class Definition {
   CompletionChoices choices_;
   // Leaves in definition order, with their commands; the first parsed one runs.
   std::vector<std::pair<CLI::App*, std::function<int(CommandContext&)>>> leaves_;
+  // Leaves that never talk to a server.
+  std::vector<std::pair<CLI::App*, std::function<int(const Console&, const EndpointInputs&)>>>
+      local_leaves_;
   CLI::App* completion_ = nullptr;
 };
 
@@ -137,12 +148,14 @@ Definition::Definition() {
   app_.footer(kEpilog);
   app_.require_subcommand(1);
   app_.fallthrough();
-  // PULSE_SERVER sets the default; --server still wins.
-  if (const char* env = std::getenv("PULSE_SERVER"); env != nullptr && *env != '\0') {
-    p_.server = env;
-  }
-  app_.add_option("--server", p_.server, "pulse-server base URL (default: $PULSE_SERVER, else)")
+  // --server wins over PULSE_SERVER, which wins over the context (config.h).
+  app_.add_option("--server", p_.server,
+                  "pulse-server base URL (default: $PULSE_SERVER, else the current context's, "
+                  "else)")
       ->capture_default_str();
+  app_.add_option("--context", p_.context_name,
+                  "use this context of the config file for this command (pulse-cli context list)")
+      ->type_name("NAME");
   app_.add_flag("--json", p_.json, "machine output: one JSON document (NDJSON for streams)");
   app_.add_option("--timeout", p_.timeout_seconds,
                   "seconds (0.1 to 3600) to wait to connect and for each read; a stream stays "
@@ -330,12 +343,64 @@ Definition::Definition() {
   Leaf(app_, "status", "server health and where the operations loop stands",
        [](CommandContext& c) { return CmdStatus(c); });
 
+  CLI::App* context = app_.add_subcommand(
+      "context", "named servers and their tokens in the config file (default: list)");
+  context->require_subcommand(0, 1);
+  context->footer(
+      "Example:\n  pulse-cli context add prod --server https://pulse.example:7655 --token-file "
+      "~/.pulse-prod-token\n  pulse-cli context use prod\n"
+      "Precedence: --server > --context NAME > PULSE_SERVER, PULSE_API_TOKEN > the current "
+      "context > the default.");
+  auto local = [this](CLI::App* sub, std::function<int(const Console&, const EndpointInputs&)> f) {
+    local_leaves_.emplace_back(sub, std::move(f));
+    return sub;
+  };
+  CLI::App* c_add = local(
+      context->add_subcommand("add", "add (or replace) a context; the first one becomes current"),
+      [&p](const Console& c, const EndpointInputs& in) {
+        return CmdContextAdd(c, p.context, in.config_path);
+      });
+  c_add->add_option("name", p.context.name, "the context's name, e.g. prod")->required();
+  c_add->add_option("--server", p.context.server, "its pulse-server base URL")->required();
+  c_add->add_option("--token-file", p.context.token_file,
+                    "a file whose first line is the token (stored as an absolute path)");
+  c_add->add_option("--token-env", p.context.token_env,
+                    "or: the variable that holds the token, e.g. PULSE_PROD_TOKEN");
+  c_add->add_flag("--use", p.context.use, "make it the current context");
+  CLI::App* c_use = local(context->add_subcommand("use", "make a context the current one"),
+                          [&p](const Console& c, const EndpointInputs& in) {
+                            return CmdContextUse(c, p.context, in.config_path);
+                          });
+  c_use->add_option("name", p.context.name, "the context")->required();
+  local(
+      context->add_subcommand("list", "every context, the current marked *"),
+      [](const Console& c, const EndpointInputs& in) { return CmdContextList(c, in.config_path); });
+  local(context->add_subcommand("show", "the server and token source this command line would use"),
+        [](const Console& c, const EndpointInputs& in) { return CmdContextShow(c, in); });
+  CLI::App* c_remove = local(context->add_subcommand("remove", "delete a context"),
+                             [&p](const Console& c, const EndpointInputs& in) {
+                               return CmdContextRemove(c, p.context, in.config_path);
+                             });
+  c_remove->add_option("name", p.context.name, "the context")->required();
+  local_leaves_.emplace_back(context, [](const Console& c, const EndpointInputs& in) {
+    return CmdContextList(c, in.config_path);
+  });
+
   completion_ = app_.add_subcommand("completion", "print a shell completion script");
   Choice(*completion_, "shell", p.shell, kShells, "the shell")->required();
 }
 
 std::function<int(CommandContext&)> Definition::Selected() const {
   for (const auto& [sub, run] : leaves_) {
+    if (sub->parsed()) {
+      return run;
+    }
+  }
+  return nullptr;
+}
+
+std::function<int(const Console&, const EndpointInputs&)> Definition::SelectedLocal() const {
+  for (const auto& [sub, run] : local_leaves_) {
     if (sub->parsed()) {
       return run;
     }
@@ -493,18 +558,33 @@ int Main(int argc, char** argv) {
     console.Out(BashCompletion(definition.app(), definition.choices(), kProgram));
     return 0;
   }
+  EndpointInputs inputs;
+  if (definition.app().get_option("--server")->count() > 0) {
+    inputs.server_flag = p.server;
+  }
+  if (definition.app().get_option("--context")->count() > 0) {
+    inputs.context_flag = p.context_name;
+  }
+  inputs.config_path = ConfigPath();
+  if (const auto local = definition.SelectedLocal()) {
+    return local(console, inputs);
+  }
   const std::function<int(CommandContext&)> run = definition.Selected();
   if (!run) {
     return UsageError("a subcommand is required");
   }
-  const char* token = std::getenv(std::string(kTokenEnv).c_str());
+  Failure failure;
+  std::optional<Endpoint> endpoint = ResolveEndpoint(inputs, failure);
+  if (!endpoint.has_value()) {
+    return Report(console, failure);
+  }
   ClientOptions options;
-  options.base_url = p.server;
-  options.token = token == nullptr ? "" : token;
+  options.base_url = endpoint->server;
+  options.token = endpoint->token;
   options.timeout = absl::Seconds(p.timeout_seconds);
   if (!UsableToken(options.token)) {
-    return UsageError(std::string(kTokenEnv) +
-                      " holds a space or control character; a token is visible ASCII");
+    return UsageError("the token (from " + endpoint->token_source +
+                      ") holds a space or control character; a token is visible ASCII");
   }
   absl::StatusOr<std::unique_ptr<PulseClient>> client = PulseClient::Open(options);
   if (!client.ok()) {
