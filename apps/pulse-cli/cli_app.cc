@@ -191,7 +191,8 @@ Definition::Definition() {
   for (CLI::App* a : {findings, f_list}) {
     Dyn(a->add_option("--resource", p.findings_list.resource_id, "only this resource's findings"),
         ValueSource::kResourceId);
-    a->add_flag("--all", p.findings_list.include_resolved, "include resolved findings");
+    a->add_flag("--all", p.findings_list.include_resolved,
+                "include resolved, snoozed and dismissed findings");
     a->add_option("--limit", p.findings_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
   CLI::App* f_ack = Leaf(*findings, "ack", "acknowledge a finding (stays active, stops asking)",
@@ -223,6 +224,18 @@ Definition::Definition() {
   Dyn(f_resolve->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
       ->required();
   f_resolve->add_option("--note", p.finding.note, "what was done");
+  CLI::App* f_unsnooze =
+      Leaf(*findings, "unsnooze", "end a finding's snooze now",
+           WithId(IdKind::kFinding, p.finding.finding_id,
+                  [&p](CommandContext& c) { return CmdFindingUnsnooze(c, p.finding); }));
+  Dyn(f_unsnooze->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
+  CLI::App* f_reopen = Leaf(*findings, "reopen", "reopen a dismissed finding",
+                            WithId(IdKind::kFinding, p.finding.finding_id, [&p](CommandContext& c) {
+                              return CmdFindingReopen(c, p.finding);
+                            }));
+  Dyn(f_reopen->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   leaves_.emplace_back(findings,
                        [&p](CommandContext& c) { return CmdFindingsList(c, p.findings_list); });
 

@@ -147,6 +147,8 @@ int CmdFindingAck(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingSnooze(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingDismiss(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingResolve(CommandContext& ctx, const FindingArgs& args);
+int CmdFindingUnsnooze(CommandContext& ctx, const FindingArgs& args);
+int CmdFindingReopen(CommandContext& ctx, const FindingArgs& args);
 
 int CmdActionsList(CommandContext& ctx, const ActionsListArgs& args);
 int CmdActionShow(CommandContext& ctx, const ActionArgs& args);

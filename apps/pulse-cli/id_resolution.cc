@@ -107,6 +107,7 @@ bool ListIds(CommandContext& ctx, IdKind kind, std::vector<std::string>& ids) {
     case IdKind::kFinding: {
       rapidjson::Document query(rapidjson::kObjectType);
       SetStringArg(query, "include_resolved", "1");
+      SetStringArg(query, "include_hidden", "1");
       SetIntArg(query, "limit", 500);
       calls.push_back(CapabilityCall("list_findings", query));
       key = "items";
