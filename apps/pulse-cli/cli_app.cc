@@ -103,6 +103,10 @@ class Definition {
   // The command the parsed line selected; nullptr when none (only possible before parsing).
   std::function<int(CommandContext&)> Selected() const;
   bool completion_selected() const { return completion_->parsed(); }
+  // ask without a question and without -i.
+  bool ask_incomplete() const {
+    return ask_->parsed() && p_.ask.question.empty() && !p_.ask.interactive;
+  }
   // The local command (context ...) the parsed line selected, or nullptr.
   std::function<int(const Console&, const EndpointInputs&)> SelectedLocal() const;
 
@@ -128,6 +132,7 @@ class Definition {
   std::vector<std::pair<CLI::App*, std::function<int(const Console&, const EndpointInputs&)>>>
       local_leaves_;
   CLI::App* completion_ = nullptr;
+  CLI::App* ask_ = nullptr;
 };
 
 CLI::Option* Definition::Choice(CLI::App& app, const std::string& name, std::string& into,
@@ -177,7 +182,14 @@ Definition::Definition() {
   CLI::App* ask = Leaf(app_, "ask", "ask the Assistant; the answer streams as it is written",
                        WithId(IdKind::kSession, p.ask.session_id,
                               [&p](CommandContext& c) { return CmdAsk(c, p.ask); }));
-  ask->add_option("question", p.ask.question, "what to ask")->required();
+  ask->add_option("question", p.ask.question, "what to ask (with -i: the first question)");
+  ask->add_flag("-i,--interactive", p.ask.interactive,
+                "a conversation: then one question a line from stdin, in one session, until "
+                "EOF or /exit");
+  ask->footer(
+      "Examples:\n  pulse-cli ask \"which VM is closest to running out of memory?\"\n"
+      "  pulse-cli ask -i\n  printf 'how is db-01?\\nand db-02?\\n' | pulse-cli ask -i");
+  ask_ = ask;
   Dyn(ask->add_option("--session", p.ask.session_id, "continue this session"),
       ValueSource::kSessionId);
   Choice(*ask, "--control-level", p.ask.control_level, kControlLevels,
@@ -515,6 +527,9 @@ int Main(int argc, char** argv) {
   inputs.config_path = ConfigPath();
   if (const auto local = definition.SelectedLocal()) {
     return local(console, inputs);
+  }
+  if (definition.ask_incomplete()) {
+    return UsageError("ask needs a question (or -i for a conversation)");
   }
   const std::function<int(CommandContext&)> run = definition.Selected();
   if (!run) {

@@ -80,6 +80,7 @@ struct AskArgs {
   std::string question;
   std::string session_id;
   std::string control_level;  // "" = the server's configured level
+  bool interactive = false;   // -i: then lines from stdin, one session, until EOF or /exit
 };
 struct FindingsListArgs {
   std::string resource_id;

@@ -219,7 +219,7 @@ TEST_CASE("the bash completion script completes subcommands, options and their v
   CHECK(bash.For({"pulse-cli", "fi"}) == Words{"findings"});
   CHECK(bash.For({"pulse-cli", "f"}) == Words{"findings", "fleet"});
   CHECK(bash.For({"pulse-cli", "findings", ""}) ==
-        Words{"list", "ack", "snooze", "dismiss", "resolve"});
+        Words{"list", "ack", "snooze", "dismiss", "resolve", "unsnooze", "reopen"});
   CHECK(bash.For({"pulse-cli", "actions", "ap"}) == Words{"approve"});
   CHECK(bash.For({"pulse-cli", "ask", "--control-level", ""}) ==
         Words{"read_only", "controlled", "autonomous"});
