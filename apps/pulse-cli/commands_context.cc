@@ -2,9 +2,8 @@
 // commands never talk to a server.
 #include "commands_context.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
+#include <climits>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
