@@ -100,6 +100,24 @@ TEST_CASE("ask -i takes a first question, continues --session and ends at EOF",
   CHECK(usage.err.find("ask needs a question (or -i") != std::string::npos);
 }
 
+TEST_CASE("ask -i on a terminal says how to end and prompts for each question",
+          "[e2e][cli][ask][tty]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  fake.Enqueue(ProviderTurn(TextTurn("db-01 is fine.")));
+  const std::string token = MintToken(dir.path(), "ai:chat");
+  ServerProcess server(dir.path(), AssistantServer(fake.base_url()));
+  const Captured c = RunCliInPty(Args(server.port(), {"ask", "-i"}),
+                                 {.env = {TokenEnv(token)}, .stdin_text = "how is db-01?\n/exit\n"});
+  INFO(c.out);
+  CHECK(c.exit_code == 0);
+  CHECK(c.out.find("/exit or Ctrl-D ends it") != std::string::npos);
+  CHECK(c.out.find("db-01 is fine.") != std::string::npos);
+  CHECK(Count(c.out, "> ") >= 2);  // before the question and before /exit
+}
+
 TEST_CASE("ask -i stops at the first failing turn with its exit code", "[e2e][cli][ask]") {
   TempDir dir;
   const std::string token = MintToken(dir.path(), "ai:chat");
