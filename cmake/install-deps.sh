@@ -23,6 +23,8 @@ PACKAGES=(
   clang-format clang-tidy
   # the Docker adapter's tests start a private dockerd and import a static busybox as their image
   docker.io busybox-static
+  # the man pages of the apps, generated from their --help at build time (apps/CMakeLists.txt)
+  help2man
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

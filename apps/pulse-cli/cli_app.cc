@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "absl/strings/str_cat.h"
 #include "commands.h"
+#include "commands_context.h"
 #include "completion.h"
+#include "completion_values.h"
+#include "config.h"
 #include "failure.h"
 #include "id_resolution.h"
-#include "suggest.h"
+#include "pre_parse.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
@@ -26,6 +28,8 @@ constexpr char kEpilog[] = R"(
 Environment:
   PULSE_API_TOKEN  the API token, sent as X-API-Token (never a flag: flags show up in ps)
   PULSE_SERVER     the server's base URL when --server is not given
+  XDG_CONFIG_HOME  where the contexts file is: $XDG_CONFIG_HOME/pulse/cli.json (else
+                   ~/.config/pulse/cli.json); see pulse-cli context --help
   NO_COLOR         when set and non-empty, no colours even on a terminal
 
 Output: human-readable by default (colours and tool activity only on a terminal); --json
@@ -50,7 +54,7 @@ const std::vector<std::string> kDismissReasons = {"not_an_issue", "expected_beha
                                                   "will_fix_later"};
 const std::vector<std::string> kSeverities = {"critical", "warning", "info"};
 const std::vector<std::string> kAutonomyLevels = {"monitor", "approval", "assisted", "full"};
-const std::vector<std::string> kShells = {"bash"};
+const std::vector<std::string> kShells = {"bash", "zsh", "fish"};
 
 struct Parsed {
   std::string server{kDefaultServer};
@@ -69,6 +73,8 @@ struct Parsed {
   SessionArgs session;
   AnswerArgs answer;
   std::string shell;
+  std::string context_name;  // --context
+  ContextArgs context;
 };
 
 // Resolves the id in `id` (a unique prefix, git-style: id_resolution.h) before `run`; an empty
@@ -92,14 +98,26 @@ class Definition {
 
   CLI::App& app() { return app_; }
   const CompletionChoices& choices() const { return choices_; }
+  const DynamicValues& dynamic() const { return dynamic_; }
   Parsed& parsed() { return p_; }
   // The command the parsed line selected; nullptr when none (only possible before parsing).
   std::function<int(CommandContext&)> Selected() const;
   bool completion_selected() const { return completion_->parsed(); }
+  // ask without a question and without -i.
+  bool ask_incomplete() const {
+    return ask_->parsed() && p_.ask.question.empty() && !p_.ask.interactive;
+  }
+  // The local command (context ...) the parsed line selected, or nullptr.
+  std::function<int(const Console&, const EndpointInputs&)> SelectedLocal() const;
 
  private:
   CLI::Option* Choice(CLI::App& app, const std::string& name, std::string& into,
                       const std::vector<std::string>& values, const std::string& help);
+  // `opt`, its values completed from `source` (the server or the config file).
+  CLI::Option* Dyn(CLI::Option* opt, ValueSource source) {
+    dynamic_[opt] = source;
+    return opt;
+  }
   CLI::App* Leaf(CLI::App& parent, const std::string& name, const std::string& help,
                  std::function<int(CommandContext&)> run);
 
@@ -107,9 +125,14 @@ class Definition {
                 kProgram};
   Parsed p_;
   CompletionChoices choices_;
+  DynamicValues dynamic_;
   // Leaves in definition order, with their commands; the first parsed one runs.
   std::vector<std::pair<CLI::App*, std::function<int(CommandContext&)>>> leaves_;
+  // Leaves that never talk to a server.
+  std::vector<std::pair<CLI::App*, std::function<int(const Console&, const EndpointInputs&)>>>
+      local_leaves_;
   CLI::App* completion_ = nullptr;
+  CLI::App* ask_ = nullptr;
 };
 
 CLI::Option* Definition::Choice(CLI::App& app, const std::string& name, std::string& into,
@@ -137,12 +160,16 @@ Definition::Definition() {
   app_.footer(kEpilog);
   app_.require_subcommand(1);
   app_.fallthrough();
-  // PULSE_SERVER sets the default; --server still wins.
-  if (const char* env = std::getenv("PULSE_SERVER"); env != nullptr && *env != '\0') {
-    p_.server = env;
-  }
-  app_.add_option("--server", p_.server, "pulse-server base URL (default: $PULSE_SERVER, else)")
+  // --server wins over PULSE_SERVER, which wins over the context (config.h).
+  app_.add_option("--server", p_.server,
+                  "pulse-server base URL (default: $PULSE_SERVER, else the current context's, "
+                  "else)")
       ->capture_default_str();
+  Dyn(app_.add_option(
+              "--context", p_.context_name,
+              "use this context of the config file for this command (pulse-cli context list)")
+          ->type_name("NAME"),
+      ValueSource::kContext);
   app_.add_flag("--json", p_.json, "machine output: one JSON document (NDJSON for streams)");
   app_.add_option("--timeout", p_.timeout_seconds,
                   "seconds (0.1 to 3600) to wait to connect and for each read; a stream stays "
@@ -155,8 +182,16 @@ Definition::Definition() {
   CLI::App* ask = Leaf(app_, "ask", "ask the Assistant; the answer streams as it is written",
                        WithId(IdKind::kSession, p.ask.session_id,
                               [&p](CommandContext& c) { return CmdAsk(c, p.ask); }));
-  ask->add_option("question", p.ask.question, "what to ask")->required();
-  ask->add_option("--session", p.ask.session_id, "continue this session");
+  ask->add_option("question", p.ask.question, "what to ask (with -i: the first question)");
+  ask->add_flag("-i,--interactive", p.ask.interactive,
+                "a conversation: then one question a line from stdin, in one session, until "
+                "EOF or /exit");
+  ask->footer(
+      "Examples:\n  pulse-cli ask \"which VM is closest to running out of memory?\"\n"
+      "  pulse-cli ask -i\n  printf 'how is db-01?\\nand db-02?\\n' | pulse-cli ask -i");
+  ask_ = ask;
+  Dyn(ask->add_option("--session", p.ask.session_id, "continue this session"),
+      ValueSource::kSessionId);
   Choice(*ask, "--control-level", p.ask.control_level, kControlLevels,
          "lower the Assistant's control level for this question");
 
@@ -166,19 +201,23 @@ Definition::Definition() {
                           [&p](CommandContext& c) { return CmdFindingsList(c, p.findings_list); });
   // The list options also work without "list" (`findings --all`), since list is the default.
   for (CLI::App* a : {findings, f_list}) {
-    a->add_option("--resource", p.findings_list.resource_id, "only this resource's findings");
-    a->add_flag("--all", p.findings_list.include_resolved, "include resolved findings");
+    Dyn(a->add_option("--resource", p.findings_list.resource_id, "only this resource's findings"),
+        ValueSource::kResourceId);
+    a->add_flag("--all", p.findings_list.include_resolved,
+                "include resolved, snoozed and dismissed findings");
     a->add_option("--limit", p.findings_list.limit, "at most this many")->check(CLI::Range(1, 500));
   }
   CLI::App* f_ack = Leaf(*findings, "ack", "acknowledge a finding (stays active, stops asking)",
                          WithId(IdKind::kFinding, p.finding.finding_id,
                                 [&p](CommandContext& c) { return CmdFindingAck(c, p.finding); }));
-  f_ack->add_option("id", p.finding.finding_id, "finding id")->required();
+  Dyn(f_ack->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   CLI::App* f_snooze = Leaf(*findings, "snooze", "hide a finding for 1 to 168 hours",
                             WithId(IdKind::kFinding, p.finding.finding_id, [&p](CommandContext& c) {
                               return CmdFindingSnooze(c, p.finding);
                             }));
-  f_snooze->add_option("id", p.finding.finding_id, "finding id")->required();
+  Dyn(f_snooze->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   f_snooze->add_option("--hours", p.finding.hours, "how long")
       ->required()
       ->check(CLI::Range(1, 168));
@@ -186,15 +225,29 @@ Definition::Definition() {
       Leaf(*findings, "dismiss", "close a finding that needs no action",
            WithId(IdKind::kFinding, p.finding.finding_id,
                   [&p](CommandContext& c) { return CmdFindingDismiss(c, p.finding); }));
-  f_dismiss->add_option("id", p.finding.finding_id, "finding id")->required();
+  Dyn(f_dismiss->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   Choice(*f_dismiss, "--reason", p.finding.reason, kDismissReasons, "why")->required();
   f_dismiss->add_option("--note", p.finding.note, "operator note");
   CLI::App* f_resolve =
       Leaf(*findings, "resolve", "mark a finding as fixed",
            WithId(IdKind::kFinding, p.finding.finding_id,
                   [&p](CommandContext& c) { return CmdFindingResolve(c, p.finding); }));
-  f_resolve->add_option("id", p.finding.finding_id, "finding id")->required();
+  Dyn(f_resolve->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   f_resolve->add_option("--note", p.finding.note, "what was done");
+  CLI::App* f_unsnooze =
+      Leaf(*findings, "unsnooze", "end a finding's snooze now",
+           WithId(IdKind::kFinding, p.finding.finding_id,
+                  [&p](CommandContext& c) { return CmdFindingUnsnooze(c, p.finding); }));
+  Dyn(f_unsnooze->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
+  CLI::App* f_reopen = Leaf(*findings, "reopen", "reopen a dismissed finding",
+                            WithId(IdKind::kFinding, p.finding.finding_id, [&p](CommandContext& c) {
+                              return CmdFindingReopen(c, p.finding);
+                            }));
+  Dyn(f_reopen->add_option("id", p.finding.finding_id, "finding id"), ValueSource::kFindingId)
+      ->required();
   leaves_.emplace_back(findings,
                        [&p](CommandContext& c) { return CmdFindingsList(c, p.findings_list); });
 
@@ -208,8 +261,12 @@ Definition::Definition() {
   }
   CLI::App* a_plan = Leaf(*actions, "plan", "plan a governed change (nothing runs until approved)",
                           [&p](CommandContext& c) { return CmdActionPlan(c, p.plan); });
-  a_plan->add_option("resource", p.plan.resource_id, "resource id, e.g. vm:105")->required();
-  a_plan->add_option("capability", p.plan.capability, "what to do, e.g. restart")->required();
+  Dyn(a_plan->add_option("resource", p.plan.resource_id, "resource id, e.g. vm:105"),
+      ValueSource::kResourceId)
+      ->required();
+  Dyn(a_plan->add_option("capability", p.plan.capability, "what to do, e.g. restart"),
+      ValueSource::kCapability)
+      ->required();
   a_plan->add_option("--reason", p.plan.reason, "why (recorded, shown to the approver)")
       ->required();
   a_plan->add_option("--param", p.plan.params, "KEY=VALUE, a string parameter (repeatable)");
@@ -223,25 +280,29 @@ Definition::Definition() {
   CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
                           WithId(IdKind::kAction, p.action.action_id,
                                  [&p](CommandContext& c) { return CmdActionShow(c, p.action); }));
-  a_show->add_option("id", p.action.action_id, "action id")->required();
+  Dyn(a_show->add_option("id", p.action.action_id, "action id"), ValueSource::kActionId)
+      ->required();
   CLI::App* a_approve = Leaf(*actions, "approve", "approve a plan (shows it and asks unless --yes)",
                              WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
                                return CmdActionApprove(c, p.action);
                              }));
-  a_approve->add_option("id", p.action.action_id, "action id")->required();
+  Dyn(a_approve->add_option("id", p.action.action_id, "action id"), ValueSource::kActionId)
+      ->required();
   a_approve->add_flag("-y,--yes", p.action.yes, "approve without asking");
   a_approve->add_option("--reason", p.action.reason, "recorded in the audit trail");
   CLI::App* a_reject = Leaf(*actions, "reject", "reject a plan",
                             WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
                               return CmdActionReject(c, p.action);
                             }));
-  a_reject->add_option("id", p.action.action_id, "action id")->required();
+  Dyn(a_reject->add_option("id", p.action.action_id, "action id"), ValueSource::kActionId)
+      ->required();
   a_reject->add_option("--reason", p.action.reason, "recorded in the audit trail");
   CLI::App* a_execute = Leaf(*actions, "execute", "run an approved action once and verify it",
                              WithId(IdKind::kAction, p.action.action_id, [&p](CommandContext& c) {
                                return CmdActionExecute(c, p.action);
                              }));
-  a_execute->add_option("id", p.action.action_id, "action id")->required();
+  Dyn(a_execute->add_option("id", p.action.action_id, "action id"), ValueSource::kActionId)
+      ->required();
   a_execute->add_option("--reason", p.action.reason, "recorded in the audit trail");
   leaves_.emplace_back(actions,
                        [&p](CommandContext& c) { return CmdActionsList(c, p.actions_list); });
@@ -257,20 +318,26 @@ Definition::Definition() {
     a->add_flag("--has-findings", p.fleet.has_findings, "only resources with findings");
     Choice(*a, "--severity", p.fleet.severity, kSeverities,
            "only resources with an active finding of this severity");
-    a->add_option("--type", p.fleet.resource_type, "only this resource type (vm, node, ...)");
-    a->add_option("--technology", p.fleet.technology, "only this technology");
+    Dyn(a->add_option("--type", p.fleet.resource_type, "only this resource type (vm, node, ...)"),
+        ValueSource::kResourceType);
+    Dyn(a->add_option("--technology", p.fleet.technology, "only this technology"),
+        ValueSource::kTechnology);
   }
   CLI::App* fl_show = Leaf(*fleet, "show", "one resource: live context and capabilities",
                            [&p](CommandContext& c) { return CmdFleetShow(c, p.resource_id); });
-  fl_show->add_option("id", p.resource_id, "resource id, e.g. vm:105")->required();
+  Dyn(fl_show->add_option("id", p.resource_id, "resource id, e.g. vm:105"),
+      ValueSource::kResourceId)
+      ->required();
   leaves_.emplace_back(fleet, [&p](CommandContext& c) { return CmdFleetList(c, p.fleet); });
 
   CLI::App* patrol = app_.add_subcommand("patrol", "Patrol");
   patrol->require_subcommand(1);
   CLI::App* p_run = Leaf(*patrol, "run", "run Patrol now (whole fleet, or a scope)",
                          [&p](CommandContext& c) { return CmdPatrolRun(c, p.patrol); });
-  p_run->add_option("--resource", p.patrol.resource_ids, "only this resource (repeatable)");
-  p_run->add_option("--type", p.patrol.resource_types, "only this resource type (repeatable)");
+  Dyn(p_run->add_option("--resource", p.patrol.resource_ids, "only this resource (repeatable)"),
+      ValueSource::kResourceId);
+  Dyn(p_run->add_option("--type", p.patrol.resource_types, "only this resource type (repeatable)"),
+      ValueSource::kResourceType);
   Leaf(*patrol, "runs", "the last 100 runs, newest first",
        [](CommandContext& c) { return CmdPatrolRuns(c); });
   Leaf(*patrol, "status", "running runs, schedule, model pass, autonomy, last run",
@@ -310,12 +377,14 @@ Definition::Definition() {
   CLI::App* s_show = Leaf(*sessions, "show", "one session and its transcript",
                           WithId(IdKind::kSession, p.session.session_id,
                                  [&p](CommandContext& c) { return CmdSessionShow(c, p.session); }));
-  s_show->add_option("id", p.session.session_id, "session id")->required();
+  Dyn(s_show->add_option("id", p.session.session_id, "session id"), ValueSource::kSessionId)
+      ->required();
   CLI::App* s_resume = Leaf(*sessions, "resume", "continue a session after its action was decided",
                             WithId(IdKind::kSession, p.session.session_id, [&p](CommandContext& c) {
                               return CmdSessionResume(c, p.session);
                             }));
-  s_resume->add_option("id", p.session.session_id, "session id")->required();
+  Dyn(s_resume->add_option("id", p.session.session_id, "session id"), ValueSource::kSessionId)
+      ->required();
   Choice(*s_resume, "--control-level", p.session.control_level, kControlLevels,
          "lower the control level for this run");
   leaves_.emplace_back(sessions, [](CommandContext& c) { return CmdSessionsList(c); });
@@ -330,12 +399,65 @@ Definition::Definition() {
   Leaf(app_, "status", "server health and where the operations loop stands",
        [](CommandContext& c) { return CmdStatus(c); });
 
+  CLI::App* context = app_.add_subcommand(
+      "context", "named servers and their tokens in the config file (default: list)");
+  context->require_subcommand(0, 1);
+  context->footer(
+      "Example:\n  pulse-cli context add prod --server https://pulse.example:7655 --token-file "
+      "~/.pulse-prod-token\n  pulse-cli context use prod\n"
+      "Precedence: --server > --context NAME > PULSE_SERVER, PULSE_API_TOKEN > the current "
+      "context > the default.");
+  auto local = [this](CLI::App* sub, std::function<int(const Console&, const EndpointInputs&)> f) {
+    local_leaves_.emplace_back(sub, std::move(f));
+    return sub;
+  };
+  CLI::App* c_add = local(
+      context->add_subcommand("add", "add (or replace) a context; the first one becomes current"),
+      [&p](const Console& c, const EndpointInputs& in) {
+        return CmdContextAdd(c, p.context, in.config_path);
+      });
+  c_add->add_option("name", p.context.name, "the context's name, e.g. prod")->required();
+  c_add->add_option("--server", p.context.server, "its pulse-server base URL")->required();
+  c_add->add_option("--token-file", p.context.token_file,
+                    "a file whose first line is the token (stored as an absolute path)");
+  c_add->add_option("--token-env", p.context.token_env,
+                    "or: the variable that holds the token, e.g. PULSE_PROD_TOKEN");
+  c_add->add_flag("--use", p.context.use, "make it the current context");
+  CLI::App* c_use = local(context->add_subcommand("use", "make a context the current one"),
+                          [&p](const Console& c, const EndpointInputs& in) {
+                            return CmdContextUse(c, p.context, in.config_path);
+                          });
+  Dyn(c_use->add_option("name", p.context.name, "the context"), ValueSource::kContext)->required();
+  local(
+      context->add_subcommand("list", "every context, the current marked *"),
+      [](const Console& c, const EndpointInputs& in) { return CmdContextList(c, in.config_path); });
+  local(context->add_subcommand("show", "the server and token source this command line would use"),
+        [](const Console& c, const EndpointInputs& in) { return CmdContextShow(c, in); });
+  CLI::App* c_remove = local(context->add_subcommand("remove", "delete a context"),
+                             [&p](const Console& c, const EndpointInputs& in) {
+                               return CmdContextRemove(c, p.context, in.config_path);
+                             });
+  Dyn(c_remove->add_option("name", p.context.name, "the context"), ValueSource::kContext)
+      ->required();
+  local_leaves_.emplace_back(context, [](const Console& c, const EndpointInputs& in) {
+    return CmdContextList(c, in.config_path);
+  });
+
   completion_ = app_.add_subcommand("completion", "print a shell completion script");
   Choice(*completion_, "shell", p.shell, kShells, "the shell")->required();
 }
 
 std::function<int(CommandContext&)> Definition::Selected() const {
   for (const auto& [sub, run] : leaves_) {
+    if (sub->parsed()) {
+      return run;
+    }
+  }
+  return nullptr;
+}
+
+std::function<int(const Console&, const EndpointInputs&)> Definition::SelectedLocal() const {
+  for (const auto& [sub, run] : local_leaves_) {
     if (sub->parsed()) {
       return run;
     }
@@ -359,120 +481,22 @@ bool UsableToken(const std::string& token) {
   return true;
 }
 
-// The option `name` (with its dashes) of `app` or, as options fall through, of a parent.
-const CLI::Option* FindOption(const CLI::App* app, const std::string& name) {
-  for (; app != nullptr; app = app->get_parent()) {
-    if (const CLI::Option* opt = app->get_option_no_throw(name)) {
-      return opt;
-    }
-  }
-  return nullptr;
-}
-
-std::vector<std::string> SubcommandNames(const CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    names.push_back(sub->get_name());
-  }
-  return names;
-}
-
-bool HasPositionals(CLI::App& app) {
-  return !app.get_options([](CLI::Option* opt) { return opt->get_positional(); }).empty();
-}
-
-std::string Words(const std::vector<std::string>& words, std::string_view separator) {
-  std::string out;
-  for (const std::string& w : words) {
-    out += (out.empty() ? "" : std::string(separator)) + w;
-  }
-  return out;
-}
-
-// Reads the command words before CLI11 does, for what CLI11 answers badly: `help [command...]`
-// (the command's help on stdout, exit 0), a mistyped command (did you mean, exit 2) and a
-// missing one (the commands to choose from, exit 2). nullopt: let CLI11 parse the line.
-std::optional<int> PreParse(CLI::App& app, int argc, char** argv) {
-  CLI::App* at = &app;
-  std::vector<std::string> path;  // the command words so far
-  bool help = false;
-  bool help_flag = false;  // --help, -h or --version anywhere: CLI11 answers those
-  bool positional = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string word = argv[i];
-    if (word == "--") {
-      positional = true;
-      break;
-    }
-    if (word.size() > 1 && word[0] == '-') {
-      help_flag = help_flag || word == "--help" || word == "-h" || word == "--version";
-      const CLI::Option* opt = FindOption(at, word);
-      if (word.find('=') == std::string::npos && opt != nullptr &&
-          opt->get_items_expected_min() > 0) {
-        ++i;  // its value
-      }
-      continue;
-    }
-    if (at == &app && path.empty() && !help && word == "help") {
-      help = true;
-      continue;
-    }
-    CLI::App* sub = nullptr;
-    for (CLI::App* candidate : at->get_subcommands([](CLI::App*) { return true; })) {
-      if (candidate->check_name(word)) {
-        sub = candidate;
-      }
-    }
-    if (sub != nullptr) {
-      at = sub;
-      path.push_back(word);
-      continue;
-    }
-    if (!SubcommandNames(*at).empty() && !HasPositionals(*at)) {
-      const std::string prefix = Words(path, " ") + (path.empty() ? "" : " ");
-      std::string message = absl::StrCat("unknown command '", prefix, word, "'");
-      std::vector<std::string> close = Closest(word, SubcommandNames(*at));
-      for (std::string& c : close) {
-        c = absl::StrCat("'", prefix, c, "'");
-      }
-      if (!close.empty()) {
-        message += "; did you mean " + Words(close, " or ") + "?";
-      } else {
-        message += "; commands: " + Words(SubcommandNames(*at), ", ");
-      }
-      std::fprintf(stderr, "pulse-cli: usage: %s\nRun 'pulse-cli help%s%s' for more.\n",
-                   SafeText(message, false).c_str(), path.empty() ? "" : " ",
-                   Words(path, " ").c_str());
-      return static_cast<int>(ExitCode::kUsage);
-    }
-    positional = true;
-    break;
-  }
-  if (help) {
-    // CLI11 names a subcommand alone; its prefix makes the usage line one to copy.
-    std::vector<std::string> parents = {kProgram};
-    parents.insert(parents.end(), path.begin(), path.end());
-    parents.pop_back();
-    const std::string text = at == &app ? at->help() : at->help(Words(parents, " "));
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : 1;
-  }
-  if (!help_flag && !positional && at->get_require_subcommand_min() > 0) {
-    const std::string what = path.empty() ? "a command is required"
-                                          : "'pulse-cli " + Words(path, " ") + "' needs a command";
-    std::fprintf(stderr, "pulse-cli: usage: %s: %s\nRun 'pulse-cli help%s%s' for more.\n",
-                 what.c_str(), Words(SubcommandNames(*at), ", ").c_str(), path.empty() ? "" : " ",
-                 Words(path, " ").c_str());
-    return static_cast<int>(ExitCode::kUsage);
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 int Main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a reader that went away shows up as a failed write
   Definition definition;
+  // The hidden __complete: the candidates for the words after it (completion.h), one a line;
+  // nothing at all when there are none or the server cannot be asked.
+  if (argc > 1 && std::string_view(argv[1]) == "__complete") {
+    const std::vector<std::string> words(argv + 2, argv + argc);
+    for (const std::string& c : Complete(definition.app(), definition.choices(),
+                                         definition.dynamic(), words, FetchCompletionValues)) {
+      std::fwrite(c.data(), 1, c.size(), stdout);
+      std::fputc('\n', stdout);
+    }
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
   if (std::optional<int> answered = PreParse(definition.app(), argc, argv)) {
     return *answered;
   }
@@ -490,21 +514,39 @@ int Main(int argc, char** argv) {
   const Parsed& p = definition.parsed();
   const Console console = StdConsole(DetectConsoleTraits(p.json));
   if (definition.completion_selected()) {
-    console.Out(BashCompletion(definition.app(), definition.choices(), kProgram));
+    console.Out(CompletionScript(p.shell, kProgram));
     return 0;
+  }
+  EndpointInputs inputs;
+  if (definition.app().get_option("--server")->count() > 0) {
+    inputs.server_flag = p.server;
+  }
+  if (definition.app().get_option("--context")->count() > 0) {
+    inputs.context_flag = p.context_name;
+  }
+  inputs.config_path = ConfigPath();
+  if (const auto local = definition.SelectedLocal()) {
+    return local(console, inputs);
+  }
+  if (definition.ask_incomplete()) {
+    return UsageError("ask needs a question (or -i for a conversation)");
   }
   const std::function<int(CommandContext&)> run = definition.Selected();
   if (!run) {
     return UsageError("a subcommand is required");
   }
-  const char* token = std::getenv(std::string(kTokenEnv).c_str());
+  Failure failure;
+  std::optional<Endpoint> endpoint = ResolveEndpoint(inputs, failure);
+  if (!endpoint.has_value()) {
+    return Report(console, failure);
+  }
   ClientOptions options;
-  options.base_url = p.server;
-  options.token = token == nullptr ? "" : token;
+  options.base_url = endpoint->server;
+  options.token = endpoint->token;
   options.timeout = absl::Seconds(p.timeout_seconds);
   if (!UsableToken(options.token)) {
-    return UsageError(std::string(kTokenEnv) +
-                      " holds a space or control character; a token is visible ASCII");
+    return UsageError("the token (from " + endpoint->token_source +
+                      ") holds a space or control character; a token is visible ASCII");
   }
   absl::StatusOr<std::unique_ptr<PulseClient>> client = PulseClient::Open(options);
   if (!client.ok()) {

@@ -80,6 +80,7 @@ struct AskArgs {
   std::string question;
   std::string session_id;
   std::string control_level;  // "" = the server's configured level
+  bool interactive = false;   // -i: then lines from stdin, one session, until EOF or /exit
 };
 struct FindingsListArgs {
   std::string resource_id;
@@ -147,6 +148,8 @@ int CmdFindingAck(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingSnooze(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingDismiss(CommandContext& ctx, const FindingArgs& args);
 int CmdFindingResolve(CommandContext& ctx, const FindingArgs& args);
+int CmdFindingUnsnooze(CommandContext& ctx, const FindingArgs& args);
+int CmdFindingReopen(CommandContext& ctx, const FindingArgs& args);
 
 int CmdActionsList(CommandContext& ctx, const ActionsListArgs& args);
 int CmdActionShow(CommandContext& ctx, const ActionArgs& args);

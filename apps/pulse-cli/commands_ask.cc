@@ -63,7 +63,9 @@ void AbortRun(CommandContext& ctx, const std::string& session_id) {
   }
 }
 
-int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call) {
+// Runs one chat stream; `session_out`, when given, receives the session id the stream named.
+int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call,
+            std::string* session_out = nullptr) {
   if (!call.ok()) {
     return ctx.BadCall(call.status());
   }
@@ -95,6 +97,9 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   worker.join();
+  if (session_out != nullptr) {
+    *session_out = view.session_id();
+  }
   interrupted = interrupted || watch.interrupted();
   if (interrupted) {
     AbortRun(ctx, view.session_id());
@@ -117,18 +122,73 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call) {
   return view.Finish(result.ok() ? absl::OkStatus() : result.status(), false, overflow);
 }
 
+int AskOnce(CommandContext& ctx, const std::string& question, const std::string& session_id,
+            const std::string& control_level, std::string* session_out) {
+  core::JsonWriter w;
+  w.StartObject();
+  w.Member("message", question);
+  if (!session_id.empty()) {
+    w.Member("session_id", session_id);
+  }
+  ControlLevelMember(w, control_level);
+  w.EndObject();
+  return RunChat(ctx, RouteCall("chat", {}, {}, w.Take()), session_out);
+}
+
+std::string Trimmed(const std::string& line) {
+  const std::size_t begin = line.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) {
+    return "";
+  }
+  return line.substr(begin, line.find_last_not_of(" \t\r") - begin + 1);
+}
+
 }  // namespace
 
 int CmdAsk(CommandContext& ctx, const AskArgs& args) {
-  core::JsonWriter w;
-  w.StartObject();
-  w.Member("message", args.question);
-  if (!args.session_id.empty()) {
-    w.Member("session_id", args.session_id);
+  if (!args.interactive) {
+    return AskOnce(ctx, args.question, args.session_id, args.control_level, nullptr);
   }
-  ControlLevelMember(w, args.control_level);
-  w.EndObject();
-  return RunChat(ctx, RouteCall("chat", {}, {}, w.Take()));
+  // -i: one conversation. Every line is the next question in the same session (the first
+  // turn's, or --session's); the first failing turn ends it with its exit code.
+  std::string session = args.session_id;
+  auto turn = [&](const std::string& question) {
+    std::string named;
+    const int code = AskOnce(ctx, question, session, args.control_level, &named);
+    if (!named.empty()) {
+      session = named;
+    }
+    return code;
+  };
+  if (!args.question.empty()) {
+    if (const int code = turn(args.question); code != 0) {
+      return code;
+    }
+  }
+  const bool terminal = ctx.console().traits().interactive;
+  if (terminal) {
+    ctx.console().Err("One conversation: type a question and Enter; /exit or Ctrl-D ends it.\n");
+  }
+  while (true) {
+    if (terminal) {
+      ctx.console().Err("> ");
+    }
+    const std::optional<std::string> line = ctx.console().ReadLine();
+    if (!line.has_value()) {
+      break;
+    }
+    const std::string question = Trimmed(*line);
+    if (question.empty()) {
+      continue;
+    }
+    if (question == "/exit" || question == "/quit") {
+      break;
+    }
+    if (const int code = turn(question); code != 0) {
+      return code;
+    }
+  }
+  return 0;
 }
 
 int CmdSessionResume(CommandContext& ctx, const SessionArgs& args) {

@@ -1,5 +1,7 @@
-// findings list|ack|snooze|dismiss|resolve: the manifest's finding capabilities.
+// findings list|ack|snooze|dismiss|resolve: the manifest's finding capabilities; unsnooze and
+// reopen: the server's undo routes (surface.h).
 #include "commands.h"
+#include "json_output.h"
 #include "render.h"
 
 namespace pulse::cli {
@@ -25,6 +27,7 @@ int CmdFindingsList(CommandContext& ctx, const FindingsListArgs& args) {
   }
   if (args.include_resolved) {
     SetStringArg(query, "include_resolved", "1");
+    SetStringArg(query, "include_hidden", "1");
   }
   if (args.limit > 0) {
     SetIntArg(query, "limit", args.limit);
@@ -58,6 +61,16 @@ int CmdFindingResolve(CommandContext& ctx, const FindingArgs& args) {
     SetStringArg(body, "resolution_note", args.note);
   }
   return Lifecycle(ctx, "resolve_finding", body);
+}
+
+int CmdFindingUnsnooze(CommandContext& ctx, const FindingArgs& args) {
+  return ctx.Show(RouteCall("unsnooze_finding", {}, {}, OutputJson(FindingArgsJson(args))),
+                  [&](const rapidjson::Value& reply) { RenderSuccess(ctx.console(), reply); });
+}
+
+int CmdFindingReopen(CommandContext& ctx, const FindingArgs& args) {
+  return ctx.Show(RouteCall("reopen_finding", {}, {}, OutputJson(FindingArgsJson(args))),
+                  [&](const rapidjson::Value& reply) { RenderSuccess(ctx.console(), reply); });
 }
 
 }  // namespace pulse::cli

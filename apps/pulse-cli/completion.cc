@@ -1,42 +1,33 @@
 #include "completion.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace pulse::cli {
 namespace {
 
-// Names embedded in the script: anything else would be shell syntax, so it is left out.
-bool Plain(const std::string& word) {
-  if (word.empty()) {
+constexpr std::size_t kMaxCandidates = 500;
+constexpr std::size_t kMaxCandidateBytes = 256;
+
+// A word a shell can take as it is: no space, control character, quote or shell syntax.
+bool Plain(std::string_view word) {
+  if (word.empty() || word.size() > kMaxCandidateBytes) {
     return false;
   }
-  for (char c : word) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-    if (!ok) {
-      return false;
-    }
-  }
-  return true;
+  return std::all_of(word.begin(), word.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == ':' || c == '/' || c == '@' || c == '+' || c == ',' ||
+           c == '=';
+  });
 }
 
-std::vector<std::string> OptionWords(const CLI::Option& opt) {
-  std::vector<std::string> words;
-  for (const std::string& l : opt.get_lnames()) {
-    if (Plain(l)) {
-      words.push_back("--" + l);
-    }
-  }
-  for (const std::string& s : opt.get_snames()) {
-    if (Plain(s)) {
-      words.push_back("-" + s);
-    }
-  }
-  return words;
+bool Visible(const CLI::App* app) {
+  return !app->get_name().empty() && !app->get_disabled() && !app->get_group().empty();
 }
 
 // A flag (--json, --yes) expects no item even though CLI11 gives it a type size of 1.
@@ -44,143 +35,215 @@ bool TakesValue(const CLI::Option& opt) {
   return opt.nonpositional() && opt.get_items_expected_min() > 0;
 }
 
-std::string Join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) {
-    out += (out.empty() ? "" : " ") + w;
+// The option `name` (with its dashes) of `app` or, as options fall through, of a parent.
+const CLI::Option* FindOption(const CLI::App* app, const std::string& name) {
+  for (; app != nullptr; app = app->get_parent()) {
+    if (const CLI::Option* opt = app->get_option_no_throw(name)) {
+      return opt;
+    }
+  }
+  return nullptr;
+}
+
+const CLI::App* FindSubcommand(const CLI::App* app, const std::string& word) {
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App* a) { return Visible(a); })) {
+    if (sub->check_name(word)) {
+      return sub;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<const CLI::Option*> Positionals(const CLI::App* app) {
+  std::vector<const CLI::Option*> out;
+  for (const CLI::Option* opt :
+       app->get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+    out.push_back(opt);
   }
   return out;
 }
 
-struct Level {
-  std::string path;  // " findings list"
-  std::vector<std::string> subcommands;
-  std::vector<std::string> options;
-};
-
-struct Walk {
-  const CompletionChoices& choices;
-  std::vector<std::string> global_options;
-  std::set<std::string> value_options;  // every option that takes a value, at any level
-  std::vector<Level> levels;
-  std::vector<std::pair<std::string, std::string>> value_cases;  // "path|--opt" -> words
-
-  void Visit(const CLI::App& app, const std::string& path, bool root) {
-    Level level;
-    level.path = path;
-    for (const CLI::App* sub : app.get_subcommands(
-             [](const CLI::App* a) { return !a->get_name().empty() && !a->get_disabled(); })) {
-      if (Plain(sub->get_name())) {
-        level.subcommands.push_back(sub->get_name());
-      }
-    }
-    for (const CLI::Option* opt : app.get_options()) {
-      if (!opt->nonpositional()) {
-        continue;
-      }
-      const std::vector<std::string> words = OptionWords(*opt);
-      for (const std::string& w : words) {
-        if (root) {
-          global_options.push_back(w);
-        } else {
-          level.options.push_back(w);
-        }
-        if (TakesValue(*opt)) {
-          value_options.insert(w);
-        }
-      }
-      const auto it = choices.find(opt);
-      if (it != choices.end()) {
-        std::vector<std::string> values;
-        for (const std::string& v : it->second) {
-          if (Plain(v)) {
-            values.push_back(v);
-          }
-        }
-        for (const std::string& w : words) {
-          // Global options can follow any subcommand; "*" matches every path.
-          value_cases.emplace_back(
-              absl::StrCat(root ? std::string("*") : absl::StrCat("\"", path, "\""), "\"|", w,
-                           "\""),
-              Join(values));
-        }
-      }
-    }
-    levels.push_back(level);
-    for (const CLI::App* sub : app.get_subcommands(
-             [](const CLI::App* a) { return !a->get_name().empty() && !a->get_disabled(); })) {
-      if (Plain(sub->get_name())) {
-        Visit(*sub, path + " " + sub->get_name(), false);
-      }
+class Collector {
+ public:
+  explicit Collector(std::string_view prefix) : prefix_(prefix) {}
+  void Add(std::string_view word) {
+    if (out_.size() < kMaxCandidates && Plain(word) && word.substr(0, prefix_.size()) == prefix_ &&
+        seen_.insert(std::string(word)).second) {
+      out_.emplace_back(word);
     }
   }
+  std::vector<std::string> Take() { return std::move(out_); }
+
+ private:
+  std::string_view prefix_;
+  std::set<std::string> seen_;
+  std::vector<std::string> out_;
 };
 
 }  // namespace
 
-std::string BashCompletion(const CLI::App& app, const CompletionChoices& choices,
-                           const std::string& program) {
-  Walk walk{choices, {}, {}, {}, {}};
-  walk.Visit(app, "", true);
-  const std::string fn = "_pulse_cli";
-  std::string s;
-  s += "# bash completion for " + program + " (generated by `" + program +
-       " completion bash`; do not edit).\n";
-  s += "# Install: " + program + " completion bash > ~/.local/share/bash-completion/completions/" +
-       program + "\n";
-  s += fn + "() {\n";
-  s += "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"\" path=\"\" word i skip=0\n";
-  s += "  if (( COMP_CWORD > 0 )); then prev=\"${COMP_WORDS[COMP_CWORD-1]}\"; fi\n";
-  s += "  for (( i = 1; i < COMP_CWORD; i++ )); do\n";
-  s += "    word=\"${COMP_WORDS[i]}\"\n";
-  s += "    if (( skip )); then skip=0; continue; fi\n";
-  if (!walk.value_options.empty()) {
-    std::string alts;
-    for (const std::string& o : walk.value_options) {
-      alts += (alts.empty() ? "" : "|") + o;
+std::vector<std::string> Complete(const CLI::App& app, const CompletionChoices& choices,
+                                  const DynamicValues& dynamic,
+                                  const std::vector<std::string>& words,
+                                  const ValueFetcher& fetch) {
+  if (words.empty()) {
+    return {};
+  }
+  const CLI::App* at = &app;
+  std::vector<std::string> positionals;
+  const CLI::Option* value_of = nullptr;  // the option whose value the next word is
+  ValueRequest request;
+  bool only_positionals = false;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (value_of != nullptr) {
+      if (value_of->check_lname("server")) {
+        request.server = word;
+      } else if (value_of->check_lname("context")) {
+        request.context = word;
+      }
+      value_of = nullptr;
+      continue;
     }
-    s += "    case \"$word\" in " + alts + ") skip=1; continue ;; esac\n";
+    if (!only_positionals && word == "--") {
+      only_positionals = true;
+      continue;
+    }
+    if (!only_positionals && word.size() > 1 && word[0] == '-') {
+      const std::size_t eq = word.find('=');
+      const CLI::Option* opt = FindOption(at, word.substr(0, eq));
+      if (opt != nullptr && TakesValue(*opt)) {
+        if (eq == std::string::npos) {
+          value_of = opt;
+        } else if (opt->check_lname("server")) {
+          request.server = word.substr(eq + 1);
+        } else if (opt->check_lname("context")) {
+          request.context = word.substr(eq + 1);
+        }
+      }
+      continue;
+    }
+    if (const CLI::App* sub = only_positionals ? nullptr : FindSubcommand(at, word)) {
+      at = sub;
+      positionals.clear();
+      continue;
+    }
+    positionals.push_back(word);
   }
-  s += "    case \"$path $word\" in\n";
-  for (const Level& level : walk.levels) {
-    for (const std::string& sub : level.subcommands) {
-      s += "      \"" + level.path + " " + sub + "\") path=\"$path $word\" ;;\n";
+  const std::string& cur = words.back();
+  Collector out(cur);
+  auto values = [&](const CLI::Option* opt) {
+    if (const auto it = choices.find(opt); it != choices.end()) {
+      for (const std::string& v : it->second) {
+        out.Add(v);
+      }
+    }
+    if (const auto it = dynamic.find(opt); it != dynamic.end()) {
+      request.source = it->second;
+      request.positionals = positionals;
+      for (const std::string& v : fetch(request)) {
+        out.Add(v);
+      }
+    }
+  };
+  if (value_of != nullptr) {
+    values(value_of);
+    return out.Take();
+  }
+  if (!only_positionals && !cur.empty() && cur[0] == '-') {
+    for (const CLI::App* a = at; a != nullptr; a = a->get_parent()) {
+      for (const CLI::Option* opt : a->get_options()) {
+        if (!opt->nonpositional()) {
+          continue;
+        }
+        for (const std::string& l : opt->get_lnames()) {
+          out.Add("--" + l);
+        }
+        for (const std::string& s : opt->get_snames()) {
+          out.Add("-" + s);
+        }
+      }
+    }
+    return out.Take();
+  }
+  if (!only_positionals) {
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App* a) { return Visible(a); })) {
+      out.Add(sub->get_name());
     }
   }
-  s += "    esac\n";
-  s += "  done\n";
-  if (!walk.value_cases.empty()) {
-    s += "  case \"$path|$prev\" in\n";
-    for (const auto& [pattern, words] : walk.value_cases) {
-      absl::StrAppend(&s, "    ", pattern, ") COMPREPLY=( $(compgen -W \"", words,
-                      "\" -- \"$cur\") ); return 0 ;;\n");
-    }
-    s += "  esac\n";
+  const std::vector<const CLI::Option*> slots = Positionals(at);
+  if (positionals.size() < slots.size()) {
+    values(slots[positionals.size()]);
   }
-  // The value of an option without fixed choices: offer nothing rather than subcommands.
-  if (!walk.value_options.empty()) {
-    std::string alts;
-    for (const std::string& o : walk.value_options) {
-      alts += (alts.empty() ? "" : "|") + o;
-    }
-    s += "  case \"$prev\" in " + alts + ") COMPREPLY=(); return 0 ;; esac\n";
+  return out.Take();
+}
+
+std::string CompletionScript(std::string_view shell, const std::string& program) {
+  const std::string fn = "_" + absl::StrReplaceAll(program, {{"-", "_"}});
+  if (shell == "bash") {
+    return absl::StrCat(
+        "# bash completion for ", program, " (generated by `", program,
+        " completion bash`; do not edit).\n# Install: ", program,
+        " completion bash > ~/.local/share/bash-completion/completions/", program, "\n", fn,
+        "() {\n"
+        "  local line words=() cur colon reply\n"
+        "  if [[ -n ${COMP_POINT-} ]]; then\n"
+        "    # The line up to the cursor, split at blanks only: ':' stays in vm:105.\n"
+        "    line=\"${COMP_LINE:0:COMP_POINT}\"\n"
+        "    read -r -a words <<<\"$line\"\n"
+        "    [[ -z $line || $line == *[[:blank:]] ]] && words+=(\"\")\n"
+        "  else\n"
+        "    words=(\"${COMP_WORDS[@]:0:COMP_CWORD+1}\")\n"
+        "  fi\n"
+        "  (( ${#words[@]} > 1 )) || return 0\n"
+        "  cur=\"${words[${#words[@]}-1]}\"\n"
+        "  reply=\"$(\"${words[0]}\" __complete \"${words[@]:1}\" 2>/dev/null)\" || return 0\n"
+        "  COMPREPLY=()\n"
+        "  [[ -n $reply ]] && mapfile -t COMPREPLY <<<\"$reply\"\n"
+        "  # bash replaces only what follows the last ':' of the word (COMP_WORDBREAKS).\n"
+        "  if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then\n"
+        "    colon=\"${cur%\"${cur##*:}\"}\"\n"
+        "    COMPREPLY=(\"${COMPREPLY[@]#\"$colon\"}\")\n"
+        "  fi\n"
+        "  return 0\n"
+        "}\n"
+        "complete -F ",
+        fn, " ", program, "\n");
   }
-  s += "  local subcommands=\"\" options=\"" + Join(walk.global_options) + "\"\n";
-  s += "  case \"$path\" in\n";
-  for (const Level& level : walk.levels) {
-    s += "    \"" + level.path + "\") subcommands=\"" + Join(level.subcommands) +
-         "\"; options=\"$options " + Join(level.options) + "\" ;;\n";
+  if (shell == "zsh") {
+    // Named as the file it is installed as (_pulse-cli in $fpath): autoloaded, that file is
+    // the function's body and runs the completion; sourced, it registers it with compdef.
+    const std::string zfn = "_" + program;
+    return absl::StrCat(
+        "#compdef ", program, "\n# zsh completion for ", program, " (generated by `", program,
+        " completion zsh`; do not edit).\n# Install: ", program,
+        " completion zsh > \"${fpath[1]}/_", program, "\"  (or: source <(", program,
+        " completion zsh))\n", zfn,
+        "() {\n"
+        "  local -a candidates\n"
+        "  candidates=(${(f)\"$(\"${words[1]}\" __complete \"${(@)words[2,CURRENT]}\" "
+        "2>/dev/null)\"})\n"
+        "  (( ${#candidates} )) && compadd -Q -- \"${candidates[@]}\"\n"
+        "  return 0\n"
+        "}\n"
+        "if [[ \"${funcstack[1]}\" == \"",
+        zfn, "\" ]]; then\n  ", zfn, " \"$@\"\nelse\n  compdef ", zfn, " ", program, "\nfi\n");
   }
-  s += "  esac\n";
-  s += "  if [[ \"$cur\" == -* ]]; then\n";
-  s += "    COMPREPLY=( $(compgen -W \"$options\" -- \"$cur\") )\n";
-  s += "  else\n";
-  s += "    COMPREPLY=( $(compgen -W \"$subcommands\" -- \"$cur\") )\n";
-  s += "  fi\n";
-  s += "  return 0\n";
-  s += "}\n";
-  s += "complete -F " + fn + " " + program + "\n";
-  return s;
+  if (shell == "fish") {
+    return absl::StrCat("# fish completion for ", program, " (generated by `", program,
+                        " completion fish`; do not edit).\n# Install: ", program,
+                        " completion fish > ~/.config/fish/completions/", program,
+                        ".fish\nfunction _", fn,
+                        "_complete\n"
+                        "    set -l args (commandline -opc)\n"
+                        "    set -l program $args[1]\n"
+                        "    set -e args[1]\n"
+                        "    $program __complete $args (commandline -ct) 2>/dev/null\n"
+                        "end\n"
+                        "complete -c ",
+                        program, " -f -a '(_", fn, "_complete)'\n");
+  }
+  return "";
 }
 
 }  // namespace pulse::cli

@@ -100,16 +100,14 @@ IdMatch MatchId(std::string_view given, const std::vector<std::string>& ids) {
   return match;
 }
 
-std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) {
-  if (LooksComplete(kind, id)) {
-    return std::nullopt;
-  }
+bool ListIds(CommandContext& ctx, IdKind kind, std::vector<std::string>& ids) {
   std::vector<absl::StatusOr<ApiCall>> calls;
   std::string key;
   switch (kind) {
     case IdKind::kFinding: {
       rapidjson::Document query(rapidjson::kObjectType);
       SetStringArg(query, "include_resolved", "1");
+      SetStringArg(query, "include_hidden", "1");
       SetIntArg(query, "limit", 500);
       calls.push_back(CapabilityCall("list_findings", query));
       key = "items";
@@ -126,19 +124,27 @@ std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) 
       key = "sessions";
       break;
   }
-  std::vector<std::string> ids;
   for (const absl::StatusOr<ApiCall>& call : calls) {
-    if (!call.ok()) {
-      return ctx.BadCall(call.status());
-    }
     Failure failure;
-    std::optional<rapidjson::Document> reply = ctx.FetchJson(*call, failure);
+    std::optional<rapidjson::Document> reply =
+        call.ok() ? ctx.FetchJson(*call, failure) : std::nullopt;
     if (!reply.has_value()) {
-      // The list is a convenience (a token without its scope, an older server): the command
-      // then runs with the id as typed, and the server answers for it.
-      return std::nullopt;
+      return false;
     }
     CollectIds(*reply, key, ids);
+  }
+  return true;
+}
+
+std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) {
+  if (LooksComplete(kind, id)) {
+    return std::nullopt;
+  }
+  std::vector<std::string> ids;
+  if (!ListIds(ctx, kind, ids)) {
+    // The list is a convenience (a token without its scope, an older server): the command
+    // then runs with the id as typed, and the server answers for it.
+    return std::nullopt;
   }
   const KindInfo info = Info(kind);
   const IdMatch match = MatchId(id, ids);

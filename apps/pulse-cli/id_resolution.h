@@ -26,6 +26,11 @@ inline constexpr std::size_t kMinIdPrefix = 4;
 // Matches `given` against `ids`. Pure.
 IdMatch MatchId(std::string_view given, const std::vector<std::string>& ids);
 
+// The ids of `kind` the server lists (findings with the resolved, snoozed and dismissed ones,
+// pending and settled actions, sessions; at most 500 each) appended to `ids`. False when a list
+// cannot be read.
+bool ListIds(CommandContext& ctx, IdKind kind, std::vector<std::string>& ids);
+
 // Replaces `id` by the full id it names, listing the server's ids of `kind` unless `id` already
 // has the shape of a full one. nullopt to go on (resolved, or left as typed when the list cannot
 // be read, or when no listed id matches a finding or action: the server answers for it);

@@ -1,7 +1,8 @@
 // Findings: the list and the operator lifecycle operations (acknowledge, snooze, dismiss,
-// resolve). Every refusal is one of set F through ToFindingAgentError: a body the decoder
-// refuses is invalid_finding_request, an unknown id finding_not_found, a transition the
-// finding's state forbids finding_action_not_allowed, a store that fails patrol_unavailable.
+// resolve, and the undo routes unsnooze and reopen). Every refusal is one of set F through
+// ToFindingAgentError: a body the decoder refuses is invalid_finding_request, an unknown id
+// finding_not_found, a transition the finding's state forbids finding_action_not_allowed, a store
+// that fails patrol_unavailable.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -96,6 +97,20 @@ absl::Status BindFindingRoutes(http::Router& router, ServerContext& ctx) {
           return ctx.findings.Resolve(r.finding_id, r.resolution_note);
         },
         [](const core::ResolveRequest&) { return std::string("Finding marked as resolved"); });
+  }));
+  // Server routes (the operator's undo): the body is {finding_id}, checked by the surface
+  // table's schema before the handler runs.
+  PULSE_RETURN_IF_ERROR(router.Handle("unsnooze_finding", [&ctx](const HttpRequest& request) {
+    return Lifecycle<core::FindingIdRequest>(
+        request, core::ParseFindingIdRequest,
+        [&ctx](const core::FindingIdRequest& r) { return ctx.findings.Unsnooze(r.finding_id); },
+        [](const core::FindingIdRequest&) { return std::string("Finding active again"); });
+  }));
+  PULSE_RETURN_IF_ERROR(router.Handle("reopen_finding", [&ctx](const HttpRequest& request) {
+    return Lifecycle<core::FindingIdRequest>(
+        request, core::ParseFindingIdRequest,
+        [&ctx](const core::FindingIdRequest& r) { return ctx.findings.Undismiss(r.finding_id); },
+        [](const core::FindingIdRequest&) { return std::string("Finding reopened"); });
   }));
   return absl::OkStatus();
 }

@@ -156,6 +156,7 @@ FindingListQuery ParseFindingListQuery(const QueryParams& params) {
     query.resource_id = std::string(*resource);
   }
   query.include_resolved = IsTrueFlag(First(params, w::kQueryIncludeResolved));
+  query.include_hidden = IsTrueFlag(First(params, w::kQueryIncludeHidden));
   if (std::optional<std::string_view> limit = NonEmpty(params, w::kQueryLimit)) {
     // Pulse parses leniently: garbage means the default, and anything above the cap is the cap.
     // A ten-digit or longer number is above the cap as well.

@@ -260,7 +260,8 @@ absl::StatusOr<std::string> AgentViews::FindingList(const FindingListQuery& quer
   const absl::Time now = clock_.Now();
   FindingFilter filter;
   filter.resource_id = query.resource_id;
-  if (!query.include_resolved) {
+  const bool widened = query.include_resolved || query.include_hidden;
+  if (!widened) {
     filter.active_at = now;
   }
   PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.List(filter));
@@ -270,15 +271,18 @@ absl::StatusOr<std::string> AgentViews::FindingList(const FindingListQuery& quer
     if (!AtLeastWarning(f.severity)) {
       continue;
     }
-    if (query.include_resolved && !IsActive(f, now) && !f.resolved_at.has_value()) {
-      continue;  // snoozed, dismissed or suppressed: neither active nor resolved
+    if (widened && !IsActive(f, now)) {
+      // Resolved, or hidden (snoozed, dismissed or suppressed): each only when asked for.
+      if (f.resolved_at.has_value() ? !query.include_resolved : !query.include_hidden) {
+        continue;
+      }
     }
     listed.push_back(std::move(s.finding));
   }
   std::sort(listed.begin(), listed.end(), agent_internal::MoreUrgentFinding);
   std::size_t limit = query.limit;
   if (limit == 0) {
-    limit = query.include_resolved ? kDefaultResolvedFindingListLimit : kMaxFindingListLimit;
+    limit = widened ? kDefaultResolvedFindingListLimit : kMaxFindingListLimit;
   }
   limit = std::min(limit, kMaxFindingListLimit);
   if (listed.size() > limit) {

@@ -137,8 +137,9 @@ std::vector<AgentCapability> BuildCatalogue() {
       .title = "List findings",
       .description =
           "Lists Patrol findings, most severe first. By default only active findings of "
-          "warning severity or above; the query parameters resource_id, include_resolved=1 "
-          "and limit (at most 500) narrow or widen the list.",
+          "warning severity or above; the query parameters resource_id, include_resolved=1, "
+          "include_hidden=1 (snoozed, dismissed and suppressed ones) and limit (at most 500) "
+          "narrow or widen the list.",
       .category = std::string(kCategoryFinding),
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,

@@ -386,8 +386,10 @@ inline constexpr std::string_view kListFindingsInput = R"json({
       "description": "Only findings of this resource (canonical ID, e.g. vm:101)."},
     "include_resolved": {"type": "boolean",
       "description": "Resolved findings too, not only active ones."},
+    "include_hidden": {"type": "boolean",
+      "description": "Snoozed, dismissed and suppressed findings too, not only active ones."},
     "limit": {"type": "integer", "minimum": 0, "maximum": 500,
-      "description": "At most this many findings; 0 or absent: every active finding, or 200 with include_resolved."}
+      "description": "At most this many findings; 0 or absent: every active finding, or 200 with include_resolved or include_hidden."}
   }
 })json";
 

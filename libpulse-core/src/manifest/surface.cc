@@ -57,6 +57,15 @@ constexpr std::string_view kAnswerBodySchema = R"json({
   "required": ["answers"]
 })json";
 
+constexpr std::string_view kFindingIdBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "finding_id": {"type": "string", "minLength": 1}
+  },
+  "required": ["finding_id"]
+})json";
+
 constexpr std::string_view kRenderPromptBodySchema = R"json({
   "type": "object",
   "additionalProperties": false,
@@ -236,6 +245,15 @@ std::vector<SurfaceRoute> BuildSurface() {
       Route("render_workflow_prompt", "POST", "/api/ai/workflow-prompts/render", Scope::kAiChat,
             "Renders a workflow prompt of the manifest with its arguments.",
             "{ description, text }", kRenderPromptBodySchema),
+      Route("unsnooze_finding", "POST", "/api/ai/patrol/unsnooze", Scope::kAiExecute,
+            "Ends a finding's snooze now: it is active again. An operator's undo, not offered "
+            "to agents. finding_action_not_allowed unless the finding is snoozed.",
+            "{ success: true, message: string }", kFindingIdBodySchema),
+      Route("reopen_finding", "POST", "/api/ai/patrol/reopen", Scope::kAiExecute,
+            "Reopens a dismissed or suppressed finding: clears the dismissal, suppression, "
+            "acknowledgement and reminder (suppression rules stay). An operator's undo, not "
+            "offered to agents. finding_action_not_allowed unless dismissed or suppressed.",
+            "{ success: true, message: string }", kFindingIdBodySchema),
   };
 }
 

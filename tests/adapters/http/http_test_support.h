@@ -300,6 +300,8 @@ inline std::string ValidBody(const std::string& name) {
       {"abort_session", R"({})"},
       {"answer_question", R"({"answers":[{"id":"q1","value":"yes"}]})"},
       {"render_workflow_prompt", R"({"name":"pulse_triage_fleet"})"},
+      {"unsnooze_finding", R"({"finding_id":"f-1"})"},
+      {"reopen_finding", R"({"finding_id":"f-1"})"},
       {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
   };
   auto it = bodies.find(name);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -65,6 +66,25 @@ TEST_CASE("the findings list filters by resource and can include resolved findin
         std::vector<std::string>{"crit-new", "crit-old", "resolved", "nginx", "warn"});
   CHECK(Listed(h, {{"include_resolved", "true"}, {"resource_id", "vm:101"}}) ==
         std::vector<std::string>{"crit-new", "crit-old", "resolved", "warn"});
+}
+
+TEST_CASE("include_hidden adds the snoozed and dismissed findings, include_resolved the resolved",
+          "[core][agent]") {
+  ViewsHarness h;
+  Populate(h);
+  const std::vector<std::string> hidden =
+      Listed(h, {{"include_hidden", "1"}, {"resource_id", "vm:101"}});
+  CHECK(std::count(hidden.begin(), hidden.end(), "snoozed") == 1);
+  CHECK(std::count(hidden.begin(), hidden.end(), "dismissed") == 1);
+  CHECK(std::count(hidden.begin(), hidden.end(), "resolved") == 0);
+  CHECK(std::count(hidden.begin(), hidden.end(), "crit-new") == 1);
+  CHECK(std::count(hidden.begin(), hidden.end(), "watch") == 0);  // still warning and above
+  const std::vector<std::string> all =
+      Listed(h, {{"include_hidden", "true"}, {"include_resolved", "1"}});
+  CHECK(all.size() == 7);  // every warning+ finding
+  // Anything but 1 or true leaves them out.
+  CHECK(Listed(h, {{"include_hidden", "0"}}) == Listed(h, {}));
+  CHECK(Listed(h, {{"include_hidden", "yes\r\n"}}) == Listed(h, {}));
 }
 
 TEST_CASE("the findings list honours its limit and caps it at 500", "[core][agent]") {

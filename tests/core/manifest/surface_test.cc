@@ -56,12 +56,12 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
     CHECK(!row->description.empty());
     CHECK(!row->response.empty());
   }
-  CHECK(names == std::vector<std::string>{"get_capabilities", "healthz", "metrics", "chat",
-                                          "list_sessions", "get_session", "get_session_messages",
-                                          "delete_session", "resume_session", "abort_session",
-                                          "answer_question", "list_models",
-                                          "get_operations_loop_status", "list_actions",
-                                          "get_action", "render_workflow_prompt"});
+  CHECK(names == std::vector<std::string>{
+                     "get_capabilities", "healthz", "metrics", "chat", "list_sessions",
+                     "get_session", "get_session_messages", "delete_session", "resume_session",
+                     "abort_session", "answer_question", "list_models",
+                     "get_operations_loop_status", "list_actions", "get_action",
+                     "render_workflow_prompt", "unsnooze_finding", "reopen_finding"});
   // Public: the manifest itself and health; everything else needs a scope.
   CHECK(FindSurfaceRoute("get_capabilities")->scope == std::nullopt);
   CHECK(FindSurfaceRoute("get_capabilities")->path == "/api/agent/capabilities");

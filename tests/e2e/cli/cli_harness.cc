@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -27,6 +28,11 @@ std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp",
                                   "LANG=C.UTF-8"};
   env.insert(env.end(), extra.begin(), extra.end());
+  // No contexts file of the machine (HOME=/tmp) leaks in: a test that wants one sets its own.
+  if (std::none_of(extra.begin(), extra.end(),
+                   [](const std::string& e) { return e.rfind("XDG_CONFIG_HOME=", 0) == 0; })) {
+    env.push_back("XDG_CONFIG_HOME=/nonexistent/pulse-cli-e2e");
+  }
   return env;
 }
 

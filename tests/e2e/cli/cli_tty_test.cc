@@ -176,8 +176,10 @@ class Completion {
     std::ofstream(dir_.File("pulse-cli.bash")) << script.out;
   }
 
-  // What bash completes for `words` (the last one is being typed).
-  std::set<std::string> For(const std::vector<std::string>& words) const {
+  // What bash completes for `words` (the last one is being typed). The script runs the program
+  // the line names (pulse-cli __complete), so the first word is the binary's path here.
+  std::set<std::string> For(std::vector<std::string> words) const {
+    words.front() = CliBinary();
     std::string array;
     for (const std::string& w : words) {
       array += " '" + w + "'";
@@ -188,6 +190,7 @@ class Completion {
         "COMP_WORDS=(" + array + ")\n"
         "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
         "COMP_LINE=\"${COMP_WORDS[*]}\"\n"
+        "COMP_POINT=${#COMP_LINE}\n"
         "_pulse_cli\n"
         "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
     const Captured c = RunCommand({"/bin/bash", "--norc", "--noprofile", "-c", program, "bash",
@@ -216,7 +219,7 @@ TEST_CASE("the bash completion script completes subcommands, options and their v
   CHECK(bash.For({"pulse-cli", "fi"}) == Words{"findings"});
   CHECK(bash.For({"pulse-cli", "f"}) == Words{"findings", "fleet"});
   CHECK(bash.For({"pulse-cli", "findings", ""}) ==
-        Words{"list", "ack", "snooze", "dismiss", "resolve"});
+        Words{"list", "ack", "snooze", "dismiss", "resolve", "unsnooze", "reopen"});
   CHECK(bash.For({"pulse-cli", "actions", "ap"}) == Words{"approve"});
   CHECK(bash.For({"pulse-cli", "ask", "--control-level", ""}) ==
         Words{"read_only", "controlled", "autonomous"});
@@ -227,7 +230,7 @@ TEST_CASE("the bash completion script completes subcommands, options and their v
   CHECK(bash.For({"pulse-cli", "--j"}) == Words{"--json"});
   CHECK(bash.For({"pulse-cli", "findings", "list", "--j"}) == Words{"--json"});
   CHECK(bash.For({"pulse-cli", "--server", ""}).empty());
-  CHECK(bash.For({"pulse-cli", "completion", ""}).empty());
+  CHECK(bash.For({"pulse-cli", "completion", ""}) == Words{"bash", "zsh", "fish"});
 }
 
 TEST_CASE("completion goes on after an on/off flag, which takes no value",

@@ -72,14 +72,15 @@ inline constexpr std::size_t kDefaultResolvedFindingListLimit = 200;
 struct FindingListQuery {
   std::optional<std::string> resource_id;  // exact resource id
   bool include_resolved = false;           // resolved findings too, not only active ones
+  bool include_hidden = false;             // snoozed, dismissed and suppressed ones too
   // 0 = the default: every match (capped at kMaxFindingListLimit) for the active list,
   // kDefaultResolvedFindingListLimit with include_resolved.
   std::size_t limit = 0;
 };
 
-// resource_id: used when not empty. include_resolved: "1" or "true" (any case). limit: decimal
-// digits; above kMaxFindingListLimit it is clamped, and anything unparsable means the default.
-// Never fails.
+// resource_id: used when not empty. include_resolved, include_hidden: "1" or "true" (any case).
+// limit: decimal digits; above kMaxFindingListLimit it is clamped, and anything unparsable means
+// the default. Never fails.
 FindingListQuery ParseFindingListQuery(const QueryParams& params);
 
 inline constexpr char kAgentQueryErrorPayloadUrl[] = "type.pulse.dev/pulse.core.AgentQueryError";

@@ -151,5 +151,6 @@ inline constexpr std::string_view kQueryLimit = "limit";
 // GET /api/ai/patrol/findings
 inline constexpr std::string_view kQueryResourceId = "resource_id";
 inline constexpr std::string_view kQueryIncludeResolved = "include_resolved";
+inline constexpr std::string_view kQueryIncludeHidden = "include_hidden";
 
 }  // namespace pulse::core::agent_wire
