@@ -68,7 +68,7 @@ std::string EncodePathSegment(std::string_view segment) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<PveClient>> PveClient::Open(PveClientOptions options) {
+absl::StatusOr<std::unique_ptr<PveClient>> PveClient::Open(const PveClientOptions& options) {
   absl::StatusOr<http_client::Url> url = http_client::ParseUrl(options.url, "url");
   if (!url.ok()) {
     return url.status();

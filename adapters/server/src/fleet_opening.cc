@@ -141,7 +141,7 @@ absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
 
 absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
                                                 const core::Clock& clock,
-                                                FleetCredentialLookup credentials) {
+                                                const FleetCredentialLookup& credentials) {
   OpenedFleet out;
   if (!config.fleet_sources.empty()) {
     return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock, credentials);

@@ -42,6 +42,7 @@ using FleetCredentialLookup =
 // document opens every source through the registry and merges them. Errors name the setting
 // (--fleet FILE or pulse.json "fleet") and the source at fault.
 [[nodiscard]] absl::StatusOr<OpenedFleet> OpenConfiguredFleet(
-    const ServerConfig& config, const core::Clock& clock, FleetCredentialLookup credentials = {});
+    const ServerConfig& config, const core::Clock& clock,
+    const FleetCredentialLookup& credentials = {});
 
 }  // namespace pulse::server

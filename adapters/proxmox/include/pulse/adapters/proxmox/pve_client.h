@@ -41,7 +41,8 @@ class PveClient final {
   // InvalidArgument for a URL that is not https://HOST[:PORT] without a path, a malformed token
   // id, an empty secret or one with characters outside printable ASCII, both a fingerprint and
   // a CA file, a malformed fingerprint or an unreadable CA file.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PveClient>> Open(PveClientOptions options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PveClient>> Open(
+      const PveClientOptions& options);
 
   // GET /api2/json<path>; the body of a 200 answer.
   [[nodiscard]] absl::StatusOr<std::string> Get(std::string_view path) const;

@@ -1,0 +1,161 @@
+// pulse-server over a --fleet file holding a proxmox-ve source, against the loopback fake PVE
+// (tests/fakes/include/pulse/testing/fake_pve_server.h): the token secret entered with
+// `pulse-server fleet-credential set` (stdin), fleet-context lists the cluster, Patrol finds
+// the nearly full storage, and an operator plans, approves and executes `shutdown` on a VM: the
+// fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`.
+// Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "pulse/core/findings/finding_identity.h"
+#include "pulse/testing/fake_pve_server.h"
+#include "server_harness.h"
+
+namespace pulse::testing::e2e {
+namespace {
+
+constexpr char kSecret[] = "0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d";
+
+constexpr char kScenario[] = R"({
+  "version": "8.2.4",
+  "tokens": {"pulse@pve!pulse": "0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d"},
+  "nodes": [{"node": "pve1", "status": "online", "cpu": 0.1, "maxcpu": 8, "mem": 4294967296,
+             "maxmem": 34359738368, "disk": 1073741824, "maxdisk": 107374182400,
+             "uptime": 86400}],
+  "guests": [{"type": "qemu", "vmid": 101, "node": "pve1", "name": "web", "status": "running",
+              "cpus": 2, "cpu": 0.05, "mem": 1073741824, "maxmem": 4294967296,
+              "uptime": 3600}],
+  "storage": [{"node": "pve1", "storage": "local", "type": "dir", "content": "iso,backup",
+               "total": 107374182400, "used": 103079215104}],
+  "task_polls": 2
+})";
+
+std::string SourcesFile(const TempDir& dir, const FakePveServer& pve, const std::string& pin) {
+  const std::string path = dir.File("fleet.json");
+  std::ofstream(path) << R"({"sources": [{"name": "pve", "kind": "proxmox-ve", "url": ")"
+                      << pve.url() << R"(", "token_id": "pulse@pve!pulse", "fingerprint": ")"
+                      << pin << R"(", "allow_actions": true}]})";
+  return path;
+}
+
+Captured SetSecret(const std::string& data_dir, const std::string& secret) {
+  return RunCommand({"/bin/sh", "-c",
+                     absl::StrCat("printf '%s\\n' '", secret, "' | '", ServerBinary(),
+                                  "' fleet-credential set --data-dir '", data_dir, "' pve")});
+}
+
+bool PatrolFinds(int port, const std::string& token, const std::string& finding_id) {
+  const Reply started = Send(port, "POST", "/api/ai/patrol/run", token);
+  INFO(started.body);
+  REQUIRE(started.status == 200);
+  const std::string run_id = Str(Json(started.body), "run_id");
+  std::string status = "running";
+  for (int i = 0; i < 600 && status == "running"; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    status = Str(Json(Send(port, "GET", "/api/ai/patrol/runs/" + run_id, token).body), "status");
+  }
+  REQUIRE(status != "running");
+  const Reply list = Send(port, "GET", "/api/ai/patrol/findings", token);
+  REQUIRE(list.status == 200);
+  const rapidjson::Document findings = Json(list.body);
+  for (const rapidjson::Value& f : findings.GetArray()) {
+    if (Str(f, "id") == finding_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observer confirms it",
+          "[e2e][server][fleet][proxmox]") {
+  TempDir dir;
+  absl::StatusOr<TestCertificate> cert = MakeTestCertificate(dir.path());
+  REQUIRE(cert.ok());
+  absl::StatusOr<std::unique_ptr<FakePveServer>> pve = FakePveServer::Start(kScenario, *cert);
+  REQUIRE(pve.ok());
+  const std::string fleet = SourcesFile(dir, **pve, cert->fingerprint);
+
+  const Captured set = SetSecret(dir.path(), kSecret);
+  INFO(set.err);
+  REQUIRE(set.exit_code == 0);
+  CHECK(set.out.find("stored the secret of fleet source \"pve\"") != std::string::npos);
+  CHECK(set.out.find(kSecret) == std::string::npos);
+  CHECK(SetSecret(dir.path(), "two words").exit_code == 2);
+
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  const std::string alice = MintToken(dir.path(), "actions:plan,monitoring:read", "alice");
+  const std::string bob = MintToken(dir.path(), "actions:approve,actions:execute", "bob");
+  const std::string patrol = MintToken(dir.path(), "ai:execute,monitoring:read", "patrol");
+  ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet}});
+  const int port = server.port();
+
+  const Reply context = Send(port, "GET", "/api/agent/fleet-context", reader);
+  INFO(context.body);
+  REQUIRE(context.status == 200);
+  CHECK(context.body.find("vm:101") != std::string::npos);
+  CHECK(context.body.find("storage:pve1/local") != std::string::npos);
+  CHECK(context.body.find(R"("kind":"proxmox-ve")") != std::string::npos);
+
+  CHECK(PatrolFinds(port, patrol,
+                    core::FindingIdFor("storage:pve1/local", core::Category::kCapacity,
+                                       "storage-capacity")));
+
+  const Reply planned =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-1","resourceId":"vm:101","capabilityName":"shutdown",)"
+           R"("params":{},"reason":"proxmox e2e","requestedBy":"x"})");
+  INFO(planned.body);
+  REQUIRE(planned.status == 200);
+  const rapidjson::Document plan = Json(planned.body);
+  REQUIRE(plan["requiresApproval"].GetBool());
+  const std::string id = Str(plan, "actionId");
+  const Reply approved = Send(port, "POST", "/api/actions/" + id + "/decision", bob,
+                              R"({"outcome":"approved","reason":"proxmox e2e"})");
+  INFO(approved.body);
+  REQUIRE(approved.status == 200);
+  const Reply executed = Send(port, "POST", "/api/actions/" + id + "/execute", bob, "{}");
+  INFO(executed.body);
+  REQUIRE(executed.status == 200);
+  const Reply detail = Send(port, "GET", "/api/actions/" + id, bob);
+  REQUIRE(detail.status == 200);
+  const rapidjson::Document body = Json(detail.body);
+  INFO(detail.body);
+  CHECK(Str(body["audit"], "state") == "completed");
+  const rapidjson::Value& result = body["audit"]["result"];
+  CHECK(Str(result["execution"], "status") == "succeeded");
+  CHECK(Str(result["verification"], "status") == "confirmed");
+  CHECK(Str(result["verification"], "evidenceClass") == "independent");
+  CHECK((*pve)->GuestStatus(101) == "stopped");
+  CHECK(server.Stop() == "exited 0");
+}
+
+TEST_CASE("a fingerprint mismatch or a missing secret stops pulse-server before the token is sent",
+          "[e2e][server][fleet][proxmox]") {
+  TempDir dir;
+  absl::StatusOr<TestCertificate> cert = MakeTestCertificate(dir.path());
+  REQUIRE(cert.ok());
+  absl::StatusOr<std::unique_ptr<FakePveServer>> pve = FakePveServer::Start(kScenario, *cert);
+  REQUIRE(pve.ok());
+  const std::string data = dir.File("data");
+
+  const std::string good = SourcesFile(dir, **pve, cert->fingerprint);
+  Captured missing = RunCommand(
+      {ServerBinary(), "--data-dir", data, "--listen", "127.0.0.1:0", "--fleet", good});
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("fleet-credential set") != std::string::npos);
+
+  REQUIRE(SetSecret(data, kSecret).exit_code == 0);
+  const std::string wrong = SourcesFile(dir, **pve, std::string(64, 'b'));
+  Captured mismatch = RunCommand(
+      {ServerBinary(), "--data-dir", data, "--listen", "127.0.0.1:0", "--fleet", wrong});
+  CHECK(mismatch.exit_code != 0);
+  CHECK(mismatch.err.find("fleet source \"pve\"") != std::string::npos);
+  CHECK(mismatch.err.find("pinned fingerprint") != std::string::npos);
+  CHECK(mismatch.err.find(kSecret) == std::string::npos);
+  CHECK((*pve)->Requests().empty());
+}
+
+}  // namespace
+}  // namespace pulse::testing::e2e
