@@ -2,7 +2,8 @@
 // (tests/fakes/include/pulse/testing/fake_pve_server.h): the token secret entered with
 // `pulse-server fleet-credential set` (stdin), fleet-context lists the cluster, Patrol finds
 // the nearly full storage, and an operator plans, approves and executes `shutdown` on a VM: the
-// fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`.
+// fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`;
+// a start of the VM while a backup locks it is not_run (guest_locked) with nothing sent.
 // Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -36,7 +37,7 @@ std::string SourcesFile(const TempDir& dir, const FakePveServer& pve, const std:
   const std::string path = dir.File("fleet.json");
   std::ofstream(path) << R"({"sources": [{"name": "pve", "kind": "proxmox-ve", "url": ")"
                       << pve.url() << R"(", "token_id": "pulse@pve!pulse", "fingerprint": ")"
-                      << pin << R"(", "allow_actions": true}]})";
+                      << pin << R"(", "allow_actions": true, "max_staleness_ms": 0}]})";
   return path;
 }
 
@@ -127,6 +128,37 @@ TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observ
   CHECK(Str(result["execution"], "status") == "succeeded");
   CHECK(Str(result["verification"], "status") == "confirmed");
   CHECK(Str(result["verification"], "evidenceClass") == "independent");
+  CHECK((*pve)->GuestStatus(101) == "stopped");
+
+  // A backup locks the VM: its start is refused before anything is sent (guest_locked).
+  (*pve)->SetGuestLock(101, "backup");
+  const Reply planned_start =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-2","resourceId":"vm:101","capabilityName":"start",)"
+           R"("params":{},"reason":"proxmox e2e lock","requestedBy":"x"})");
+  INFO(planned_start.body);
+  REQUIRE(planned_start.status == 200);
+  const std::string start_id = Str(Json(planned_start.body), "actionId");
+  REQUIRE(Send(port, "POST", "/api/actions/" + start_id + "/decision", bob,
+               R"({"outcome":"approved","reason":"proxmox e2e lock"})")
+              .status == 200);
+  std::size_t posts = 0;
+  for (const FakePveRequest& r : (*pve)->Requests()) {
+    posts += r.method == "POST" ? 1 : 0;
+  }
+  const Reply refused = Send(port, "POST", "/api/actions/" + start_id + "/execute", bob, "{}");
+  INFO(refused.body);
+  const Reply refused_detail = Send(port, "GET", "/api/actions/" + start_id, bob);
+  REQUIRE(refused_detail.status == 200);
+  INFO(refused_detail.body);
+  const rapidjson::Document refused_body = Json(refused_detail.body);
+  CHECK(Str(refused_body["audit"]["result"]["execution"], "status") == "not_run");
+  CHECK(Str(refused_body["audit"]["result"]["execution"], "reasonCode") == "guest_locked");
+  std::size_t posts_after = 0;
+  for (const FakePveRequest& r : (*pve)->Requests()) {
+    posts_after += r.method == "POST" ? 1 : 0;
+  }
+  CHECK(posts_after == posts);
   CHECK((*pve)->GuestStatus(101) == "stopped");
   CHECK(server.Stop() == "exited 0");
 }
