@@ -3,7 +3,8 @@
 // `pulse-server fleet-credential set` (stdin), fleet-context lists the cluster, Patrol finds
 // the nearly full storage, and an operator plans, approves and executes `shutdown` on a VM: the
 // fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`;
-// a start of the VM while a backup locks it is not_run (guest_locked) with nothing sent.
+// a start of the VM while a backup locks it is not_run (guest_locked) with nothing sent; a
+// token revoked while the server runs makes the source down, its resources still listed.
 // Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -160,6 +161,19 @@ TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observ
   }
   CHECK(posts_after == posts);
   CHECK((*pve)->GuestStatus(101) == "stopped");
+
+  // The token is revoked while the server runs: the source is down (PVE's 401 named), its
+  // resources stay listed as unknown.
+  (*pve)->RevokeToken("pulse@pve!pulse");
+  const Reply down = Send(port, "GET", "/api/agent/fleet-context", reader);
+  INFO(down.body);
+  REQUIRE(down.status == 200);
+  const rapidjson::Document down_doc = Json(down.body);
+  REQUIRE(down_doc["sources"].Size() == 1);
+  CHECK(Str(down_doc["sources"][0], "state") == "down");
+  CHECK(Str(down_doc["sources"][0], "error").find("401") != std::string::npos);
+  CHECK(Str(down_doc["sources"][0], "error").find(kSecret) == std::string::npos);
+  CHECK(down.body.find("vm:101") != std::string::npos);
   CHECK(server.Stop() == "exited 0");
 }
 
