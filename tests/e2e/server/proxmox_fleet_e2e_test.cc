@@ -4,6 +4,7 @@
 // the nearly full storage, and an operator plans, approves and executes `shutdown` on a VM: the
 // fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`;
 // a start of the VM while a backup locks it is not_run (guest_locked) with nothing sent; a
+// shutdown whose task ends "command 'qm shutdown' failed: timeout" is failed (task_failed); a
 // token revoked while the server runs makes the source down, its resources still listed.
 // Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
 #include <catch2/catch.hpp>
@@ -27,6 +28,9 @@ constexpr char kScenario[] = R"({
              "maxmem": 34359738368, "disk": 1073741824, "maxdisk": 107374182400,
              "uptime": 86400}],
   "guests": [{"type": "qemu", "vmid": 101, "node": "pve1", "name": "web", "status": "running",
+              "cpus": 2, "cpu": 0.05, "mem": 1073741824, "maxmem": 4294967296,
+              "uptime": 3600},
+             {"type": "qemu", "vmid": 102, "node": "pve1", "name": "db", "status": "running",
               "cpus": 2, "cpu": 0.05, "mem": 1073741824, "maxmem": 4294967296,
               "uptime": 3600}],
   "storage": [{"node": "pve1", "storage": "local", "type": "dir", "content": "iso,backup",
@@ -161,6 +165,38 @@ TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observ
   }
   CHECK(posts_after == posts);
   CHECK((*pve)->GuestStatus(101) == "stopped");
+
+  // A shutdown whose task fails (the guest ignores ACPI): failed, task_failed with PVE's text,
+  // and the observer contradicts it.
+  (*pve)->SetTaskExitStatus("command 'qm shutdown' failed: timeout");
+  const Reply planned_db =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-3","resourceId":"vm:102","capabilityName":"shutdown",)"
+           R"("params":{},"reason":"proxmox e2e timeout","requestedBy":"x"})");
+  INFO(planned_db.body);
+  REQUIRE(planned_db.status == 200);
+  const std::string db_id = Str(Json(planned_db.body), "actionId");
+  REQUIRE(Send(port, "POST", "/api/actions/" + db_id + "/decision", bob,
+               R"({"outcome":"approved","reason":"proxmox e2e timeout"})")
+              .status == 200);
+  Send(port, "POST", "/api/actions/" + db_id + "/execute", bob, "{}");
+  // The observer waits for a stopped VM that never comes, then contradicts.
+  Reply db_detail;
+  for (int i = 0; i < 300; ++i) {
+    db_detail = Send(port, "GET", "/api/actions/" + db_id, bob);
+    REQUIRE(db_detail.status == 200);
+    if (Str(Json(db_detail.body)["audit"], "state") != "executing") {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  INFO(db_detail.body);
+  const rapidjson::Document db_body = Json(db_detail.body);
+  const rapidjson::Value& db_result = db_body["audit"]["result"];
+  CHECK(Str(db_result["execution"], "status") == "failed");
+  CHECK(Str(db_result["execution"], "reasonCode") == "task_failed");
+  CHECK(db_detail.body.find("command 'qm shutdown' failed: timeout") != std::string::npos);
+  CHECK((*pve)->GuestStatus(102) == "running");
 
   // The token is revoked while the server runs: the source is down (PVE's 401 named), its
   // resources stay listed as unknown.

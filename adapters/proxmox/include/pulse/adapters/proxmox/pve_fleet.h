@@ -41,7 +41,9 @@ struct PveFleetOptions {
   // The timeout PVE's shutdown is given (then the task fails; PVE does not force a stop).
   absl::Duration shutdown_timeout = absl::Seconds(90);
   absl::Duration task_poll_interval = absl::Milliseconds(500);
-  absl::Duration observe_timeout = absl::Seconds(30);
+  // The dispatch already followed the task to its end, so the state has settled: a short wait
+  // covers PVE reporting it.
+  absl::Duration observe_timeout = absl::Seconds(10);
   absl::Duration observe_poll_interval = absl::Milliseconds(500);
   // Reads answer from the last listing when it is younger than this (zero: list every read).
   absl::Duration max_staleness = absl::Seconds(5);
