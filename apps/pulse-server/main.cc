@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "pulse/adapters/server/fleet_credential_command.h"
 #include "pulse/adapters/server/server_app.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/token_command.h"
@@ -115,6 +116,22 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   revoke->add_option("token", revoke_target, "The token's name or id (tok_...)")->required();
 
+  CLI::App* credential =
+      app.add_subcommand("fleet-credential", "Manage the secrets of fleet sources (sealed)")
+          ->require_subcommand(1);
+  CLI::App* credential_set = credential->add_subcommand(
+      "set", "Seal a source's secret (a proxmox-ve token secret), read from stdin");
+  std::string credential_dir = std::string(pulse::server::kDefaultDataDir);
+  std::string credential_name;
+  credential_set->add_option("--data-dir", credential_dir, "The server's data directory")
+      ->capture_default_str();
+  credential_set->add_option("name", credential_name, "The fleet source's name")->required();
+  CLI::App* credential_delete =
+      credential->add_subcommand("delete", "Remove a source's sealed secret");
+  credential_delete->add_option("--data-dir", credential_dir, "The server's data directory")
+      ->capture_default_str();
+  credential_delete->add_option("name", credential_name, "The fleet source's name")->required();
+
   // Usage errors exit 2 (CLI11's own codes are above 100); --help and --version exit 0.
   try {
     app.parse(argc, argv);
@@ -139,6 +156,12 @@ int Run(int argc, char** argv) {
   }
   if (revoke->parsed()) {
     return pulse::server::RunTokenRevoke(revoke_dir, revoke_target);
+  }
+  if (credential_set->parsed()) {
+    return pulse::server::RunFleetCredentialSet(credential_dir, credential_name, stdin);
+  }
+  if (credential_delete->parsed()) {
+    return pulse::server::RunFleetCredentialDelete(credential_dir, credential_name);
   }
   absl::StatusOr<pulse::server::ServerConfig> config =
       pulse::server::ResolveServerConfig(flags, std::nullopt);

@@ -186,6 +186,9 @@ class Exchange {
         }
       }
       head_.status = std::max(status, 0);
+      if (text.size() > space + 5 && text[space + 4] == ' ') {
+        head_.reason = std::string(text.substr(space + 5, 512));  // bounded by max_header_bytes
+      }
       return line.size();
     }
     if (text.empty()) {

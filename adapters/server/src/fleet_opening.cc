@@ -13,6 +13,8 @@
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/docker/docker_fleet.h"
 #include "pulse/adapters/docker/docker_source.h"
+#include "pulse/adapters/proxmox/pve_fleet.h"
+#include "pulse/adapters/proxmox/pve_source.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::server {
@@ -33,6 +35,33 @@ absl::StatusOr<std::unique_ptr<core::Fleet>> OpenDockerSource(const agents::Flee
   PULSE_ASSIGN_OR_RETURN(docker::DockerFleetOptions options, docker::ParseDockerSource(spec.json));
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<docker::DockerFleet> fleet,
                          docker::DockerFleet::Open(std::move(options)));
+  return std::unique_ptr<core::Fleet>(std::move(fleet));
+}
+
+// A source of kind "proxmox-ve": its settings strictly (pve_source.h), its token secret from
+// the credential store, then the cluster (/version and a first listing must answer).
+absl::StatusOr<std::unique_ptr<core::Fleet>> OpenPveSource(const agents::FleetSourceSpec& spec,
+                                                           const FleetCredentialLookup& lookup) {
+  PULSE_ASSIGN_OR_RETURN(proxmox::PveFleetOptions options, proxmox::ParsePveSource(spec.json));
+  const std::string hint = absl::StrCat("enter it with `pulse-server fleet-credential set ",
+                                        "--data-dir DIR ", spec.name, "` (read from stdin)");
+  if (!lookup) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the token secret of a proxmox-ve source needs the data dir's credential "
+                     "store; ",
+                     hint));
+  }
+  absl::StatusOr<std::string> secret = lookup(spec.name);
+  if (absl::IsNotFound(secret.status())) {
+    return absl::FailedPreconditionError(absl::StrCat("no token secret is stored; ", hint));
+  }
+  if (!secret.ok()) {
+    return absl::Status(secret.status().code(), absl::StrCat("the token secret cannot be read: ",
+                                                             secret.status().message()));
+  }
+  options.client.token_secret = *std::move(secret);
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<proxmox::PveFleet> fleet,
+                         proxmox::PveFleet::Open(std::move(options)));
   return std::unique_ptr<core::Fleet>(std::move(fleet));
 }
 
@@ -65,7 +94,8 @@ std::optional<std::string> SourcesDocumentAt(const std::string& path) {
 }
 
 absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::string& where,
-                                        const core::Clock& clock) {
+                                        const core::Clock& clock,
+                                        const FleetCredentialLookup& credentials) {
   const auto named = [&where](const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
   };
@@ -74,7 +104,7 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
     return named(specs.status());
   }
   agents::FleetSourceRegistry registry;
-  PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock));
+  PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock, credentials));
   std::vector<agents::CompositeSource> sources;
   for (const agents::FleetSourceSpec& spec : *specs) {
     absl::StatusOr<std::unique_ptr<core::Fleet>> opened = registry.Open(spec);
@@ -96,19 +126,25 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
 }  // namespace
 
 absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
-                                        const core::Clock& clock) {
+                                        const core::Clock& clock,
+                                        FleetCredentialLookup credentials) {
   agents::BuiltinFleetSourceOptions builtin;
   builtin.demo = DemoOptions(clock);
   builtin.local.clock = &clock;
   PULSE_RETURN_IF_ERROR(agents::RegisterBuiltinFleetSources(registry, builtin));
-  return registry.Register("docker", OpenDockerSource);
+  PULSE_RETURN_IF_ERROR(registry.Register("docker", OpenDockerSource));
+  return registry.Register("proxmox-ve",
+                           [lookup = std::move(credentials)](const agents::FleetSourceSpec& spec) {
+                             return OpenPveSource(spec, lookup);
+                           });
 }
 
 absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
-                                                const core::Clock& clock) {
+                                                const core::Clock& clock,
+                                                const FleetCredentialLookup& credentials) {
   OpenedFleet out;
   if (!config.fleet_sources.empty()) {
-    return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock);
+    return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock, credentials);
   }
   if (config.fleet == kFleetLocal) {
     agents::LocalHostFleetOptions options;
@@ -118,7 +154,7 @@ absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
   }
   if (config.fleet != kFleetDemo) {
     if (std::optional<std::string> document = SourcesDocumentAt(config.fleet)) {
-      return OpenSources(*document, absl::StrCat("--fleet ", config.fleet), clock);
+      return OpenSources(*document, absl::StrCat("--fleet ", config.fleet), clock, credentials);
     }
   }
   absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =

@@ -3,7 +3,10 @@
 // "fleet" object) merged by agents::CompositeFleet (docs/fleet.md).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/agents/composite_fleet.h"
@@ -22,16 +25,24 @@ struct OpenedFleet {
   std::unique_ptr<core::MetricsHistory> demo_history;
 };
 
+// A source's sealed secret by source name (the data dir's credential store, under
+// proxmox::FleetCredentialName); NotFound when none was entered.
+using FleetCredentialLookup =
+    std::function<absl::StatusOr<std::string>(std::string_view source_name)>;
+
 // The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,
-// with the server's demo timings and `clock`) and docker (docker/docker_source.h). A new kind
-// registers here.
+// with the server's demo timings and `clock`), docker (docker/docker_source.h) and proxmox-ve
+// (proxmox/pve_source.h, its token secret from `credentials`; without a lookup such a source
+// cannot open). A new kind registers here.
 [[nodiscard]] absl::Status RegisterServerFleetSources(
-    adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock);
+    adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock,
+    FleetCredentialLookup credentials = {});
 
 // demo, local and a demo-format file open as before (one fleet, no composite); a sources
 // document opens every source through the registry and merges them. Errors name the setting
 // (--fleet FILE or pulse.json "fleet") and the source at fault.
-[[nodiscard]] absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
-                                                              const core::Clock& clock);
+[[nodiscard]] absl::StatusOr<OpenedFleet> OpenConfiguredFleet(
+    const ServerConfig& config, const core::Clock& clock,
+    const FleetCredentialLookup& credentials = {});
 
 }  // namespace pulse::server

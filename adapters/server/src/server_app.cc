@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
@@ -14,6 +15,7 @@
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/http/token_authenticator.h"
 #include "pulse/adapters/providers/provider_factory.h"
+#include "pulse/adapters/proxmox/pve_source.h"
 #include "pulse/adapters/server/agent_event_bus.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/event_publisher.h"
@@ -137,7 +139,16 @@ struct ServerApp::Parts {
 };
 
 absl::Status ServerApp::Parts::OpenFleet() {
-  PULSE_ASSIGN_OR_RETURN(OpenedFleet opened, OpenConfiguredFleet(config, clock));
+  storage::SqliteCredentialStore* credentials = storage->credentials.get();
+  PULSE_ASSIGN_OR_RETURN(
+      OpenedFleet opened,
+      OpenConfiguredFleet(config, clock,
+                          [credentials](std::string_view source) -> absl::StatusOr<std::string> {
+                            if (credentials == nullptr) {
+                              return absl::NotFoundError("no credential store");
+                            }
+                            return credentials->Get(proxmox::FleetCredentialName(source));
+                          }));
   fleet = std::move(opened.fleet);
   demo_history = std::move(opened.demo_history);
   history = demo_history != nullptr ? demo_history.get() : storage->metrics.get();

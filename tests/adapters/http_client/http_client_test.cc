@@ -522,3 +522,25 @@ TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete 
 
 }  // namespace
 }  // namespace pulse::http_client
+
+namespace pulse::http_client {
+namespace {
+
+TEST_CASE("the reason phrase of the status line is kept as sent", "[adapters][http_client]") {
+  for (const char* line : {"HTTP/1.1 500 VM 101 is locked (backup)", "HTTP/1.1 596 Broken pipe",
+                           "HTTP/1.1 200 OK", "HTTP/1.1 204"}) {
+    const std::string status_line = line;
+    RawServer server([status_line](int fd, RawServer&) {
+      RawServer::ReadHead(fd);
+      RawServer::SendAll(fd, status_line + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    });
+    auto reply = ClientFor(server.Url())->Send(Get("/"));
+    REQUIRE(reply.ok());
+    const std::size_t space = status_line.find(' ', 9);
+    CHECK(reply->head.reason ==
+          (space == std::string::npos ? std::string() : status_line.substr(space + 1)));
+  }
+}
+
+}  // namespace
+}  // namespace pulse::http_client

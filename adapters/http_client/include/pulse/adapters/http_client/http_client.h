@@ -81,6 +81,9 @@ struct Request {
 
 struct ResponseHead {
   int status = 0;
+  // The status line's reason phrase as sent (some APIs, e.g. Proxmox VE, carry their error
+  // message there); at most 512 bytes, unfiltered: print it only after sanitizing.
+  std::string reason;
   Headers headers;
   // The first value of header `name` (case-insensitive).
   std::optional<std::string> Header(std::string_view name) const;

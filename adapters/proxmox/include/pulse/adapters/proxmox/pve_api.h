@@ -1,0 +1,119 @@
+// The Proxmox VE API answers the proxmox-ve fleet source reads (docs/fleet.md, "proxmox-ve"),
+// decoded from their envelopes ({"data": ...}) into plain values. PVE is loose with types (a
+// number may arrive as a JSON number or as a numeric string, a boolean as 0/1 or "1", vmid as a
+// string on some versions), so every decoder accepts those spellings and nothing else; unknown
+// members are ignored. A body that is not JSON, too deep, without "data", or with a member of
+// a type PVE never sends is DataLoss naming the member, never a crash (tests/fuzz/pve_api_fuzz.cc).
+// Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace pulse::proxmox {
+
+// Bounds on a decoded answer (hostile input).
+inline constexpr std::size_t kMaxPveAnswerBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kMaxPveEntries = 20000;
+inline constexpr std::size_t kMaxPveStringBytes = 4096;
+
+struct PveVersion {
+  std::string version;  // 8.2.4
+  std::string release;  // 8.2
+};
+
+// One entry of /cluster/resources: type node, qemu, lxc, storage (others are skipped).
+struct PveClusterResource {
+  std::string id;    // node/pve1, qemu/101, lxc/102, storage/pve1/local
+  std::string type;  // node, qemu, lxc, storage
+  std::string node;
+  std::string name;
+  std::string status;  // online/offline, running/stopped, available/unknown
+  std::string storage;
+  std::string plugintype;
+  std::string content;
+  std::string lock;
+  std::string hastate;
+  std::string tags;
+  std::int64_t vmid = 0;
+  bool is_template = false;
+  bool shared = false;
+  double cpu = 0;  // fraction of the allotted CPUs, 0..1 (can exceed 1 briefly)
+  std::int64_t maxcpu = 0;
+  std::uint64_t mem = 0, maxmem = 0, disk = 0, maxdisk = 0, uptime = 0;
+};
+
+struct PveNodeStatus {
+  double cpu = 0;
+  double wait = 0;
+  std::uint64_t uptime = 0;
+  std::int64_t cpus = 0;
+  std::string cpu_model;
+  std::uint64_t mem_total = 0, mem_used = 0;
+  std::uint64_t rootfs_total = 0, rootfs_used = 0;
+  std::vector<double> loadavg;
+  std::string pveversion;
+  std::string kversion;
+};
+
+// /nodes/{node}/qemu|lxc/{vmid}/status/current.
+struct PveGuestStatus {
+  std::string status;  // running, stopped
+  std::string qmpstatus;
+  std::string name;
+  std::string lock;  // backup, migrate, snapshot, ... ("" when none)
+  bool ha_managed = false;
+  std::string ha_state;
+  double cpu = 0;
+  std::int64_t cpus = 0;
+  std::uint64_t mem = 0, maxmem = 0, disk = 0, maxdisk = 0, uptime = 0;
+};
+
+// One entry of /nodes/{node}/storage.
+struct PveStorage {
+  std::string storage;
+  std::string type;
+  std::string content;
+  bool active = false;
+  bool enabled = false;
+  bool shared = false;
+  std::uint64_t total = 0, used = 0, avail = 0;
+};
+
+// A service entry of /cluster/ha/status/current (quorum, master and lrm entries are skipped).
+struct PveHaService {
+  std::string sid;  // vm:101, ct:102
+  std::string node;
+  std::string state;  // started, stopped, error, fence, ...
+  std::string request_state;
+};
+
+struct PveTaskStatus {
+  std::string upid;
+  std::string status;      // running, stopped
+  std::string exitstatus;  // OK, or the error text, when stopped
+};
+
+[[nodiscard]] absl::StatusOr<PveVersion> DecodeVersion(std::string_view body);
+[[nodiscard]] absl::StatusOr<std::vector<PveClusterResource>> DecodeClusterResources(
+    std::string_view body);
+[[nodiscard]] absl::StatusOr<PveNodeStatus> DecodeNodeStatus(std::string_view body);
+[[nodiscard]] absl::StatusOr<PveGuestStatus> DecodeGuestStatus(std::string_view body);
+[[nodiscard]] absl::StatusOr<std::vector<PveStorage>> DecodeStorageList(std::string_view body);
+[[nodiscard]] absl::StatusOr<std::vector<PveHaService>> DecodeHaStatus(std::string_view body);
+[[nodiscard]] absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body);
+// The UPID a POST status/<command> answers ({"data": "UPID:..."}); DataLoss unless it has the
+// UPID shape (UPID:node:pid:pstart:starttime:type:id:user:).
+[[nodiscard]] absl::StatusOr<std::string> DecodeUpid(std::string_view body);
+// The "errors" object of a refusal as "param: why; ..." (bounded, printable); "" when none.
+std::string DecodeErrors(std::string_view body);
+
+// Printable ASCII of `text`, at most `max` bytes (control and non-ASCII bytes become '?'): for
+// PVE's reason lines and task exit statuses in messages.
+std::string Printable(std::string_view text, std::size_t max = 200);
+
+}  // namespace pulse::proxmox

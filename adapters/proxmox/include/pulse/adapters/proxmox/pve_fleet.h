@@ -1,0 +1,126 @@
+// PveFleet: the Fleet port over one Proxmox VE cluster (or single node) reached through one
+// node's API (docs/fleet.md, "proxmox-ve"). Resources from /cluster/resources (and the HA
+// manager's /cluster/ha/status/current): node:<node>, vm:<vmid> (qemu), lxc:<vmid>,
+// storage:<node>/<storage>; guests run_on their node, storage is member_of its node. Status
+// reads go to /nodes/{node}/status, /nodes/{node}/qemu|lxc/{vmid}/status/current and the
+// listing's storage entry; metrics (cpu, memory, disk as percents, storage usage) are sampled
+// from the same listings into a bounded in-memory history.
+// Capabilities, with allow_actions, on a guest that is not a template: a stopped guest offers
+// start (low risk), a running one shutdown and reboot (medium, elevated) and stop (high);
+// all need admin approval. Dispatch reads status/current first (a guest locked by a backup,
+// migration or snapshot is refused with reason_code "guest_locked" before anything is sent),
+// POSTs the command, then follows the returned UPID on /nodes/{node}/tasks/{upid}/status until
+// it stops or the action's deadline passes (exitstatus OK: succeeded; another exit status:
+// failed, reason "task_failed"; deadline: inconclusive, "task_deadline"). The postcondition is
+// an independent status/current read on the observer's own client.
+// Thread-safety: every method may be called concurrently.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "pulse/adapters/proxmox/pve_client.h"
+#include "pulse/core/ports/fleet.h"
+
+namespace pulse::proxmox {
+
+struct PveFleetOptions {
+  PveClientOptions client;
+  bool allow_actions = false;  // off: every catalogue is empty
+  // How long one start/shutdown/stop/reboot may take, dispatch to the task's exit status.
+  absl::Duration action_deadline = absl::Seconds(120);
+  // The timeout PVE's shutdown is given (then the task fails; PVE does not force a stop).
+  absl::Duration shutdown_timeout = absl::Seconds(90);
+  absl::Duration task_poll_interval = absl::Milliseconds(500);
+  // The dispatch already followed the task to its end, so the state has settled: a short wait
+  // covers PVE reporting it.
+  absl::Duration observe_timeout = absl::Seconds(10);
+  absl::Duration observe_poll_interval = absl::Milliseconds(500);
+  // Reads answer from the last listing when it is younger than this (zero: list every read).
+  absl::Duration max_staleness = absl::Seconds(5);
+  std::size_t max_samples = 720;  // per resource and metric, the oldest dropped first
+};
+
+// The stable reason codes of refused or failed dispatches.
+inline constexpr std::string_view kReasonGuestLocked = "guest_locked";
+inline constexpr std::string_view kReasonTaskFailed = "task_failed";
+inline constexpr std::string_view kReasonTaskDeadline = "task_deadline";
+inline constexpr std::string_view kReasonStateChanged = "state_changed";
+
+class PveFleet final : public core::Fleet {
+ public:
+  // Opens the clients and reads /version and the cluster's resources: a bad token, a refused
+  // certificate or an unreachable node fails here.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PveFleet>> Open(PveFleetOptions options);
+  ~PveFleet() override = default;
+  PveFleet(const PveFleet&) = delete;
+  PveFleet& operator=(const PveFleet&) = delete;
+
+  const std::string& version() const { return version_; }
+
+  absl::StatusOr<std::vector<core::FleetResource>> ListResources(
+      const core::FleetResourceQuery& query) override;
+  absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
+  absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
+  absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;
+  // FailedPrecondition: the source reads no logs yet (tasks and syslog are later work).
+  absl::StatusOr<core::FleetLogExcerpt> ReadLogs(std::string_view id,
+                                                 const core::FleetLogQuery& query) override;
+  // The resource as listed, as JSON (no secrets are listed by PVE's resource calls).
+  absl::StatusOr<core::FleetConfig> ReadConfig(std::string_view id) override;
+  // cpu, memory, disk (percent) for nodes and guests; usage (percent) for storage; the samples
+  // this process took from the listings.
+  absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
+      std::string_view id, const core::FleetMetricQuery& query) override;
+  absl::StatusOr<std::vector<core::Capability>> ListCapabilities(std::string_view id) override;
+  absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& request) override;
+  absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
+      const core::PostconditionQuery& query) override;
+
+ private:
+  struct Guest {
+    std::string node;
+    std::string kind;  // qemu or lxc
+    std::int64_t vmid = 0;
+    bool is_template = false;
+  };
+  struct View {
+    std::map<std::string, core::FleetResource> resources;
+    std::vector<core::FleetRelationship> relationships;
+    std::map<std::string, Guest> guests;              // by resource id
+    std::map<std::string, core::FleetStatus> listed;  // storage status facts, by resource id
+    absl::Time at;
+  };
+
+  PveFleet(PveFleetOptions options, std::unique_ptr<PveClient> client,
+           std::unique_ptr<PveClient> observer, std::string version);
+  absl::StatusOr<std::shared_ptr<const View>> CurrentView();
+  absl::StatusOr<std::shared_ptr<const View>> Refresh();
+  void Record(const std::string& id, const std::string& metric, absl::Time at, double value);
+  absl::StatusOr<std::string> GuestPath(const Guest& guest, std::string_view tail) const;
+  std::vector<core::Capability> CatalogueFor(const Guest& guest, std::string_view status) const;
+  absl::StatusOr<core::DispatchReceipt> Run(const core::DispatchRequest& request);
+
+  const PveFleetOptions options_;
+  const std::unique_ptr<PveClient> client_;    // reads and dispatch
+  const std::unique_ptr<PveClient> observer_;  // postconditions: its own connections
+  const std::string version_;
+  const std::string executor_id_;
+
+  absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const View> view_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::DispatchReceipt> receipts_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::deque<core::FleetMetricPoint>> samples_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace pulse::proxmox

@@ -1,0 +1,436 @@
+#include "pulse/adapters/proxmox/pve_api.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/string_view.h"
+
+namespace pulse::proxmox {
+namespace {
+
+core::JsonLimits Limits() {
+  core::JsonLimits limits;
+  limits.max_bytes = kMaxPveAnswerBytes;
+  limits.max_depth = 32;
+  return limits;
+}
+
+absl::Status Malformed(std::string_view what) {
+  return absl::DataLossError(absl::StrCat("malformed Proxmox VE answer: ", core::ToAbsl(what)));
+}
+
+// The "data" member of the envelope, kept alive with its document.
+struct Envelope {
+  rapidjson::Document doc;
+  const rapidjson::Value* data = nullptr;
+};
+
+absl::StatusOr<Envelope> Open(std::string_view body, bool want_array) {
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(body, Limits());
+  if (!doc.ok()) {
+    return Malformed("not JSON within the bounds");
+  }
+  Envelope env;
+  env.doc = *std::move(doc);
+  if (!env.doc.IsObject()) {
+    return Malformed("not an object");
+  }
+  env.data = core::GetMember(env.doc, "data");
+  if (env.data == nullptr) {
+    return Malformed("no data member");
+  }
+  if (want_array ? !env.data->IsArray() : !env.data->IsObject()) {
+    return Malformed(want_array ? "data is not a list" : "data is not an object");
+  }
+  if (want_array && env.data->Size() > kMaxPveEntries) {
+    return Malformed("too many entries");
+  }
+  return env;
+}
+
+// Reads members of one object leniently as PVE spells them, remembering the first problem.
+class Fields {
+ public:
+  Fields(const rapidjson::Value& object, std::string_view where, absl::Status* error)
+      : object_(object), where_(where), error_(error) {}
+
+  std::string Str(std::string_view key) {
+    const rapidjson::Value* v = core::GetMember(object_, key);
+    if (v == nullptr || v->IsNull()) {
+      return "";
+    }
+    if (v->IsString()) {
+      if (v->GetStringLength() > kMaxPveStringBytes) {
+        return Fail(key, "a string too long"), "";
+      }
+      return std::string(core::StringViewOf(*v));
+    }
+    if (v->IsInt64()) {  // names and tags that look like numbers
+      return absl::StrCat(v->GetInt64());
+    }
+    return Fail(key, "a string"), "";
+  }
+
+  double Num(std::string_view key) {
+    const rapidjson::Value* v = core::GetMember(object_, key);
+    if (v == nullptr || v->IsNull()) {
+      return 0;
+    }
+    double out = 0;
+    if (v->IsNumber()) {
+      out = v->GetDouble();
+    } else if (v->IsString() && v->GetStringLength() <= 64 &&
+               absl::SimpleAtod(core::ToAbsl(core::StringViewOf(*v)), &out)) {
+    } else {
+      return Fail(key, "a number"), 0;
+    }
+    if (!std::isfinite(out)) {
+      return Fail(key, "a finite number"), 0;
+    }
+    return out;
+  }
+
+  std::int64_t Int(std::string_view key) {
+    const double d = Num(key);
+    if (d < -9.0e15 || d > 9.0e15) {
+      return Fail(key, "an integer in range"), 0;
+    }
+    return static_cast<std::int64_t>(d);
+  }
+
+  std::uint64_t Count(std::string_view key) {
+    const double d = Num(key);
+    if (d < 0 || d > 1.8e19) {
+      return Fail(key, "a non-negative count"), 0;
+    }
+    return d >= 9.0e18 ? std::numeric_limits<std::uint64_t>::max() / 2
+                       : static_cast<std::uint64_t>(d);
+  }
+
+  bool Flag(std::string_view key) {
+    const rapidjson::Value* v = core::GetMember(object_, key);
+    if (v != nullptr && v->IsBool()) {
+      return v->GetBool();
+    }
+    return Int(key) != 0;
+  }
+
+  const rapidjson::Value* Object(std::string_view key) {
+    const rapidjson::Value* v = core::GetMember(object_, key);
+    if (v == nullptr || v->IsNull()) {
+      return nullptr;
+    }
+    if (!v->IsObject()) {
+      return Fail(key, "an object"), nullptr;
+    }
+    return v;
+  }
+
+ private:
+  void Fail(std::string_view key, std::string_view want) {
+    if (error_->ok()) {
+      *error_ = Malformed(absl::StrCat(core::ToAbsl(where_), ".", Printable(key, 64), " is not ",
+                                       core::ToAbsl(want)));
+    }
+  }
+
+  const rapidjson::Value& object_;
+  std::string_view where_;
+  absl::Status* error_;
+};
+
+}  // namespace
+
+std::string Printable(std::string_view text, std::size_t max) {
+  std::string out;
+  for (const char c : text.substr(0, max)) {
+    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+  return out;
+}
+
+absl::StatusOr<PveVersion> DecodeVersion(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, false);
+  if (!env.ok()) {
+    return env.status();
+  }
+  absl::Status error;
+  Fields f(*env->data, "version", &error);
+  PveVersion out;
+  out.version = f.Str("version");
+  out.release = f.Str("release");
+  if (error.ok() && out.version.empty()) {
+    return Malformed("version has no version");
+  }
+  if (!error.ok()) {
+    return error;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveClusterResource>> DecodeClusterResources(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveClusterResource> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a cluster resource is not an object");
+    }
+    Fields f(v, "resource", &error);
+    PveClusterResource r;
+    r.type = f.Str("type");
+    if (r.type != "node" && r.type != "qemu" && r.type != "lxc" && r.type != "storage") {
+      continue;  // pool, sdn, ...
+    }
+    r.id = f.Str("id");
+    r.node = f.Str("node");
+    r.name = f.Str("name");
+    r.status = f.Str("status");
+    r.storage = f.Str("storage");
+    r.plugintype = f.Str("plugintype");
+    r.content = f.Str("content");
+    r.lock = f.Str("lock");
+    r.hastate = f.Str("hastate");
+    r.tags = f.Str("tags");
+    r.vmid = f.Int("vmid");
+    r.is_template = f.Flag("template");
+    r.shared = f.Flag("shared");
+    r.cpu = f.Num("cpu");
+    r.maxcpu = f.Int("maxcpu");
+    r.mem = f.Count("mem");
+    r.maxmem = f.Count("maxmem");
+    r.disk = f.Count("disk");
+    r.maxdisk = f.Count("maxdisk");
+    r.uptime = f.Count("uptime");
+    if (!error.ok()) {
+      return error;
+    }
+    if (r.node.empty() || ((r.type == "qemu" || r.type == "lxc") && r.vmid <= 0) ||
+        (r.type == "storage" && r.storage.empty())) {
+      return Malformed(absl::StrCat("a ", r.type, " resource lacks its node, vmid or storage"));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<PveNodeStatus> DecodeNodeStatus(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, false);
+  if (!env.ok()) {
+    return env.status();
+  }
+  absl::Status error;
+  Fields f(*env->data, "node status", &error);
+  PveNodeStatus out;
+  out.cpu = f.Num("cpu");
+  out.wait = f.Num("wait");
+  out.uptime = f.Count("uptime");
+  out.pveversion = f.Str("pveversion");
+  out.kversion = f.Str("kversion");
+  if (const rapidjson::Value* cpuinfo = f.Object("cpuinfo")) {
+    Fields c(*cpuinfo, "cpuinfo", &error);
+    out.cpus = c.Int("cpus");
+    out.cpu_model = c.Str("model");
+  }
+  if (const rapidjson::Value* memory = f.Object("memory")) {
+    Fields m(*memory, "memory", &error);
+    out.mem_total = m.Count("total");
+    out.mem_used = m.Count("used");
+  }
+  if (const rapidjson::Value* rootfs = f.Object("rootfs")) {
+    Fields r(*rootfs, "rootfs", &error);
+    out.rootfs_total = r.Count("total");
+    out.rootfs_used = r.Count("used");
+  }
+  if (const rapidjson::Value* load = core::GetMember(*env->data, "loadavg");
+      load != nullptr && !load->IsNull()) {
+    if (!load->IsArray() || load->Size() > 3) {
+      return Malformed("node status.loadavg is not a list of three");
+    }
+    for (const rapidjson::Value& v : load->GetArray()) {
+      double d = 0;
+      if (v.IsNumber()) {
+        d = v.GetDouble();
+      } else if (!v.IsString() || v.GetStringLength() > 64 ||
+                 !absl::SimpleAtod(core::ToAbsl(core::StringViewOf(v)), &d) || !std::isfinite(d)) {
+        return Malformed("node status.loadavg holds a non-number");
+      }
+      out.loadavg.push_back(d);
+    }
+  }
+  if (!error.ok()) {
+    return error;
+  }
+  return out;
+}
+
+absl::StatusOr<PveGuestStatus> DecodeGuestStatus(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, false);
+  if (!env.ok()) {
+    return env.status();
+  }
+  absl::Status error;
+  Fields f(*env->data, "guest status", &error);
+  PveGuestStatus out;
+  out.status = f.Str("status");
+  out.qmpstatus = f.Str("qmpstatus");
+  out.name = f.Str("name");
+  out.lock = f.Str("lock");
+  out.cpu = f.Num("cpu");
+  out.cpus = f.Int("cpus");
+  out.mem = f.Count("mem");
+  out.maxmem = f.Count("maxmem");
+  out.disk = f.Count("disk");
+  out.maxdisk = f.Count("maxdisk");
+  out.uptime = f.Count("uptime");
+  if (const rapidjson::Value* ha = f.Object("ha")) {
+    Fields h(*ha, "guest status.ha", &error);
+    out.ha_managed = h.Flag("managed");
+    out.ha_state = h.Str("state");
+  }
+  if (error.ok() && out.status.empty()) {
+    return Malformed("guest status has no status");
+  }
+  if (!error.ok()) {
+    return error;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveStorage>> DecodeStorageList(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveStorage> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a storage entry is not an object");
+    }
+    Fields f(v, "storage", &error);
+    PveStorage s;
+    s.storage = f.Str("storage");
+    s.type = f.Str("type");
+    s.content = f.Str("content");
+    s.active = f.Flag("active");
+    s.enabled = f.Flag("enabled");
+    s.shared = f.Flag("shared");
+    s.total = f.Count("total");
+    s.used = f.Count("used");
+    s.avail = f.Count("avail");
+    if (!error.ok()) {
+      return error;
+    }
+    if (s.storage.empty()) {
+      return Malformed("a storage entry has no storage id");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveHaService>> DecodeHaStatus(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveHaService> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("an HA status entry is not an object");
+    }
+    Fields f(v, "ha status", &error);
+    if (f.Str("type") != "service") {
+      continue;
+    }
+    PveHaService s;
+    s.sid = f.Str("sid");
+    s.node = f.Str("node");
+    s.state = f.Str("state");
+    s.request_state = f.Str("request_state");
+    if (!error.ok()) {
+      return error;
+    }
+    if (s.sid.empty()) {
+      return Malformed("an HA service has no sid");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, false);
+  if (!env.ok()) {
+    return env.status();
+  }
+  absl::Status error;
+  Fields f(*env->data, "task", &error);
+  PveTaskStatus out;
+  out.upid = f.Str("upid");
+  out.status = f.Str("status");
+  out.exitstatus = f.Str("exitstatus");
+  if (!error.ok()) {
+    return error;
+  }
+  if (out.status != "running" && out.status != "stopped") {
+    return Malformed("task status is neither running nor stopped");
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> DecodeUpid(std::string_view body) {
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(body, Limits());
+  if (!doc.ok() || !doc->IsObject()) {
+    return Malformed("not a JSON object");
+  }
+  std::optional<std::string_view> upid = core::GetString(*doc, "data");
+  if (!upid.has_value() || upid->size() > 512 || !absl::StartsWith(core::ToAbsl(*upid), "UPID:")) {
+    return Malformed("data is not a UPID");
+  }
+  const std::vector<absl::string_view> parts = absl::StrSplit(core::ToAbsl(*upid), ':');
+  // UPID, node, pid, pstart, starttime, type, id, user, "" (the trailing ':').
+  if (parts.size() < 9 || parts[1].empty() || parts[5].empty()) {
+    return Malformed("data is not a UPID");
+  }
+  for (const char c : *upid) {
+    if (c < 0x21 || c > 0x7e) {
+      return Malformed("the UPID holds a character outside printable ASCII");
+    }
+  }
+  return std::string(*upid);
+}
+
+std::string DecodeErrors(std::string_view body) {
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(body, Limits());
+  if (!doc.ok() || !doc->IsObject()) {
+    return "";
+  }
+  const rapidjson::Value* errors = core::GetMember(*doc, "errors");
+  if (errors == nullptr || !errors->IsObject()) {
+    return "";
+  }
+  std::string out;
+  for (const auto& m : errors->GetObject()) {
+    if (out.size() > 300) {
+      break;
+    }
+    absl::StrAppend(&out, out.empty() ? "" : "; ", Printable(core::StringViewOf(m.name), 64), ": ",
+                    m.value.IsString() ? Printable(core::StringViewOf(m.value), 160) : "?");
+  }
+  return out;
+}
+
+}  // namespace pulse::proxmox

@@ -1,0 +1,243 @@
+// pulse-server over a --fleet file holding a proxmox-ve source, against the loopback fake PVE
+// (tests/fakes/include/pulse/testing/fake_pve_server.h): the token secret entered with
+// `pulse-server fleet-credential set` (stdin), fleet-context lists the cluster, Patrol finds
+// the nearly full storage, and an operator plans, approves and executes `shutdown` on a VM: the
+// fake's task goes running -> stopped with exitstatus OK and the observer confirms `stopped`;
+// a start of the VM while a backup locks it is not_run (guest_locked) with nothing sent; a
+// shutdown whose task ends "command 'qm shutdown' failed: timeout" is failed (task_failed); a
+// token revoked while the server runs makes the source down, its resources still listed.
+// Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "pulse/core/findings/finding_identity.h"
+#include "pulse/testing/fake_pve_server.h"
+#include "server_harness.h"
+
+namespace pulse::testing::e2e {
+namespace {
+
+constexpr char kSecret[] = "0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d";
+
+constexpr char kScenario[] = R"({
+  "version": "8.2.4",
+  "tokens": {"pulse@pve!pulse": "0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d"},
+  "nodes": [{"node": "pve1", "status": "online", "cpu": 0.1, "maxcpu": 8, "mem": 4294967296,
+             "maxmem": 34359738368, "disk": 1073741824, "maxdisk": 107374182400,
+             "uptime": 86400}],
+  "guests": [{"type": "qemu", "vmid": 101, "node": "pve1", "name": "web", "status": "running",
+              "cpus": 2, "cpu": 0.05, "mem": 1073741824, "maxmem": 4294967296,
+              "uptime": 3600},
+             {"type": "qemu", "vmid": 102, "node": "pve1", "name": "db", "status": "running",
+              "cpus": 2, "cpu": 0.05, "mem": 1073741824, "maxmem": 4294967296,
+              "uptime": 3600}],
+  "storage": [{"node": "pve1", "storage": "local", "type": "dir", "content": "iso,backup",
+               "total": 107374182400, "used": 103079215104}],
+  "task_polls": 2
+})";
+
+std::string SourcesFile(const TempDir& dir, const FakePveServer& pve, const std::string& pin) {
+  const std::string path = dir.File("fleet.json");
+  std::ofstream(path) << R"({"sources": [{"name": "pve", "kind": "proxmox-ve", "url": ")"
+                      << pve.url() << R"(", "token_id": "pulse@pve!pulse", "fingerprint": ")"
+                      << pin << R"(", "allow_actions": true, "max_staleness_ms": 0}]})";
+  return path;
+}
+
+Captured SetSecret(const std::string& data_dir, const std::string& secret) {
+  return RunCommand({"/bin/sh", "-c",
+                     absl::StrCat("printf '%s\\n' '", secret, "' | '", ServerBinary(),
+                                  "' fleet-credential set --data-dir '", data_dir, "' pve")});
+}
+
+bool PatrolFinds(int port, const std::string& token, const std::string& finding_id) {
+  const Reply started = Send(port, "POST", "/api/ai/patrol/run", token);
+  INFO(started.body);
+  REQUIRE(started.status == 200);
+  const std::string run_id = Str(Json(started.body), "run_id");
+  std::string status = "running";
+  for (int i = 0; i < 600 && status == "running"; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    status = Str(Json(Send(port, "GET", "/api/ai/patrol/runs/" + run_id, token).body), "status");
+  }
+  REQUIRE(status != "running");
+  const Reply list = Send(port, "GET", "/api/ai/patrol/findings", token);
+  REQUIRE(list.status == 200);
+  const rapidjson::Document findings = Json(list.body);
+  for (const rapidjson::Value& f : findings.GetArray()) {
+    if (Str(f, "id") == finding_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observer confirms it",
+          "[e2e][server][fleet][proxmox]") {
+  TempDir dir;
+  absl::StatusOr<TestCertificate> cert = MakeTestCertificate(dir.path());
+  REQUIRE(cert.ok());
+  absl::StatusOr<std::unique_ptr<FakePveServer>> pve = FakePveServer::Start(kScenario, *cert);
+  REQUIRE(pve.ok());
+  const std::string fleet = SourcesFile(dir, **pve, cert->fingerprint);
+
+  const Captured set = SetSecret(dir.path(), kSecret);
+  INFO(set.err);
+  REQUIRE(set.exit_code == 0);
+  CHECK(set.out.find("stored the secret of fleet source \"pve\"") != std::string::npos);
+  CHECK(set.out.find(kSecret) == std::string::npos);
+  CHECK(SetSecret(dir.path(), "two words").exit_code == 2);
+
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  const std::string alice = MintToken(dir.path(), "actions:plan,monitoring:read", "alice");
+  const std::string bob = MintToken(dir.path(), "actions:approve,actions:execute", "bob");
+  const std::string patrol = MintToken(dir.path(), "ai:execute,monitoring:read", "patrol");
+  ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet}});
+  const int port = server.port();
+
+  const Reply context = Send(port, "GET", "/api/agent/fleet-context", reader);
+  INFO(context.body);
+  REQUIRE(context.status == 200);
+  CHECK(context.body.find("vm:101") != std::string::npos);
+  CHECK(context.body.find("storage:pve1/local") != std::string::npos);
+  CHECK(context.body.find(R"("kind":"proxmox-ve")") != std::string::npos);
+
+  CHECK(PatrolFinds(port, patrol,
+                    core::FindingIdFor("storage:pve1/local", core::Category::kCapacity,
+                                       "storage-capacity")));
+
+  const Reply planned =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-1","resourceId":"vm:101","capabilityName":"shutdown",)"
+           R"("params":{},"reason":"proxmox e2e","requestedBy":"x"})");
+  INFO(planned.body);
+  REQUIRE(planned.status == 200);
+  const rapidjson::Document plan = Json(planned.body);
+  REQUIRE(plan["requiresApproval"].GetBool());
+  const std::string id = Str(plan, "actionId");
+  const Reply approved = Send(port, "POST", "/api/actions/" + id + "/decision", bob,
+                              R"({"outcome":"approved","reason":"proxmox e2e"})");
+  INFO(approved.body);
+  REQUIRE(approved.status == 200);
+  const Reply executed = Send(port, "POST", "/api/actions/" + id + "/execute", bob, "{}");
+  INFO(executed.body);
+  REQUIRE(executed.status == 200);
+  const Reply detail = Send(port, "GET", "/api/actions/" + id, bob);
+  REQUIRE(detail.status == 200);
+  const rapidjson::Document body = Json(detail.body);
+  INFO(detail.body);
+  CHECK(Str(body["audit"], "state") == "completed");
+  const rapidjson::Value& result = body["audit"]["result"];
+  CHECK(Str(result["execution"], "status") == "succeeded");
+  CHECK(Str(result["verification"], "status") == "confirmed");
+  CHECK(Str(result["verification"], "evidenceClass") == "independent");
+  CHECK((*pve)->GuestStatus(101) == "stopped");
+
+  // A backup locks the VM: its start is refused before anything is sent (guest_locked).
+  (*pve)->SetGuestLock(101, "backup");
+  const Reply planned_start =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-2","resourceId":"vm:101","capabilityName":"start",)"
+           R"("params":{},"reason":"proxmox e2e lock","requestedBy":"x"})");
+  INFO(planned_start.body);
+  REQUIRE(planned_start.status == 200);
+  const std::string start_id = Str(Json(planned_start.body), "actionId");
+  REQUIRE(Send(port, "POST", "/api/actions/" + start_id + "/decision", bob,
+               R"({"outcome":"approved","reason":"proxmox e2e lock"})")
+              .status == 200);
+  std::size_t posts = 0;
+  for (const FakePveRequest& r : (*pve)->Requests()) {
+    posts += r.method == "POST" ? 1 : 0;
+  }
+  const Reply refused = Send(port, "POST", "/api/actions/" + start_id + "/execute", bob, "{}");
+  INFO(refused.body);
+  const Reply refused_detail = Send(port, "GET", "/api/actions/" + start_id, bob);
+  REQUIRE(refused_detail.status == 200);
+  INFO(refused_detail.body);
+  const rapidjson::Document refused_body = Json(refused_detail.body);
+  CHECK(Str(refused_body["audit"]["result"]["execution"], "status") == "not_run");
+  CHECK(Str(refused_body["audit"]["result"]["execution"], "reasonCode") == "guest_locked");
+  std::size_t posts_after = 0;
+  for (const FakePveRequest& r : (*pve)->Requests()) {
+    posts_after += r.method == "POST" ? 1 : 0;
+  }
+  CHECK(posts_after == posts);
+  CHECK((*pve)->GuestStatus(101) == "stopped");
+
+  // A shutdown whose task fails (the guest ignores ACPI): failed, task_failed with PVE's text,
+  // and the observer contradicts it.
+  (*pve)->SetTaskExitStatus("command 'qm shutdown' failed: timeout");
+  const Reply planned_db =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-pve-3","resourceId":"vm:102","capabilityName":"shutdown",)"
+           R"("params":{},"reason":"proxmox e2e timeout","requestedBy":"x"})");
+  INFO(planned_db.body);
+  REQUIRE(planned_db.status == 200);
+  const std::string db_id = Str(Json(planned_db.body), "actionId");
+  REQUIRE(Send(port, "POST", "/api/actions/" + db_id + "/decision", bob,
+               R"({"outcome":"approved","reason":"proxmox e2e timeout"})")
+              .status == 200);
+  Send(port, "POST", "/api/actions/" + db_id + "/execute", bob, "{}");
+  // The observer waits for a stopped VM that never comes, then contradicts.
+  Reply db_detail;
+  for (int i = 0; i < 300; ++i) {
+    db_detail = Send(port, "GET", "/api/actions/" + db_id, bob);
+    REQUIRE(db_detail.status == 200);
+    if (Str(Json(db_detail.body)["audit"], "state") != "executing") {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  INFO(db_detail.body);
+  const rapidjson::Document db_body = Json(db_detail.body);
+  const rapidjson::Value& db_result = db_body["audit"]["result"];
+  CHECK(Str(db_result["execution"], "status") == "failed");
+  CHECK(Str(db_result["execution"], "reasonCode") == "task_failed");
+  CHECK(db_detail.body.find("command 'qm shutdown' failed: timeout") != std::string::npos);
+  CHECK((*pve)->GuestStatus(102) == "running");
+
+  // The token is revoked while the server runs: the source is down (PVE's 401 named), its
+  // resources stay listed as unknown.
+  (*pve)->RevokeToken("pulse@pve!pulse");
+  const Reply down = Send(port, "GET", "/api/agent/fleet-context", reader);
+  INFO(down.body);
+  REQUIRE(down.status == 200);
+  const rapidjson::Document down_doc = Json(down.body);
+  REQUIRE(down_doc["sources"].Size() == 1);
+  CHECK(Str(down_doc["sources"][0], "state") == "down");
+  CHECK(Str(down_doc["sources"][0], "error").find("401") != std::string::npos);
+  CHECK(Str(down_doc["sources"][0], "error").find(kSecret) == std::string::npos);
+  CHECK(down.body.find("vm:101") != std::string::npos);
+  CHECK(server.Stop() == "exited 0");
+}
+
+TEST_CASE("a fingerprint mismatch or a missing secret stops pulse-server before the token is sent",
+          "[e2e][server][fleet][proxmox]") {
+  TempDir dir;
+  absl::StatusOr<TestCertificate> cert = MakeTestCertificate(dir.path());
+  REQUIRE(cert.ok());
+  absl::StatusOr<std::unique_ptr<FakePveServer>> pve = FakePveServer::Start(kScenario, *cert);
+  REQUIRE(pve.ok());
+  const std::string data = dir.File("data");
+
+  const std::string good = SourcesFile(dir, **pve, cert->fingerprint);
+  Captured missing = RunCommand(
+      {ServerBinary(), "--data-dir", data, "--listen", "127.0.0.1:0", "--fleet", good});
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("fleet-credential set") != std::string::npos);
+
+  REQUIRE(SetSecret(data, kSecret).exit_code == 0);
+  const std::string wrong = SourcesFile(dir, **pve, std::string(64, 'b'));
+  Captured mismatch = RunCommand(
+      {ServerBinary(), "--data-dir", data, "--listen", "127.0.0.1:0", "--fleet", wrong});
+  CHECK(mismatch.exit_code != 0);
+  CHECK(mismatch.err.find("fleet source \"pve\"") != std::string::npos);
+  CHECK(mismatch.err.find("pinned fingerprint") != std::string::npos);
+  CHECK(mismatch.err.find(kSecret) == std::string::npos);
+  CHECK((*pve)->Requests().empty());
+}
+
+}  // namespace
+}  // namespace pulse::testing::e2e

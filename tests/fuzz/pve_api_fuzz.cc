@@ -1,0 +1,104 @@
+// Fuzzes the Proxmox VE answer decoders (adapters/proxmox/pve_api.h) on hostile bodies: byte 0
+// picks the decoder, the rest is the body. Invariants: no crash; an error is DataLoss; decoded
+// lists stay within kMaxPveEntries and decoded strings within kMaxPveStringBytes; a decoded
+// UPID has the UPID shape; Printable and DecodeErrors stay printable and bounded.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "fuzz_support.h"
+#include "pulse/adapters/proxmox/pve_api.h"
+
+namespace {
+
+namespace pve = pulse::proxmox;
+
+void Require(bool condition) {
+  if (!condition) {
+    std::abort();
+  }
+}
+
+template <class T>
+void CheckError(const absl::StatusOr<T>& result) {
+  Require(result.ok() || absl::IsDataLoss(result.status()));
+}
+
+void CheckText(const std::string& text) { Require(text.size() <= pve::kMaxPveStringBytes); }
+
+bool IsPrintable(std::string_view text) {
+  for (const char c : text) {
+    if (c < 0x20 || c > 0x7e) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  pulse::fuzz::Input input(data, size);
+  const std::uint8_t which = input.Byte();
+  const std::string_view body = input.Rest();
+  switch (which % 8) {
+    case 0: {
+      auto r = pve::DecodeClusterResources(body);
+      CheckError(r);
+      if (r.ok()) {
+        Require(r->size() <= pve::kMaxPveEntries);
+        for (const pve::PveClusterResource& x : *r) {
+          CheckText(x.node);
+          CheckText(x.name);
+          Require(!x.node.empty());
+        }
+      }
+      break;
+    }
+    case 1:
+      CheckError(pve::DecodeNodeStatus(body));
+      break;
+    case 2: {
+      auto r = pve::DecodeGuestStatus(body);
+      CheckError(r);
+      if (r.ok()) {
+        CheckText(r->lock);
+        Require(!r->status.empty());
+      }
+      break;
+    }
+    case 3:
+      CheckError(pve::DecodeStorageList(body));
+      break;
+    case 4:
+      CheckError(pve::DecodeHaStatus(body));
+      break;
+    case 5: {
+      auto r = pve::DecodeTaskStatus(body);
+      CheckError(r);
+      if (r.ok()) {
+        Require(r->status == "running" || r->status == "stopped");
+      }
+      break;
+    }
+    case 6: {
+      auto r = pve::DecodeUpid(body);
+      CheckError(r);
+      if (r.ok()) {
+        Require(r->rfind("UPID:", 0) == 0 && IsPrintable(*r) && r->size() <= 512);
+      }
+      break;
+    }
+    default: {
+      const std::string errors = pve::DecodeErrors(body);
+      Require(IsPrintable(errors) && errors.size() <= 1024);
+      const std::string printable = pve::Printable(body, 100);
+      Require(IsPrintable(printable) && printable.size() <= 100);
+      CheckError(pve::DecodeVersion(body));
+      break;
+    }
+  }
+  return 0;
+}
