@@ -25,6 +25,8 @@ PACKAGES=(
   docker.io busybox-static
   # the man pages of the apps, generated from their --help at build time (apps/CMakeLists.txt)
   help2man
+  # pulse-cli's zsh and fish completion scripts are parsed by their shells in the tests
+  zsh fish
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

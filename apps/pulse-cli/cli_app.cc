@@ -9,14 +9,17 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "commands_context.h"
 #include "completion.h"
 #include "completion_values.h"
 #include "config.h"
 #include "failure.h"
+#include "help_examples.h"
 #include "id_resolution.h"
 #include "pre_parse.h"
+#include "pulse/core/string_view.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
@@ -109,6 +112,8 @@ class Definition {
   }
   // The local command (context ...) the parsed line selected, or nullptr.
   std::function<int(const Console&, const EndpointInputs&)> SelectedLocal() const;
+  // Every command's path ("" for the top level, then "ask", "findings", "findings list", ...).
+  const std::vector<std::string>& paths() const { return paths_; }
 
  private:
   CLI::Option* Choice(CLI::App& app, const std::string& name, std::string& into,
@@ -133,6 +138,7 @@ class Definition {
       local_leaves_;
   CLI::App* completion_ = nullptr;
   CLI::App* ask_ = nullptr;
+  std::vector<std::string> paths_;
 };
 
 CLI::Option* Definition::Choice(CLI::App& app, const std::string& name, std::string& into,
@@ -153,6 +159,22 @@ CLI::App* Definition::Leaf(CLI::App& parent, const std::string& name, const std:
   CLI::App* sub = parent.add_subcommand(name, help);
   leaves_.emplace_back(sub, std::move(run));
   return sub;
+}
+
+// Puts each command's examples (help_examples.h) at the top of its help footer, and lists the
+// command paths it walked.
+void AddExamples(CLI::App& app, const std::string& path, std::vector<std::string>* paths) {
+  if (paths != nullptr) {
+    paths->push_back(path);
+  }
+  const std::string_view examples = ExamplesFor(path);
+  if (!examples.empty()) {
+    const std::string rest = app.get_footer();
+    app.footer(absl::StrCat("Examples:\n", core::ToAbsl(examples), rest.empty() ? "" : "\n", rest));
+  }
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    AddExamples(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), paths);
+  }
 }
 
 Definition::Definition() {
@@ -186,9 +208,6 @@ Definition::Definition() {
   ask->add_flag("-i,--interactive", p.ask.interactive,
                 "a conversation: then one question a line from stdin, in one session, until "
                 "EOF or /exit");
-  ask->footer(
-      "Examples:\n  pulse-cli ask \"which VM is closest to running out of memory?\"\n"
-      "  pulse-cli ask -i\n  printf 'how is db-01?\\nand db-02?\\n' | pulse-cli ask -i");
   ask_ = ask;
   Dyn(ask->add_option("--session", p.ask.session_id, "continue this session"),
       ValueSource::kSessionId);
@@ -274,9 +293,6 @@ Definition::Definition() {
                      "KEY=JSON, a typed parameter, e.g. memory_mb=4096 (repeatable)");
   a_plan->add_option("--request-id", p.plan.request_id,
                      "your idempotency key: the same key and content return the same plan");
-  a_plan->footer(
-      "Example:\n  pulse-cli actions plan app-container:grafana restart --reason \"stuck\"\n"
-      "then: pulse-cli actions approve <action id>; pulse-cli actions execute <action id>");
   CLI::App* a_show = Leaf(*actions, "show", "one action: plan, hash, decisions, result",
                           WithId(IdKind::kAction, p.action.action_id,
                                  [&p](CommandContext& c) { return CmdActionShow(c, p.action); }));
@@ -403,8 +419,6 @@ Definition::Definition() {
       "context", "named servers and their tokens in the config file (default: list)");
   context->require_subcommand(0, 1);
   context->footer(
-      "Example:\n  pulse-cli context add prod --server https://pulse.example:7655 --token-file "
-      "~/.pulse-prod-token\n  pulse-cli context use prod\n"
       "Precedence: --server > --context NAME > PULSE_SERVER, PULSE_API_TOKEN > the current "
       "context > the default.");
   auto local = [this](CLI::App* sub, std::function<int(const Console&, const EndpointInputs&)> f) {
@@ -445,6 +459,7 @@ Definition::Definition() {
 
   completion_ = app_.add_subcommand("completion", "print a shell completion script");
   Choice(*completion_, "shell", p.shell, kShells, "the shell")->required();
+  AddExamples(app_, "", &paths_);
 }
 
 std::function<int(CommandContext&)> Definition::Selected() const {
@@ -482,6 +497,8 @@ bool UsableToken(const std::string& token) {
 }
 
 }  // namespace
+
+std::vector<std::string> CommandPaths() { return Definition().paths(); }
 
 int Main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a reader that went away shows up as a failed write

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pulse/core/manifest/capability_manifest.h"
 
@@ -15,5 +16,9 @@ inline constexpr std::string_view kTokenEnv = core::kMcpTokenEnv;
 
 // Runs pulse-cli; returns the process exit code.
 int Main(int argc, char** argv);
+
+// Every command's path, "" (the top level) first, then "ask", "findings", "findings list",
+// ... in definition order: what tests walk to check each command's help.
+std::vector<std::string> CommandPaths();
 
 }  // namespace pulse::cli

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "chat_view.h"
+#include "cli_app.h"
 #include "client.h"
 #include "console.h"
 #include "failure.h"
+#include "help_examples.h"
 #include "human_time.h"
 #include "id_resolution.h"
 #include "json_output.h"
@@ -409,6 +411,21 @@ TEST_CASE("tables line up with wide names and fit the terminal, ids kept whole",
   };
   CHECK(column_of(lines[0], "TITLE") == column_of(lines[1], "High"));
   CHECK(column_of(lines[0], "TITLE") == column_of(lines[2], "ok"));
+}
+
+
+TEST_CASE("every command's help has examples, and they run that command", "[cli][help]") {
+  const std::vector<std::string> paths = CommandPaths();
+  REQUIRE(paths.size() > 30);
+  CHECK(paths.front().empty());
+  for (const std::string& path : paths) {
+    INFO("command: pulse-cli " << path);
+    const std::string examples(ExamplesFor(path));
+    REQUIRE_FALSE(examples.empty());
+    CHECK(examples.find(path.empty() ? "  pulse-cli " : "  pulse-cli " + path) !=
+          std::string::npos);
+  }
+  CHECK(ExamplesFor("no such command").empty());
 }
 
 }  // namespace

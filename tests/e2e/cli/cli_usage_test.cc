@@ -20,6 +20,8 @@ TEST_CASE("help prints the help of the command it names, on stdout", "[e2e][cli]
   CHECK(snooze.exit_code == 0);
   CHECK(snooze.out.find("Usage: pulse-cli findings snooze") != std::string::npos);
   CHECK(snooze.out.find("--hours") != std::string::npos);
+  CHECK(snooze.out.find("Examples:\n  pulse-cli findings snooze 7c1e --hours 24") !=
+        std::string::npos);
 
   const Captured typo = RunCli({"help", "findigns"});
   CHECK(typo.exit_code == 2);
