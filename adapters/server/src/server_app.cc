@@ -17,6 +17,7 @@
 #include "pulse/adapters/server/agent_event_bus.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/event_publisher.h"
+#include "pulse/adapters/server/fleet_change_publisher.h"
 #include "pulse/adapters/server/observed_stores.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
@@ -103,6 +104,7 @@ struct ServerApp::Parts {
   std::unique_ptr<ServerMetrics> metrics;
   std::unique_ptr<AgentEventBus> bus;
   std::unique_ptr<AgentEventPublisher> publisher;
+  std::unique_ptr<FleetChangePublisher> changes;  // the fleet's change feed as fleet.change
   std::unique_ptr<ObservedActionStore> actions;
   std::unique_ptr<ObservedFindingStore> finding_store;
   // The deterministic re-check of Patrol's own triage keys (patrol/triage.h); any other finding
@@ -151,6 +153,7 @@ absl::Status ServerApp::Parts::OpenServices() {
   bus_options.on_publish = [m](std::string_view kind) { m->EventPublished(kind); };
   bus = std::make_unique<AgentEventBus>(clock, std::move(bus_options));
   publisher = std::make_unique<AgentEventPublisher>(*bus, *fleet, clock);
+  changes = std::make_unique<FleetChangePublisher>(*fleet, *bus);
   AgentEventPublisher* p = publisher.get();
   actions =
       std::make_unique<ObservedActionStore>(*storage->actions, [m, p](const ActionChange& change) {
@@ -348,6 +351,7 @@ int ServerApp::port() const { return parts_->server->port(); }
 absl::Status ServerApp::Start() {
   PULSE_RETURN_IF_ERROR(parts_->server->Start());
   parts_->scheduler->Start();
+  parts_->changes->Start();
   return absl::OkStatus();
 }
 
@@ -361,6 +365,7 @@ bool ServerApp::Shutdown() {
   p.scheduler->Stop();
   // Runs first, while the server still writes their streams: each ends with error + done.
   bool runs_ended = p.runs->Shutdown(kRunStopGrace);
+  p.changes->Stop();
   p.bus->Close();
   p.server->Stop();
   if (!runs_ended) {

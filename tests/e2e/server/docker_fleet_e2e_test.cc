@@ -224,6 +224,70 @@ TEST_CASE("a container recreated between approval and execute is plan drift and 
   REQUIRE(daemon->Remove("e2e-drift").ok());
 }
 
+// The payload of the first fleet.change frame for `resource_id` of change `kind`; empty when
+// none has arrived.
+std::string ChangePayload(const EventSubscriber& events, const std::string& resource_id,
+                          const std::string& kind) {
+  for (const AgentEventFrame& f : events.Frames()) {
+    if (f.event != "fleet.change") {
+      continue;
+    }
+    const rapidjson::Document doc = Json(f.data);
+    const rapidjson::Value& payload = doc["payload"];
+    if (Str(payload, "resourceId") == resource_id && Str(payload, "change") == kind) {
+      return f.data;
+    }
+  }
+  return "";
+}
+
+TEST_CASE("a container stopped through the Engine API reaches the agent event stream",
+          "[e2e][server][fleet][docker][events]") {
+  PULSE_NEED_DOCKERD(daemon);
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-events")).ok());
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  // A demo source first: the docker source's ids that collide are namespaced, e2e-events not.
+  std::ofstream(fleet) << R"({"sources": [{"name": "lab", "kind": "demo"},)"
+                       << R"({"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint() << R"("}]})";
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
+  EventSubscriber events(server.port(), reader);
+  REQUIRE(events.WaitFor("stream.connected"));
+
+  // Someone stops the container outside Pulse: the Engine's die (and stop) events arrive as
+  // fleet.change events in the fleet's ids, naming the source.
+  REQUIRE(daemon->client().Stop("e2e-events", absl::ZeroDuration(), absl::Seconds(30)).ok());
+  std::string died;
+  for (int i = 0; i < 100 && died.empty(); ++i) {
+    died = ChangePayload(events, "app-container:e2e-events", "die");
+    if (died.empty()) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  INFO(died);
+  REQUIRE_FALSE(died.empty());
+  const rapidjson::Document doc = Json(died);
+  CHECK(Str(doc, "kind") == "fleet.change");
+  CHECK(Str(doc["payload"], "source") == "docker1");
+  CHECK(Str(doc["payload"], "detail").rfind("exit code ", 0) == 0);
+  CHECK_FALSE(Str(doc["payload"], "occurredAt").empty());
+  CHECK(events.WaitFor("fleet.change"));
+  // And a start of it through the Engine follows the same way.
+  REQUIRE(daemon->client().Start("e2e-events", absl::Seconds(30)).ok());
+  std::string started;
+  for (int i = 0; i < 100 && started.empty(); ++i) {
+    started = ChangePayload(events, "app-container:e2e-events", "start");
+    if (started.empty()) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  CHECK_FALSE(started.empty());
+  CHECK(server.Stop() == "exited 0");
+  REQUIRE(daemon->Remove("e2e-events").ok());
+}
+
 ScriptedResponse Turn(const std::vector<std::string>& payloads) {
   ScriptedResponse response;
   response.path = "/v1/chat/completions";
