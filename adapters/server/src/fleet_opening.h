@@ -3,7 +3,9 @@
 // "fleet" object) merged by agents::CompositeFleet (docs/fleet.md).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "pulse/adapters/agents/composite_fleet.h"
@@ -20,6 +22,11 @@ struct OpenedFleet {
   // The demo fleet's generated histories, for a single demo fleet; null otherwise (the server
   // then uses the metrics history of its storage).
   std::unique_ptr<core::MetricsHistory> demo_history;
+  // For a sources list: the composite (owned by `fleet`) and the histories of the sources that
+  // keep their own (a demo source's generated series), by source name, for an
+  // agents::CompositeMetricsHistory over the storage's history.
+  adapters::agents::CompositeFleet* composite = nullptr;
+  std::map<std::string, std::unique_ptr<core::MetricsHistory>> source_histories;
 };
 
 // The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,

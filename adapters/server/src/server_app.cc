@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
+#include "pulse/adapters/agents/composite_metrics_history.h"
 #include "pulse/adapters/http/httplib_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -18,6 +19,7 @@
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/event_publisher.h"
 #include "pulse/adapters/server/fleet_change_publisher.h"
+#include "pulse/adapters/server/fleet_sample_recorder.h"
 #include "pulse/adapters/server/observed_stores.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
@@ -98,8 +100,12 @@ struct ServerApp::Parts {
   std::unique_ptr<system::RandomIdSource> ids;
   std::unique_ptr<storage::SqliteStorage> storage;
   std::unique_ptr<core::Fleet> fleet;
-  std::unique_ptr<core::MetricsHistory> demo_history;  // set for demo fleets
+  // The demo fleet's generated history (a demo fleet), or the routing history of a composite
+  // (agents::CompositeMetricsHistory); null: the storage's history alone.
+  std::unique_ptr<core::MetricsHistory> own_history;
   const core::MetricsHistory* history = nullptr;
+  // Copies the samples docker sources take into the storage's history.
+  std::unique_ptr<FleetSampleRecorder> recorder;
   http::MetricsRegistry registry;
   std::unique_ptr<ServerMetrics> metrics;
   std::unique_ptr<AgentEventBus> bus;
@@ -141,8 +147,13 @@ struct ServerApp::Parts {
 absl::Status ServerApp::Parts::OpenFleet() {
   PULSE_ASSIGN_OR_RETURN(OpenedFleet opened, OpenConfiguredFleet(config, clock));
   fleet = std::move(opened.fleet);
-  demo_history = std::move(opened.demo_history);
-  history = demo_history != nullptr ? demo_history.get() : storage->metrics.get();
+  own_history = std::move(opened.demo_history);
+  if (opened.composite != nullptr) {
+    own_history = std::make_unique<adapters::agents::CompositeMetricsHistory>(
+        *opened.composite, std::move(opened.source_histories), *storage->metrics);
+  }
+  history = own_history != nullptr ? own_history.get() : storage->metrics.get();
+  recorder = std::make_unique<FleetSampleRecorder>(*fleet, *storage->metrics, clock);
   return absl::OkStatus();
 }
 
@@ -352,6 +363,7 @@ absl::Status ServerApp::Start() {
   PULSE_RETURN_IF_ERROR(parts_->server->Start());
   parts_->scheduler->Start();
   parts_->changes->Start();
+  parts_->recorder->Start();
   return absl::OkStatus();
 }
 
@@ -366,6 +378,7 @@ bool ServerApp::Shutdown() {
   // Runs first, while the server still writes their streams: each ends with error + done.
   bool runs_ended = p.runs->Shutdown(kRunStopGrace);
   p.changes->Stop();
+  p.recorder->Stop();
   p.bus->Close();
   p.server->Stop();
   if (!runs_ended) {

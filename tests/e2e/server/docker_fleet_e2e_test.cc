@@ -5,6 +5,8 @@
 // confirming it by a new StartedAt, and Patrol (a run started by POST /api/ai/patrol/run) finds
 // a container exiting 1 under --restart on-failure as crash-looping and the one whose retries
 // ran out as exited (docs/patrol.md, the container rules).
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
@@ -286,6 +288,43 @@ TEST_CASE("a container stopped through the Engine API reaches the agent event st
   CHECK_FALSE(started.empty());
   CHECK(server.Stop() == "exited 0");
   REQUIRE(daemon->Remove("e2e-events").ok());
+}
+
+TEST_CASE("pulse-server keeps a docker source's samples in its metrics history",
+          "[e2e][server][fleet][docker][history]") {
+  PULSE_NEED_DOCKERD(daemon);
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-sampled")).ok());
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  // A demo source first: it keeps its own generated history, the docker samples go to storage.
+  std::ofstream(fleet) << R"({"sources": [{"name": "lab", "kind": "demo"},)"
+                       << R"({"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint() << R"(", "sample_interval_seconds": 1}]})";
+  {
+    ServerProcess server(dir.path(),
+                         ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
+    // A few rounds of the sampler; the last samples are recorded when the server stops.
+    absl::SleepFor(absl::Seconds(3));
+    CHECK(server.Stop() == "exited 0");
+  }
+  SQLite::Database db(dir.File("pulse.db"), SQLite::OPEN_READONLY);
+  SQLite::Statement count(db,
+                          "SELECT COUNT(*), MIN(value), MAX(value) FROM metric_samples WHERE "
+                          "target_id = 'app-container:e2e-sampled' AND metric = ?");
+  count.bind(1, "memory_pct");
+  REQUIRE(count.executeStep());
+  CHECK(count.getColumn(0).getInt() >= 2);
+  CHECK(count.getColumn(1).getDouble() >= 0);
+  CHECK(count.getColumn(2).getDouble() < 100);
+  count.reset();
+  count.bind(1, "cpu");
+  REQUIRE(count.executeStep());
+  CHECK(count.getColumn(0).getInt() >= 2);
+  // Nothing of the demo source's generated history was copied.
+  SQLite::Statement demo(db, "SELECT COUNT(*) FROM metric_samples WHERE target_id LIKE 'vm:%'");
+  REQUIRE(demo.executeStep());
+  CHECK(demo.getColumn(0).getInt() == 0);
+  REQUIRE(daemon->Remove("e2e-sampled").ok());
 }
 
 ScriptedResponse Turn(const std::vector<std::string>& payloads) {
