@@ -5,25 +5,11 @@
 #include "pulse/core/model/resource_id.h"
 
 namespace pulse::adapters::agents {
-namespace {
-
-std::map<std::string, std::unique_ptr<core::MetricsHistory>, std::less<>> Transparent(
-    std::map<std::string, std::unique_ptr<core::MetricsHistory>> in) {
-  std::map<std::string, std::unique_ptr<core::MetricsHistory>, std::less<>> out;
-  for (auto& [name, history] : in) {
-    if (history != nullptr) {
-      out.emplace(name, std::move(history));
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 CompositeMetricsHistory::CompositeMetricsHistory(
     CompositeFleet& fleet, std::map<std::string, std::unique_ptr<core::MetricsHistory>> per_source,
     const core::MetricsHistory& fallback)
-    : fleet_(fleet), per_source_(Transparent(std::move(per_source))), fallback_(fallback) {}
+    : fleet_(fleet), per_source_(std::move(per_source)), fallback_(fallback) {}
 
 absl::StatusOr<std::vector<core::MetricSample>> CompositeMetricsHistory::Samples(
     std::string_view target_id, std::string_view metric, absl::Time start, absl::Time end) const {
@@ -31,7 +17,7 @@ absl::StatusOr<std::vector<core::MetricSample>> CompositeMetricsHistory::Samples
     absl::StatusOr<std::pair<std::string, std::string>> owner = fleet_.Locate(target_id);
     if (owner.ok()) {
       const auto history = per_source_.find(owner->first);
-      if (history != per_source_.end()) {
+      if (history != per_source_.end() && history->second != nullptr) {
         return history->second->Samples(owner->second, metric, start, end);
       }
     }

@@ -34,7 +34,7 @@ class CompositeMetricsHistory final : public core::MetricsHistory {
 
  private:
   CompositeFleet& fleet_;
-  const std::map<std::string, std::unique_ptr<core::MetricsHistory>, std::less<>> per_source_;
+  const std::map<std::string, std::unique_ptr<core::MetricsHistory>> per_source_;
   const core::MetricsHistory& fallback_;
 };
 
