@@ -56,6 +56,10 @@ absl::StatusOr<std::unique_ptr<CompositeFleet>> CompositeFleet::Create(
 
 CompositeFleet::CompositeFleet(std::vector<CompositeSource> sources)
     : sources_(std::move(sources)) {
+  {
+    absl::MutexLock changes_lock(&changes_mu_);
+    change_cursors_.assign(sources_.size(), 0);
+  }
   absl::MutexLock lock(&mu_);
   seen_.resize(sources_.size());
   to_composite_.resize(sources_.size());
@@ -323,6 +327,92 @@ absl::StatusOr<core::ExecOutput> CompositeFleet::RunReadOnlyCommand(std::string_
     return NoResource(resource_id);
   }
   return sources_[entry->source].fleet->RunReadOnlyCommand(entry->source_id, command);
+}
+
+std::optional<std::string> CompositeFleet::CompositeIdLocked(std::size_t source,
+                                                             const std::string& id) const {
+  if (id.empty()) {
+    return std::string();  // a change about the whole source
+  }
+  const auto known = to_composite_[source].find(id);
+  if (known != to_composite_[source].end()) {
+    return known->second;
+  }
+  const std::optional<core::CanonicalResourceId> parsed = core::ParseCanonicalResourceId(id);
+  if (!parsed.has_value()) {
+    return std::nullopt;
+  }
+  // Not listed (yet, or any more): named as RebuildLocked would name it now.
+  if (parsed->local.front() != '@' && owners_.count(id) == 0) {
+    return id;
+  }
+  std::string namespaced = Namespaced(*parsed, sources_[source].name);
+  if (!core::IsCanonicalResourceId(namespaced)) {
+    return std::nullopt;
+  }
+  return namespaced;
+}
+
+void CompositeFleet::PullChanges() {
+  struct Pulled {
+    std::size_t source = 0;
+    core::FleetChange change;
+  };
+  std::vector<Pulled> batch;
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    // A feed answers at most kFleetMaxChanges at a time; a few rounds drain a busy one.
+    for (int round = 0; round < 4; ++round) {
+      std::vector<core::FleetChange> got =
+          sources_[i].fleet->ChangesSince(change_cursors_[i], core::kFleetMaxChanges);
+      const bool more = got.size() >= core::kFleetMaxChanges;
+      for (core::FleetChange& c : got) {
+        if (c.seq <= change_cursors_[i]) {
+          continue;  // a feed breaking its own order: nothing is taken twice
+        }
+        change_cursors_[i] = c.seq;
+        batch.push_back(Pulled{i, std::move(c)});
+      }
+      if (!more) {
+        break;
+      }
+    }
+  }
+  if (batch.empty()) {
+    return;
+  }
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const Pulled& a, const Pulled& b) { return a.change.at < b.change.at; });
+  absl::MutexLock lock(&mu_);
+  for (Pulled& p : batch) {
+    std::optional<std::string> id = CompositeIdLocked(p.source, p.change.resource_id);
+    if (!id.has_value()) {
+      continue;
+    }
+    core::FleetChange& c = p.change;
+    c.resource_id = *std::move(id);
+    c.source = sources_[p.source].name;
+    c.seq = next_change_++;
+    changes_.push_back(std::move(c));
+    if (changes_.size() > core::kFleetMaxChanges) {
+      changes_.pop_front();
+    }
+  }
+}
+
+std::vector<core::FleetChange> CompositeFleet::ChangesSince(std::uint64_t after_seq,
+                                                            std::size_t max) {
+  absl::MutexLock lock(&changes_mu_);
+  PullChanges();
+  std::vector<core::FleetChange> out;
+  for (const core::FleetChange& c : changes_) {
+    if (out.size() >= max) {
+      break;
+    }
+    if (c.seq > after_seq) {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 std::vector<core::FleetSourceStatus> CompositeFleet::SourceStatuses() {

@@ -368,14 +368,28 @@ void DockerFleet::RunSampler() {
   } while (Wait(options_.sample_interval));
 }
 
-std::vector<DockerChange> DockerFleet::ChangesSince(std::uint64_t after_seq,
-                                                    std::size_t max) const {
+std::vector<DockerChange> DockerFleet::ContainerChangesSince(std::uint64_t after_seq,
+                                                             std::size_t max) const {
   absl::MutexLock lock(&mu_);
   std::vector<DockerChange> out;
   for (const DockerChange& change : changes_) {
     if (change.seq > after_seq && out.size() < max) {
       out.push_back(change);
     }
+  }
+  return out;
+}
+
+std::vector<core::FleetChange> DockerFleet::ChangesSince(std::uint64_t after_seq, std::size_t max) {
+  std::vector<core::FleetChange> out;
+  for (DockerChange& change : ContainerChangesSince(after_seq, max)) {
+    core::FleetChange c;
+    c.seq = change.seq;
+    c.at = change.at;
+    c.resource_id = std::move(change.resource_id);
+    c.kind = std::move(change.kind);
+    c.detail = std::move(change.detail);
+    out.push_back(std::move(c));
   }
   return out;
 }

@@ -106,10 +106,15 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
   agents::FleetSourceRegistry registry;
   PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock, credentials));
   std::vector<agents::CompositeSource> sources;
+  OpenedFleet out;
   for (const agents::FleetSourceSpec& spec : *specs) {
     absl::StatusOr<std::unique_ptr<core::Fleet>> opened = registry.Open(spec);
     if (!opened.ok()) {
       return named(opened.status());
+    }
+    // A demo source keeps its generated series for forecasts (docs/fleet.md, "Metric history").
+    if (auto* demo = dynamic_cast<agents::DemoFleet*>(opened->get()); demo != nullptr) {
+      out.source_histories[spec.name] = std::make_unique<agents::DemoFleetMetricsHistory>(*demo);
     }
     sources.push_back({spec.name, spec.kind, *std::move(opened)});
   }
@@ -118,7 +123,7 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
   if (!composite.ok()) {
     return named(composite.status());
   }
-  OpenedFleet out;
+  out.composite = composite->get();
   out.fleet = *std::move(composite);
   return out;
 }

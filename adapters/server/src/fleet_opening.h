@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@ struct OpenedFleet {
   // The demo fleet's generated histories, for a single demo fleet; null otherwise (the server
   // then uses the metrics history of its storage).
   std::unique_ptr<core::MetricsHistory> demo_history;
+  // For a sources list: the composite (owned by `fleet`) and the histories of the sources that
+  // keep their own (a demo source's generated series), by source name, for an
+  // agents::CompositeMetricsHistory over the storage's history.
+  adapters::agents::CompositeFleet* composite = nullptr;
+  std::map<std::string, std::unique_ptr<core::MetricsHistory>> source_histories;
 };
 
 // A source's sealed secret by source name (the data dir's credential store, under

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
+#include "pulse/adapters/agents/composite_metrics_history.h"
 #include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -19,6 +20,8 @@
 #include "pulse/adapters/server/agent_event_bus.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/event_publisher.h"
+#include "pulse/adapters/server/fleet_change_publisher.h"
+#include "pulse/adapters/server/fleet_sample_recorder.h"
 #include "pulse/adapters/server/observed_stores.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
@@ -99,12 +102,17 @@ struct ServerApp::Parts {
   std::unique_ptr<system::RandomIdSource> ids;
   std::unique_ptr<storage::SqliteStorage> storage;
   std::unique_ptr<core::Fleet> fleet;
-  std::unique_ptr<core::MetricsHistory> demo_history;  // set for demo fleets
+  // The demo fleet's generated history (a demo fleet), or the routing history of a composite
+  // (agents::CompositeMetricsHistory); null: the storage's history alone.
+  std::unique_ptr<core::MetricsHistory> own_history;
   const core::MetricsHistory* history = nullptr;
+  // Copies the samples docker sources take into the storage's history.
+  std::unique_ptr<FleetSampleRecorder> recorder;
   http::MetricsRegistry registry;
   std::unique_ptr<ServerMetrics> metrics;
   std::unique_ptr<AgentEventBus> bus;
   std::unique_ptr<AgentEventPublisher> publisher;
+  std::unique_ptr<FleetChangePublisher> changes;  // the fleet's change feed as fleet.change
   std::unique_ptr<ObservedActionStore> actions;
   std::unique_ptr<ObservedFindingStore> finding_store;
   // The deterministic re-check of Patrol's own triage keys (patrol/triage.h); any other finding
@@ -150,8 +158,13 @@ absl::Status ServerApp::Parts::OpenFleet() {
                             return credentials->Get(proxmox::FleetCredentialName(source));
                           }));
   fleet = std::move(opened.fleet);
-  demo_history = std::move(opened.demo_history);
-  history = demo_history != nullptr ? demo_history.get() : storage->metrics.get();
+  own_history = std::move(opened.demo_history);
+  if (opened.composite != nullptr) {
+    own_history = std::make_unique<adapters::agents::CompositeMetricsHistory>(
+        *opened.composite, std::move(opened.source_histories), *storage->metrics);
+  }
+  history = own_history != nullptr ? own_history.get() : storage->metrics.get();
+  recorder = std::make_unique<FleetSampleRecorder>(*fleet, *storage->metrics, clock);
   return absl::OkStatus();
 }
 
@@ -162,6 +175,7 @@ absl::Status ServerApp::Parts::OpenServices() {
   bus_options.on_publish = [m](std::string_view kind) { m->EventPublished(kind); };
   bus = std::make_unique<AgentEventBus>(clock, std::move(bus_options));
   publisher = std::make_unique<AgentEventPublisher>(*bus, *fleet, clock);
+  changes = std::make_unique<FleetChangePublisher>(*fleet, *bus);
   AgentEventPublisher* p = publisher.get();
   actions =
       std::make_unique<ObservedActionStore>(*storage->actions, [m, p](const ActionChange& change) {
@@ -355,6 +369,8 @@ int ServerApp::port() const { return parts_->server->port(); }
 absl::Status ServerApp::Start() {
   PULSE_RETURN_IF_ERROR(parts_->server->Start());
   parts_->scheduler->Start();
+  parts_->changes->Start();
+  parts_->recorder->Start();
   return absl::OkStatus();
 }
 
@@ -368,6 +384,8 @@ bool ServerApp::Shutdown() {
   p.scheduler->Stop();
   // Runs first, while the server still writes their streams: each ends with error + done.
   bool runs_ended = p.runs->Shutdown(kRunStopGrace);
+  p.changes->Stop();
+  p.recorder->Stop();
   p.bus->Close();
   p.server->Stop();
   if (!runs_ended) {

@@ -124,8 +124,9 @@ std::vector<AgentCapability> BuildCatalogue() {
       .title = "Subscribe events",
       .description =
           "Opens a server-sent event stream of fleet activity: stream.connected first, a "
-          "heartbeat every 15 seconds, then finding.created, approval.pending and "
-          "action.completed as they happen. Streaming only; never offered as a tool.",
+          "heartbeat every 15 seconds, then finding.created, approval.pending, "
+          "action.completed and fleet.change (a container died, was OOM-killed, turned "
+          "unhealthy or restarted) as they happen. Streaming only; never offered as a tool.",
       .category = std::string(kCategoryContext),
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,

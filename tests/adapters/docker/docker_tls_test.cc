@@ -1,69 +1,17 @@
 // tcp:// with TLS client certificates against a real private dockerd listening on loopback TCP
 // with --tlsverify (docs/docker.md, "Endpoints and versions"). The test makes its own CA, a
-// server certificate for 127.0.0.1 and two client certificates (one the CA signed, one not).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+// server certificate for 127.0.0.1 and two client certificates (one the CA signed, one not):
+// docker_pki.h.
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "docker_pki.h"
 #include "docker_test_support.h"
 #include "pulse/adapters/docker/docker_fleet.h"
 #include "pulse/adapters/docker/docker_source.h"
 
 namespace pulse::docker::testing {
 namespace {
-
-bool Sh(const std::string& command) {
-  return std::system(("/bin/sh -c '" + command + "' >/dev/null 2>&1").c_str()) == 0;
-}
-
-class Pki {
- public:
-  Pki() {
-    char tmpl[] = "/tmp/pulse-docker-pki-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    dir_ = tmpl;
-    const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    std::ofstream(Path("server.ext")) << "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                                      << "extendedKeyUsage=serverAuth\n";
-    std::ofstream(Path("client.ext")) << "extendedKeyUsage=clientAuth\n";
-    REQUIRE(Sh("cd " + dir_ + " && openssl req -x509 " + ec +
-               " -days 2 -subj /CN=pulse-test-ca -keyout ca.key -out ca.pem"));
-    for (const char* name : {"server", "client"}) {
-      const std::string n = name;
-      REQUIRE(Sh("cd " + dir_ + " && openssl req " + ec + " -subj /CN=" + n + " -keyout " + n +
-                 ".key -out " + n + ".csr && openssl x509 -req -in " + n +
-                 ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile " + n +
-                 ".ext -out " + n + ".pem"));
-    }
-    REQUIRE(Sh("cd " + dir_ + " && openssl req -x509 " + ec +
-               " -days 2 -subj /CN=stranger -keyout stranger.key -out stranger.pem"));
-  }
-  ~Pki() { std::filesystem::remove_all(dir_); }
-  std::string Path(const char* name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-};
-
-int FreeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  socklen_t len = sizeof(addr);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 TEST_CASE("a tcp endpoint with TLS client certificates reaches a --tlsverify daemon",
           "[docker][tls]") {

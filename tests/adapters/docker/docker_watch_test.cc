@@ -43,7 +43,7 @@ bool Eventually(const std::function<bool()>& done, absl::Duration limit = absl::
 
 bool HasChange(const DockerFleet& fleet, const std::string& resource, const std::string& kind,
                const std::string& detail = "") {
-  const std::vector<DockerChange> changes = fleet.ChangesSince(0, 10'000);
+  const std::vector<DockerChange> changes = fleet.ContainerChangesSince(0, 10'000);
   return std::any_of(changes.begin(), changes.end(), [&](const DockerChange& c) {
     return c.resource_id == resource && c.kind == kind && (detail.empty() || c.detail == detail);
   });
@@ -140,14 +140,25 @@ TEST_CASE("Engine events enter the change stream: die with its exit code, health
   CHECK(Eventually([&] { return HasChange(*fleet, "app-container:steady", "restart"); }));
 
   // Ascending sequence numbers; ChangesSince returns only what is newer.
-  const std::vector<DockerChange> all = fleet->ChangesSince(0, 10'000);
+  const std::vector<DockerChange> all = fleet->ContainerChangesSince(0, 10'000);
   REQUIRE(all.size() >= 3);
   for (std::size_t i = 1; i < all.size(); ++i) {
     CHECK(all[i].seq > all[i - 1].seq);
   }
-  CHECK(fleet->ChangesSince(all[1].seq, 10'000).size() == all.size() - 2);
-  CHECK(fleet->ChangesSince(0, 1).size() == 1);
+  CHECK(fleet->ContainerChangesSince(all[1].seq, 10'000).size() == all.size() - 2);
+  CHECK(fleet->ContainerChangesSince(0, 1).size() == 1);
   CHECK(fleet->Counters().events_connected);
+  // The port's change feed is the same stream, in the fleet's ids and without container ids.
+  const std::vector<core::FleetChange> port = fleet->ChangesSince(0, 10'000);
+  REQUIRE(port.size() >= all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CHECK(port[i].seq == all[i].seq);
+    CHECK(port[i].resource_id == all[i].resource_id);
+    CHECK(port[i].kind == all[i].kind);
+    CHECK(port[i].detail == all[i].detail);
+    CHECK(port[i].source.empty());
+  }
+  CHECK(fleet->ChangesSince(all[1].seq, 1).front().seq == all[2].seq);
 
   // Bounded: a small stream keeps only the newest changes.
   auto small = OpenWith(*daemon, [](DockerFleetOptions& o) {
@@ -157,9 +168,9 @@ TEST_CASE("Engine events enter the change stream: die with its exit code, health
   for (int i = 0; i < 3; ++i) {
     REQUIRE(daemon->Run(Command({"true"}, "brief-" + std::to_string(i))).ok());
   }
-  CHECK(Eventually([&] { return small->ChangesSince(0, 100).size() == 2; }));
+  CHECK(Eventually([&] { return small->ContainerChangesSince(0, 100).size() == 2; }));
   absl::SleepFor(absl::Seconds(1));
-  const std::vector<DockerChange> kept = small->ChangesSince(0, 100);
+  const std::vector<DockerChange> kept = small->ContainerChangesSince(0, 100);
   CHECK(kept.size() == 2);
   CHECK(kept.front().seq > 1);
   for (const char* name : {"dies", "sick", "steady", "brief-0", "brief-1", "brief-2"}) {

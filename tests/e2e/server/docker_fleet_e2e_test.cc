@@ -5,6 +5,8 @@
 // confirming it by a new StartedAt, and Patrol (a run started by POST /api/ai/patrol/run) finds
 // a container exiting 1 under --restart on-failure as crash-looping and the one whose retries
 // ran out as exited (docs/patrol.md, the container rules).
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
@@ -222,6 +224,107 @@ TEST_CASE("a container recreated between approval and execute is plan drift and 
   CHECK(after->started_at == recreated->started_at);
   CHECK(server.Stop() == "exited 0");
   REQUIRE(daemon->Remove("e2e-drift").ok());
+}
+
+// The payload of the first fleet.change frame for `resource_id` of change `kind`; empty when
+// none has arrived.
+std::string ChangePayload(const EventSubscriber& events, const std::string& resource_id,
+                          const std::string& kind) {
+  for (const AgentEventFrame& f : events.Frames()) {
+    if (f.event != "fleet.change") {
+      continue;
+    }
+    const rapidjson::Document doc = Json(f.data);
+    const rapidjson::Value& payload = doc["payload"];
+    if (Str(payload, "resourceId") == resource_id && Str(payload, "change") == kind) {
+      return f.data;
+    }
+  }
+  return "";
+}
+
+TEST_CASE("a container stopped through the Engine API reaches the agent event stream",
+          "[e2e][server][fleet][docker][events]") {
+  PULSE_NEED_DOCKERD(daemon);
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-events")).ok());
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  // A demo source first: the docker source's ids that collide are namespaced, e2e-events not.
+  std::ofstream(fleet) << R"({"sources": [{"name": "lab", "kind": "demo"},)"
+                       << R"({"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint() << R"("}]})";
+  const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
+  ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
+  EventSubscriber events(server.port(), reader);
+  REQUIRE(events.WaitFor("stream.connected"));
+
+  // Someone stops the container outside Pulse: the Engine's die (and stop) events arrive as
+  // fleet.change events in the fleet's ids, naming the source.
+  REQUIRE(daemon->client().Stop("e2e-events", absl::ZeroDuration(), absl::Seconds(30)).ok());
+  std::string died;
+  for (int i = 0; i < 100 && died.empty(); ++i) {
+    died = ChangePayload(events, "app-container:e2e-events", "die");
+    if (died.empty()) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  INFO(died);
+  REQUIRE_FALSE(died.empty());
+  const rapidjson::Document doc = Json(died);
+  CHECK(Str(doc, "kind") == "fleet.change");
+  CHECK(Str(doc["payload"], "source") == "docker1");
+  CHECK(Str(doc["payload"], "detail").rfind("exit code ", 0) == 0);
+  CHECK_FALSE(Str(doc["payload"], "occurredAt").empty());
+  CHECK(events.WaitFor("fleet.change"));
+  // And a start of it through the Engine follows the same way.
+  REQUIRE(daemon->client().Start("e2e-events", absl::Seconds(30)).ok());
+  std::string started;
+  for (int i = 0; i < 100 && started.empty(); ++i) {
+    started = ChangePayload(events, "app-container:e2e-events", "start");
+    if (started.empty()) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  CHECK_FALSE(started.empty());
+  CHECK(server.Stop() == "exited 0");
+  REQUIRE(daemon->Remove("e2e-events").ok());
+}
+
+TEST_CASE("pulse-server keeps a docker source's samples in its metrics history",
+          "[e2e][server][fleet][docker][history]") {
+  PULSE_NEED_DOCKERD(daemon);
+  REQUIRE(daemon->Run(Command({"sleep", "600"}, "e2e-sampled")).ok());
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  // A demo source first: it keeps its own generated history, the docker samples go to storage.
+  std::ofstream(fleet) << R"({"sources": [{"name": "lab", "kind": "demo"},)"
+                       << R"({"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint() << R"(", "sample_interval_seconds": 1}]})";
+  {
+    ServerProcess server(dir.path(),
+                         ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
+    // A few rounds of the sampler; the last samples are recorded when the server stops.
+    absl::SleepFor(absl::Seconds(3));
+    CHECK(server.Stop() == "exited 0");
+  }
+  SQLite::Database db(dir.File("pulse.db"), SQLite::OPEN_READONLY);
+  SQLite::Statement count(db,
+                          "SELECT COUNT(*), MIN(value), MAX(value) FROM metric_samples WHERE "
+                          "target_id = 'app-container:e2e-sampled' AND metric = ?");
+  count.bind(1, "memory_pct");
+  REQUIRE(count.executeStep());
+  CHECK(count.getColumn(0).getInt() >= 2);
+  CHECK(count.getColumn(1).getDouble() >= 0);
+  CHECK(count.getColumn(2).getDouble() < 100);
+  count.reset();
+  count.bind(1, "cpu");
+  REQUIRE(count.executeStep());
+  CHECK(count.getColumn(0).getInt() >= 2);
+  // Nothing of the demo source's generated history was copied.
+  SQLite::Statement demo(db, "SELECT COUNT(*) FROM metric_samples WHERE target_id LIKE 'vm:%'");
+  REQUIRE(demo.executeStep());
+  CHECK(demo.getColumn(0).getInt() == 0);
+  REQUIRE(daemon->Remove("e2e-sampled").ok());
 }
 
 ScriptedResponse Turn(const std::vector<std::string>& payloads) {

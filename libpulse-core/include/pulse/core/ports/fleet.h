@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -178,6 +179,23 @@ struct PostconditionObservation {
   absl::Time observed_at;
 };
 
+// One change a fleet reported about a resource: a container died, was OOM-killed, turned
+// unhealthy, restarted (docs/fleet.md, "Changes"). Plain values.
+struct FleetChange {
+  std::uint64_t seq = 0;    // the fleet's cursor: increasing in arrival order
+  absl::Time at;            // when the source says it happened
+  std::string resource_id;  // the fleet's id; "" for a change about the whole source
+  // die, oom, health_status, restart, start, stop, kill, create, destroy, ...; events_lost
+  // when the source's own feed had a gap (changes may be missing then).
+  std::string kind;
+  std::string detail;  // "exit code 1", "unhealthy", ... ("" when none)
+  std::string source;  // the source's name in a fleet of several sources ("" otherwise)
+
+  friend bool operator==(const FleetChange&, const FleetChange&) = default;
+};
+
+inline constexpr std::size_t kFleetMaxChanges = 1000;
+
 class Fleet {
  public:
   virtual ~Fleet() = default;
@@ -246,6 +264,15 @@ class Fleet {
   // (docs/fleet.md). Answers from memory, never blocking on a source. Empty for a fleet that
   // is one source (the default).
   [[nodiscard]] virtual std::vector<FleetSourceStatus> SourceStatuses() { return {}; }
+
+  // The changes after `after_seq`, oldest first, at most `max` (1..kFleetMaxChanges). Answers
+  // from memory, never blocking on a source. A fleet keeps a bounded number of changes: a
+  // reader that falls behind misses the oldest (a gap in `seq` shows it). Empty for a fleet
+  // without a change stream (the default).
+  [[nodiscard]] virtual std::vector<FleetChange> ChangesSince(std::uint64_t /*after_seq*/,
+                                                              std::size_t /*max*/) {
+    return {};
+  }
 };
 
 }  // namespace pulse::core

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -78,6 +79,20 @@ class FakeFleet final : public core::Fleet {
   void SetSourceStatuses(std::vector<core::FleetSourceStatus> sources) {
     absl::MutexLock lock(&mu_);
     sources_ = std::move(sources);
+  }
+  // Keeps only the newest `n` changes of the feed, as a bounded change stream does.
+  void KeepNewestChanges(std::size_t n) {
+    absl::MutexLock lock(&mu_);
+    while (changes_.size() > n) {
+      changes_.erase(changes_.begin());
+    }
+  }
+  // Appends a change to the feed (ChangesSince) with the next sequence number, which it returns.
+  std::uint64_t AddChange(core::FleetChange change) {
+    absl::MutexLock lock(&mu_);
+    change.seq = next_change_++;
+    changes_.push_back(std::move(change));
+    return changes_.back().seq;
   }
   void SetCatalogue(std::string_view id, std::vector<core::Capability> catalogue) {
     absl::MutexLock lock(&mu_);
@@ -439,6 +454,17 @@ class FakeFleet final : public core::Fleet {
     return sources_;
   }
 
+  std::vector<core::FleetChange> ChangesSince(std::uint64_t after_seq, std::size_t max) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<core::FleetChange> out;
+    for (const core::FleetChange& c : changes_) {
+      if (c.seq > after_seq && out.size() < max) {
+        out.push_back(c);
+      }
+    }
+    return out;
+  }
+
  private:
   static std::string Lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -461,6 +487,8 @@ class FakeFleet final : public core::Fleet {
   std::map<std::string, core::FleetResource> resources_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<core::Capability>> catalogues_ ABSL_GUARDED_BY(mu_);
   std::vector<core::FleetSourceStatus> sources_ ABSL_GUARDED_BY(mu_);
+  std::vector<core::FleetChange> changes_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_change_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, absl::Status> status_errors_ ABSL_GUARDED_BY(mu_);
   std::vector<core::FleetRelationship> relationships_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::FleetStatus> statuses_ ABSL_GUARDED_BY(mu_);

@@ -12,11 +12,15 @@
 // with status `unknown`, and the other sources answer as usual. Per-resource reads of a down
 // source's resources answer the source's own error (GetResource answers the remembered
 // resource, status unknown). SourceStatuses() reports each source for the server's surfaces.
+// ChangesSince merges the sources' change feeds into one, in the composite's ids (docs/fleet.md,
+// "Changes").
 // Thread-safety: every method may be called concurrently (one mutex guards the index; sources
 // are called outside it and must be thread-safe themselves, as the port requires).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +76,14 @@ class CompositeFleet final : public core::Fleet {
   absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view resource_id,
                                                       std::string_view command) override;
 
+  // Each call first takes what every source reported since the previous call (their feeds
+  // answer from memory, so a source that is down holds up nothing), orders that batch by time,
+  // gives each change the composite's id of its resource (translated as a listing would: a
+  // resource the composite has not listed yet keeps its plain id unless an earlier source
+  // holds it) and the source's name, and numbers it in the composite's own sequence. The
+  // newest kFleetMaxChanges are kept. A change naming an id that is not canonical is dropped.
+  std::vector<core::FleetChange> ChangesSince(std::uint64_t after_seq, std::size_t max) override;
+
   // ---- sources ----------------------------------------------------------------------------
   std::vector<core::FleetSourceStatus> SourceStatuses() override;
   // The owning source's name and the id the resource has there. NotFound for an unknown id.
@@ -95,8 +107,17 @@ class CompositeFleet final : public core::Fleet {
   // The owner of `id`; refreshes once on a miss (at most once per second).
   std::optional<Entry> Find(std::string_view id);
   void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the sources' new changes into changes_.
+  void PullChanges() ABSL_EXCLUSIVE_LOCKS_REQUIRED(changes_mu_);
+  // The composite id of source `source`'s `id`; nullopt when it cannot have one.
+  std::optional<std::string> CompositeIdLocked(std::size_t source, const std::string& id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::vector<CompositeSource> sources_;
+  absl::Mutex changes_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one pull of the feeds at a time
+  std::vector<std::uint64_t> change_cursors_ ABSL_GUARDED_BY(changes_mu_);  // per source
+  std::deque<core::FleetChange> changes_ ABSL_GUARDED_BY(changes_mu_);
+  std::uint64_t next_change_ ABSL_GUARDED_BY(changes_mu_) = 1;
   absl::Mutex mu_;
   std::vector<std::optional<Seen>> seen_ ABSL_GUARDED_BY(mu_);
   std::vector<core::FleetSourceStatus> states_ ABSL_GUARDED_BY(mu_);

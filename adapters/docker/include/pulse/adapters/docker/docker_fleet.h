@@ -95,8 +95,9 @@ class DockerFleet final : public core::Fleet {
 
   const std::string& node_id() const { return node_id_; }
 
-  // The changes after `after_seq` (oldest first), at most `max`. Answers from memory.
-  std::vector<DockerChange> ChangesSince(std::uint64_t after_seq, std::size_t max) const;
+  // The changes after `after_seq` (oldest first), at most `max`, with the container ids.
+  // Answers from memory.
+  std::vector<DockerChange> ContainerChangesSince(std::uint64_t after_seq, std::size_t max) const;
   DockerFleetCounters Counters() const;
   // Takes one round of samples now (what the sampler thread does each interval).
   void SampleNow();
@@ -122,6 +123,8 @@ class DockerFleet final : public core::Fleet {
   // operand that cannot be resolved in it) and for the node.
   absl::StatusOr<core::ExecOutput> RunReadOnlyCommand(std::string_view resource_id,
                                                       std::string_view command) override;
+  // The change stream (ContainerChangesSince) as the port's changes.
+  std::vector<core::FleetChange> ChangesSince(std::uint64_t after_seq, std::size_t max) override;
 
  private:
   // One container as last inspected.

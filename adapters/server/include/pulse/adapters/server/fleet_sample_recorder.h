@@ -1,0 +1,72 @@
+// FleetSampleRecorder: copies the metric samples that some fleet sources take themselves (the
+// Docker source's stats sampler) into the server's stored metrics history, so capacity
+// forecasts and the metrics tool see them under the fleet's ids and they outlive the source's
+// bounded in-memory history (docs/fleet.md, "Metric history"). Every `interval` it lists the
+// fleet, and for each resource of a source of a recorded kind (the resource's `pulse.source`
+// attribute, the kind from SourceStatuses) reads each recorded metric through
+// Fleet::ReadMetricHistory since the newest point it already copied, and appends the newer
+// points in one transaction. A fleet without such a source costs one SourceStatuses call.
+// Thread-safety: Start, Stop and RecordOnce from any thread (RecordOnce calls are serialized).
+// Borrows the fleet, the history and the clock, which must outlive it (Stop joins the thread).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "pulse/adapters/storage/sqlite_metrics_history.h"
+#include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/fleet.h"
+
+namespace pulse::server {
+
+struct FleetSampleRecorderOptions {
+  std::set<std::string> kinds = {"docker"};  // sources whose samples are copied
+  // docker: cpu (percent of one CPU) and memory_pct (percent of the container's limit).
+  std::vector<std::string> metrics = {"cpu", "memory_pct"};
+  absl::Duration interval = absl::Seconds(15);
+  absl::Duration first_window = absl::Hours(1);  // how far back the first copy of a series reads
+};
+
+class FleetSampleRecorder {
+ public:
+  FleetSampleRecorder(core::Fleet& fleet, adapters::storage::SqliteMetricsHistory& history,
+                      const core::Clock& clock, FleetSampleRecorderOptions options = {});
+  ~FleetSampleRecorder();  // Stop()
+  FleetSampleRecorder(const FleetSampleRecorder&) = delete;
+  FleetSampleRecorder& operator=(const FleetSampleRecorder&) = delete;
+
+  // Starts the thread (a second call does nothing).
+  void Start();
+  // Ends the thread within one interval, joins it and, when it ran, records one last round.
+  // Idempotent.
+  void Stop();
+  // One round now, what the thread does every interval: the number of samples appended. An
+  // error only when the history refused the batch (nothing of the round is kept then).
+  absl::StatusOr<std::size_t> RecordOnce();
+
+ private:
+  void Loop();
+
+  core::Fleet& fleet_;
+  adapters::storage::SqliteMetricsHistory& history_;
+  const core::Clock& clock_;
+  const FleetSampleRecorderOptions options_;
+  absl::Mutex record_mu_;
+  // The newest point copied, per (resource id, metric).
+  std::map<std::pair<std::string, std::string>, absl::Time> copied_ ABSL_GUARDED_BY(record_mu_);
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace pulse::server

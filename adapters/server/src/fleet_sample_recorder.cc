@@ -1,0 +1,108 @@
+#include "pulse/adapters/server/fleet_sample_recorder.h"
+
+#include <algorithm>
+
+#include "pulse/adapters/agents/composite_fleet.h"
+
+namespace pulse::server {
+
+FleetSampleRecorder::FleetSampleRecorder(core::Fleet& fleet,
+                                         adapters::storage::SqliteMetricsHistory& history,
+                                         const core::Clock& clock,
+                                         FleetSampleRecorderOptions options)
+    : fleet_(fleet), history_(history), clock_(clock), options_(std::move(options)) {}
+
+FleetSampleRecorder::~FleetSampleRecorder() { Stop(); }
+
+void FleetSampleRecorder::Start() {
+  absl::MutexLock lock(&mu_);
+  if (started_ || stopping_) {
+    return;
+  }
+  started_ = true;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void FleetSampleRecorder::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) {
+    thread_.join();
+    (void)RecordOnce();  // what was sampled since the last round is kept too
+  }
+}
+
+void FleetSampleRecorder::Loop() {
+  while (true) {
+    (void)RecordOnce();  // a refused batch is read again next round (copied_ did not move)
+    absl::MutexLock lock(&mu_);
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.interval)) {
+      return;
+    }
+  }
+}
+
+absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
+  absl::MutexLock lock(&record_mu_);
+  std::set<std::string> recorded;
+  for (const core::FleetSourceStatus& source : fleet_.SourceStatuses()) {
+    if (options_.kinds.count(source.kind) != 0) {
+      recorded.insert(source.name);
+    }
+  }
+  if (recorded.empty()) {
+    return 0;
+  }
+  core::FleetResourceQuery all;
+  all.limit = core::kFleetMaxResults;
+  absl::StatusOr<std::vector<core::FleetResource>> resources = fleet_.ListResources(all);
+  if (!resources.ok()) {
+    return 0;  // nothing to read this round
+  }
+  const absl::Time now = clock_.Now();
+  std::vector<adapters::storage::MetricPoint> batch;
+  std::map<std::pair<std::string, std::string>, absl::Time> copied;
+  for (const core::FleetResource& r : *resources) {
+    const auto source = r.attributes.find(std::string(adapters::agents::kSourceAttribute));
+    if (source == r.attributes.end() || recorded.count(source->second) == 0) {
+      continue;
+    }
+    for (const std::string& metric : options_.metrics) {
+      const std::pair<std::string, std::string> key(r.id, metric);
+      const auto before = copied_.find(key);
+      const absl::Time after =
+          before == copied_.end() ? now - options_.first_window : before->second;
+      copied[key] = after;
+      if (after >= now) {
+        continue;
+      }
+      core::FleetMetricQuery query;
+      query.metric = metric;
+      query.start = after;
+      query.end = now;
+      query.max_points = core::kFleetMaxMetricPoints;
+      absl::StatusOr<core::FleetMetricSeries> series = fleet_.ReadMetricHistory(r.id, query);
+      if (!series.ok()) {
+        continue;  // a metric the resource does not record, or its source is down
+      }
+      for (const core::FleetMetricPoint& p : series->points) {
+        if (p.at > after && p.at <= now) {
+          batch.push_back({r.id, metric, core::MetricSample{p.at, p.value}});
+          copied[key] = std::max(copied[key], p.at);
+        }
+      }
+    }
+  }
+  if (!batch.empty()) {
+    if (absl::Status appended = history_.AppendBatch(batch); !appended.ok()) {
+      return appended;
+    }
+  }
+  // Series of resources that left the fleet are forgotten, so the map stays bounded.
+  copied_ = std::move(copied);
+  return batch.size();
+}
+
+}  // namespace pulse::server
