@@ -190,7 +190,8 @@ std::optional<CliConfig> LoadConfig(const std::string& path, Failure& failure) {
                             absl::StrCat(path, " is not a JSON object; fix or remove it"));
     return std::nullopt;
   }
-  for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) {
+  const rapidjson::Value& root = *doc;  // const: clang's -Wambiguous-reversed-operator
+  for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) {
     const std::string key(it->name.GetString(), it->name.GetStringLength());
     if (key == "current") {
       if (!it->value.IsString()) {
