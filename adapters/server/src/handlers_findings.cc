@@ -3,9 +3,13 @@
 // ToFindingAgentError: a body the decoder refuses is invalid_finding_request, an unknown id
 // finding_not_found, a transition the finding's state forbids finding_action_not_allowed, a store
 // that fails patrol_unavailable.
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/agent/agent_query.h"
+#include "pulse/core/agent/agent_wire.h"
 #include "pulse/core/findings/finding_errors.h"
 #include "pulse/core/findings/finding_requests.h"
 #include "pulse/core/json/json_writer.h"
@@ -58,12 +62,21 @@ HttpReply Lifecycle(const HttpRequest& request, Parse parse, Operation operation
 
 absl::Status BindFindingRoutes(http::Router& router, ServerContext& ctx) {
   PULSE_RETURN_IF_ERROR(router.Handle("list_findings", [&ctx](const HttpRequest& request) {
-    absl::StatusOr<std::string> list =
-        ctx.views.FindingList(core::ParseFindingListQuery(request.query));
-    if (!list.ok()) {
-      return Unavailable("the finding list", list.status());
+    absl::StatusOr<core::FindingPage> page =
+        ctx.views.FindingListPage(core::ParseFindingListQuery(request.query));
+    if (!page.ok()) {
+      // A malformed cursor is the caller's (400 invalid_finding_request, details.cursor).
+      if (std::optional<core::AgentError> error = core::AgentQueryError(page.status())) {
+        return HttpReply::Error(*std::move(error));
+      }
+      return Unavailable("the finding list", page.status());
     }
-    return HttpReply::Json(*list);
+    HttpReply reply = HttpReply::Json(std::move(page->body));
+    if (page->next_cursor.has_value()) {
+      reply.headers.emplace_back(std::string(core::agent_wire::kNextCursorHeader),
+                                 *std::move(page->next_cursor));
+    }
+    return reply;
   }));
   PULSE_RETURN_IF_ERROR(router.Handle("acknowledge_finding", [&ctx](const HttpRequest& request) {
     return Lifecycle<core::FindingIdRequest>(

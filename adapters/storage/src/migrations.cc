@@ -439,7 +439,40 @@ CREATE TRIGGER actions_identity_is_immutable
   BEGIN SELECT RAISE(ABORT, 'action identity is immutable'); END;
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations = {{
+// Version 9 (issue 29): the keys of the findings list order, so a page is an index range and the
+// per-resource counts an index scan, never a decode of every finding (docs/storage.md).
+// severity_key: 0 critical, 1 warning, 2 watch, 3 info (ascending = most severe first);
+// detected_key: minus detected_at in Unix nanoseconds (ascending = newest first); is_resolved:
+// resolved_at is set. Existing rows are filled from their JSON; a detected_at that does not
+// convert exactly sorts as the epoch, and the next Put of that finding rewrites it.
+constexpr char kSchemaV9[] = R"sql(
+ALTER TABLE findings ADD COLUMN severity_key INTEGER NOT NULL DEFAULT 3;
+ALTER TABLE findings ADD COLUMN detected_key INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE findings ADD COLUMN is_resolved INTEGER NOT NULL DEFAULT 0;
+UPDATE findings SET
+  severity_key = CASE json_extract(record_json, '$.severity')
+                   WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 WHEN 'watch' THEN 2 ELSE 3 END,
+  is_resolved = coalesce(json_type(record_json, '$.resolved_at') = 'text', 0);
+UPDATE findings SET detected_key = coalesce(-(
+    CASE WHEN strftime('%Y-%m-%dT%H:%M:%S', substr(d, 1, 19)) = substr(d, 1, 19)
+          AND unixepoch(substr(d, 1, 19)) BETWEEN -9223372036 AND 9223372035
+          AND (d GLOB '???????????????????Z'
+               OR (d GLOB '???????????????????.?*Z' AND length(d) <= 30
+                   AND substr(d, 21, length(d) - 21) NOT GLOB '*[^0-9]*'))
+      THEN unixepoch(substr(d, 1, 19)) * 1000000000
+           + CASE WHEN length(d) = 20 THEN 0
+                  ELSE CAST(substr(substr(d, 21, length(d) - 21) || '00000000', 1, 9)
+                            AS INTEGER) END END), 0)
+  FROM (SELECT id AS finding_id, json_extract(record_json, '$.detected_at') AS d FROM findings)
+ WHERE finding_id = findings.id;
+CREATE INDEX findings_open_page ON findings (severity_key, detected_key, id) WHERE is_open = 1;
+CREATE INDEX findings_page ON findings (severity_key, detected_key, id);
+CREATE INDEX findings_resource_page ON findings (resource_id, severity_key, detected_key, id);
+CREATE INDEX findings_open_counts ON findings (resource_id, severity_key, snoozed_until_ns)
+  WHERE is_open = 1;
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -448,6 +481,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, "api token kind and approver name", kSchemaV6},
     {7, "session owner and kind", kSchemaV7},
     {8, "action identity columns instead of its wire JSON", kSchemaV8},
+    {9, "findings list order keys and page indexes", kSchemaV9},
 }};
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,6 +51,20 @@ absl::StatusOr<core::StoredFinding> DecodeRow(SQLite::Statement& row) {
 bool IsOpen(const core::Finding& f) {
   return !f.resolved_at.has_value() && !f.suppressed && !f.dismissed_reason.has_value();
 }
+
+// The list order's columns (migration 9): severity_key ascending is most severe first,
+// detected_key ascending is newest first, so one ascending index serves the whole order.
+int SeverityKey(core::Severity severity) { return 3 - core::SeverityRank(severity); }
+
+std::int64_t DetectedKey(absl::Time detected_at) {
+  const std::int64_t ns = absl::ToUnixNanos(detected_at);  // saturating
+  return ns == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
+                                                        : -ns;
+}
+
+// Rows read per statement while filling a page: a page of `limit` rarely needs more, since the
+// SQL filter is exact except for snoozes that lapse between Puts (IsActive decides those).
+constexpr std::size_t kPageBatchSlack = 16;
 
 }  // namespace
 
@@ -182,6 +198,149 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   return out;
 }
 
+absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
+    const core::FindingPageQuery& query) const {
+  if (query.after.has_value() && query.after->id.empty()) {
+    return absl::InvalidArgumentError("page position without an id");
+  }
+  std::vector<core::StoredFinding> out;
+  if (query.limit == 0) {
+    return out;
+  }
+  // Only constant fragments are concatenated; every value is bound. The row value comparison
+  // and ORDER BY follow findings_open_page / findings_page / findings_resource_page, so SQLite
+  // seeks to the cursor and reads forward: the cost is the page, not the store.
+  std::string sql = "SELECT id, record_json, version, severity_key, detected_key FROM findings";
+  sql += query.resource_id.has_value() ? " WHERE resource_id = :resource" : " WHERE 1 = 1";
+  const char* active = "is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= :now)";
+  // Hidden findings (snoozed, dismissed, suppressed) are the rows neither active nor resolved;
+  // core::InFindingPage has the last word on each row read.
+  if (query.include_resolved && query.include_hidden) {
+    // every row
+  } else if (query.include_hidden) {
+    sql += " AND is_resolved = 0";
+  } else if (query.include_resolved) {
+    absl::StrAppend(&sql, " AND ((", active, ") OR is_resolved = 1)");
+  } else {
+    absl::StrAppend(&sql, " AND ", active);
+  }
+  sql += " AND severity_key <= :max_key";
+  sql += " AND (severity_key, detected_key, id) > (:after_key, :after_detected, :after_id)";
+  sql += " ORDER BY severity_key, detected_key, id LIMIT :batch";
+
+  std::int64_t after_key = -1;
+  std::int64_t after_detected = std::numeric_limits<std::int64_t>::min();
+  std::string after_id;
+  if (query.after.has_value()) {
+    after_key = SeverityKey(query.after->severity);
+    after_detected = DetectedKey(query.after->detected_at);
+    after_id = query.after->id;
+  }
+  const std::size_t batch = query.limit + kPageBatchSlack;
+  const std::int64_t now_ns = absl::ToUnixNanos(query.now);
+  // Each batch continues after the last row read, until the page is full or the range ends.
+  while (out.size() < query.limit) {
+    struct RawRow {
+      std::string id;
+      std::string json;
+      std::int64_t version = 0;
+    };
+    std::vector<RawRow> rows;
+    absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+      SQLite::Statement q(db, sql);
+      if (query.resource_id.has_value()) {
+        q.bind(":resource", *query.resource_id);
+      }
+      q.bind(":now", static_cast<std::int64_t>(now_ns));
+      q.bind(":max_key", static_cast<std::int64_t>(SeverityKey(query.min_severity)));
+      q.bind(":after_key", after_key);
+      q.bind(":after_detected", after_detected);
+      q.bind(":after_id", after_id);
+      q.bind(":batch", static_cast<std::int64_t>(batch));
+      while (q.executeStep()) {
+        rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
+                              q.getColumn(2).getInt64()});
+        after_key = q.getColumn(3).getInt64();
+        after_detected = q.getColumn(4).getInt64();
+        after_id = rows.back().id;
+      }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) {
+      return status;
+    }
+    for (RawRow& row : rows) {
+      if (out.size() == query.limit) {
+        break;
+      }
+      absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
+      if (!finding.ok()) {
+        return absl::DataLossError(absl::StrCat("stored finding ", row.id,
+                                                " does not decode: ", finding.status().message()));
+      }
+      if (!core::InFindingPage(query, *finding)) {
+        continue;
+      }
+      out.push_back(core::StoredFinding{*std::move(finding), row.version});
+    }
+    if (rows.size() < batch) {
+      break;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::CountActiveByResource(
+    absl::Time now, const std::vector<std::string>& resource_ids) const {
+  std::vector<std::string> ids = resource_ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<core::ActiveFindingCounts> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    // One seek per resource into findings_open_counts (a covering partial index): no row is
+    // decoded and findings of other resources are never read.
+    SQLite::Statement q(db,
+                        "SELECT severity_key, count(*) FROM findings "
+                        "WHERE resource_id = ? AND is_open = 1 "
+                        "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?) "
+                        "GROUP BY severity_key");
+    const auto now_ns = static_cast<std::int64_t>(absl::ToUnixNanos(now));
+    for (const std::string& id : ids) {
+      q.bind(1, id);
+      q.bind(2, now_ns);
+      core::ActiveFindingCounts c{.resource_id = id};
+      bool any = false;
+      while (q.executeStep()) {
+        any = true;
+        const std::int64_t n = q.getColumn(1).getInt64();
+        switch (q.getColumn(0).getInt()) {
+          case 0:
+            c.critical += n;
+            break;
+          case 1:
+            c.warning += n;
+            break;
+          case 2:
+            c.watch += n;
+            break;
+          default:
+            c.info += n;
+            break;
+        }
+      }
+      q.reset();
+      if (any) {
+        out.push_back(std::move(c));
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
 absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& finding,
                                                      std::int64_t expected_version) {
   if (finding.id.empty()) {
@@ -201,13 +360,17 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
   const std::string category(core::ToString(finding.category));
   const int open = IsOpen(finding) ? 1 : 0;
   const int may_be_storage = core::MayBeStorageResource(finding) ? 1 : 0;
+  const int severity_key = SeverityKey(finding.severity);
+  const std::int64_t detected_key = DetectedKey(finding.detected_at);
+  const int resolved = finding.resolved_at.has_value() ? 1 : 0;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     int changed = 0;
     if (expected_version == 0) {
       SQLite::Statement insert(
           db,
           "INSERT INTO findings (id, version, resource_id, category, is_open, snoozed_until_ns, "
-          "record_json, resource_name, may_be_storage) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) "
+          "record_json, resource_name, may_be_storage, severity_key, detected_key, is_resolved) "
+          "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
           "ON CONFLICT (id) DO NOTHING");
       insert.bind(1, finding.id);
       insert.bind(2, finding.resource_id);
@@ -217,13 +380,17 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
       insert.bind(6, *json);
       insert.bind(7, finding.resource_name);
       insert.bind(8, may_be_storage);
+      insert.bind(9, severity_key);
+      insert.bind(10, detected_key);
+      insert.bind(11, resolved);
       changed = insert.exec();
     } else {
       SQLite::Statement update(
           db,
           "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
           "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
-          "may_be_storage = ? WHERE id = ? AND version = ?");
+          "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
+          "WHERE id = ? AND version = ?");
       update.bind(1, finding.resource_id);
       update.bind(2, category);
       update.bind(3, open);
@@ -231,8 +398,11 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
       update.bind(5, *json);
       update.bind(6, finding.resource_name);
       update.bind(7, may_be_storage);
-      update.bind(8, finding.id);
-      update.bind(9, static_cast<std::int64_t>(expected_version));
+      update.bind(8, severity_key);
+      update.bind(9, detected_key);
+      update.bind(10, resolved);
+      update.bind(11, finding.id);
+      update.bind(12, static_cast<std::int64_t>(expected_version));
       changed = update.exec();
     }
     if (changed == 1) {

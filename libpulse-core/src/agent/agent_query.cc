@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "pulse/core/agent/agent_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
@@ -167,7 +173,70 @@ FindingListQuery ParseFindingListQuery(const QueryParams& params) {
           parsed.has_value() ? std::min(*parsed, kMaxFindingListLimit) : kMaxFindingListLimit;
     }
   }
+  if (std::optional<std::string_view> cursor = NonEmpty(params, w::kQueryCursor)) {
+    query.cursor = std::string(*cursor);
+  }
   return query;
+}
+
+namespace {
+
+constexpr std::string_view kCursorPrefix = "f1.";
+// Longest finding id a cursor may carry.
+constexpr std::size_t kMaxCursorIdBytes = 512;
+
+absl::Status BadCursor(std::string_view reason) {
+  return InvalidParameter(AgentErrorCode::kInvalidFindingRequest, w::kQueryCursor, reason);
+}
+
+}  // namespace
+
+std::string EncodeFindingCursor(const FindingPagePosition& position) {
+  const std::string payload =
+      absl::StrCat(ToAbsl(ToString(position.severity)), "\n",
+                   absl::ToUnixNanos(position.detected_at), "\n", ToAbsl(position.id));
+  return absl::StrCat(ToAbsl(kCursorPrefix), absl::WebSafeBase64Escape(payload));
+}
+
+absl::StatusOr<FindingPagePosition> DecodeFindingCursor(std::string_view cursor) {
+  if (cursor.empty()) {
+    return BadCursor("must not be empty");
+  }
+  if (cursor.size() > kMaxFindingCursorBytes) {
+    return BadCursor("is too long");
+  }
+  if (cursor.substr(0, kCursorPrefix.size()) != kCursorPrefix) {
+    return BadCursor("is not a cursor this server issued");
+  }
+  std::string payload;
+  if (!absl::WebSafeBase64Unescape(ToAbsl(cursor.substr(kCursorPrefix.size())), &payload)) {
+    return BadCursor("is not a cursor this server issued");
+  }
+  const std::vector<absl::string_view> parts = absl::StrSplit(payload, absl::MaxSplits('\n', 2));
+  if (parts.size() != 3) {
+    return BadCursor("is not a cursor this server issued");
+  }
+  FindingPagePosition position;
+  const std::optional<Severity> severity =
+      ParseSeverity(std::string_view(parts[0].data(), parts[0].size()));
+  std::int64_t ns = 0;
+  if (!severity.has_value() || !absl::SimpleAtoi(parts[1], &ns) ||
+      parts[1].find_first_not_of("-0123456789") != absl::string_view::npos) {
+    return BadCursor("is not a cursor this server issued");
+  }
+  const absl::string_view id = parts[2];
+  if (id.empty() || id.size() > kMaxCursorIdBytes ||
+      !IsValidUtf8(std::string_view(id.data(), id.size())) ||
+      std::any_of(id.begin(), id.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7F;
+      })) {
+    return BadCursor("is not a cursor this server issued");
+  }
+  position.severity = *severity;
+  position.detected_at = absl::FromUnixNanos(ns);
+  position.id = std::string(id);
+  return position;
 }
 
 std::optional<AgentError> AgentQueryError(const absl::Status& status) {

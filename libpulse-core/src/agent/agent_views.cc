@@ -92,18 +92,18 @@ struct FindingCounts {
   std::int64_t warning = 0;
   std::int64_t info = 0;  // info and watch: the wire has no watch bucket
 
-  void Add(Severity severity) {
-    ++total;
+  void Add(Severity severity, std::int64_t n) {
+    total += n;
     switch (severity) {
       case Severity::kCritical:
-        ++critical;
+        critical += n;
         break;
       case Severity::kWarning:
-        ++warning;
+        warning += n;
         break;
       case Severity::kInfo:
       case Severity::kWatch:
-        ++info;
+        info += n;
         break;
     }
   }
@@ -152,12 +152,22 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
   fleet_query.limit = kFleetMaxResults;
   PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
 
-  FindingFilter active;
-  active.active_at = now;
-  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> findings, findings_.List(active));
+  // Counted by the store for the listed resources only (index seeks), never by decoding every
+  // active finding.
+  std::vector<std::string> listed_ids;
+  listed_ids.reserve(resources.size());
+  for (const FleetResource& r : resources) {
+    listed_ids.push_back(r.id);
+  }
+  PULSE_ASSIGN_OR_RETURN(std::vector<ActiveFindingCounts> active,
+                         findings_.CountActiveByResource(now, listed_ids));
   std::map<std::string, FindingCounts, std::less<>> counts;
-  for (const StoredFinding& s : findings) {
-    counts[s.finding.resource_id].Add(s.finding.severity);
+  for (const ActiveFindingCounts& a : active) {
+    FindingCounts& c = counts[a.resource_id];
+    c.Add(Severity::kCritical, a.critical);
+    c.Add(Severity::kWarning, a.warning);
+    c.Add(Severity::kWatch, a.watch);
+    c.Add(Severity::kInfo, a.info);
   }
 
   PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> pending,
@@ -256,42 +266,45 @@ absl::StatusOr<std::string> AgentViews::ResourceCapabilities(std::string_view re
   return out.Take();
 }
 
-absl::StatusOr<std::string> AgentViews::FindingList(const FindingListQuery& query) {
-  const absl::Time now = clock_.Now();
-  FindingFilter filter;
-  filter.resource_id = query.resource_id;
+absl::StatusOr<FindingPage> AgentViews::FindingListPage(const FindingListQuery& query) {
+  FindingPageQuery page;
+  if (query.cursor.has_value()) {
+    PULSE_ASSIGN_OR_RETURN(page.after, DecodeFindingCursor(*query.cursor));
+  }
   const bool widened = query.include_resolved || query.include_hidden;
-  if (!widened) {
-    filter.active_at = now;
-  }
-  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.List(filter));
-  std::vector<Finding> listed;
-  for (StoredFinding& s : stored) {
-    const Finding& f = s.finding;
-    if (!AtLeastWarning(f.severity)) {
-      continue;
-    }
-    if (widened && !IsActive(f, now)) {
-      // Resolved, or hidden (snoozed, dismissed or suppressed): each only when asked for.
-      if (f.resolved_at.has_value() ? !query.include_resolved : !query.include_hidden) {
-        continue;
-      }
-    }
-    listed.push_back(std::move(s.finding));
-  }
-  std::sort(listed.begin(), listed.end(), agent_internal::MoreUrgentFinding);
   std::size_t limit = query.limit;
   if (limit == 0) {
     limit = widened ? kDefaultResolvedFindingListLimit : kMaxFindingListLimit;
   }
   limit = std::min(limit, kMaxFindingListLimit);
-  if (listed.size() > limit) {
-    listed.resize(limit);
+  const absl::Time now = clock_.Now();
+  page.resource_id = query.resource_id;
+  page.min_severity = Severity::kWarning;
+  page.now = now;
+  page.include_resolved = query.include_resolved;
+  page.include_hidden = query.include_hidden;
+  page.limit = limit + 1;  // one more than shown says whether a next page exists
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.ListPage(page));
+  FindingPage out;
+  if (stored.size() > limit) {
+    stored.resize(limit);
+    out.next_cursor = EncodeFindingCursor(PagePositionOf(stored.back().finding));
+  }
+  std::vector<Finding> listed;
+  listed.reserve(stored.size());
+  for (StoredFinding& s : stored) {
+    listed.push_back(std::move(s.finding));
   }
   FindingJsonOptions options;
   options.include_private = false;
   options.now = now;
-  return FindingListToJson(std::span<const Finding>(listed), options);
+  out.body = FindingListToJson(std::span<const Finding>(listed), options);
+  return out;
+}
+
+absl::StatusOr<std::string> AgentViews::FindingList(const FindingListQuery& query) {
+  PULSE_ASSIGN_OR_RETURN(FindingPage page, FindingListPage(query));
+  return std::move(page.body);
 }
 
 absl::StatusOr<std::string> AgentViews::OperationsLoopStatus(const OperationsLoopInputs& inputs) {

@@ -137,10 +137,13 @@ std::vector<AgentCapability> BuildCatalogue() {
       .name = "list_findings",
       .title = "List findings",
       .description =
-          "Lists Patrol findings, most severe first. By default only active findings of "
-          "warning severity or above; the query parameters resource_id, include_resolved=1, "
-          "include_hidden=1 (snoozed, dismissed and suppressed ones) and limit (at most 500) "
-          "narrow or widen the list.",
+          "Lists Patrol findings, most severe first, then newest detected, then by id. By "
+          "default only active findings of warning severity or above; the query parameters "
+          "resource_id, include_resolved=1, include_hidden=1 (snoozed, dismissed and "
+          "suppressed ones) and limit (at most 500) narrow or widen the list. When more "
+          "findings follow, the response carries an opaque X-Next-Cursor header; send it back "
+          "as cursor for the next page (keyset pagination: no finding repeats or is skipped "
+          "while findings are written between pages).",
       .category = std::string(kCategoryFinding),
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,

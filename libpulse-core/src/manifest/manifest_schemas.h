@@ -389,7 +389,10 @@ inline constexpr std::string_view kListFindingsInput = R"json({
     "include_hidden": {"type": "boolean",
       "description": "Snoozed, dismissed and suppressed findings too, not only active ones."},
     "limit": {"type": "integer", "minimum": 0, "maximum": 500,
-      "description": "At most this many findings; 0 or absent: every active finding, or 200 with include_resolved or include_hidden."}
+      "description": "At most this many findings; 0 or absent: every active finding, or 200 with include_resolved or include_hidden."},
+    "cursor": {"type": "string", "minLength": 1, "maxLength": 1024,
+      "examples": ["f1.Y3JpdGljYWwKMAp4"],
+      "description": "Continue after the previous page: the opaque X-Next-Cursor header value of its response."}
   }
 })json";
 

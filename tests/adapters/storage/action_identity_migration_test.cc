@@ -213,7 +213,7 @@ TEST_CASE("a release 7 database without actions migrates to an empty identity ta
     CreateRelease7(raw);
   }
   auto db = MustOpen(path);
-  CHECK(*db->SchemaVersion() == 8);
+  CHECK(*db->SchemaVersion() == kSchemaVersion);
   CHECK(db->CheckIntegrity().ok());
   auto store = *SqliteActionStore::Open(*db);
   const core::ActionRecord r = NewRecord("after", true);

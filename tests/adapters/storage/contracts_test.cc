@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "contracts/action_store_contract.h"
+#include "contracts/finding_page_contract.h"
 #include "contracts/finding_store_contract.h"
 #include "contracts/operator_state_store_contract.h"
 #include "contracts/patrol_run_store_contract.h"
@@ -69,6 +70,8 @@ Owned<SqliteTokenStore> TokenStoreIn(bool in_file) {
 
 PULSE_FINDING_STORE_CONTRACT("SqliteFindingStore (:memory:)", MemoryFindingStore)
 PULSE_FINDING_STORE_CONTRACT("SqliteFindingStore (file)", FileFindingStore)
+PULSE_FINDING_PAGE_CONTRACT("SqliteFindingStore (:memory:)", MemoryFindingStore)
+PULSE_FINDING_PAGE_CONTRACT("SqliteFindingStore (file)", FileFindingStore)
 
 PULSE_PATROL_RUN_STORE_CONTRACT("SqlitePatrolRunStore (:memory:)", "[adapters][storage][contract]",
                                 MemoryPatrolRunStore)

@@ -35,13 +35,14 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoFindingPageColumns(raw);     // migration 9
     raw.exec("DELETE FROM schema_version WHERE version >= 2");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 8);
+  CHECK(kSchemaVersion == 9);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -71,6 +72,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoFindingPageColumns(raw);     // migration 9
     raw.exec("DELETE FROM schema_version WHERE version >= 7");
   }
   auto db = MustOpen(path);

@@ -39,6 +39,17 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 9 (the findings order columns and page indexes), for the same tests.
+inline void UndoFindingPageColumns(SQLite::Database& raw) {
+  for (const char* index :
+       {"findings_open_page", "findings_page", "findings_resource_page", "findings_open_counts"}) {
+    raw.exec(std::string("DROP INDEX ") + index);
+  }
+  for (const char* column : {"severity_key", "detected_key", "is_resolved"}) {
+    raw.exec(std::string("ALTER TABLE findings DROP COLUMN ") + column);
+  }
+}
+
 // Undoes migration 8 on a file that holds no action, for the tests that roll a file back to an
 // older release and reopen it (which re-runs every later migration): the identity is again
 // actions.identity_json under release 7's trigger.

@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "agent_views_test_support.h"
 #include "fmt/format.h"
 #include "pulse/core/findings/finding_json.h"
@@ -97,6 +99,104 @@ TEST_CASE("the findings list honours its limit and caps it at 500", "[core][agen
   CHECK(Listed(h, {{"limit", "100000"}}).size() == core::kMaxFindingListLimit);
   CHECK(Listed(h, {{"include_resolved", "1"}}).size() == core::kDefaultResolvedFindingListLimit);
   CHECK(Listed(h, {{"limit", "nope"}}).size() == core::kMaxFindingListLimit);
+}
+
+// Every page of `params`, following the next cursor until the last page.
+std::vector<std::string> AllPages(ViewsHarness& h, core::QueryParams params) {
+  std::vector<std::string> ids;
+  for (int guard = 0; guard < 100; ++guard) {
+    absl::StatusOr<core::FindingPage> page =
+        h.views.FindingListPage(core::ParseFindingListQuery(params));
+    REQUIRE(page.ok());
+    for (const std::string& id : Column(Body(page->body), "id")) {
+      ids.push_back(id);
+    }
+    if (!page->next_cursor.has_value()) {
+      return ids;
+    }
+    params.erase("cursor");
+    params.emplace("cursor", *page->next_cursor);
+  }
+  FAIL("the pages never end");
+  return ids;
+}
+
+TEST_CASE("the findings list pages through its cursor in the documented order",
+          "[core][agent][findings]") {
+  ViewsHarness h;
+  Populate(h);
+  const std::vector<std::string> all = {"crit-new", "crit-old", "nginx", "warn"};
+  CHECK(AllPages(h, {{"limit", "1"}}) == all);
+  CHECK(AllPages(h, {{"limit", "3"}}) == all);
+  // a full last page has no next cursor when nothing follows it
+  absl::StatusOr<core::FindingPage> exact =
+      h.views.FindingListPage(core::ParseFindingListQuery({{"limit", "4"}}));
+  REQUIRE(exact.ok());
+  CHECK_FALSE(exact->next_cursor.has_value());
+  CHECK(AllPages(h, {{"limit", "2"}, {"include_resolved", "1"}}) ==
+        std::vector<std::string>{"crit-new", "crit-old", "resolved", "nginx", "warn"});
+  CHECK(AllPages(h, {{"limit", "1"}, {"resource_id", "vm:101"}}) ==
+        std::vector<std::string>{"crit-new", "crit-old", "warn"});
+  // limit 0, negative or not a number is the default (every active finding); huge is the cap
+  CHECK(AllPages(h, {{"limit", "0"}}) == all);
+  CHECK(AllPages(h, {{"limit", "-1"}}) == all);
+  CHECK(AllPages(h, {{"limit", "99999999999999999999"}}) == all);
+}
+
+TEST_CASE("a malformed or hostile findings cursor is invalid_finding_request and reads nothing",
+          "[core][agent][findings]") {
+  ViewsHarness h;
+  Populate(h);
+  absl::StatusOr<core::FindingPage> first =
+      h.views.FindingListPage(core::ParseFindingListQuery({{"limit", "1"}}));
+  REQUIRE(first.ok());
+  REQUIRE(first->next_cursor.has_value());
+  const std::string good = *first->next_cursor;
+  REQUIRE(good.rfind("f1.", 0) == 0);
+  const std::string long_id(600, 'a');
+  for (const std::string& cursor :
+       {std::string("garbage"), std::string("f1."), std::string("f1.!!!!"),
+        good.substr(0, good.size() - 3) + "%%%", "f2." + good.substr(3), std::string(2000, 'f'),
+        "f1." + absl::WebSafeBase64Escape("critical\n1\n"),
+        "f1." + absl::WebSafeBase64Escape("loud\n1\nx"),
+        "f1." + absl::WebSafeBase64Escape("critical\n1e9\nx"),
+        "f1." + absl::WebSafeBase64Escape("critical\n99999999999999999999\nx"),
+        "f1." + absl::WebSafeBase64Escape("critical\n1\nx\x01y"),
+        "f1." + absl::WebSafeBase64Escape("critical\n1\n\xff\xfe"),
+        "f1." + absl::WebSafeBase64Escape("critical\n1\n" + long_id),
+        "f1." + absl::WebSafeBase64Escape("critical 1 x")}) {
+    INFO(cursor);
+    h.findings.FailNext(absl::InternalError("the store must not be read"));
+    absl::StatusOr<core::FindingPage> page =
+        h.views.FindingListPage(core::ParseFindingListQuery({{"cursor", cursor}}));
+    REQUIRE(absl::IsInvalidArgument(page.status()));
+    std::optional<core::AgentError> error = core::AgentQueryError(page.status());
+    REQUIRE(error.has_value());
+    CHECK(error->code == core::AgentErrorCode::kInvalidFindingRequest);
+    CHECK(error->details.count("cursor") == 1);
+    h.findings.FailNext(absl::OkStatus());  // clear the unused injection
+  }
+  // a well-formed cursor naming a finding that is gone still positions the page
+  const std::string gone = core::EncodeFindingCursor(
+      core::FindingPagePosition{Severity::kCritical, h.clock.Now() - absl::Minutes(90), "zz"});
+  CHECK(AllPages(h, {{"cursor", gone}}) == std::vector<std::string>{"crit-old", "nginx", "warn"});
+}
+
+TEST_CASE("fleet context counts come from the store's active counts", "[core][agent][findings]") {
+  ViewsHarness h;
+  Populate(h);
+  rapidjson::Document doc = Body(h.views.FleetContext({}));
+  bool seen = false;
+  for (const auto& r : doc["resources"].GetArray()) {
+    if (std::string(r["canonicalId"].GetString()) == "vm:101") {
+      seen = true;
+      CHECK(r["findings"]["critical"].GetInt() == 2);
+      CHECK(r["findings"]["warning"].GetInt() == 1);
+      CHECK(r["findings"]["info"].GetInt() == 2);  // watch counts as info
+      CHECK(r["findings"]["total"].GetInt() == 5);
+    }
+  }
+  CHECK(seen);
 }
 
 TEST_CASE("a finding store failure fails the findings list", "[core][agent]") {

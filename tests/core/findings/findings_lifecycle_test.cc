@@ -373,6 +373,13 @@ class ClashingStore final : public FindingStore {
   absl::StatusOr<std::vector<StoredFinding>> List(const FindingFilter& f) const override {
     return inner_.List(f);
   }
+  absl::StatusOr<std::vector<StoredFinding>> ListPage(const FindingPageQuery& q) const override {
+    return inner_.ListPage(q);
+  }
+  absl::StatusOr<std::vector<ActiveFindingCounts>> CountActiveByResource(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override {
+    return inner_.CountActiveByResource(now, resource_ids);
+  }
   absl::StatusOr<std::int64_t> Put(const Finding&, std::int64_t) override {
     ++puts;
     return absl::AbortedError("clash");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "contracts/finding_page_contract.h"
 #include "contracts/finding_store_contract.h"
 
 namespace {
@@ -22,6 +23,7 @@ std::unique_ptr<pulse::core::FindingStore> MakeValueStore() {
 
 PULSE_FINDING_STORE_CONTRACT("in-memory json", MakeJsonStore)
 PULSE_FINDING_STORE_CONTRACT("in-memory value", MakeValueStore)
+PULSE_FINDING_PAGE_CONTRACT("in-memory json", MakeJsonStore)
 
 TEST_CASE("the in-memory store's injected failure hits only the named call", "[core][findings]") {
   pulse::testing::InMemoryFindingStore store;

@@ -214,6 +214,10 @@ void ProvokeFindingCodes(Recorder& r, const std::string& alice,
   r.Expect("", "list_findings", "GET", "/api/ai/patrol/findings", alice);
   r.Expect("invalid_finding_request", "list_findings", "GET", "/api/ai/patrol/findings?limit=-1",
            alice);
+  r.Expect("invalid_finding_request", "list_findings", "GET",
+           "/api/ai/patrol/findings?cursor=f1.AAAA", alice);
+  r.Expect("invalid_finding_request", "list_findings", "GET",
+           "/api/ai/patrol/findings?cursor=not-a-cursor", alice);
   r.Expect("invalid_finding_request", "acknowledge_finding", "POST", "/api/ai/patrol/acknowledge",
            alice, R"({"finding_id":7})");
   r.Expect("finding_not_found", "acknowledge_finding", "POST", "/api/ai/patrol/acknowledge", alice,
@@ -506,6 +510,36 @@ TEST_CASE("every declared error code is reachable and every answered code is dec
   ProvokePatrolCodes(r, alice, robot);
   ProvokeTokenCodes(r, alice, robot, narrow);
   CheckLedger(r);
+  CHECK(server.Stop() == "exited 0");
+}
+
+TEST_CASE("the findings list pages through X-Next-Cursor without repeats or gaps",
+          "[e2e][server][findings]") {
+  TempDir dir;
+  const std::vector<std::string> findings = SeedFindings(dir.path());
+  const std::string token = MintToken(dir.path(), "ai:execute", "operator");
+  ServerProcess server(dir.path());
+  const Reply whole = Send(server.port(), "GET", "/api/ai/patrol/findings", token);
+  REQUIRE(whole.status == 200);
+  CHECK(whole.Header("X-Next-Cursor").empty());
+  std::string paged = "[";
+  std::string path = "/api/ai/patrol/findings?limit=1";
+  for (int guard = 0; guard < 20; ++guard) {
+    const Reply page = Send(server.port(), "GET", path, token);
+    REQUIRE(page.status == 200);
+    REQUIRE(page.body.size() > 2);
+    paged += (paged.size() > 1 ? "," : "") + page.body.substr(1, page.body.size() - 2);
+    const std::string next = page.Header("X-Next-Cursor");
+    if (next.empty()) {
+      break;
+    }
+    path = "/api/ai/patrol/findings?limit=1&cursor=" + next;  // web-safe base64: no escaping
+  }
+  paged += "]";
+  CHECK(paged == whole.body);
+  const Reply bad = Send(server.port(), "GET", "/api/ai/patrol/findings?cursor=f1.AAAA", token);
+  CHECK(bad.status == 400);
+  CHECK(ErrorCode(bad.body) == "invalid_finding_request");
   CHECK(server.Stop() == "exited 0");
 }
 

@@ -274,6 +274,10 @@ std::string ValidValue(const std::string& type, const rapidjson::Value& schema) 
   if (const rapidjson::Value* values = core::GetMember(schema, "enum")) {
     return std::string(core::StringViewOf((*values)[0]));
   }
+  // A value only the server can mint (a findings cursor) declares a valid example.
+  if (const rapidjson::Value* examples = core::GetMember(schema, "examples")) {
+    return std::string(core::StringViewOf((*examples)[0]));
+  }
   return "vm%3A101";
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/model/finding_types.h"
+#include "pulse/core/ports/finding_store.h"
 
 namespace pulse::core {
 
@@ -76,12 +77,28 @@ struct FindingListQuery {
   // 0 = the default: every match (capped at kMaxFindingListLimit) for the active list,
   // kDefaultResolvedFindingListLimit with include_resolved.
   std::size_t limit = 0;
+  // The opaque cursor of a previous page (its next cursor), as sent (empty = absent, the first
+  // page); decoded by DecodeFindingCursor when the list is read.
+  std::optional<std::string> cursor;
 };
 
 // resource_id: used when not empty. include_resolved, include_hidden: "1" or "true" (any case).
 // limit: decimal digits; above kMaxFindingListLimit it is clamped, and anything unparsable means
 // the default. Never fails.
 FindingListQuery ParseFindingListQuery(const QueryParams& params);
+
+// The longest cursor accepted (a longer one is malformed).
+inline constexpr std::size_t kMaxFindingCursorBytes = 1024;
+
+// The opaque cursor that continues the findings list after `position`: "f1." and the web-safe
+// base64 of the position. Clients must treat it as opaque; only DecodeFindingCursor reads it.
+std::string EncodeFindingCursor(const FindingPagePosition& position);
+
+// The position a cursor of EncodeFindingCursor names. InvalidArgument "cursor <reason>" with
+// the AgentQueryError payload (code invalid_finding_request, parameter cursor) for anything
+// else: empty, too long, wrong prefix, not base64, wrong field count, unknown severity, a time
+// that is not an integer, an empty or over-long id or one holding a control character.
+[[nodiscard]] absl::StatusOr<FindingPagePosition> DecodeFindingCursor(std::string_view cursor);
 
 inline constexpr char kAgentQueryErrorPayloadUrl[] = "type.pulse.dev/pulse.core.AgentQueryError";
 

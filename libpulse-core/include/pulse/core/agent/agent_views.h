@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,13 @@ struct OperationsLoopInputs {
   // unexpired API token covers every scope of the published Patrol-work capability set
   // (requirement POL-17). The server computes it from its token store and the manifest.
   bool external_agent_ready = false;
+};
+
+// One page of the findings list: the Finding[] body and, when more findings follow, the cursor
+// of the next page (sent back as ?cursor=; the route returns it in the X-Next-Cursor header).
+struct FindingPage {
+  std::string body;
+  std::optional<std::string> next_cursor;
 };
 
 class AgentViews {
@@ -159,6 +167,13 @@ class AgentViews {
   // severity warning or critical that are active (with include_resolved: active or resolved),
   // optionally of one resource, critical first, then newest detected, then id; at most the
   // query's limit (see FindingListQuery).
+  // Read through FindingStore::ListPage: the cost is the page, never the whole store. The order
+  // is total (severity, detected time, id), so paging with the cursor never repeats or skips a
+  // finding that stays listed, whatever is written between the reads. A malformed or foreign
+  // cursor is InvalidArgument with the AgentQueryError payload (invalid_finding_request); nothing
+  // is read then.
+  [[nodiscard]] absl::StatusOr<FindingPage> FindingListPage(const FindingListQuery& query);
+  // FindingListPage's body alone.
   [[nodiscard]] absl::StatusOr<std::string> FindingList(const FindingListQuery& query);
 
  private:

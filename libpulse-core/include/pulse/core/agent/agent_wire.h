@@ -152,5 +152,8 @@ inline constexpr std::string_view kQueryLimit = "limit";
 inline constexpr std::string_view kQueryResourceId = "resource_id";
 inline constexpr std::string_view kQueryIncludeResolved = "include_resolved";
 inline constexpr std::string_view kQueryIncludeHidden = "include_hidden";
+inline constexpr std::string_view kQueryCursor = "cursor";
+// The response header that carries the next page's cursor (absent on the last page).
+inline constexpr std::string_view kNextCursorHeader = "X-Next-Cursor";
 
 }  // namespace pulse::core::agent_wire

@@ -10,6 +10,7 @@
 // tests/contracts/finding_store_contract.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,6 +63,72 @@ struct FindingFilter {
   std::optional<RelatedResourceFilter> related_to;
 };
 
+// A position in the findings list order (FindingPageOrder): the key of the last finding a page
+// returned. The next page starts strictly after it.
+struct FindingPagePosition {
+  Severity severity = Severity::kInfo;
+  absl::Time detected_at;
+  std::string id;
+
+  friend bool operator==(const FindingPagePosition&, const FindingPagePosition&) = default;
+};
+
+// One page of the findings list, in FindingPageOrder: most severe first, then newest detected,
+// then id ascending (a total order, so equal timestamps never reorder between reads). Only
+// findings of at least `min_severity` that are active at `now` (IsActive), or, with
+// include_resolved, active or resolved (resolved_at set; snoozed, dismissed and suppressed
+// findings are neither).
+struct FindingPageQuery {
+  std::optional<std::string> resource_id;  // exact resource id
+  Severity min_severity = Severity::kWarning;
+  absl::Time now;
+  bool include_resolved = false;
+  bool include_hidden = false;  // snoozed, dismissed and suppressed (not active, not resolved)
+  std::optional<FindingPagePosition> after;  // start after this position (keyset pagination)
+  std::size_t limit = 50;                    // at most this many; 0 returns none
+};
+
+// Active findings of one resource by severity bucket (CountActiveByResource).
+struct ActiveFindingCounts {
+  std::string resource_id;
+  std::int64_t critical = 0;
+  std::int64_t warning = 0;
+  std::int64_t watch = 0;
+  std::int64_t info = 0;
+
+  friend bool operator==(const ActiveFindingCounts&, const ActiveFindingCounts&) = default;
+};
+
+// Whether `a` comes before `b` in the findings page order.
+inline bool FindingPageOrder(const FindingPagePosition& a, const FindingPagePosition& b) {
+  if (a.severity != b.severity) {
+    return SeverityRank(a.severity) > SeverityRank(b.severity);
+  }
+  if (a.detected_at != b.detected_at) {
+    return a.detected_at > b.detected_at;
+  }
+  return a.id < b.id;
+}
+
+// The page position of a stored finding.
+inline FindingPagePosition PagePositionOf(const Finding& finding) {
+  return FindingPagePosition{finding.severity, finding.detected_at, finding.id};
+}
+
+// Whether `finding` belongs in the pages of `query` (its filters; `after` and `limit` aside).
+inline bool InFindingPage(const FindingPageQuery& query, const Finding& finding) {
+  if (query.resource_id.has_value() && finding.resource_id != *query.resource_id) {
+    return false;
+  }
+  if (SeverityRank(finding.severity) < SeverityRank(query.min_severity)) {
+    return false;
+  }
+  if (IsActive(finding, query.now)) {
+    return true;
+  }
+  return finding.resolved_at.has_value() ? query.include_resolved : query.include_hidden;
+}
+
 class FindingStore {
  public:
   virtual ~FindingStore() = default;
@@ -72,6 +139,19 @@ class FindingStore {
   // Findings matching `filter`, ordered by id ascending.
   [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> List(
       const FindingFilter& filter) const = 0;
+
+  // One page of findings (FindingPageQuery). Its cost grows with the page, not with the number
+  // of findings stored (the SQLite adapter reads an index range). InvalidArgument when `after`
+  // has an empty id.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> ListPage(
+      const FindingPageQuery& query) const = 0;
+
+  // For each of `resource_ids` with at least one finding active at `now`, the count of its
+  // active findings by severity, ordered by resource id (duplicates in `resource_ids` count
+  // once). Computed without decoding a finding, at a cost that grows with the resources asked
+  // about and their findings, not with the store.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<ActiveFindingCounts>> CountActiveByResource(
+      absl::Time now, const std::vector<std::string>& resource_ids) const = 0;
 
   // Writes `finding` (keyed by finding.id) if the stored version equals `expected_version`
   // (0 = the finding must not exist yet) and returns the new version (expected_version + 1).

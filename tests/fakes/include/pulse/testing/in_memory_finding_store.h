@@ -6,10 +6,12 @@
 // the next Put commits (to simulate a concurrent writer).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,6 +75,76 @@ class InMemoryFindingStore final : public core::FindingStore {
         continue;
       }
       out.push_back(std::move(*stored));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<core::StoredFinding>> ListPage(
+      const core::FindingPageQuery& query) const override {
+    if (query.after.has_value() && query.after->id.empty()) {
+      return absl::InvalidArgumentError("page position without an id");
+    }
+    absl::StatusOr<std::vector<core::StoredFinding>> all = List(core::FindingFilter{});
+    if (!all.ok()) {
+      return all.status();
+    }
+    std::vector<core::StoredFinding> out;
+    for (core::StoredFinding& s : *all) {
+      if (!core::InFindingPage(query, s.finding)) {
+        continue;
+      }
+      if (query.after.has_value() &&
+          !core::FindingPageOrder(*query.after, core::PagePositionOf(s.finding))) {
+        continue;
+      }
+      out.push_back(std::move(s));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const core::StoredFinding& a, const core::StoredFinding& b) {
+                return core::FindingPageOrder(core::PagePositionOf(a.finding),
+                                              core::PagePositionOf(b.finding));
+              });
+    if (out.size() > query.limit) {
+      out.resize(query.limit);
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override {
+    const std::set<std::string> wanted(resource_ids.begin(), resource_ids.end());
+    core::FindingFilter active;
+    active.active_at = now;
+    absl::StatusOr<std::vector<core::StoredFinding>> all = List(active);
+    if (!all.ok()) {
+      return all.status();
+    }
+    std::map<std::string, core::ActiveFindingCounts> counts;
+    for (const core::StoredFinding& s : *all) {
+      if (wanted.count(s.finding.resource_id) == 0) {
+        continue;
+      }
+      core::ActiveFindingCounts& c = counts[s.finding.resource_id];
+      c.resource_id = s.finding.resource_id;
+      switch (s.finding.severity) {
+        case core::Severity::kCritical:
+          ++c.critical;
+          break;
+        case core::Severity::kWarning:
+          ++c.warning;
+          break;
+        case core::Severity::kWatch:
+          ++c.watch;
+          break;
+        case core::Severity::kInfo:
+          ++c.info;
+          break;
+      }
+    }
+    std::vector<core::ActiveFindingCounts> out;
+    out.reserve(counts.size());
+    for (auto& [id, c] : counts) {
+      out.push_back(std::move(c));
     }
     return out;
   }

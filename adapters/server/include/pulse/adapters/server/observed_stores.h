@@ -68,6 +68,14 @@ class ObservedFindingStore final : public core::FindingStore {
       const core::FindingFilter& filter) const override {
     return inner_.List(filter);
   }
+  absl::StatusOr<std::vector<core::StoredFinding>> ListPage(
+      const core::FindingPageQuery& query) const override {
+    return inner_.ListPage(query);
+  }
+  absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override {
+    return inner_.CountActiveByResource(now, resource_ids);
+  }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {

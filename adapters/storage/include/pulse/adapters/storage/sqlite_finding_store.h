@@ -31,6 +31,10 @@ class SqliteFindingStore final : public core::FindingStore {
   absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override;
   absl::StatusOr<std::vector<core::StoredFinding>> List(
       const core::FindingFilter& filter) const override;
+  absl::StatusOr<std::vector<core::StoredFinding>> ListPage(
+      const core::FindingPageQuery& query) const override;
+  absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override;

@@ -1,0 +1,115 @@
+// Migration 9 on a file release 8 wrote: the database is built by running migrations 1..8 and
+// inserting findings as release 8's SqliteFindingStore did (no order columns). Opening it with
+// this code fills severity_key, detected_key and is_resolved from each finding's JSON, so the
+// paged list reads the old findings in the documented order, and later Puts keep them current.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "contracts/finding_store_contract.h"
+#include "migrations.h"
+#include "pulse/adapters/storage/sqlite_finding_store.h"
+#include "pulse/core/findings/finding_json.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+using adapters::storage::kSchemaVersion;
+using adapters::storage::Migration;
+using adapters::storage::SqliteFindingStore;
+using contracts::kContractT0;
+
+void CreateRelease8(SQLite::Database& raw) {
+  for (const Migration& m : adapters::storage::Migrations()) {
+    if (m.version > 8) {
+      break;
+    }
+    SQLite::Transaction tx(raw);
+    raw.exec(m.sql);
+    SQLite::Statement record(raw,
+                             "INSERT INTO schema_version (version, description) VALUES (?, ?)");
+    record.bind(1, m.version);
+    record.bind(2, m.description);
+    record.exec();
+    tx.commit();
+  }
+}
+
+// Release 8's Put of a new finding.
+void InsertAsRelease8(SQLite::Database& raw, const core::Finding& f) {
+  SQLite::Statement insert(raw,
+                           "INSERT INTO findings (id, version, resource_id, category, is_open, "
+                           "snoozed_until_ns, record_json, resource_name, may_be_storage) "
+                           "VALUES (?, 1, ?, 'performance', ?, NULL, ?, ?, 0)");
+  insert.bind(1, f.id);
+  insert.bind(2, f.resource_id);
+  insert.bind(3, f.resolved_at.has_value() ? 0 : 1);
+  insert.bind(4, core::FindingToJson(f));
+  insert.bind(5, f.resource_name);
+  insert.exec();
+}
+
+core::Finding Old(const std::string& id, core::Severity severity, absl::Time detected) {
+  core::Finding f = contracts::SimpleFinding(id, "vm:101", core::Category::kPerformance);
+  f.severity = severity;
+  f.detected_at = detected;
+  return f;
+}
+
+TEST_CASE("a release 8 database gets the findings order columns from each finding's JSON",
+          "[adapters][storage][findings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    CreateRelease8(raw);
+    InsertAsRelease8(raw, Old("warn-old", core::Severity::kWarning, kContractT0 - absl::Hours(5)));
+    // sub-second detection times keep their nanoseconds through the SQL conversion
+    InsertAsRelease8(raw, Old("crit-a", core::Severity::kCritical,
+                              kContractT0 - absl::Hours(1) + absl::Nanoseconds(123456789)));
+    InsertAsRelease8(raw, Old("crit-b", core::Severity::kCritical,
+                              kContractT0 - absl::Hours(1) + absl::Nanoseconds(123456790)));
+    InsertAsRelease8(raw, Old("watch", core::Severity::kWatch, kContractT0));
+    core::Finding resolved = Old("resolved", core::Severity::kWarning, kContractT0);
+    resolved.resolved_at = kContractT0;
+    InsertAsRelease8(raw, resolved);
+  }
+  auto db = MustOpen(path);
+  CHECK(*db->SchemaVersion() == kSchemaVersion);
+  CHECK(db->CheckIntegrity().ok());
+  auto store = *SqliteFindingStore::Open(*db);
+
+  core::FindingPageQuery q;
+  q.now = kContractT0 + absl::Hours(1);
+  q.limit = 10;
+  CHECK(contracts::Ids(*store->ListPage(q)) ==
+        std::vector<std::string>{"crit-b", "crit-a", "warn-old"});
+  q.include_resolved = true;
+  CHECK(contracts::Ids(*store->ListPage(q)) ==
+        std::vector<std::string>{"crit-b", "crit-a", "resolved", "warn-old"});
+  q.include_resolved = false;
+  q.min_severity = core::Severity::kInfo;
+  CHECK(contracts::Ids(*store->ListPage(q)) ==
+        std::vector<std::string>{"crit-b", "crit-a", "warn-old", "watch"});
+
+  // a later Put of a migrated finding moves it in the order
+  absl::StatusOr<core::StoredFinding> got = store->Get("warn-old");
+  REQUIRE(got.ok());
+  got->finding.severity = core::Severity::kCritical;
+  got->finding.detected_at = kContractT0;
+  REQUIRE(store->Put(got->finding, got->version).ok());
+  q.min_severity = core::Severity::kWarning;
+  CHECK(contracts::Ids(*store->ListPage(q)) ==
+        std::vector<std::string>{"warn-old", "crit-b", "crit-a"});
+  q.limit = 1;
+  q.after = core::PagePositionOf(store->Get("warn-old")->finding);
+  CHECK(contracts::Ids(*store->ListPage(q)) == std::vector<std::string>{"crit-b"});
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage
