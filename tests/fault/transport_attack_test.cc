@@ -34,6 +34,21 @@ constexpr std::int64_t kMaxGrowthKb = 64 * 1024;       // RSS over idle under an
 constexpr double kMaxP99Ratio = 2.0;                   // /healthz p99 under attack / idle
 constexpr std::int64_t kMaxStreamsRssKb = 200 * 1024;  // RSS with every stream open
 constexpr double kMaxStreamsP99Ratio = 1.5;            // /healthz p99 with streams / idle
+// Under ASan+UBSan (the sanitizer leg of cmake/test.sh, at 15 s per attack) the suite checks
+// memory safety and every other bound, but the latency ratios are printed, not asserted: an
+// unoptimised instrumented server's timing is not the product's, and the acceptance run of
+// those bounds is the plain build's at 60 s (tests/fault/TRANSPORT.md).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAssertLatency = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAssertLatency = false;
+#else
+constexpr bool kAssertLatency = true;
+#endif
+#else
+constexpr bool kAssertLatency = true;
+#endif
 // Threads <= 2 x cores + this. Idle with a provider the server runs 13 threads today, 5 of
 // them its HTTP transport's (a listener, 4 workers), and a chat run adds one: 12 leaves the
 // transport 2 x cores + 3 (tests/fault/TRANSPORT.md).
@@ -155,7 +170,9 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   // windows), and nothing failed.
   CHECK(m.healthz.count > 0);
   REQUIRE_FALSE(m.round_p99_ms.empty());
-  CHECK(m.MedianRoundP99Ratio() < kMaxP99Ratio);
+  if (kAssertLatency) {
+    CHECK(m.MedianRoundP99Ratio() < kMaxP99Ratio);
+  }
   CHECK(m.healthz.failures == 0);
   // The attacker's connections are closed by the server, and no attacking request is served.
   CHECK(m.attack.closed_by_server > 0);
@@ -273,7 +290,9 @@ TEST_CASE(
   // /healthz p99 with the streams open stays within 1.5x idle.
   CHECK(m.healthz.count > 0);
   CHECK(m.healthz.failures == 0);
-  CHECK(m.healthz.p99_ms <= kMaxStreamsP99Ratio * m.idle_healthz.p99_ms);
+  if (kAssertLatency) {
+    CHECK(m.healthz.p99_ms <= kMaxStreamsP99Ratio * m.idle_healthz.p99_ms);
+  }
   // A chat started meanwhile completes.
   INFO(chat.raw.substr(0, 500));
   CHECK(chat.status == 200);

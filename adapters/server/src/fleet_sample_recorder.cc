@@ -102,6 +102,12 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
   }
   // Series of resources that left the fleet are forgotten, so the map stays bounded.
   copied_ = std::move(copied);
+  if (options_.retention > absl::ZeroDuration() && now - last_prune_ >= options_.prune_interval) {
+    // A failed prune is tried again next round; the samples it would delete are only old.
+    if (history_.DeleteBefore(now - options_.retention).ok()) {
+      last_prune_ = now;
+    }
+  }
   return batch.size();
 }
 

@@ -170,6 +170,40 @@ TEST_CASE("the sample recorder copies a docker source's samples into the stored 
   CHECK(w.Stored("app-container:web", "memory_pct") == 31);
 }
 
+TEST_CASE("the sample recorder deletes stored samples older than its retention, once an hour",
+          "[server][fleet][history]") {
+  RecorderWorld w;
+  CHECK(FleetSampleRecorderOptions{}.retention == absl::Hours(24 * 30));
+  FleetSampleRecorderOptions options;
+  options.retention = absl::Hours(2);
+  options.prune_interval = absl::Hours(1);
+  // Another series' samples, 3 h and 90 min old.
+  REQUIRE(w.stored->Append("vm:old", "cpu", {w.clock.Now() - absl::Hours(3), 50.0}).ok());
+  REQUIRE(w.stored->Append("vm:old", "cpu", {w.clock.Now() - absl::Minutes(90), 60.0}).ok());
+  w.Series("app-container:web", "memory_pct", 10);
+  FleetSampleRecorder recorder(w.fleet, *w.stored, w.clock, options);
+  CHECK(*recorder.RecordOnce() == 10);
+  CHECK(w.Stored("vm:old", "cpu") == 1);  // the first round prunes what is over 2 h old
+  CHECK(w.Stored("app-container:web", "memory_pct") == 10);
+
+  // 45 min later the 90-min sample is over 2 h old, but the last prune was under an hour ago.
+  w.clock.Advance(absl::Minutes(45));
+  CHECK(recorder.RecordOnce().ok());
+  CHECK(w.Stored("vm:old", "cpu") == 1);
+  // 20 min more: pruned; the recorded samples, 66 to 75 min old, stay.
+  w.clock.Advance(absl::Minutes(20));
+  CHECK(recorder.RecordOnce().ok());
+  CHECK(w.Stored("vm:old", "cpu") == 0);
+  CHECK(w.Stored("app-container:web", "memory_pct") == 10);
+
+  // Retention 0 keeps everything.
+  options.retention = absl::ZeroDuration();
+  REQUIRE(w.stored->Append("vm:old", "cpu", {w.clock.Now() - absl::Hours(40), 1.0}).ok());
+  FleetSampleRecorder keeper(w.fleet, *w.stored, w.clock, options);
+  CHECK(keeper.RecordOnce().ok());
+  CHECK(w.Stored("vm:old", "cpu") == 1);
+}
+
 TEST_CASE("the sample recorder costs nothing for a fleet without docker sources and stops",
           "[server][fleet][history]") {
   RecorderWorld w;

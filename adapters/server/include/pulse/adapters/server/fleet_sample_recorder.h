@@ -6,6 +6,7 @@
 // attribute, the kind from SourceStatuses) reads each recorded metric through
 // Fleet::ReadMetricHistory since the newest point it already copied, and appends the newer
 // points in one transaction. A fleet without such a source costs one SourceStatuses call.
+// Samples older than `retention` are deleted from the stored history once an hour.
 // Thread-safety: Start, Stop and RecordOnce from any thread (RecordOnce calls are serialized).
 // Borrows the fleet, the history and the clock, which must outlive it (Stop joins the thread).
 #pragma once
@@ -34,6 +35,11 @@ struct FleetSampleRecorderOptions {
   std::vector<std::string> metrics = {"cpu", "memory_pct"};
   absl::Duration interval = absl::Seconds(15);
   absl::Duration first_window = absl::Hours(1);  // how far back the first copy of a series reads
+  // The stored history keeps this long: once per prune_interval (and on the first round) every
+  // stored sample older than that is deleted, so recording never grows the store without end
+  // (about 2 samples per container every 15 s). 0 keeps everything.
+  absl::Duration retention = absl::Hours(24 * 30);
+  absl::Duration prune_interval = absl::Hours(1);
 };
 
 class FleetSampleRecorder {
@@ -63,6 +69,7 @@ class FleetSampleRecorder {
   absl::Mutex record_mu_;
   // The newest point copied, per (resource id, metric).
   std::map<std::pair<std::string, std::string>, absl::Time> copied_ ABSL_GUARDED_BY(record_mu_);
+  absl::Time last_prune_ ABSL_GUARDED_BY(record_mu_) = absl::InfinitePast();
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
