@@ -113,6 +113,18 @@ void PagesMatchActivityAndResolution(Store& store) {
   core::FindingPageQuery with_resolved = PageQuery(1);
   with_resolved.include_resolved = true;
   CHECK(AllPages(store, with_resolved) == std::vector<std::string>{"active", "resolved", "lapsed"});
+  // hidden: snoozed, dismissed and suppressed (this one is below the warning floor)
+  core::FindingPageQuery with_hidden = PageQuery(1);
+  with_hidden.include_hidden = true;
+  CHECK(AllPages(store, with_hidden) ==
+        std::vector<std::string>{"snoozed", "active", "lapsed", "dismissed"});
+  with_hidden.include_resolved = true;
+  CHECK(AllPages(store, with_hidden) ==
+        std::vector<std::string>{"snoozed", "active", "resolved", "lapsed", "dismissed"});
+  with_hidden.min_severity = core::Severity::kInfo;
+  with_hidden.include_resolved = false;
+  CHECK(AllPages(store, with_hidden) ==
+        std::vector<std::string>{"snoozed", "active", "lapsed", "dismissed", "suppressed"});
 
   // resolving moves a finding out of the active pages (the index columns follow each Put)
   absl::StatusOr<core::StoredFinding> got = store.Get("active");

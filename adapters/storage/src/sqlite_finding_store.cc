@@ -215,6 +215,8 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   const char* active = "is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= :now)";
   // Hidden findings (snoozed, dismissed, suppressed) are the rows neither active nor resolved;
   // core::InFindingPage has the last word on each row read.
+  // Only the active filter names :now (SQLiteCpp refuses to bind a name the statement lacks).
+  const bool binds_now = !query.include_hidden;
   if (query.include_resolved && query.include_hidden) {
     // every row
   } else if (query.include_hidden) {
@@ -251,7 +253,9 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
       if (query.resource_id.has_value()) {
         q.bind(":resource", *query.resource_id);
       }
-      q.bind(":now", static_cast<std::int64_t>(now_ns));
+      if (binds_now) {
+        q.bind(":now", static_cast<std::int64_t>(now_ns));
+      }
       q.bind(":max_key", static_cast<std::int64_t>(SeverityKey(query.min_severity)));
       q.bind(":after_key", after_key);
       q.bind(":after_detected", after_detected);
