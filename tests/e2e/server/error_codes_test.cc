@@ -349,16 +349,20 @@ void ProvokeExecuteCodes(Recorder& r, const std::string& alice, const std::strin
     std::thread runner([&] {
       first = Send(r.port(), "POST", "/api/actions/" + free_plan + "/execute", alice, "{}");
     });
-    Reply second;
-    for (int i = 0; i < 100; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      second =
-          r.Call("execute_action", "POST", "/api/actions/" + free_plan + "/execute", bob, "{}");
-      if (ErrorCode(second.body) == "action_already_executing" || second.status == 200) {
-        break;
+    // The second execute goes once the first is under way (the action reads "executing"), so
+    // on a loaded machine the second cannot overtake the first and run the action itself.
+    bool executing = false;
+    for (int i = 0; i < 1000 && !executing; ++i) {
+      executing = Send(r.port(), "GET", "/api/actions/" + free_plan, alice)
+                      .body.find("\"state\":\"executing\"") != std::string::npos;
+      if (!executing) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     }
+    const Reply second =
+        r.Call("execute_action", "POST", "/api/actions/" + free_plan + "/execute", bob, "{}");
     runner.join();
+    CHECK(executing);
     CHECK(first.status == 200);
     CHECK(ErrorCode(second.body) == "action_already_executing");
   }
