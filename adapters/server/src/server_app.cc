@@ -366,11 +366,28 @@ ServerApp::~ServerApp() { Shutdown(); }
 
 int ServerApp::port() const { return parts_->server->port(); }
 
+namespace {
+
+// Whether a source of the fleet samples its resources or reports their changes itself (docker
+// today): only then do the sample recorder and the change publisher need their threads.
+bool HasSelfReportingSource(core::Fleet& fleet) {
+  for (const core::FleetSourceStatus& source : fleet.SourceStatuses()) {
+    if (source.kind == "docker") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status ServerApp::Start() {
   PULSE_RETURN_IF_ERROR(parts_->server->Start());
   parts_->scheduler->Start();
-  parts_->changes->Start();
-  parts_->recorder->Start();
+  if (HasSelfReportingSource(*parts_->fleet)) {
+    parts_->changes->Start();
+    parts_->recorder->Start();
+  }
   return absl::OkStatus();
 }
 
