@@ -38,9 +38,12 @@ esac
 # costs a third of the compile time. The plain build is optimised at -O1, which keeps GCC's
 # flow-based warnings (maybe-uninitialized, null dereference, ...) at half the cost of -O2; the
 # sanitizer build is unoptimised. `quickstart.sh` builds the apps in Release (-O3).
-build_type_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+build_type_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+  -DPULSE_BUILD_BENCHMARKS=ON)
 if [ -n "$sanitize" ]; then
-  build_type_args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
+  # The benchmarks register no test and time nothing meaningful under sanitizers.
+  build_type_args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1"
+    -DPULSE_BUILD_BENCHMARKS=OFF)
 fi
 cmake -S "$root" -B "$build_dir" -G Ninja \
   "${build_type_args[@]}" \
