@@ -40,12 +40,10 @@ function(pulse_add_test)
     PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
-# Precompiled headers (PULSE_PRECOMPILE_HEADERS, off by default; cmake/test.sh turns it on for
-# its from-scratch builds, which have no compiler cache): the standard, Abseil and RapidJSON
-# headers nearly every unit includes, and Catch2 for tests, parsed once per target instead of
-# once per unit. Off in incremental builds with ccache, which cannot cache a unit that uses a
-# precompiled header unless told to be sloppy about it. docs/architecture.md ("Tooling") has the
-# measured saving.
+# Precompiled headers (PULSE_PRECOMPILE_HEADERS, off; nothing turns it on): the standard, Abseil
+# and RapidJSON headers nearly every unit includes, and Catch2 for tests, parsed once per target
+# instead of once per unit. docs/architecture.md ("Tooling") has the measurement that kept it
+# off (a small saving, and GCC 12 false positives in tests that only it raises).
 option(PULSE_PRECOMPILE_HEADERS "Precompile the common headers per target" OFF)
 set(PULSE_PCH_HEADERS <algorithm> <cstdint> <functional> <map> <memory> <optional> <string>
   <string_view> <utility> <vector> <absl/status/status.h> <absl/status/statusor.h>
