@@ -68,6 +68,18 @@ constexpr std::int64_t kGuardGrowthKb = 1024 * 1024;
 // ~800 samples and the p99s compared rest on several samples each, not on the one or two
 // slowest of a small set (at 50 ms the idle p99 was the second-slowest of ~200).
 constexpr Millis kProbeInterval{10};
+// The attacking client's nice value: on this machine it shares the cores with the server and the
+// probe, which a remote attacker does not (AttackOptions::nice). At the default priority, on
+// CI's 2-core machine, /healthz p99 went 0.98 -> 3.14 ms under the header-value attack and 0.62
+// -> 1.77 ms with 10,000 streams held, with no probe failing (tests/fault/TRANSPORT.md).
+// PULSE_ATTACK_NICE (0-19, default 19) sets it for a comparison run.
+int AttackerNice() {
+  const char* text = std::getenv("PULSE_ATTACK_NICE");
+  if (text == nullptr || *text == '\0') {
+    return 19;
+  }
+  return std::clamp(std::atoi(text), 0, 19);
+}
 
 // The probe runs in a process of its own, like any outside client: it shares nothing with the
 // attacking client in this process (probe.h, ProbeOptions::process).
@@ -90,14 +102,16 @@ std::int64_t EnvInt(const char* name, std::int64_t fallback) {
 // PULSE_ATTACK_SECONDS: how long each attack (and the stream hold) lasts.
 Millis AttackLength() { return Millis(EnvInt("PULSE_ATTACK_SECONDS", 60) * 1000); }
 // The idle probe and an unauthenticated attack alternate, A B A B, in up to three pairs of
-// windows of at least 20 s of attack (slowloris's heads expire once in each): for a 60 s
-// attack, idle 5 s, attack 20 s, three times. The p99 bound holds for the median pair, so a
-// busy moment of the shared machine spoils one pair, not the verdict. A shorter attack runs
-// in one window after a 10 s idle probe.
+// equal windows of at least 20 s (slowloris's heads expire once in each): for a 60 s attack,
+// idle 20 s, attack 20 s, three times; a shorter attack runs in one pair. The p99 bound holds
+// for the pooled windows of each side (Measured::PooledP99Ratio): with equal exposure both
+// sides meet the machine's own stalls alike. With a 5 s idle window against a 20 s attack
+// window, a 4 ms stall of the VM landed in the longer window far more often, and the ratio
+// went x5 or x0.2 by chance (tests/fault/TRANSPORT.md).
 int AttackRounds() {
   return static_cast<int>(std::clamp<std::int64_t>(AttackLength().count() / 20'000, 1, 3));
 }
-Millis IdleLength(int rounds) { return rounds > 1 ? Millis(5'000 * rounds) : Millis(10'000); }
+Millis IdleLength() { return AttackLength(); }
 
 // PULSE_ATTACK_STREAMS: how many streams the streams case holds (a development knob).
 int StreamCount() { return static_cast<int>(EnvInt("PULSE_ATTACK_STREAMS", 10000)); }
@@ -135,11 +149,13 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   options.close_within = kCloseWithin;
   // One hostile client, not on the probe's address (a per-peer cap must not refuse the probe).
   options.sources = {"127.0.1.1"};
+  // A remote attacker's CPU is not the server's (AttackOptions::nice).
+  options.nice = AttackerNice();
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.rounds = AttackRounds();
-  measure.idle = IdleLength(measure.rounds);
+  measure.idle = IdleLength();
   measure.probe_options = Probe();
   // What the server logs from the attack's start on (start-up lines are not the attack's).
   std::int64_t log_from = 0;
@@ -166,12 +182,12 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   // Memory: RSS grows less than 64 MB over its idle figure.
   CHECK(m.GrowthKb() < kMaxGrowthKb);
   CHECK_FALSE(m.attack.stopped_early);
-  // Latency: /healthz p99 under attack stays under twice the idle p99 (in the median pair of
-  // windows), and nothing failed.
+  // Latency: /healthz p99 under attack stays under twice the idle p99 (the pooled windows of
+  // each side), and nothing failed.
   CHECK(m.healthz.count > 0);
   REQUIRE_FALSE(m.round_p99_ms.empty());
   if (kAssertLatency) {
-    CHECK(m.MedianRoundP99Ratio() < kMaxP99Ratio);
+    CHECK(m.PooledP99Ratio() < kMaxP99Ratio);
   }
   CHECK(m.healthz.failures == 0);
   // The attacker's connections are closed by the server, and no attacking request is served.
@@ -252,12 +268,18 @@ TEST_CASE(
   options.tokens = {watcher};
   options.duration = AttackLength();
   options.ramp_timeout = Millis(60'000);
+  options.nice = AttackerNice();
   // Many clients (agents, consoles): 100 streams per source address.
   options.sources = attack::LoopbackSources((streams + 99) / 100);
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.probe_options = Probe();
+  // The idle side as long as the hold, half before the streams open and half after they
+  // closed (once the server has let them go), so both sides meet the machine's stalls alike.
+  measure.idle = AttackLength() / 2;
+  measure.idle_after = AttackLength() - measure.idle;
+  measure.settle = Millis(3'000);
   e2e::ChatStream chat;
   measure.during = [&](const attack::AttackProgress&) {
     chat = e2e::PostStream(server.port(), "/api/ai/chat", chatter,
@@ -287,11 +309,12 @@ TEST_CASE(
   CHECK(m.server.max_threads <= ThreadBudget());
   CHECK(m.server.max_rss_kb < kMaxStreamsRssKb);
   CHECK_FALSE(r.stopped_early);
-  // /healthz p99 with the streams open stays within 1.5x idle.
+  // /healthz p99 with the streams open stays within 1.5x idle (before and after, pooled).
   CHECK(m.healthz.count > 0);
   CHECK(m.healthz.failures == 0);
+  CHECK(m.idle_healthz.failures == 0);
   if (kAssertLatency) {
-    CHECK(m.healthz.p99_ms <= kMaxStreamsP99Ratio * m.idle_healthz.p99_ms);
+    CHECK(m.PooledP99Ratio() <= kMaxStreamsP99Ratio);
   }
   // A chat started meanwhile completes.
   INFO(chat.raw.substr(0, 500));

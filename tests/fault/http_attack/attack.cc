@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -198,6 +199,14 @@ absl::StatusOr<AttackReport> Attack::Run() {
       return absl::InvalidArgumentError(absl::StrCat("not an IPv4 source address: ", s));
     }
     sources_.push_back(a);
+  }
+  if (o_.nice != 0) {
+    // On Linux a thread id names one thread: only the attacking thread is lowered.
+    if (o_.nice < -20 || o_.nice > 19 ||
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), o_.nice) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot set the attacking thread's nice value to ", o_.nice, ": ", std::strerror(errno)));
+    }
   }
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_ < 0) {

@@ -83,6 +83,12 @@ struct AttackOptions {
   Millis connect_timeout{5'000};
   // When set and true, the attack stops early (e.g. the server's memory passed a guard).
   const std::atomic<bool>* stop = nullptr;
+  // The attacking thread's nice value (0 leaves it as it is). A remote attacker spends its own
+  // CPU; on one machine the attacking client takes the cores the server and its probe need.
+  // At 19 it runs on what they leave, while the server's own work for the attack (reads,
+  // parsing, timers, refusals) still competes with the probe at full priority: that work is
+  // what the acceptance suite measures (tests/fault/TRANSPORT.md).
+  int nice = 0;
 };
 
 // Live counters, readable from another thread while RunAttack runs.

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -342,6 +343,35 @@ TEST_CASE("a server that answers 431 and closes is reported as closing every con
   CHECK(r->Served() == 0);
   CHECK(r->outlived == 0);
   CHECK(r->longest_open < Millis(1'000));
+}
+
+TEST_CASE("an attack at a nice value lowers its own thread only, and a bad value is refused",
+          "[attack][loopback]") {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    ReadUpTo(fd, 8192, stopping);
+    SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
+  });
+  AttackOptions o;
+  o.kind = AttackKind::kHeaderValue;
+  o.target.port = server.port();
+  o.bytes_per_connection = 16 * 1024;
+  o.duration = Millis(300);
+  o.nice = 19;
+  const int before = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  int attacker_nice = -100;
+  absl::StatusOr<AttackReport> r;
+  std::thread([&] {
+    r = RunAttack(o);
+    attacker_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  }).join();
+  REQUIRE(r.ok());
+  CHECK(r->opened >= 1);
+  CHECK(attacker_nice == 19);
+  CHECK(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())) == before);
+  for (const int bad : {20, -21}) {
+    o.nice = bad;
+    CHECK(RunAttack(o).status().code() == absl::StatusCode::kInvalidArgument);
+  }
 }
 
 TEST_CASE("a measured attack alternates idle and attack windows and pools each side",

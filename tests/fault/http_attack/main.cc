@@ -44,6 +44,7 @@ constexpr char kUsage[] =
     "  --idle-seconds S       /healthz probe before the attack (0: none)        [10]\n"
     "  --probe-interval-ms MS time between /healthz probes                      [50]\n"
     "  --probe-timeout-ms MS  a slower probe counts as failed                   [5000]\n"
+    "  --nice N               the attacking thread's nice value, 0-19           [0]\n"
     "  --until-eof 1          probe: run until stdin closes (not --seconds), then print\n"
     "                         every sample on a last line `probe-samples failures=F us=...`\n";
 
@@ -123,6 +124,8 @@ int Main(int argc, char** argv) {
       ok = Millis64(v, measure.probe_options.interval);
     } else if (flag == "--until-eof") {
       ok = absl::SimpleAtoi(v, &until_eof) && (until_eof == 0 || until_eof == 1);
+    } else if (flag == "--nice") {
+      ok = absl::SimpleAtoi(v, &attack.nice) && attack.nice >= 0 && attack.nice <= 19;
     } else if (flag == "--probe-timeout-ms") {
       ok = Millis64(v, measure.probe_options.timeout) && measure.probe_options.timeout.count() > 0;
     } else {

@@ -140,7 +140,15 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
       break;
     }
   }
+  if (options.probe && options.idle_after.count() > 0) {
+    std::this_thread::sleep_for(options.settle);  // the attack's connections close
+    m.idle_healthz = Pool(m.idle_healthz, ProbeIdle(probe_options, options.idle_after));
+  }
   return m;
+}
+
+double Measured::PooledP99Ratio() const {
+  return idle_healthz.p99_ms > 0 && healthz.count > 0 ? healthz.p99_ms / idle_healthz.p99_ms : 0;
 }
 
 double Measured::MedianRoundP99Ratio() const {
@@ -189,6 +197,11 @@ std::string Describe(const Measured& m, const AttackOptions& attack) {
       absl::StrAppendFormat(&out, " %.2f -> %.2f ms;", idle_p99, attacked_p99);
     }
     absl::StrAppendFormat(&out, " median ratio x%.2f\n", m.MedianRoundP99Ratio());
+  }
+  if (m.idle_healthz.count > 0 && m.healthz.count > 0) {
+    absl::StrAppendFormat(&out,
+                          "healthz p99 pooled, idle -> attacked: %.2f -> %.2f ms; ratio x%.2f\n",
+                          m.idle_healthz.p99_ms, m.healthz.p99_ms, m.PooledP99Ratio());
   }
   if (m.idle.ok) {
     absl::StrAppendFormat(&out,

@@ -26,6 +26,9 @@ struct MeasureOptions {
   Millis idle{10'000};   // the idle probe before the attack (0: none), over all rounds
   int rounds = 1;        // idle/attack alternations; the attack's duration is split likewise
   Millis settle{1'000};  // after an attack round, before the next idle window
+  // An idle probe after the last round (after `settle`), pooled with the idle windows: the
+  // idle side then brackets the attack in time (the streams case: half before, half after).
+  Millis idle_after{0};
   bool probe = true;
   ProbeOptions probe_options;  // target defaults to the attack's
   Millis sample_interval{200};
@@ -50,6 +53,11 @@ struct Measured {
   // The median over the rounds of (attacked p99 / idle p99): a busy moment of the machine
   // spoils one pair, not the figure (0 when no round had both probes).
   double MedianRoundP99Ratio() const;
+  // The attacked windows' pooled p99 over the idle windows' pooled p99 (0 without both). With
+  // idle and attacked windows of equal total length, alternating, both sides are exposed alike
+  // to the machine's own stalls, which on a shared VM are ~4 ms and come in bursts: a p99 of
+  // sub-millisecond probes is one of them or not depending on how long a window ran.
+  double PooledP99Ratio() const;
 };
 
 absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const MeasureOptions& options);
