@@ -1,11 +1,26 @@
 #include "http_pulse_caller.h"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "pulse/adapters/http_client/http_client.h"
+#include "pulse/core/agent/agent_wire.h"
 #include "pulse/core/manifest/capability_manifest.h"
 
 namespace pulse::apps::mcp {
+namespace {
+
+// pulse-server's cursors are a few dozen printable ASCII bytes. Anything else in the header
+// (over-long, empty, control or non-ASCII bytes) is not one of them and is not passed on.
+constexpr std::size_t kMaxCursorBytes = 1024;
+
+bool LooksLikeCursor(std::string_view value) {
+  return !value.empty() && value.size() <= kMaxCursorBytes &&
+         std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+}  // namespace
 
 using adapters::mcp::PulseReply;
 using adapters::mcp::PulseRequest;
@@ -60,6 +75,10 @@ absl::StatusOr<PulseReply> HttpPulseCaller::Send(const PulseRequest& request) {
   reply.status = response->head.status;
   reply.body = std::move(response->body);
   reply.content_type = response->head.Header("Content-Type").value_or("");
+  std::optional<std::string> cursor = response->head.Header(core::agent_wire::kNextCursorHeader);
+  if (cursor.has_value() && LooksLikeCursor(*cursor)) {
+    reply.next_cursor = std::move(cursor);
+  }
   return reply;
 }
 

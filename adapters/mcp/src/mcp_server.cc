@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "pulse/adapters/mcp/line_reader.h"
 #include "pulse/adapters/mcp/mcp_resources.h"
 #include "pulse/core/errors/agent_error.h"
@@ -217,6 +218,14 @@ std::string ToolResult(const PulseReply& reply) {
   w.Member("type", "text");
   w.Member("text", reply.body);
   w.EndObject();
+  if (ok && reply.next_cursor.has_value()) {
+    // For a client that reads only the text: how to get the next page.
+    w.StartObject();
+    w.Member("type", "text");
+    w.Member("text", absl::StrCat("More results follow: call this tool again with cursor \"",
+                                  *reply.next_cursor, "\" for the next page."));
+    w.EndObject();
+  }
   w.EndArray();
   if (ok && body.ok() && body->IsObject()) {
     w.Key("structuredContent");
@@ -227,6 +236,9 @@ std::string ToolResult(const PulseReply& reply) {
     w.Key("items");
     w.Value(*body);
     w.Member("count", static_cast<std::uint64_t>(body->Size()));
+    if (reply.next_cursor.has_value()) {
+      w.Member("next_cursor", *reply.next_cursor);
+    }
     w.EndObject();
   } else if (!ok) {
     w.Key("structuredContent");

@@ -401,7 +401,8 @@ inline constexpr std::string_view kListOutput = R"json({
   "additionalProperties": true,
   "properties": {
     "items": {"type": "array", "items": {"type": "object"}},
-    "count": {"type": "integer", "minimum": 0}
+    "count": {"type": "integer", "minimum": 0},
+    "next_cursor": {"type": "string", "description": "Present when more items follow: pass it as cursor to get the next page."}
   },
   "required": ["items", "count"]
 })json";

@@ -18,7 +18,7 @@ class FakePulseCaller final : public adapters::mcp::PulseCaller {
   void Answer(int status, std::string body) {
     handler_ = [status, body = std::move(body)](const adapters::mcp::PulseRequest&) {
       return absl::StatusOr<adapters::mcp::PulseReply>(
-          adapters::mcp::PulseReply{status, body, "application/json"});
+          adapters::mcp::PulseReply{status, body, "application/json", std::nullopt});
     };
   }
   void SetHandler(Handler handler) { handler_ = std::move(handler); }
@@ -34,7 +34,7 @@ class FakePulseCaller final : public adapters::mcp::PulseCaller {
  private:
   Handler handler_ = [](const adapters::mcp::PulseRequest&) {
     return absl::StatusOr<adapters::mcp::PulseReply>(
-        adapters::mcp::PulseReply{200, R"({"ok":true})", "application/json"});
+        adapters::mcp::PulseReply{200, R"({"ok":true})", "application/json", std::nullopt});
   };
 };
 

@@ -201,6 +201,36 @@ TEST_CASE("each outputSchema admits the manifest's result or the error envelope 
   CHECK(with_schema > 0);
 }
 
+TEST_CASE("a paged list's next cursor reaches the agent in structuredContent and in the text",
+          "[adapters][mcp][server][tools]") {
+  Fixture f;
+  std::optional<std::string> cursor = "c1.abc";
+  std::string target;
+  f.caller.SetHandler([&](const PulseRequest& request) -> absl::StatusOr<PulseReply> {
+    target = request.target;
+    return PulseReply{200, R"([{"id":"f-1"}])", "application/json", cursor};
+  });
+  auto first = f.Call("tools/call", R"({"name":"list_findings","arguments":{"limit":1}})");
+  REQUIRE(Fixture::Code(first) == 0);
+  const rapidjson::Value& result = first["result"];
+  CHECK_FALSE(result.HasMember("isError"));
+  CHECK(S(result["structuredContent"]["next_cursor"]) == "c1.abc");
+  CHECK(result["structuredContent"]["count"].GetInt() == 1);
+  REQUIRE(result["content"].Size() == 2);
+  CHECK(S(result["content"][1]["text"]).find("cursor \"c1.abc\"") != std::string::npos);
+  // The agent sends it back as the cursor argument; the route gets it as ?cursor=.
+  auto second =
+      f.Call("tools/call", R"({"name":"list_findings","arguments":{"limit":1,"cursor":"c1.abc"}})");
+  REQUIRE(Fixture::Code(second) == 0);
+  CHECK(target.find("cursor=c1.abc") != std::string::npos);
+  // The last page has none: one text item and no next_cursor.
+  cursor.reset();
+  auto last = f.Call("tools/call", R"({"name":"list_findings","arguments":{"limit":1}})");
+  REQUIRE(Fixture::Code(last) == 0);
+  CHECK_FALSE(last["result"]["structuredContent"].HasMember("next_cursor"));
+  CHECK(last["result"]["content"].Size() == 1);
+}
+
 TEST_CASE("tools/call refuses subscribe_events and unknown tools without calling the server",
           "[adapters][mcp][server][tools]") {
   Fixture f;
@@ -405,15 +435,17 @@ TEST_CASE("resources are the fleet's, read through pulse://resource/<id>",
          "technology":"proxmox","findings":{"total":3,"critical":1,"warning":2,"info":0},
          "pendingApprovalCount":1},
         {"canonicalId":"vm-7","resourceType":"vm","resourceName":""}]})",
-                        "application/json"};
+                        "application/json", std::nullopt};
     }
     if (request.target == "/api/agent/resource-context/node%2Fpve%201") {
-      return PulseReply{200, R"({"resourceId":"node/pve 1"})", "application/json"};
+      return PulseReply{200, R"({"resourceId":"node/pve 1"})", "application/json", std::nullopt};
     }
     if (request.target == "/api/agent/resource-context/forbidden") {
-      return PulseReply{403, R"({"error":"missing_scope","message":"no"})", "application/json"};
+      return PulseReply{403, R"({"error":"missing_scope","message":"no"})", "application/json",
+                        std::nullopt};
     }
-    return PulseReply{404, R"({"error":"resource_not_found","message":"no"})", "application/json"};
+    return PulseReply{404, R"({"error":"resource_not_found","message":"no"})", "application/json",
+                      std::nullopt};
   });
   auto list = f.Call("resources/list", "{}");
   REQUIRE(Fixture::Code(list) == 0);

@@ -118,6 +118,53 @@ TEST_CASE("pulse-mcp serves the manifest tools, resources and prompts of a real 
   CHECK(s.client().CloseAndWait() == 0);
 }
 
+TEST_CASE("an agent pages through findings with the next cursor pulse-mcp passes on",
+          "[e2e][mcp]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "*", "mcp", "agent");
+  ServerProcess server(dir.path());
+  // A deterministic Patrol pass over the demo fleet stores its findings.
+  const Reply started = Send(server.port(), "POST", "/api/ai/patrol/run", token, "{}");
+  REQUIRE(started.status == 200);
+  const std::string run = Str(Json(started.body), "run_id");
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         Str(Json(Send(server.port(), "GET", "/api/ai/patrol/runs/" + run, token).body),
+             "status") == "running") {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const rapidjson::Document all =
+      Json(Send(server.port(), "GET", "/api/ai/patrol/findings", token).body);
+  REQUIRE(all.IsArray());
+  REQUIRE(all.Size() >= 2);
+
+  Session s(server.port(), token, dir);
+  std::vector<std::string> seen;
+  std::string cursor;
+  for (rapidjson::SizeType page = 0; page <= all.Size(); ++page) {
+    const std::string args = cursor.empty() ? std::string(R"({"limit":1})")
+                                            : R"({"limit":1,"cursor":")" + cursor + "\"}";
+    rapidjson::Document reply = ToolCall(s, "list_findings", args);
+    REQUIRE_FALSE(reply["result"].HasMember("isError"));
+    const rapidjson::Value& content = reply["result"]["structuredContent"];
+    REQUIRE(content["items"].Size() == 1);
+    seen.push_back(Str(content["items"][0], "id"));
+    if (!content.HasMember("next_cursor")) {
+      CHECK(reply["result"]["content"].Size() == 1);
+      break;
+    }
+    cursor = Str(content, "next_cursor");
+    CHECK(Str(reply["result"]["content"][1], "text").find(cursor) != std::string::npos);
+  }
+  // Every finding once, in the list's order, and the last page says no more.
+  std::vector<std::string> listed;
+  for (const rapidjson::Value& f : all.GetArray()) {
+    listed.push_back(Str(f, "id"));
+  }
+  CHECK(seen == listed);
+  CHECK(s.client().CloseAndWait() == 0);
+}
+
 TEST_CASE("governance refusals reach the agent as error results with the stable code",
           "[e2e][mcp]") {
   TempDir dir;

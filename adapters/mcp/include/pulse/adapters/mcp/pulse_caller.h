@@ -24,6 +24,8 @@ struct PulseReply {
   int status = 0;
   std::string body;
   std::string content_type;
+  // The X-Next-Cursor header of a paged list (list_findings): where the next page starts.
+  std::optional<std::string> next_cursor;
 };
 
 class PulseCaller {
