@@ -185,6 +185,7 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   // Latency: /healthz p99 under attack stays under twice the idle p99 (the pooled windows of
   // each side), and nothing failed.
   CHECK(m.healthz.count > 0);
+  CHECK(m.idle_healthz.count > 0);  // a ratio over no idle sample would read 0, a pass
   REQUIRE_FALSE(m.round_p99_ms.empty());
   if (kAssertLatency) {
     CHECK(m.PooledP99Ratio() < kMaxP99Ratio);
@@ -312,6 +313,7 @@ TEST_CASE(
   // /healthz p99 with the streams open stays within 1.5x idle (before and after, pooled).
   CHECK(m.healthz.count > 0);
   CHECK(m.healthz.failures == 0);
+  CHECK(m.idle_healthz.count > 0);
   CHECK(m.idle_healthz.failures == 0);
   if (kAssertLatency) {
     CHECK(m.PooledP99Ratio() <= kMaxStreamsP99Ratio);
