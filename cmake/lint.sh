@@ -165,8 +165,8 @@ lint_tidy() {
 
 # For each unit of the compile database, in `out`: NAME.dir (where its command runs), NAME.cmd
 # (the command) and NAME.pre (the command that writes its preprocessed text to stdout, comments
-# kept for NOLINT: -E -P -C in place of -o OBJECT -c). JSON's \\ and \" are undone; the command stays shell-quoted, as CMake
-# wrote it, for eval.
+# kept for NOLINT: -E -P -C in place of -o OBJECT -c). JSON's \\ and \" are undone; the command
+# stays shell-quoted, as CMake wrote it, for eval.
 tidy_commands() {
   local out=$1
   awk -v out="$out" '
