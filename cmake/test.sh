@@ -5,11 +5,15 @@
 #   PULSE_SANITIZE    e.g. address,undefined     (default: none)
 #   CXX               compiler                   (default: the system c++)
 #   PULSE_CTEST_ARGS  extra ctest arguments, e.g. "-L core"
+#   PULSE_CTEST_TIMEOUT  seconds a test without its own TIMEOUT may run (default: 1200): a hung
+#                     test fails by name instead of holding CI until its deadline
 #   PULSE_REQUIRE_INTEROP=1  fail, as CI does, when the interop tests' npm tools are missing
 #   PULSE_TEST_PHASE  all (default): build, the main suite, then the transport suite;
-#                     main: build and the main suite only; transport: build (a no-op when
-#                     built) and the transport suite only (.ci/run runs them apart, so the
-#                     transport suite's latency figures run on an otherwise idle machine)
+#                     build: configure and build only; main: build and the main suite only;
+#                     transport: build (a no-op when built) and the transport suite only
+#                     (.ci/run runs them apart, so the transport suite's latency figures run on
+#                     an otherwise idle machine, and one build's compile overlaps the other's
+#                     main suite)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=${PULSE_SANITIZE:-}
@@ -21,9 +25,9 @@ build_dir=${PULSE_BUILD_DIR:-$default_dir}
 jobs=$(nproc 2>/dev/null || echo 2)
 phase=${PULSE_TEST_PHASE:-all}
 case "$phase" in
-  all | main | transport) ;;
+  all | build | main | transport) ;;
   *)
-    echo "test.sh: PULSE_TEST_PHASE must be all, main or transport, not '$phase'" >&2
+    echo "test.sh: PULSE_TEST_PHASE must be all, build, main or transport, not '$phase'" >&2
     exit 2
     ;;
 esac
@@ -51,6 +55,9 @@ cmake -S "$root" -B "$build_dir" -G Ninja \
   -DPULSE_SANITIZE="$sanitize" \
   -DPULSE_TRANSPORT_ATTACK_TESTS=ON
 cmake --build "$build_dir" -j "$jobs"
+if [ "$phase" = build ]; then
+  exit 0
+fi
 
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
   export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
@@ -59,7 +66,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if [ "$phase" != transport ]; then
   # shellcheck disable=SC2086
-  ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" -LE transport ${PULSE_CTEST_ARGS:-}
+  ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-1200}" \
+    -j "$jobs" -LE transport ${PULSE_CTEST_ARGS:-}
 fi
 if [ "$phase" = main ]; then
   exit 0
@@ -73,4 +81,5 @@ if [ -n "$sanitize" ]; then
   export PULSE_ATTACK_STREAMS=${PULSE_ATTACK_STREAMS:-1000}
 fi
 # shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure -j 1 -L transport ${PULSE_CTEST_ARGS:-}
+ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-1200}" \
+  -j 1 -L transport ${PULSE_CTEST_ARGS:-}

@@ -6,13 +6,19 @@
 // result exists exactly for completed/failed actions, and nothing committed is ever rewound.
 // Each new child first settles executions its killed predecessor left behind
 // (ReconcileInterruptedExecutions), as pulse-server does at startup.
+// The kill lands a random time after the child has made a random amount of progress, which it
+// reports through a pipe: a kill timed from the fork alone lands mostly during startup on a busy
+// or sanitized machine (CI once saw 3 actions in 60 generations).
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -39,8 +45,14 @@ constexpr unsigned kSeed = 20'240'605;
 constexpr int kChildSetupFailed = 3;
 constexpr int kChildStepFailed = 4;
 
-// The child's whole life: open, reconcile, then plan/decide/execute forever. Never returns.
-[[noreturn]] void RunWriter(const std::string& path, int generation) {
+// The child's whole life: open, reconcile, then plan/decide/execute forever. Never returns. It
+// writes a byte to `progress` (non-blocking: a full pipe drops it) once set up and after each
+// round.
+[[noreturn]] void RunWriter(const std::string& path, int generation, int progress) {
+  const auto report = [progress] {
+    const char byte = 'p';
+    (void)!write(progress, &byte, 1);
+  };
   auto db = adapters::storage::SqliteDatabase::Open(path);
   if (!db.ok()) {
     _exit(kChildSetupFailed);
@@ -67,6 +79,7 @@ constexpr int kChildStepFailed = 4;
   }
   core::ActionService service(**store, fleet, **operator_state, **audit, clock);
   for (int i = 0;; ++i) {
+    report();  // set up (i == 0), or round i - 1 done
     const std::string request_id = "req-" + std::to_string(generation) + "-" + std::to_string(i);
     auto planned = service.Plan(
         Request("restart", R"({"mode":"graceful"})", Agent("assistant"), "vm:101", request_id));
@@ -94,6 +107,24 @@ constexpr int kChildStepFailed = 4;
 }
 
 std::int64_t Count(SQLite::Database& db, const char* sql) { return db.execAndGet(sql).getInt64(); }
+
+// Reads `count` progress bytes from `fd`, waiting at most a minute for each; false on a timeout
+// or an end of file (the child exited).
+bool AwaitProgress(int fd, int count) {
+  for (int got = 0; got < count;) {
+    pollfd entry{fd, POLLIN, 0};
+    if (poll(&entry, 1, 60'000) != 1) {
+      return false;
+    }
+    char buffer[64];
+    const ssize_t n = read(fd, buffer, std::min<std::size_t>(sizeof buffer, count - got));
+    if (n <= 0) {
+      return false;
+    }
+    got += static_cast<int>(n);
+  }
+  return true;
+}
 
 struct Totals {
   std::int64_t actions = 0;
@@ -158,21 +189,35 @@ TEST_CASE("SIGKILL at random points never corrupts, rewinds or double-dispatches
   const std::string path = dir.File("pulse.db");
   MustOpen(path).reset();  // created (and migrated) once, before any child runs
   std::mt19937 rng(kSeed);
-  std::uniform_int_distribution<int> delay_us(5'000, 60'000);
+  // The kill comes 0-20 ms after the child reports setup plus 0-3 rounds done: anywhere in a
+  // round, including between admission and result, and after real progress however slow the
+  // machine.
+  std::uniform_int_distribution<int> rounds(1, 4);
+  std::uniform_int_distribution<int> delay_us(0, 20'000);
   INFO("seed " << kSeed);
   Totals previous;
   int killed = 0;
   for (int generation = 1; generation <= kKills; ++generation) {
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      RunWriter(path, generation);
+      close(pipe_fds[0]);
+      fcntl(pipe_fds[1], F_SETFL, O_NONBLOCK);
+      RunWriter(path, generation, pipe_fds[1]);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
+    close(pipe_fds[1]);
+    const bool progressed = AwaitProgress(pipe_fds[0], rounds(rng));
+    if (progressed) {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
+    }
     REQUIRE(kill(child, SIGKILL) == 0);
+    close(pipe_fds[0]);
     int wstatus = 0;
     REQUIRE(waitpid(child, &wstatus, 0) == child);
     INFO("generation " << generation << ", wait status " << wstatus);
+    REQUIRE(progressed);  // else the child stopped by itself (setup or a step failed) or hung
     REQUIRE(WIFSIGNALED(wstatus));
     REQUIRE(WTERMSIG(wstatus) == SIGKILL);
     ++killed;
