@@ -5,7 +5,7 @@
 #   PULSE_SANITIZE    e.g. address,undefined     (default: none)
 #   CXX               compiler                   (default: the system c++)
 #   PULSE_CTEST_ARGS  extra ctest arguments, e.g. "-L core"
-#   PULSE_CTEST_TIMEOUT  seconds a test without its own TIMEOUT may run (default: 1200): a hung
+#   PULSE_CTEST_TIMEOUT  seconds a test without its own TIMEOUT may run (default: 600): a hung
 #                     test fails by name instead of holding CI until its deadline
 #   PULSE_REQUIRE_INTEROP=1  fail, as CI does, when the interop tests' npm tools are missing
 #   PULSE_TEST_PHASE  all (default): build, the main suite, then the transport suite;
@@ -66,7 +66,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if [ "$phase" != transport ]; then
   # shellcheck disable=SC2086
-  ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-1200}" \
+  ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-600}" \
     -j "$jobs" -LE transport ${PULSE_CTEST_ARGS:-}
 fi
 if [ "$phase" = main ]; then
@@ -81,5 +81,5 @@ if [ -n "$sanitize" ]; then
   export PULSE_ATTACK_STREAMS=${PULSE_ATTACK_STREAMS:-1000}
 fi
 # shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-1200}" \
+ctest --test-dir "$build_dir" --output-on-failure --timeout "${PULSE_CTEST_TIMEOUT:-600}" \
   -j 1 -L transport ${PULSE_CTEST_ARGS:-}
