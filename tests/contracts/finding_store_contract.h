@@ -427,6 +427,105 @@ void RetriedReadModifyWriteLosesNoUpdate(Store& store) {
   CHECK(got->version == 1 + kThreads * kIncrements);
 }
 
+// PutBatch: each write lands or fails as Put would have, in order, and a failed one (a
+// version clash, a malformed write) leaves the rest of the batch standing.
+template <class Store>
+void BatchWritesEachLandOrFailAsPutWould(Store& store) {
+  core::Finding existing = SimpleFinding("c-existing", "vm:1", core::Category::kGeneral);
+  REQUIRE(store.Put(existing, 0).ok());
+  core::Finding stale = SimpleFinding("d-stale", "vm:1", core::Category::kGeneral);
+  REQUIRE(store.Put(stale, 0).ok());
+  REQUIRE(store.Put(stale, 1).ok());
+
+  core::Finding a = FullFinding("a-new");
+  core::Finding a_again = a;
+  a_again.times_raised = 7;
+  existing.times_raised = 3;
+  stale.times_raised = 99;
+  const std::vector<core::FindingWrite> writes = {
+      {a, 0},                                                             // create
+      {SimpleFinding("b-new", "vm:2", core::Category::kSecurity), 0},     // create
+      {existing, 1},                                                      // update
+      {stale, 1},                                                         // clash: at version 2
+      {SimpleFinding("", "vm:1", core::Category::kGeneral), 0},           // malformed
+      {SimpleFinding("e-new", "vm:1", core::Category::kGeneral), -1},     // malformed
+      {a_again, 1},                                                       // sees the create
+      {SimpleFinding("c-existing", "vm:9", core::Category::kGeneral), 0}  // create of existing
+  };
+  auto results = store.PutBatch(writes);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == writes.size());
+  CHECK((*results)[0].ok());
+  CHECK((*results)[0].value_or(0) == 1);
+  CHECK((*results)[1].value_or(0) == 1);
+  CHECK((*results)[2].value_or(0) == 2);
+  CHECK(absl::IsAborted((*results)[3].status()));
+  CHECK(absl::IsInvalidArgument((*results)[4].status()));
+  CHECK(absl::IsInvalidArgument((*results)[5].status()));
+  CHECK((*results)[6].value_or(0) == 2);
+  CHECK(absl::IsAborted((*results)[7].status()));
+
+  auto got_a = store.Get("a-new");
+  REQUIRE(got_a.ok());
+  CHECK(got_a->version == 2);
+  CHECK(got_a->finding == a_again);
+  auto got_b = store.Get("b-new");
+  REQUIRE(got_b.ok());
+  CHECK(got_b->finding.category == core::Category::kSecurity);
+  auto got_existing = store.Get("c-existing");
+  REQUIRE(got_existing.ok());
+  CHECK(got_existing->version == 2);
+  CHECK(got_existing->finding.times_raised == 3);
+  CHECK(got_existing->finding.resource_id == "vm:1");
+  auto got_stale = store.Get("d-stale");
+  REQUIRE(got_stale.ok());
+  CHECK(got_stale->version == 2);
+  CHECK(got_stale->finding.times_raised != 99);
+  CHECK(absl::IsNotFound(store.Get("e-new").status()));
+
+  auto none = store.PutBatch({});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+}
+
+// A reader never sees part of a batch: every finding of it, or none.
+template <class Store>
+void BatchIsSeenWholeOrNotAtAll(Store& store) {
+  constexpr int kFindings = 200;
+  std::vector<core::FindingWrite> writes;
+  for (int i = 0; i < kFindings; ++i) {
+    writes.push_back(
+        {SimpleFinding("batch-" + std::to_string(1000 + i), "vm:1", core::Category::kGeneral), 0});
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> partial{0};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    do {
+      auto listed = store.List(core::FindingFilter{});
+      if (listed.ok() && !listed->empty() && listed->size() != kFindings) {
+        partial.fetch_add(1);
+      }
+      reads.fetch_add(1);
+    } while (!done.load());
+  });
+  while (reads.load() == 0) {
+    std::this_thread::yield();  // the reader is reading before the batch starts
+  }
+  auto results = store.PutBatch(writes);
+  done.store(true);
+  reader.join();
+  REQUIRE(results.ok());
+  for (const auto& r : *results) {
+    CHECK(r.value_or(0) == 1);
+  }
+  CHECK(partial.load() == 0);
+  CHECK(reads.load() > 0);
+  auto listed = store.List(core::FindingFilter{});
+  REQUIRE(listed.ok());
+  CHECK(listed->size() == static_cast<std::size_t>(kFindings));
+}
+
 }  // namespace pulse::testing::contracts
 
 #define PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, WHAT, FN)      \
@@ -436,34 +535,39 @@ void RetriedReadModifyWriteLosesNoUpdate(Store& store) {
     ::pulse::testing::contracts::FN(*pulse_contract_store);              \
   }
 
-#define PULSE_FINDING_STORE_CONTRACT(NAME, FACTORY)                                            \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "get of an unknown id is NotFound",        \
-                                     GetUnknownIsNotFound)                                     \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "a created finding reads back whole at version 1",        \
-                                     CreateThenGetRoundTripsEveryField)                        \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "creating an existing id is Aborted and changes nothing", \
-                                     CreateOfExistingIdIsAbortedAndKeepsTheRecord)             \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "an update needs the current version",     \
-                                     UpdateNeedsTheCurrentVersion)                             \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "updating a missing finding is Aborted",   \
-                                     UpdateOfAMissingFindingIsAborted)                         \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "an empty id or negative version is InvalidArgument",     \
-                                     MalformedPutsAreInvalidArgument)                          \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "list is ordered by id and filters by resource, "         \
-                                     "category and activity",                                  \
-                                     ListOrdersByIdAndFilters)                                 \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "list filters by related resource",        \
-                                     ListFiltersByRelatedResource)                             \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "suppression rules upsert, list by id and delete",        \
-                                     SuppressionRulesUpsertListAndDelete)                      \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "two concurrent puts at one version have one winner",     \
-                                     ConcurrentPutsAtOneVersionHaveExactlyOneWinner)           \
-  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                            \
-                                     "retried read-modify-write from threads loses no update", \
-                                     RetriedReadModifyWriteLosesNoUpdate)
+#define PULSE_FINDING_STORE_CONTRACT(NAME, FACTORY)                                              \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "get of an unknown id is NotFound",          \
+                                     GetUnknownIsNotFound)                                       \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "a created finding reads back whole at version 1",          \
+                                     CreateThenGetRoundTripsEveryField)                          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "creating an existing id is Aborted and changes nothing",   \
+                                     CreateOfExistingIdIsAbortedAndKeepsTheRecord)               \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "an update needs the current version",       \
+                                     UpdateNeedsTheCurrentVersion)                               \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "updating a missing finding is Aborted",     \
+                                     UpdateOfAMissingFindingIsAborted)                           \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "an empty id or negative version is InvalidArgument",       \
+                                     MalformedPutsAreInvalidArgument)                            \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "list is ordered by id and filters by resource, "           \
+                                     "category and activity",                                    \
+                                     ListOrdersByIdAndFilters)                                   \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "list filters by related resource",          \
+                                     ListFiltersByRelatedResource)                               \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "suppression rules upsert, list by id and delete",          \
+                                     SuppressionRulesUpsertListAndDelete)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "two concurrent puts at one version have one winner",       \
+                                     ConcurrentPutsAtOneVersionHaveExactlyOneWinner)             \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "retried read-modify-write from threads loses no update",   \
+                                     RetriedReadModifyWriteLosesNoUpdate)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "each write of a batch lands or fails as Put would",        \
+                                     BatchWritesEachLandOrFailAsPutWould)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY, "a reader sees a whole batch or none of it", \
+                                     BatchIsSeenWholeOrNotAtAll)

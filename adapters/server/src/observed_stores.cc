@@ -30,4 +30,18 @@ absl::StatusOr<std::int64_t> ObservedFindingStore::Put(const core::Finding& find
   return out;
 }
 
+absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> ObservedFindingStore::PutBatch(
+    const std::vector<core::FindingWrite>& writes) {
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> out = inner_.PutBatch(writes);
+  if (!out.ok() || !on_created_) {
+    return out;
+  }
+  for (std::size_t i = 0; i < writes.size() && i < out->size(); ++i) {
+    if ((*out)[i].ok() && writes[i].expected_version == 0) {
+      on_created_(writes[i].finding);
+    }
+  }
+  return out;
+}
+
 }  // namespace pulse::server

@@ -345,8 +345,26 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
   return out;
 }
 
-absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& finding,
-                                                     std::int64_t expected_version) {
+namespace {
+
+// A finding ready to write: its checks passed and its JSON and index columns computed outside
+// the write transaction.
+struct EncodedWrite {
+  const core::Finding* finding = nullptr;
+  std::int64_t expected_version = 0;
+  std::string json;
+  std::optional<std::int64_t> snoozed_ns;
+  std::string category;
+  int open = 0;
+  int may_be_storage = 0;
+  int severity_key = 0;
+  std::int64_t detected_key = 0;
+  int resolved = 0;
+};
+
+// Put's checks and encoding; InvalidArgument (nothing to write) when they fail.
+absl::StatusOr<EncodedWrite> EncodeWrite(const core::Finding& finding,
+                                         std::int64_t expected_version) {
   if (finding.id.empty()) {
     return absl::InvalidArgumentError("finding id is empty");
   }
@@ -357,71 +375,149 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
   if (!json.ok()) {
     return json.status();
   }
-  std::optional<std::int64_t> snoozed_ns;
+  EncodedWrite out;
+  out.finding = &finding;
+  out.expected_version = expected_version;
+  out.json = *std::move(json);
   if (finding.snoozed_until.has_value()) {
-    snoozed_ns = absl::ToUnixNanos(*finding.snoozed_until);  // saturating: see List
+    out.snoozed_ns = absl::ToUnixNanos(*finding.snoozed_until);  // saturating: see List
   }
-  const std::string category(core::ToString(finding.category));
-  const int open = IsOpen(finding) ? 1 : 0;
-  const int may_be_storage = core::MayBeStorageResource(finding) ? 1 : 0;
-  const int severity_key = SeverityKey(finding.severity);
-  const std::int64_t detected_key = DetectedKey(finding.detected_at);
-  const int resolved = finding.resolved_at.has_value() ? 1 : 0;
-  absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+  out.category = std::string(core::ToString(finding.category));
+  out.open = IsOpen(finding) ? 1 : 0;
+  out.may_be_storage = core::MayBeStorageResource(finding) ? 1 : 0;
+  out.severity_key = SeverityKey(finding.severity);
+  out.detected_key = DetectedKey(finding.detected_at);
+  out.resolved = finding.resolved_at.has_value() ? 1 : 0;
+  return out;
+}
+
+// The statements of a write transaction, prepared once however many findings it writes.
+class FindingWriter {
+ public:
+  explicit FindingWriter(SQLite::Database& db)
+      : insert_(db,
+                "INSERT INTO findings (id, version, resource_id, category, is_open, "
+                "snoozed_until_ns, record_json, resource_name, may_be_storage, severity_key, "
+                "detected_key, is_resolved) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO NOTHING"),
+        update_(db,
+                "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
+                "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
+                "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
+                "WHERE id = ? AND version = ?"),
+        current_(db, "SELECT version FROM findings WHERE id = ?") {}
+
+  // Writes `w` if its expected version is current: OK, or Aborted naming the stored version
+  // (nothing written). A failing statement throws (the transaction rolls back).
+  absl::Status Write(const EncodedWrite& w) {
+    const core::Finding& finding = *w.finding;
     int changed = 0;
-    if (expected_version == 0) {
-      SQLite::Statement insert(
-          db,
-          "INSERT INTO findings (id, version, resource_id, category, is_open, snoozed_until_ns, "
-          "record_json, resource_name, may_be_storage, severity_key, detected_key, is_resolved) "
-          "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-          "ON CONFLICT (id) DO NOTHING");
-      insert.bind(1, finding.id);
-      insert.bind(2, finding.resource_id);
-      insert.bind(3, category);
-      insert.bind(4, open);
-      BindOptionalTime(insert, 5, snoozed_ns);
-      insert.bind(6, *json);
-      insert.bind(7, finding.resource_name);
-      insert.bind(8, may_be_storage);
-      insert.bind(9, severity_key);
-      insert.bind(10, detected_key);
-      insert.bind(11, resolved);
-      changed = insert.exec();
+    if (w.expected_version == 0) {
+      insert_.reset();
+      insert_.bind(1, finding.id);
+      insert_.bind(2, finding.resource_id);
+      insert_.bind(3, w.category);
+      insert_.bind(4, w.open);
+      BindOptionalTime(insert_, 5, w.snoozed_ns);
+      insert_.bind(6, w.json);
+      insert_.bind(7, finding.resource_name);
+      insert_.bind(8, w.may_be_storage);
+      insert_.bind(9, w.severity_key);
+      insert_.bind(10, w.detected_key);
+      insert_.bind(11, w.resolved);
+      changed = insert_.exec();
     } else {
-      SQLite::Statement update(
-          db,
-          "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
-          "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
-          "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
-          "WHERE id = ? AND version = ?");
-      update.bind(1, finding.resource_id);
-      update.bind(2, category);
-      update.bind(3, open);
-      BindOptionalTime(update, 4, snoozed_ns);
-      update.bind(5, *json);
-      update.bind(6, finding.resource_name);
-      update.bind(7, may_be_storage);
-      update.bind(8, severity_key);
-      update.bind(9, detected_key);
-      update.bind(10, resolved);
-      update.bind(11, finding.id);
-      update.bind(12, static_cast<std::int64_t>(expected_version));
-      changed = update.exec();
+      update_.reset();
+      update_.bind(1, finding.resource_id);
+      update_.bind(2, w.category);
+      update_.bind(3, w.open);
+      BindOptionalTime(update_, 4, w.snoozed_ns);
+      update_.bind(5, w.json);
+      update_.bind(6, finding.resource_name);
+      update_.bind(7, w.may_be_storage);
+      update_.bind(8, w.severity_key);
+      update_.bind(9, w.detected_key);
+      update_.bind(10, w.resolved);
+      update_.bind(11, finding.id);
+      update_.bind(12, static_cast<std::int64_t>(w.expected_version));
+      changed = update_.exec();
     }
     if (changed == 1) {
       return absl::OkStatus();
     }
-    SQLite::Statement current(db, "SELECT version FROM findings WHERE id = ?");
-    current.bind(1, finding.id);
-    const std::int64_t version = current.executeStep() ? current.getColumn(0).getInt64() : 0;
+    current_.reset();
+    current_.bind(1, finding.id);
+    const std::int64_t version = current_.executeStep() ? current_.getColumn(0).getInt64() : 0;
     return absl::AbortedError(absl::StrCat("finding ", finding.id, " is at version ", version,
-                                           ", not ", expected_version));
+                                           ", not ", w.expected_version));
+  }
+
+ private:
+  SQLite::Statement insert_;
+  SQLite::Statement update_;
+  SQLite::Statement current_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& finding,
+                                                     std::int64_t expected_version) {
+  absl::StatusOr<EncodedWrite> encoded = EncodeWrite(finding, expected_version);
+  if (!encoded.ok()) {
+    return encoded.status();
+  }
+  absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    return FindingWriter(db).Write(*encoded);
   });
   if (!status.ok()) {
     return status;
   }
   return expected_version + 1;
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> SqliteFindingStore::PutBatch(
+    const std::vector<core::FindingWrite>& writes) {
+  std::vector<absl::StatusOr<std::int64_t>> results;
+  results.reserve(writes.size());
+  std::vector<EncodedWrite> encoded;
+  encoded.reserve(writes.size());
+  std::vector<std::size_t> slots;  // results index of each encoded write
+  slots.reserve(writes.size());
+  for (const core::FindingWrite& write : writes) {
+    absl::StatusOr<EncodedWrite> one = EncodeWrite(write.finding, write.expected_version);
+    if (one.ok()) {
+      slots.push_back(results.size());
+      encoded.push_back(*std::move(one));
+      results.emplace_back(write.expected_version + 1);
+    } else {
+      results.emplace_back(one.status());
+    }
+  }
+  if (encoded.empty()) {
+    return results;
+  }
+  std::vector<absl::Status> outcomes;
+  absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    outcomes.clear();  // a retried transaction starts over
+    FindingWriter writer(db);
+    for (const EncodedWrite& w : encoded) {
+      absl::Status one = writer.Write(w);
+      if (!one.ok() && !absl::IsAborted(one)) {
+        return one;
+      }
+      outcomes.push_back(std::move(one));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (!outcomes[i].ok()) {
+      results[slots[i]] = std::move(outcomes[i]);
+    }
+  }
+  return results;
 }
 
 absl::StatusOr<std::vector<core::SuppressionRule>> SqliteFindingStore::ListSuppressionRules()

@@ -1,6 +1,12 @@
 // FindingsService: Patrol verdicts, the deterministic resolve gate, end-of-run stale
 // reconciliation, and capacity forecasts.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "findings_service_internal.h"
 #include "fmt/format.h"
@@ -44,6 +50,26 @@ absl::StatusOr<bool> Settled(const absl::StatusOr<ResolveOutcome>& result) {
 bool TakesForecast(const Finding& f) {
   return f.category == Category::kCapacity || f.resource_type == "storage" ||
          f.resource_type == "physical_disk";
+}
+
+// Patrol's resolve of an active finding: resolved now, auto_resolved, the reason, and one
+// `auto_resolved` event with how it was verified (and the evidence, if any).
+absl::Status ResolveChange(findings_internal::Transition& tx, std::string_view reason,
+                           std::string_view evidence, std::string_view verification) {
+  Finding& f = tx.finding;
+  if (!IsActive(f, tx.now)) {
+    return FindingActionNotAllowed(f.id, "only an active finding can be resolved by Patrol");
+  }
+  f.resolved_at = tx.now;
+  f.auto_resolved = true;
+  f.resolve_reason = std::string(reason);
+  std::map<std::string, std::string> metadata = {
+      {std::string(w::kMetaVerification), std::string(verification)}};
+  if (!evidence.empty()) {
+    metadata.emplace(w::kMetaEvidence, std::string(evidence));
+  }
+  tx.Event(LifecycleEventType::kAutoResolved, reason, metadata);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -141,21 +167,7 @@ absl::StatusOr<ResolveOutcome> FindingsService::ResolveVerified(const Finding& f
                                                                 std::string_view evidence,
                                                                 std::string_view verification) {
   PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding.id, [&](Transition& tx) {
-                           Finding& f = tx.finding;
-                           if (!IsActive(f, tx.now)) {
-                             return FindingActionNotAllowed(
-                                 f.id, "only an active finding can be resolved by Patrol");
-                           }
-                           f.resolved_at = tx.now;
-                           f.auto_resolved = true;
-                           f.resolve_reason = std::string(reason);
-                           std::map<std::string, std::string> metadata = {
-                               {std::string(w::kMetaVerification), std::string(verification)}};
-                           if (!evidence.empty()) {
-                             metadata.emplace(w::kMetaEvidence, std::string(evidence));
-                           }
-                           tx.Event(LifecycleEventType::kAutoResolved, reason, metadata);
-                           return absl::OkStatus();
+                           return ResolveChange(tx, reason, evidence, verification);
                          }));
   ResolveOutcome out;
   out.finding_id = m.finding.id;
@@ -165,25 +177,75 @@ absl::StatusOr<ResolveOutcome> FindingsService::ResolveVerified(const Finding& f
 }
 
 absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
-    const FindingRunLedger& ledger) {
+    const FindingRunLedger& ledger, const std::atomic<bool>* cancelled) {
   PULSE_RETURN_IF_ERROR(ledger.CheckAllAssessed());
   StaleReconciliation out;
+  const auto stop = [&] {
+    if (cancelled != nullptr && cancelled->load()) {
+      out.cancelled = true;
+    }
+    return out.cancelled;
+  };
+  // Resolves by absence are staged and written kStaleResolveBatch to a transaction.
+  std::vector<FindingWrite> staged;
+  const auto flush = [&]() -> absl::Status {
+    if (staged.empty()) {
+      return absl::OkStatus();
+    }
+    PULSE_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<std::int64_t>> written,
+                           store_.PutBatch(staged));
+    if (written.size() != staged.size()) {
+      return absl::InternalError(fmt::format("the finding store answered {} writes with {}",
+                                             staged.size(), written.size()));
+    }
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+      const Finding& f = staged[i].finding;
+      if (written[i].ok()) {
+        out.resolved.push_back(f.id);
+        continue;
+      }
+      if (!absl::IsAborted(written[i].status())) {
+        return written[i].status();
+      }
+      // Changed since it was read: resolved alone, from a fresh read, if it is still active.
+      PULSE_ASSIGN_OR_RETURN(bool resolved, Settled(ResolveVerified(f, kStaleResolveReason, {},
+                                                                    kVerificationNotRequired)));
+      if (resolved) {
+        out.resolved.push_back(f.id);
+      }
+    }
+    staged.clear();
+    return absl::OkStatus();
+  };
   int verifications = 0;
+  std::size_t examined = 0;
   for (const std::string& id : ledger.StaleCandidates()) {
+    // Every kStaleResolveBatch candidates, staged or not, and before each write of a batch.
+    const bool full = staged.size() >= kStaleResolveBatch;
+    if ((full || ++examined % kStaleResolveBatch == 0) && stop()) {
+      return out;  // the staged resolves are not written: nothing half-done
+    }
+    if (full) {
+      PULSE_RETURN_IF_ERROR(flush());
+    }
     absl::StatusOr<StoredFinding> stored = store_.Get(id);
     if (absl::IsNotFound(stored.status())) {
       continue;
     }
     PULSE_RETURN_IF_ERROR(stored.status());
     const Finding& f = stored->finding;
-    if (!IsActive(f, clock_.Now())) {
+    const absl::Time now = clock_.Now();
+    if (!IsActive(f, now)) {
       continue;
     }
     if (CategorySupportsStaleAutoResolve(f.category)) {
-      PULSE_ASSIGN_OR_RETURN(bool resolved, Settled(ResolveVerified(f, kStaleResolveReason, {},
-                                                                    kVerificationNotRequired)));
-      if (resolved) {
-        out.resolved.push_back(id);
+      absl::StatusOr<Mutation> m = findings_internal::ApplyChange(f, now, [](Transition& tx) {
+        return ResolveChange(tx, kStaleResolveReason, {}, kVerificationNotRequired);
+      });
+      if (m.ok() && m->written) {
+        staged.push_back(FindingWrite{std::move(m->finding), stored->version});
+      } else if (!m.ok() && !absl::IsFailedPrecondition(m.status())) {
+        return m.status();
       }
       continue;
     }
@@ -194,6 +256,9 @@ absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
     if (verifications >= kMaxVerifiedStaleResolvesPerRun) {
       out.deferred.push_back(id);
       continue;
+    }
+    if (stop()) {
+      return out;
     }
     ++verifications;
     absl::StatusOr<VerifierVerdict> verdict = verifier_.Verify(f);
@@ -207,6 +272,10 @@ absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
       out.kept.push_back(id);  // still present, inconclusive or failed: fail closed
     }
   }
+  if (stop()) {
+    return out;
+  }
+  PULSE_RETURN_IF_ERROR(flush());
   return out;
 }
 

@@ -110,6 +110,33 @@ FindingsService::FindingsService(FindingStore& store, const Clock& clock, Findin
                                  const MetricsHistory& metrics)
     : store_(store), clock_(clock), verifier_(verifier), metrics_(metrics) {}
 
+absl::StatusOr<findings_internal::Mutation> findings_internal::ApplyChange(
+    const Finding& before, absl::Time now, absl::FunctionRef<absl::Status(Transition&)> change) {
+  Finding after = before;
+  Transition tx{after, now, {}, false};
+  PULSE_RETURN_IF_ERROR(change(tx));
+  if (tx.events.empty() && !tx.dirty) {
+    return Mutation{before, false, {}};
+  }
+  const LoopState from = DeriveLoopState(before, now);
+  const LoopState to = DeriveLoopState(after, now);
+  if (!IsLoopTransitionAllowed(from, to)) {
+    return NotAllowed(after,
+                      fmt::format("a {} finding cannot become {}", ToString(from), ToString(to)));
+  }
+  std::vector<LifecycleEventType> types;
+  for (LifecycleEvent& e : tx.events) {
+    if (from != to) {
+      e.from = from;
+      e.to = to;
+    }
+    types.push_back(e.type);
+    AppendLifecycleEvent(after, std::move(e));
+  }
+  after.loop_state = to;
+  return Mutation{std::move(after), true, std::move(types)};
+}
+
 absl::StatusOr<FindingsService::Mutation> FindingsService::Mutate(std::string_view finding_id,
                                                                   Change change) {
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
@@ -120,32 +147,14 @@ absl::StatusOr<FindingsService::Mutation> FindingsService::Mutate(std::string_vi
       }
       return stored.status();
     }
-    const absl::Time now = clock_.Now();
-    Finding after = stored->finding;
-    Transition tx{after, now, {}, false};
-    PULSE_RETURN_IF_ERROR(change(tx));
-    if (tx.events.empty() && !tx.dirty) {
-      return Mutation{std::move(stored->finding), false, {}};
+    PULSE_ASSIGN_OR_RETURN(Mutation m,
+                           findings_internal::ApplyChange(stored->finding, clock_.Now(), change));
+    if (!m.written) {
+      return m;
     }
-    const LoopState from = DeriveLoopState(stored->finding, now);
-    const LoopState to = DeriveLoopState(after, now);
-    if (!IsLoopTransitionAllowed(from, to)) {
-      return NotAllowed(after,
-                        fmt::format("a {} finding cannot become {}", ToString(from), ToString(to)));
-    }
-    std::vector<LifecycleEventType> types;
-    for (LifecycleEvent& e : tx.events) {
-      if (from != to) {
-        e.from = from;
-        e.to = to;
-      }
-      types.push_back(e.type);
-      AppendLifecycleEvent(after, std::move(e));
-    }
-    after.loop_state = to;
-    absl::StatusOr<std::int64_t> put = store_.Put(after, stored->version);
+    absl::StatusOr<std::int64_t> put = store_.Put(m.finding, stored->version);
     if (put.ok()) {
-      return Mutation{std::move(after), true, std::move(types)};
+      return m;
     }
     if (!absl::IsAborted(put.status())) {
       return put.status();

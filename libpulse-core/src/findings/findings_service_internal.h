@@ -8,7 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/findings/findings_service.h"
 
@@ -33,6 +35,14 @@ struct Mutation {
   bool written = false;
   std::vector<LifecycleEventType> events;
 };
+
+// Applies `change` to a copy of `before` at `now` and stamps it as Mutate writes it: each
+// event's from/to when the derived loop state moves, the events appended to the lifecycle log,
+// the new loop state. written=false (and the finding as it was) when the change recorded
+// nothing. FailedPrecondition (finding_action_not_allowed) when the loop state may not move
+// that way. The caller writes the result under `before`'s version.
+absl::StatusOr<Mutation> ApplyChange(const Finding& before, absl::Time now,
+                                     absl::FunctionRef<absl::Status(Transition&)> change);
 
 // `text` without surrounding ASCII whitespace.
 std::string Trimmed(std::string_view text);

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "patrol_internal.h"
@@ -407,15 +408,23 @@ void PatrolService::Reconcile(Work& work) {
   if (!work.record.scope.Full() || !work.errors.empty()) {
     return;
   }
-  absl::StatusOr<StaleReconciliation> stale = findings_.ReconcileStale(work.seen);
+  absl::StatusOr<StaleReconciliation> stale = findings_.ReconcileStale(work.seen, cancelled_.get());
   if (!stale.ok()) {
     work.Error(absl::StrCat("stale reconciliation: ", stale.status().message()));
     return;
   }
+  // A set, not AddUnique: a reconciliation may resolve 100,000 findings.
+  std::vector<std::string>& ids = work.record.resolved_finding_ids;
+  absl::flat_hash_set<std::string> known(ids.begin(), ids.end());
   for (const std::vector<std::string>* list : {&stale->resolved, &stale->verified_resolved}) {
     for (const std::string& id : *list) {
-      AddUnique(work.record.resolved_finding_ids, id);
+      if (known.insert(id).second) {
+        ids.push_back(id);
+      }
     }
+  }
+  if (stale->cancelled) {
+    work.Error("stale reconciliation stopped: the service is shutting down");
   }
 }
 

@@ -1,7 +1,7 @@
 // SqliteFindingStore beyond the contract: migration 5 fills the sibling-lookup columns
 // (resource_name, may_be_storage) of the findings a version-4 file already holds, and the
 // findings service still merges a new report into its sibling through SQLite when many
-// unrelated findings are stored.
+// unrelated findings are stored, and a batch that fails in the database writes nothing.
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 
 #include <SQLiteCpp/Database.h>
@@ -160,6 +160,47 @@ TEST_CASE("a new report still merges into its sibling among many unrelated store
   auto fresh = service.Report(VmReport("vm:99", "High CPU usage on web-1"));
   REQUIRE(fresh.ok());
   CHECK(fresh->disposition == core::ReportDisposition::kCreated);
+}
+
+TEST_CASE("a batch the database fails part-way writes none of its findings",
+          "[adapters][storage]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  auto db = MustOpen(path);
+  auto store = SqliteFindingStore::Open(*db);
+  REQUIRE(store.ok());
+  core::Finding kept = SimpleFinding("a-kept", "vm:1", core::Category::kPerformance);
+  REQUIRE((*store)->Put(kept, 0).ok());
+  {
+    // The third write of the batch fails inside SQLite, after two have been written.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec(
+        "CREATE TRIGGER poison BEFORE INSERT ON findings WHEN NEW.id = 'c-poison' "
+        "BEGIN SELECT RAISE(ABORT, 'poisoned'); END");
+  }
+  core::Finding updated = kept;
+  updated.times_raised = 5;
+  const std::vector<core::FindingWrite> writes = {
+      {updated, 1},
+      {SimpleFinding("b-new", "vm:1", core::Category::kPerformance), 0},
+      {SimpleFinding("c-poison", "vm:1", core::Category::kPerformance), 0},
+      {SimpleFinding("d-new", "vm:1", core::Category::kPerformance), 0}};
+  auto results = (*store)->PutBatch(writes);
+  REQUIRE_FALSE(results.ok());
+  INFO(results.status().ToString());
+  CHECK(results.status().message().find("poisoned") != std::string_view::npos);
+  auto got = (*store)->Get("a-kept");
+  REQUIRE(got.ok());
+  CHECK(got->version == 1);
+  CHECK(got->finding.times_raised == kept.times_raised);
+  CHECK(absl::IsNotFound((*store)->Get("b-new").status()));
+  CHECK(absl::IsNotFound((*store)->Get("d-new").status()));
+  // The same batch without the poisoned write lands whole.
+  auto clean = (*store)->PutBatch({writes[0], writes[1], writes[3]});
+  REQUIRE(clean.ok());
+  CHECK(clean->at(0).value_or(0) == 2);
+  CHECK(clean->at(1).value_or(0) == 1);
+  CHECK(clean->at(2).value_or(0) == 1);
 }
 
 }  // namespace

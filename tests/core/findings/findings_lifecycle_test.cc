@@ -365,7 +365,7 @@ TEST_CASE("a concurrent write between read and write is retried, not lost", "[co
   CHECK(EventTypes(f) == std::vector<E>{E::kDetected, E::kUserNoteUpdated, E::kSnoozed});
 }
 
-// A store whose Put always reports a version clash.
+// A store whose Put, and every write of a PutBatch, always reports a version clash.
 class ClashingStore final : public FindingStore {
  public:
   explicit ClashingStore(FindingStore& inner) : inner_(inner) {}
@@ -383,6 +383,11 @@ class ClashingStore final : public FindingStore {
   absl::StatusOr<std::int64_t> Put(const Finding&, std::int64_t) override {
     ++puts;
     return absl::AbortedError("clash");
+  }
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
+      const std::vector<FindingWrite>& writes) override {
+    puts += static_cast<int>(writes.size());
+    return std::vector<absl::StatusOr<std::int64_t>>(writes.size(), absl::AbortedError("clash"));
   }
   absl::StatusOr<std::vector<SuppressionRule>> ListSuppressionRules() const override {
     return inner_.ListSuppressionRules();

@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -319,6 +322,116 @@ TEST_CASE("stale reconciliation skips findings that are gone or no longer active
   REQUIRE(result.ok());
   CHECK(result->resolved.empty());
   CHECK(IsSnoozed(fx.Stored(snoozed), fx.clock.Now()));
+}
+
+// Seeds `n` performance findings on distinct resources and a ledger that saw none of them.
+std::vector<std::string> SeedStale(Fixture& fx, FindingRunLedger& ledger, std::size_t n) {
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < n; ++i) {
+    ids.push_back(
+        SeedCategory(fx, Category::kPerformance, "cpu-high", "vm:" + std::to_string(1000 + i)));
+    ledger.AddSeeded(ids.back());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST_CASE("stale resolves by absence are written a batch to a transaction", "[core][findings]") {
+  Fixture fx;
+  FindingRunLedger ledger;
+  const std::size_t n = 2 * kStaleResolveBatch + 7;
+  const std::vector<std::string> ids = SeedStale(fx, ledger, n);
+  fx.clock.Advance(absl::Minutes(15));
+  const std::int64_t puts = fx.store.put_count();
+
+  auto result = fx.service.ReconcileStale(ledger);
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->cancelled);
+  std::vector<std::string> resolved = result->resolved;
+  std::sort(resolved.begin(), resolved.end());
+  CHECK(resolved == ids);
+  CHECK(fx.store.batch_count() == 3);  // 512 + 512 + 7
+  CHECK(fx.store.put_count() == puts + static_cast<std::int64_t>(n));
+  for (const std::string& id : {ids.front(), ids[kStaleResolveBatch], ids.back()}) {
+    const Finding f = fx.Stored(id);
+    CHECK(f.resolved_at == fx.clock.Now());
+    CHECK(f.auto_resolved);
+    CHECK(f.resolve_reason == "No longer detected by patrol");
+    CHECK(EventTypes(f) == std::vector<E>{E::kDetected, E::kAutoResolved});
+    CHECK(f.loop_state == LoopState::kResolved);
+  }
+}
+
+TEST_CASE("a finding changed between its read and its batch is resolved from a fresh read",
+          "[core][findings]") {
+  Fixture fx;
+  FindingRunLedger ledger;
+  const std::vector<std::string> ids = SeedStale(fx, ledger, 3);
+  fx.clock.Advance(absl::Minutes(15));
+  // Another writer adds a note to the first and snoozes the second after they were read.
+  fx.store.SetBeforePut([&] {
+    REQUIRE(fx.service.SetNote(ids[0], "looking at it").ok());
+    REQUIRE(fx.service.Snooze(ids[1], 1).ok());
+  });
+  auto result = fx.service.ReconcileStale(ledger);
+  REQUIRE(result.ok());
+  std::vector<std::string> resolved = result->resolved;
+  std::sort(resolved.begin(), resolved.end());
+  CHECK(resolved == std::vector<std::string>{ids[0], ids[2]});
+  const Finding noted = fx.Stored(ids[0]);
+  CHECK(noted.user_note == "looking at it");  // the other writer's change is kept
+  CHECK(noted.resolved_at.has_value());
+  CHECK(EventTypes(noted) == std::vector<E>{E::kDetected, E::kUserNoteUpdated, E::kAutoResolved});
+  CHECK(IsSnoozed(fx.Stored(ids[1]), fx.clock.Now()));
+  CHECK_FALSE(fx.Stored(ids[1]).resolved_at.has_value());
+}
+
+TEST_CASE("a cancelled reconciliation stops between batches and writes no partial batch",
+          "[core][findings]") {
+  Fixture fx;
+  FindingRunLedger ledger;
+  const std::vector<std::string> ids = SeedStale(fx, ledger, 3 * kStaleResolveBatch);
+  fx.clock.Advance(absl::Minutes(15));
+  std::atomic<bool> cancelled{false};
+  // Shutdown arrives while the first batch is being written.
+  fx.store.SetBeforePut([&] { cancelled.store(true); });
+  auto result = fx.service.ReconcileStale(ledger, &cancelled);
+  REQUIRE(result.ok());
+  CHECK(result->cancelled);
+  CHECK(result->resolved.size() == kStaleResolveBatch);
+  CHECK(fx.store.batch_count() == 1);
+  std::size_t resolved = 0;
+  for (const std::string& id : ids) {
+    const Finding f = fx.Stored(id);
+    if (f.resolved_at.has_value()) {
+      ++resolved;
+      CHECK(f.lifecycle.back().type == E::kAutoResolved);
+    } else {
+      CHECK(IsActive(f, fx.clock.Now()));
+      CHECK(f.lifecycle.back().type == E::kDetected);
+    }
+  }
+  CHECK(resolved == kStaleResolveBatch);
+  // The next run resolves the rest.
+  cancelled.store(false);
+  auto next = fx.service.ReconcileStale(ledger, &cancelled);
+  REQUIRE(next.ok());
+  CHECK(next->resolved.size() == 2 * kStaleResolveBatch);
+}
+
+TEST_CASE("a store failure during a batch fails the reconciliation and resolves none of it",
+          "[core][findings]") {
+  Fixture fx;
+  FindingRunLedger ledger;
+  const std::vector<std::string> ids = SeedStale(fx, ledger, 4);
+  fx.clock.Advance(absl::Minutes(15));
+  fx.store.FailNext(absl::UnavailableError("disk gone"), "PutBatch");
+  auto result = fx.service.ReconcileStale(ledger);
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsUnavailable(result.status()));
+  for (const std::string& id : ids) {
+    CHECK(IsActive(fx.Stored(id), fx.clock.Now()));
+  }
 }
 
 TEST_CASE("the capacity forecast reads the metrics target over the window", "[core][findings]") {

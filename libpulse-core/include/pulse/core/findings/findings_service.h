@@ -18,6 +18,8 @@
 // by a suppression rule) are OK results with a typed reason, not errors.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +52,9 @@ inline constexpr std::int64_t kMaxSnoozeHours = 168;
 inline constexpr absl::Duration kWillFixLaterRemindAfter = absl::Hours(24 * 7);
 // Verifications the stale reconciliation may spend per run; the rest wait for the next run.
 inline constexpr int kMaxVerifiedStaleResolvesPerRun = 3;
+// Resolves by absence ReconcileStale writes in one transaction (FindingStore::PutBatch); it
+// checks its cancellation flag between two batches.
+inline constexpr std::size_t kStaleResolveBatch = 512;
 inline constexpr absl::Duration kDefaultForecastWindow = absl::Hours(48);
 inline constexpr char kDefaultFindingSource[] = "ai-analysis";
 inline constexpr char kStaleResolveReason[] = "No longer detected by patrol";
@@ -153,6 +158,8 @@ struct StaleReconciliation {
   std::vector<std::string> verified_resolved;  // other categories, verifier confirmed
   std::vector<std::string> kept;               // still active (no verifier, or not confirmed)
   std::vector<std::string> deferred;           // over the per-run verification budget
+  // Stopped early by its `cancelled` flag: the lists hold what was done before it stopped.
+  bool cancelled = false;
 };
 
 class FindingsService {
@@ -195,7 +202,12 @@ class FindingsService {
   // the rest are deferred); otherwise they stay active. Call it only after a successful full
   // run: it refuses (FailedPrecondition, nothing resolved) when ledger.CheckAllAssessed()
   // fails, since a missing verdict is a run error, never an all-clear.
-  [[nodiscard]] absl::StatusOr<StaleReconciliation> ReconcileStale(const FindingRunLedger& ledger);
+  // Resolves by absence are written kStaleResolveBatch to a transaction (a finding changed
+  // meanwhile is resolved alone from a fresh read, if still active). When `cancelled` is set
+  // and becomes true, it stops before the next batch or verification and returns what it did
+  // (StaleReconciliation::cancelled); a staged batch is dropped, never half-written.
+  [[nodiscard]] absl::StatusOr<StaleReconciliation> ReconcileStale(
+      const FindingRunLedger& ledger, const std::atomic<bool>* cancelled = nullptr);
 
   // Records what a Patrol investigation of the finding came to: status, outcome (nullopt:
   // none yet), the investigation's session id, last_investigated_at = now, attempts + 1, and one

@@ -99,6 +99,13 @@ struct ActiveFindingCounts {
   friend bool operator==(const ActiveFindingCounts&, const ActiveFindingCounts&) = default;
 };
 
+// One write of PutBatch: `finding` as Put would write it, if its stored version is still
+// `expected_version` (0 = it must not exist yet).
+struct FindingWrite {
+  Finding finding;
+  std::int64_t expected_version = 0;
+};
+
 // Whether `a` comes before `b` in the findings page order.
 inline bool FindingPageOrder(const FindingPagePosition& a, const FindingPagePosition& b) {
   if (a.severity != b.severity) {
@@ -159,6 +166,16 @@ class FindingStore {
   // is written then. InvalidArgument for an empty id or a negative expected_version.
   [[nodiscard]] virtual absl::StatusOr<std::int64_t> Put(const Finding& finding,
                                                          std::int64_t expected_version) = 0;
+
+  // Applies `writes` in order as one atomic unit (the SQLite adapter: one transaction, one
+  // sync), so bulk changes cost a write per finding, not a commit. One result per write, in
+  // order: its new version, or the error Put would have returned for it alone (Aborted on a
+  // version clash, InvalidArgument), in which case that write changed nothing and the others
+  // still apply. A later write sees an earlier one's effect: two writes of one id need
+  // consecutive versions. A failure of the store itself is the whole result, and then nothing
+  // of the batch was written.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
+      const std::vector<FindingWrite>& writes) = 0;
 
   // Every suppression rule, ordered by id ascending.
   [[nodiscard]] virtual absl::StatusOr<std::vector<SuppressionRule>> ListSuppressionRules()

@@ -151,41 +151,28 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override {
-    std::function<void()> hook;
-    {
-      absl::MutexLock lock(&mu_);
-      hook = std::exchange(before_put_, nullptr);
-    }
-    if (hook) {
-      hook();  // outside the lock: it may write through this store
-    }
+    RunBeforePut();
     absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("Put"); !injected.ok()) {
       return injected;
     }
-    if (finding.id.empty()) {
-      return absl::InvalidArgumentError("finding id is empty");
+    return PutLocked(finding, expected_version);
+  }
+
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
+      const std::vector<core::FindingWrite>& writes) override {
+    RunBeforePut();
+    absl::MutexLock lock(&mu_);
+    if (absl::Status injected = TakeInjected("PutBatch"); !injected.ok()) {
+      return injected;  // a store failure: nothing of the batch is written
     }
-    if (expected_version < 0) {
-      return absl::InvalidArgumentError("expected_version is negative");
+    std::vector<absl::StatusOr<std::int64_t>> results;
+    results.reserve(writes.size());
+    for (const core::FindingWrite& write : writes) {
+      results.push_back(PutLocked(write.finding, write.expected_version));
     }
-    auto it = findings_.find(finding.id);
-    const std::int64_t current = it == findings_.end() ? 0 : it->second.version;
-    if (current != expected_version) {
-      return absl::AbortedError("finding " + finding.id + " is at version " +
-                                std::to_string(current) + ", not " +
-                                std::to_string(expected_version));
-    }
-    Record record;
-    record.version = current + 1;
-    if (options_.round_trip_json) {
-      record.json = core::FindingToJson(finding);
-    } else {
-      record.finding = finding;
-    }
-    findings_[finding.id] = std::move(record);
-    ++put_count_;
-    return current + 1;
+    ++batch_count_;
+    return results;
   }
 
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {
@@ -230,7 +217,7 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   // --- Test hooks ---
 
-  // The next call of `method` ("Get", "List", "Put", "ListSuppressionRules",
+  // The next call of `method` ("Get", "List", "Put", "PutBatch", "ListSuppressionRules",
   // "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method) returns `status`
   // instead of doing its work.
   void FailNext(absl::Status status, std::string method = "") {
@@ -239,16 +226,22 @@ class InMemoryFindingStore final : public core::FindingStore {
     injected_method_ = std::move(method);
   }
 
-  // Runs `hook` (once) at the start of the next Put, before its version check.
+  // Runs `hook` (once) at the start of the next Put or PutBatch, before its version checks.
   void SetBeforePut(std::function<void()> hook) {
     absl::MutexLock lock(&mu_);
     before_put_ = std::move(hook);
   }
 
-  // Successful Puts so far.
+  // Successful writes so far (Put, and each write of a PutBatch).
   std::int64_t put_count() const {
     absl::MutexLock lock(&mu_);
     return put_count_;
+  }
+
+  // PutBatch calls that reached the store (an injected failure aside).
+  std::int64_t batch_count() const {
+    absl::MutexLock lock(&mu_);
+    return batch_count_;
   }
 
   std::size_t size() const {
@@ -279,6 +272,45 @@ class InMemoryFindingStore final : public core::FindingStore {
     return stored;
   }
 
+  void RunBeforePut() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::function<void()> hook;
+    {
+      absl::MutexLock lock(&mu_);
+      hook = std::exchange(before_put_, nullptr);
+    }
+    if (hook) {
+      hook();  // outside the lock: it may write through this store
+    }
+  }
+
+  absl::StatusOr<std::int64_t> PutLocked(const core::Finding& finding,
+                                         std::int64_t expected_version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finding.id.empty()) {
+      return absl::InvalidArgumentError("finding id is empty");
+    }
+    if (expected_version < 0) {
+      return absl::InvalidArgumentError("expected_version is negative");
+    }
+    auto it = findings_.find(finding.id);
+    const std::int64_t current = it == findings_.end() ? 0 : it->second.version;
+    if (current != expected_version) {
+      return absl::AbortedError("finding " + finding.id + " is at version " +
+                                std::to_string(current) + ", not " +
+                                std::to_string(expected_version));
+    }
+    Record record;
+    record.version = current + 1;
+    if (options_.round_trip_json) {
+      record.json = core::FindingToJson(finding);
+    } else {
+      record.finding = finding;
+    }
+    findings_[finding.id] = std::move(record);
+    ++put_count_;
+    return current + 1;
+  }
+
   absl::Status TakeInjected(std::string_view method) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!injected_.has_value() || (!injected_method_.empty() && injected_method_ != method)) {
       return absl::OkStatus();
@@ -296,6 +328,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   std::string injected_method_ ABSL_GUARDED_BY(mu_);
   std::function<void()> before_put_ ABSL_GUARDED_BY(mu_);
   std::int64_t put_count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::int64_t batch_count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::testing

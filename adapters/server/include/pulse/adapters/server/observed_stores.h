@@ -78,6 +78,8 @@ class ObservedFindingStore final : public core::FindingStore {
   }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
+      const std::vector<core::FindingWrite>& writes) override;
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override {
     return inner_.ListSuppressionRules();
   }

@@ -2,6 +2,7 @@
 // as the core's JSON (findings/finding_json.h) beside the columns List filters on; Put is a
 // conditional write (`INSERT ... ON CONFLICT DO NOTHING` for a create, `UPDATE ... WHERE id=?
 // AND version=?` for an update), so the version check is the database's, not a read-then-write.
+// PutBatch runs the same statements, prepared once, for every write in one transaction.
 // A finding is refused (InvalidArgument) unless its JSON decodes back to exactly the same
 // value, so nothing is stored that would read back different (ill-formed UTF-8, NULs, fields
 // beyond the codec's limits).
@@ -37,6 +38,8 @@ class SqliteFindingStore final : public core::FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
+      const std::vector<core::FindingWrite>& writes) override;
   absl::StatusOr<std::vector<core::SuppressionRule>> ListSuppressionRules() const override;
   absl::Status PutSuppressionRule(const core::SuppressionRule& rule) override;
   absl::Status DeleteSuppressionRule(std::string_view id) override;
