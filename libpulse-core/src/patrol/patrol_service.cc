@@ -424,7 +424,7 @@ void PatrolService::Reconcile(Work& work) {
     }
   }
   if (stale->cancelled) {
-    work.Error("stale reconciliation stopped: the service is shutting down");
+    work.Error("stale reconciliation stopped: Patrol was cancelled (shutdown)");
   }
 }
 
@@ -452,8 +452,16 @@ void PatrolService::Finish(Work& work) {
   PatrolRunRecord& r = work.record;
   int warnings = 0;
   int critical = 0;
-  absl::StatusOr<std::vector<Finding>> active = findings_.List(FindingQuery{});
-  if (active.ok()) {
+  // A run stopped by shutdown records what it did and ends: the fleet summary below reads every
+  // stored finding (seconds at 100,000), and the server is waiting for this thread to exit.
+  absl::StatusOr<std::vector<Finding>> active = cancelled_->load()
+                                                    ? absl::CancelledError("Patrol was cancelled")
+                                                    : findings_.List(FindingQuery{});
+  if (absl::IsCancelled(active.status())) {
+    if (work.errors.empty()) {
+      work.Error("stopped before its summary: Patrol was cancelled (shutdown)");
+    }
+  } else if (active.ok()) {
     for (const Finding& f : *active) {
       if (!work.InScope(f.resource_id) || f.severity < Severity::kWarning) {
         continue;

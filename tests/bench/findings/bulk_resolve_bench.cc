@@ -236,17 +236,20 @@ int main(int argc, char** argv) {
                                  [](benchmark::State& s) { Resolve(s, true); })
         ->Arg(kSmall)
         ->Iterations(3)
+        ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_ResolveOneByOne" + suffix).c_str(),
                                  [](benchmark::State& s) { Resolve(s, false); })
         ->Arg(kSmall)
         ->Iterations(1)
+        ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark(("BM_ResolveBatched/" + std::to_string(kLarge) + "/round1").c_str(),
                                [](benchmark::State& s) { Resolve(s, true); })
       ->Arg(kLarge)
       ->Iterations(1)
+      ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   RateReporter reporter;

@@ -141,7 +141,8 @@ class PatrolService {
   void Abandon(PatrolTicket ticket, std::string_view reason);
 
   // Makes the model calls of runs in progress (and any later run) stop at their next
-  // boundary; their records say so. For shutdown; irreversible.
+  // boundary, and their stale reconciliation before its next batch; their records say so, and
+  // skip the fleet summary (which reads every finding). For shutdown; irreversible.
   void Cancel();
   // Stops every investigation that has run longer than the investigation timeout
   // (AutonomySettings::investigation_timeout_sec): its loop ends at the next boundary and a
