@@ -2,6 +2,8 @@
 // in where a real daemon will not misbehave on cue): too old an API, 500s, 404s, malformed and
 // oversized answers, a broken log frame, silence, and a socket that is missing, stale or not
 // ours. Every one is a distinct, clear error kind.
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -205,15 +207,25 @@ TEST_CASE("a socket this user may not open names the docker group fix", "[docker
     WARN("skipped: needs root to try the socket as another user");
     return;
   }
-  FakeEngine engine({{"/version", Answer(200, kVersion141)}});
-  EngineOptions options = engine.Options();
-  // The socket's directory is mode 0700 (mkdtemp): user nobody cannot reach it.
-  int pipe_fds[2];
-  REQUIRE(::pipe(pipe_fds) == 0);
+  // Fork first, while this process has one thread, and only then start the fake engine: a
+  // child forked after the engine's threads start may find a lock it needs (the allocator's,
+  // ASan's) held forever by a thread that does not exist in it, and under ASan it did (CI hung).
+  int to_child[2];
+  int from_child[2];
+  REQUIRE(::pipe(to_child) == 0);
+  REQUIRE(::pipe(from_child) == 0);
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    ::close(pipe_fds[0]);
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    EngineOptions options;
+    options.endpoint.clear();  // the parent sends the fake engine's
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::read(to_child[0], buffer, sizeof(buffer))) > 0) {
+      options.endpoint.append(buffer, static_cast<std::size_t>(n));
+    }
     std::string report = "setuid failed";
     if (::setgid(65534) == 0 && ::setuid(65534) == 0) {
       auto client = EngineClient::Connect(options);
@@ -223,17 +235,32 @@ TEST_CASE("a socket this user may not open names the docker group fix", "[docker
               : absl::StrCat(core::ToAbsl(EngineErrorKindName(*EngineErrorKindOf(client.status()))),
                              "|", client.status().message());
     }
-    (void)!::write(pipe_fds[1], report.data(), report.size());
+    (void)!::write(from_child[1], report.data(), report.size());
     ::_exit(0);
   }
-  ::close(pipe_fds[1]);
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  FakeEngine engine({{"/version", Answer(200, kVersion141)}});
+  // The socket's directory is mode 0700 (mkdtemp): user nobody cannot reach it.
+  const std::string endpoint = engine.Options().endpoint;
+  REQUIRE(::write(to_child[1], endpoint.data(), endpoint.size()) ==
+          static_cast<ssize_t>(endpoint.size()));
+  ::close(to_child[1]);
   std::string report;
   char buffer[512];
-  ssize_t n = 0;
-  while ((n = ::read(pipe_fds[0], buffer, sizeof(buffer))) > 0) {
+  for (;;) {
+    pollfd entry{from_child[0], POLLIN, 0};
+    if (::poll(&entry, 1, 60'000) != 1) {
+      ::kill(pid, SIGKILL);  // a child stuck for a minute: fail, never hang
+      break;
+    }
+    const ssize_t n = ::read(from_child[0], buffer, sizeof(buffer));
+    if (n <= 0) {
+      break;
+    }
     report.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(pipe_fds[0]);
+  ::close(from_child[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
   CHECK_THAT(report, Catch::StartsWith("permission_denied|") && Catch::Contains("docker") &&
