@@ -1,9 +1,12 @@
 // The acceptance suite of the HTTP transport (issue 22): each attack runs
 // against the real pulse-server for PULSE_ATTACK_SECONDS (default 60) with a /healthz probe
 // and a /proc sampler beside it, alternating with the same probe measuring the idle server
-// in the same test. tests/fault/TRANSPORT.md lists the bounds, the commands and the figures on the
-// transport these tests were written against (which fails them). Registered with ctest only
-// when CMake's PULSE_TRANSPORT_ATTACK_TESTS is ON; label `transport`, run serially.
+// in the same test, while a second probe measures a reference server, the same binary that
+// nothing attacks, at the same moments: the latency bounds set the attacked server's p99
+// against the reference's (the idle p99 at that moment). tests/fault/TRANSPORT.md lists the bounds,
+// the commands and the figures on the transport these tests were written against (which fails
+// them). Registered with ctest only when CMake's PULSE_TRANSPORT_ATTACK_TESTS is ON; label
+// `transport`, run serially.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -81,6 +84,15 @@ int AttackerNice() {
   return std::clamp(std::atoi(text), 0, 19);
 }
 
+// Whether the attacking client also runs under SCHED_IDLE (AttackOptions::sched_idle): at nice 19
+// alone, CI's g++ transport suite of 2026-12-02 failed twice more, /healthz p99 0.84 -> 4.01 ms
+// (header count) and 1.07 -> 3.81 ms (slowloris), the attacked tail at the kernel's 4 ms tick
+// (tests/fault/TRANSPORT.md). PULSE_ATTACK_SCHED_IDLE=0 turns it off for a comparison run.
+bool AttackerSchedIdle() {
+  const char* text = std::getenv("PULSE_ATTACK_SCHED_IDLE");
+  return text == nullptr || std::string(text) != "0";
+}
+
 // The probe runs in a process of its own, like any outside client: it shares nothing with the
 // attacking client in this process (probe.h, ProbeOptions::process).
 attack::ProbeOptions Probe() {
@@ -143,6 +155,9 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   e2e::TempDir dir;
   attack::RaiseFileLimit(4096);
   e2e::ServerProcess server(dir.path());
+  // The reference: the same server, which nothing attacks (MeasureOptions::reference_port).
+  e2e::TempDir twin_dir;
+  e2e::ServerProcess twin(twin_dir.path());
   const std::string log_path = dir.File("server.log");
   options.target.port = server.port();
   options.duration = AttackLength();
@@ -151,12 +166,14 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   options.sources = {"127.0.1.1"};
   // A remote attacker's CPU is not the server's (AttackOptions::nice).
   options.nice = AttackerNice();
+  options.sched_idle = AttackerSchedIdle();
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.rounds = AttackRounds();
   measure.idle = IdleLength();
   measure.probe_options = Probe();
+  measure.reference_port = twin.port();
   // What the server logs from the attack's start on (start-up lines are not the attack's).
   std::int64_t log_from = 0;
   std::chrono::steady_clock::time_point attack_start;
@@ -182,13 +199,15 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   // Memory: RSS grows less than 64 MB over its idle figure.
   CHECK(m.GrowthKb() < kMaxGrowthKb);
   CHECK_FALSE(m.attack.stopped_early);
-  // Latency: /healthz p99 under attack stays under twice the idle p99 (the pooled windows of
-  // each side), and nothing failed.
+  // Latency: /healthz p99 under attack stays under twice the idle p99: that of the same server
+  // idle, probed at the same moments (the reference; kMaxP99Ratio), and nothing failed.
   CHECK(m.healthz.count > 0);
-  CHECK(m.idle_healthz.count > 0);  // a ratio over no idle sample would read 0, a pass
+  CHECK(m.idle_healthz.count > 0);
+  CHECK(m.reference.count > 0);  // a ratio over no reference sample would read 0, a pass
+  CHECK(m.reference.failures == 0);
   REQUIRE_FALSE(m.round_p99_ms.empty());
   if (kAssertLatency) {
-    CHECK(m.PooledP99Ratio() < kMaxP99Ratio);
+    CHECK(m.ReferenceP99Ratio() < kMaxP99Ratio);
   }
   CHECK(m.healthz.failures == 0);
   // The attacker's connections are closed by the server, and no attacking request is served.
@@ -200,6 +219,7 @@ void RunUnauthenticatedAttack(AttackOptions options) {
   INFO("first line logged: " << (logged.empty() ? "" : logged.front()));
   CHECK(static_cast<std::int64_t>(logged.size()) <= allowed);
   CHECK(server.Stop() == "exited 0");
+  CHECK(twin.Stop() == "exited 0");
 }
 
 TEST_CASE("a request line that never ends is cut off without memory growth or slow health checks",
@@ -257,10 +277,14 @@ TEST_CASE(
   const std::string chatter = e2e::MintToken(dir.path(), "ai:chat", "chatter");
   const std::string n = std::to_string(streams);
   // The server inherits the raised descriptor limit. Its stream budgets must admit them all.
-  e2e::ServerProcess server(
-      dir.path(), {.args = {"--provider", "openai-compatible", "--provider-base-url",
-                            fake.base_url() + "/v1", "--model", "test-model", "--max-event-streams",
-                            n, "--max-run-streams", "8", "--max-streams-per-token", n}});
+  const e2e::ServerOptions server_options{
+      .args = {"--provider", "openai-compatible", "--provider-base-url", fake.base_url() + "/v1",
+               "--model", "test-model", "--max-event-streams", n, "--max-run-streams", "8",
+               "--max-streams-per-token", n}};
+  e2e::ServerProcess server(dir.path(), server_options);
+  // The reference: the same server, which holds no stream (MeasureOptions::reference_port).
+  e2e::TempDir twin_dir;
+  e2e::ServerProcess twin(twin_dir.path(), server_options);
 
   AttackOptions options;
   options.kind = AttackKind::kStreams;
@@ -270,12 +294,14 @@ TEST_CASE(
   options.duration = AttackLength();
   options.ramp_timeout = Millis(60'000);
   options.nice = AttackerNice();
+  options.sched_idle = AttackerSchedIdle();
   // Many clients (agents, consoles): 100 streams per source address.
   options.sources = attack::LoopbackSources((streams + 99) / 100);
   MeasureOptions measure;
   measure.pid = server.pid();
   measure.guard_growth_kb = kGuardGrowthKb;
   measure.probe_options = Probe();
+  measure.reference_port = twin.port();
   // The idle side as long as the hold, half before the streams open and half after they
   // closed (once the server has let them go), so both sides meet the machine's stalls alike.
   measure.idle = AttackLength() / 2;
@@ -310,13 +336,16 @@ TEST_CASE(
   CHECK(m.server.max_threads <= ThreadBudget());
   CHECK(m.server.max_rss_kb < kMaxStreamsRssKb);
   CHECK_FALSE(r.stopped_early);
-  // /healthz p99 with the streams open stays within 1.5x idle (before and after, pooled).
+  // /healthz p99 with the streams open stays within 1.5x idle: that of the same server
+  // holding none, probed at the same moments (the reference).
   CHECK(m.healthz.count > 0);
   CHECK(m.healthz.failures == 0);
   CHECK(m.idle_healthz.count > 0);
   CHECK(m.idle_healthz.failures == 0);
+  CHECK(m.reference.count > 0);
+  CHECK(m.reference.failures == 0);
   if (kAssertLatency) {
-    CHECK(m.PooledP99Ratio() <= kMaxStreamsP99Ratio);
+    CHECK(m.ReferenceP99Ratio() <= kMaxStreamsP99Ratio);
   }
   // A chat started meanwhile completes.
   INFO(chat.raw.substr(0, 500));
@@ -324,6 +353,7 @@ TEST_CASE(
   REQUIRE_FALSE(chat.events.empty());
   CHECK(chat.events.back().type == "done");
   CHECK(server.Stop() == "exited 0");
+  CHECK(twin.Stop() == "exited 0");
 }
 
 }  // namespace

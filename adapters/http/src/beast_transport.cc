@@ -24,8 +24,6 @@
 #include <utility>
 // clang-format on
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -195,6 +193,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   void Start();
+  net::any_io_executor executor() { return socket_.get_executor(); }
 
  private:
   void WaitForRequest();
@@ -294,7 +293,7 @@ class BeastTransport final : public HttpServer::Impl {
               Clock::duration elapsed, bool stream);
 
  private:
-  void Accept(std::size_t loop);
+  void Accept();
   Connection::Admission Admit(const net::ip::address& peer);
 
   const HttpServerOptions options_;
@@ -302,15 +301,18 @@ class BeastTransport final : public HttpServer::Impl {
   std::vector<std::unique_ptr<net::io_context>> loops_;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> guards_;
   std::vector<std::thread> threads_;
-  // One acceptor per loop, each on its own descriptor of the one listening socket: a wave of
-  // connections is accepted and set up by every loop, each connection on the loop that
-  // accepted it (no loop sets up the others' connections while a probe waits behind them).
+  // One acceptor, on the first loop: only that loop's epoll watches the listening socket, so a
+  // new connection wakes one thread. Each accepted connection goes to the loops in turn and is
+  // set up there. (With every loop's epoll on the socket, every connection woke every loop,
+  // and on the 2-core VM connect() then took ~3 ms for tens of seconds at a time, idle or
+  // not: tests/fault/TRANSPORT.md, "One waiter on the listening socket".)
   struct Listener {
     std::unique_ptr<tcp::acceptor> acceptor;
     std::unique_ptr<net::steady_timer> retry;
     tcp::endpoint peer;  // filled by the accept itself (no getpeername per connection)
   };
-  std::vector<Listener> listeners_;
+  std::optional<Listener> listener_;
+  std::size_t next_loop_ = 0;  // the loop the next connection goes to (the first loop's thread)
   std::unique_ptr<net::thread_pool> handlers_;
   const std::shared_ptr<WakeGate> gate_ = std::make_shared<WakeGate>();
   int port_ = -1;
@@ -960,27 +962,8 @@ absl::Status BeastTransport::Open(MetricsRegistry* metrics) {
         absl::StrCat("cannot listen on ", options_.host, ":", options_.port, ": ", ec.message()));
   }
   port_ = acceptor->local_endpoint(ec).port();
-  const int listening = acceptor->native_handle();
-  listeners_.push_back(
-      {std::move(acceptor), std::make_unique<net::steady_timer>(*loops_[0]), tcp::endpoint()});
-  for (std::size_t i = 1; i < loops_.size(); ++i) {
-    // Every loop watches the same listening socket; a connection is accepted by one of them
-    // (the others' accept finds none and waits again).
-    const int copy = ::dup(listening);
-    auto extra = std::make_unique<tcp::acceptor>(*loops_[i]);
-    if (copy >= 0) {
-      extra->assign(endpoint.protocol(), copy, ec);
-    }
-    if (copy < 0 || ec) {
-      if (copy >= 0) {
-        ::close(copy);
-      }
-      return absl::UnavailableError(absl::StrCat("cannot share the listening socket: ",
-                                                 copy < 0 ? "dup failed" : ec.message()));
-    }
-    listeners_.push_back(
-        {std::move(extra), std::make_unique<net::steady_timer>(*loops_[i]), tcp::endpoint()});
-  }
+  listener_.emplace(
+      Listener{std::move(acceptor), std::make_unique<net::steady_timer>(*loops_[0]), {}});
   if (workers_ != nullptr) {
     workers_->Set({"live"}, static_cast<double>(loops + options_.handler_threads));
     workers_->Set({"busy"}, 0);
@@ -994,9 +977,7 @@ absl::Status BeastTransport::Start() {
     return absl::FailedPreconditionError("the server was started or stopped already");
   }
   state_ = State::kRunning;
-  for (std::size_t i = 0; i < listeners_.size(); ++i) {
-    Accept(i);
-  }
+  Accept();
   for (const std::unique_ptr<net::io_context>& loop : loops_) {
     guards_.push_back(net::make_work_guard(*loop));
     threads_.emplace_back([&loop = *loop] { loop.run(); });
@@ -1004,29 +985,35 @@ absl::Status BeastTransport::Start() {
   return absl::OkStatus();
 }
 
-void BeastTransport::Accept(std::size_t loop) {
-  Listener& listener = listeners_[loop];
+void BeastTransport::Accept() {
+  Listener& listener = *listener_;
+  // The accepted socket belongs to the loop whose turn it is (runs on the first loop's thread).
+  const net::any_io_executor loop = loops_[next_loop_ % loops_.size()]->get_executor();
   listener.acceptor->async_accept(
-      listener.peer, [this, loop, &listener](ErrorCode ec, tcp::socket socket) {
+      loop, listener.peer, [this, &listener](ErrorCode ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || !listener.acceptor->is_open()) {
           return;  // stopping
         }
         if (ec) {
           // Out of descriptors and the like: back off instead of spinning on the listener.
           listener.retry->expires_after(std::chrono::milliseconds(50));
-          listener.retry->async_wait([this, loop](ErrorCode wait_ec) {
+          listener.retry->async_wait([this](ErrorCode wait_ec) {
             if (!wait_ec) {
-              Accept(loop);
+              Accept();
             }
           });
           return;
         }
+        ++next_loop_;
         ErrorCode ignored;
         socket.set_option(tcp::no_delay(true), ignored);
         net::ip::address peer = listener.peer.address();
         const Connection::Admission admission = Admit(peer);
-        std::make_shared<Connection>(std::move(socket), *this, std::move(peer), admission)->Start();
-        Accept(loop);
+        auto connection =
+            std::make_shared<Connection>(std::move(socket), *this, std::move(peer), admission);
+        // Set up on its own loop: its reads, timers and per-loop buffers are that loop's.
+        net::post(connection->executor(), [connection] { connection->Start(); });
+        Accept();
       });
 }
 
@@ -1106,9 +1093,9 @@ void BeastTransport::Stop() {
   // Streams first, while everything runs: each drains and ends its response cleanly.
   pipeline_.ShutdownStreams();
   // No new connections.
-  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+  if (listener_.has_value()) {
     std::promise<void> closed;
-    net::post(*loops_[i], [&listener = listeners_[i], &closed] {
+    net::post(*loops_[0], [&listener = *listener_, &closed] {
       ErrorCode ignored;
       listener.acceptor->close(ignored);
       listener.retry->cancel();
@@ -1131,7 +1118,7 @@ void BeastTransport::Stop() {
   }
   guards_.clear();
   // Destroying the loops destroys the connections still open (idle keep-alive ones).
-  listeners_.clear();
+  listener_.reset();
   loops_.clear();
 }
 

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -206,6 +207,15 @@ absl::StatusOr<AttackReport> Attack::Run() {
         ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), o_.nice) != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot set the attacking thread's nice value to ", o_.nice, ": ", std::strerror(errno)));
+    }
+  }
+  if (o_.sched_idle) {
+    // Linux's sched_setscheduler takes a thread id too: only the attacking thread moves.
+    sched_param param{};
+    param.sched_priority = 0;
+    if (::sched_setscheduler(::gettid(), SCHED_IDLE, &param) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot run the attacking thread under SCHED_IDLE: ", std::strerror(errno)));
     }
   }
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);

@@ -89,6 +89,12 @@ struct AttackOptions {
   // parsing, timers, refusals) still competes with the probe at full priority: that work is
   // what the acceptance suite measures (tests/fault/TRANSPORT.md).
   int nice = 0;
+  // Runs the attacking thread under SCHED_IDLE (after `nice`, which it then overrides): any
+  // thread of normal priority that wakes on its core preempts it at once. A nice value only
+  // weights the share: on Linux 6.x (EEVDF, HZ=250, no kernel preemption) a task woken while a
+  // nice 19 one runs can wait for the next tick, 4 ms, and on CI those waits were the 1 % tail
+  // of the probe's latency (tests/fault/TRANSPORT.md, "The CI failure of 2026-12-02, again").
+  bool sched_idle = false;
 };
 
 // Live counters, readable from another thread while RunAttack runs.

@@ -7,12 +7,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -308,6 +310,24 @@ std::string ReadUpTo(int fd, std::size_t limit, const std::atomic<bool>& stoppin
   return got;
 }
 
+// Reads until the end of a request head (or `stopping`, or the peer's close).
+std::string ReadHead(int fd, const std::atomic<bool>& stopping) {
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos && got.size() < 65536 && !stopping) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) {
+      continue;
+    }
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      break;
+    }
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
 void SendAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -345,8 +365,10 @@ TEST_CASE("a server that answers 431 and closes is reported as closing every con
   CHECK(r->longest_open < Millis(1'000));
 }
 
-TEST_CASE("an attack at a nice value lowers its own thread only, and a bad value is refused",
-          "[attack][loopback]") {
+TEST_CASE(
+    "an attack at a nice value or under SCHED_IDLE lowers its own thread only, and a bad value is "
+    "refused",
+    "[attack][loopback]") {
   LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
     ReadUpTo(fd, 8192, stopping);
     SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
@@ -368,6 +390,20 @@ TEST_CASE("an attack at a nice value lowers its own thread only, and a bad value
   CHECK(r->opened >= 1);
   CHECK(attacker_nice == 19);
   CHECK(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())) == before);
+  // SCHED_IDLE, likewise its own thread only.
+  o.sched_idle = true;
+  const int policy_before = ::sched_getscheduler(::gettid());
+  int attacker_policy = -1;
+  std::thread([&] {
+    r = RunAttack(o);
+    attacker_policy = ::sched_getscheduler(::gettid());
+  }).join();
+  REQUIRE(r.ok());
+  CHECK(r->opened >= 1);
+  CHECK(attacker_policy == SCHED_IDLE);
+  CHECK(::sched_getscheduler(::gettid()) == policy_before);
+  CHECK(policy_before != SCHED_IDLE);
+  o.sched_idle = false;
   for (const int bad : {20, -21}) {
     o.nice = bad;
     CHECK(RunAttack(o).status().code() == absl::StatusCode::kInvalidArgument);
@@ -413,6 +449,94 @@ TEST_CASE("a measured attack alternates idle and attack windows and pools each s
   CHECK(m->idle_healthz.failures == m->idle_healthz.count);
   CHECK(static_cast<std::int64_t>(m->idle_healthz.latencies_us.size()) == m->idle_healthz.count);
   CHECK(m->round_p99_ms.size() == 2);
+}
+
+TEST_CASE("a reference server is probed beside the attacked one in every window",
+          "[attack][loopback]") {
+  // The attacked server answers the probe 200 after 30 ms; the reference at once.
+  LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
+    const std::string head = ReadHead(fd, stopping);
+    if (head.rfind("GET /healthz ", 0) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
+  });
+  LoopbackServer reference([](int fd, const std::atomic<bool>& stopping) {
+    ReadHead(fd, stopping);
+    SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  });
+  AttackOptions o;
+  o.kind = AttackKind::kHeaderValue;
+  o.target.port = server.port();
+  o.connections = 1;
+  o.bytes_per_connection = 16 * 1024;
+  o.duration = Millis(1'000);
+  o.reconnect_delay = Millis(50);
+  o.close_within = Millis(1'000);
+  o.sources = {"127.0.1.1"};
+  MeasureOptions measure;
+  measure.rounds = 2;
+  measure.idle = Millis(400);
+  measure.settle = Millis(50);
+  measure.probe_options.interval = Millis(20);
+  measure.reference_port = reference.port();
+  absl::StatusOr<Measured> m = MeasureAttack(o, measure);
+  REQUIRE(m.ok());
+  CHECK(m->reference_idle.count >= 4);
+  CHECK(m->reference.count >= 8);
+  CHECK(m->reference.failures == 0);
+  CHECK(m->healthz.failures == 0);
+  // 30 ms against well under 30 ms, in the idle windows and the attacked ones alike.
+  CHECK(m->healthz.p99_ms >= 30.0);
+  CHECK(m->reference.p99_ms < 30.0);
+  CHECK(m->ReferenceP99Ratio() > 1.0);
+  CHECK(m->IdleReferenceP99Ratio() > 1.0);
+  const std::string text = Describe(*m, o);
+  CHECK(text.find("against the reference server at the same moments") != std::string::npos);
+  CHECK(ToJson(*m, o).find("\"reference\":{") != std::string::npos);
+  // Without a reference, no reference figures (and the ratios read 0).
+  measure.reference_port = 0;
+  absl::StatusOr<Measured> alone = MeasureAttack(o, measure);
+  REQUIRE(alone.ok());
+  CHECK(alone->reference.count == 0);
+  CHECK(alone->ReferenceP99Ratio() == 0.0);
+  CHECK(alone->IdleReferenceP99Ratio() == 0.0);
+}
+
+TEST_CASE("the process sampler reads memory, threads and the CPU share of a process",
+          "[attack][proc]") {
+  const ProcStatus now = ReadProcStatus(::getpid());
+  REQUIRE(now.ok);
+  CHECK(now.rss_kb > 0);
+  CHECK(now.threads >= 1);
+  CHECK(now.cpu_seconds > 0);
+  CHECK_FALSE(ReadProcStatus(0).ok);
+  // One thread spinning for 600 ms: about one core (at least half, on a shared machine).
+  ProcSampler busy(::getpid(), Millis(20));
+  busy.Start();
+  const auto until = Clock::now() + Millis(600);
+  std::uint64_t spins = 0;
+  while (Clock::now() < until) {
+    spins = spins * 31 + 7;
+  }
+  const ProcSummary spun = busy.Stop();
+  CHECK(spins != 0);
+  CHECK(spun.samples >= 2);
+  CHECK(spun.wall_seconds >= 0.5);
+  CHECK(spun.CpuShare() >= 0.5);
+  // Sleeping for 600 ms: next to nothing.
+  ProcSampler idle(::getpid(), Millis(20));
+  idle.Start();
+  std::this_thread::sleep_for(Millis(600));
+  const ProcSummary slept = idle.Stop();
+  CHECK(slept.CpuShare() < 0.3);
+  // Pooled: the CPU and wall time of both periods.
+  const ProcSummary both = Pool(spun, slept);
+  CHECK(both.wall_seconds == Approx(spun.wall_seconds + slept.wall_seconds));
+  CHECK(both.CpuShare() < spun.CpuShare());
+  CHECK(both.CpuShare() > slept.CpuShare());
 }
 
 TEST_CASE("the p99 ratio is the median pair's, so one busy window does not decide it",

@@ -45,6 +45,7 @@ constexpr char kUsage[] =
     "  --probe-interval-ms MS time between /healthz probes                      [50]\n"
     "  --probe-timeout-ms MS  a slower probe counts as failed                   [5000]\n"
     "  --nice N               the attacking thread's nice value, 0-19           [0]\n"
+    "  --sched-idle 1         run the attacking thread under SCHED_IDLE         [0]\n"
     "  --until-eof 1          probe: run until stdin closes (not --seconds), then print\n"
     "                         every sample on a last line `probe-samples failures=F us=...`\n";
 
@@ -126,6 +127,10 @@ int Main(int argc, char** argv) {
       ok = absl::SimpleAtoi(v, &until_eof) && (until_eof == 0 || until_eof == 1);
     } else if (flag == "--nice") {
       ok = absl::SimpleAtoi(v, &attack.nice) && attack.nice >= 0 && attack.nice <= 19;
+    } else if (flag == "--sched-idle") {
+      int on = 0;
+      ok = absl::SimpleAtoi(v, &on) && (on == 0 || on == 1);
+      attack.sched_idle = on == 1;
     } else if (flag == "--probe-timeout-ms") {
       ok = Millis64(v, measure.probe_options.timeout) && measure.probe_options.timeout.count() > 0;
     } else {

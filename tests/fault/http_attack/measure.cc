@@ -39,14 +39,42 @@ namespace {
 struct Round {
   absl::StatusOr<AttackReport> report;
   LatencySummary healthz;
+  LatencySummary reference;
   ProcSummary server;
 };
 
-LatencySummary ProbeIdle(const ProbeOptions& probe_options, Millis length) {
+// The probe of the reference server (MeasureOptions::reference_port), if there is one.
+std::unique_ptr<HealthProbe> StartReference(const MeasureOptions& options,
+                                            const ProbeOptions& probe_options) {
+  if (!options.probe || options.reference_port <= 0) {
+    return nullptr;
+  }
+  ProbeOptions reference = probe_options;
+  reference.target.port = options.reference_port;
+  auto probe = std::make_unique<HealthProbe>(reference);
+  probe->Start();
+  return probe;
+}
+
+LatencySummary StopReference(const std::unique_ptr<HealthProbe>& probe) {
+  return probe != nullptr ? probe->Stop() : LatencySummary();
+}
+
+struct IdleWindow {
+  LatencySummary healthz;
+  LatencySummary reference;
+};
+
+IdleWindow ProbeIdle(const MeasureOptions& options, const ProbeOptions& probe_options,
+                     Millis length) {
   HealthProbe idle(probe_options);
   idle.Start();
+  const std::unique_ptr<HealthProbe> reference = StartReference(options, probe_options);
   std::this_thread::sleep_for(length);
-  return idle.Stop();
+  IdleWindow window;
+  window.healthz = idle.Stop();
+  window.reference = StopReference(reference);
+  return window;
 }
 
 Round RunRound(const AttackOptions& run_options, const MeasureOptions& options,
@@ -75,6 +103,7 @@ Round RunRound(const AttackOptions& run_options, const MeasureOptions& options,
     probe = std::make_unique<HealthProbe>(probe_options);
     probe->Start();
   }
+  const std::unique_ptr<HealthProbe> reference = StartReference(options, probe_options);
   std::thread during;
   if (call_during && options.during) {
     during = std::thread([&] { options.during(progress); });
@@ -86,6 +115,7 @@ Round RunRound(const AttackOptions& run_options, const MeasureOptions& options,
   if (probe != nullptr) {
     round.healthz = probe->Stop();
   }
+  round.reference = StopReference(reference);
   if (sampler != nullptr) {
     round.server = sampler->Stop();
   }
@@ -110,8 +140,10 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
     }
     LatencySummary idle_window;
     if (options.probe && idle_each.count() > 0) {
-      idle_window = ProbeIdle(probe_options, idle_each);
+      IdleWindow window = ProbeIdle(options, probe_options, idle_each);
+      idle_window = std::move(window.healthz);
       m.idle_healthz = Pool(m.idle_healthz, idle_window);
+      m.reference_idle = Pool(m.reference_idle, window.reference);
     }
     if (r == 0 && options.pid > 0) {
       m.idle = ReadProcStatus(options.pid);
@@ -134,6 +166,7 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
       m.round_p99_ms.emplace_back(idle_window.p99_ms, round.healthz.p99_ms);
     }
     m.healthz = Pool(m.healthz, round.healthz);
+    m.reference = Pool(m.reference, round.reference);
     m.server = Pool(m.server, round.server);
     m.rounds = r + 1;
     if (m.attack.stopped_early) {
@@ -142,13 +175,25 @@ absl::StatusOr<Measured> MeasureAttack(const AttackOptions& attack, const Measur
   }
   if (options.probe && options.idle_after.count() > 0) {
     std::this_thread::sleep_for(options.settle);  // the attack's connections close
-    m.idle_healthz = Pool(m.idle_healthz, ProbeIdle(probe_options, options.idle_after));
+    IdleWindow window = ProbeIdle(options, probe_options, options.idle_after);
+    m.idle_healthz = Pool(m.idle_healthz, window.healthz);
+    m.reference_idle = Pool(m.reference_idle, window.reference);
   }
   return m;
 }
 
 double Measured::PooledP99Ratio() const {
   return idle_healthz.p99_ms > 0 && healthz.count > 0 ? healthz.p99_ms / idle_healthz.p99_ms : 0;
+}
+
+double Measured::ReferenceP99Ratio() const {
+  return reference.p99_ms > 0 && healthz.count > 0 ? healthz.p99_ms / reference.p99_ms : 0;
+}
+
+double Measured::IdleReferenceP99Ratio() const {
+  return reference_idle.p99_ms > 0 && idle_healthz.count > 0
+             ? idle_healthz.p99_ms / reference_idle.p99_ms
+             : 0;
 }
 
 double Measured::MedianRoundP99Ratio() const {
@@ -203,12 +248,22 @@ std::string Describe(const Measured& m, const AttackOptions& attack) {
                           "healthz p99 pooled, idle -> attacked: %.2f -> %.2f ms; ratio x%.2f\n",
                           m.idle_healthz.p99_ms, m.healthz.p99_ms, m.PooledP99Ratio());
   }
+  if (m.reference.count > 0) {
+    out += LatencyLine("healthz of the reference server, idle windows", m.reference_idle);
+    out += LatencyLine("healthz of the reference server, attack windows", m.reference);
+    absl::StrAppendFormat(&out,
+                          "healthz p99 against the reference server at the same moments: idle "
+                          "%.2f vs %.2f ms (x%.2f), attacked %.2f vs %.2f ms (x%.2f)\n",
+                          m.idle_healthz.p99_ms, m.reference_idle.p99_ms, m.IdleReferenceP99Ratio(),
+                          m.healthz.p99_ms, m.reference.p99_ms, m.ReferenceP99Ratio());
+  }
   if (m.idle.ok) {
     absl::StrAppendFormat(&out,
                           "server: idle RSS %.1f MB, %d threads; under attack max RSS %.1f MB "
-                          "(+%.1f MB), max %d threads, last %d threads\n",
+                          "(+%.1f MB), max %d threads, last %d threads, CPU %.0f %% of one core\n",
                           Mb(m.idle.rss_kb), m.idle.threads, Mb(m.server.max_rss_kb),
-                          Mb(m.GrowthKb()), m.server.max_threads, m.server.last.threads);
+                          Mb(m.GrowthKb()), m.server.max_threads, m.server.last.threads,
+                          100.0 * m.server.CpuShare());
   }
   return out;
 }
@@ -236,12 +291,17 @@ std::string ToJson(const Measured& m, const AttackOptions& attack) {
   }
   absl::StrAppend(&out, R"(,"healthzIdle":)", LatencyJson(m.idle_healthz), R"(,"healthz":)",
                   LatencyJson(m.healthz));
+  if (m.reference.count > 0) {
+    absl::StrAppend(&out, R"(,"referenceIdle":)", LatencyJson(m.reference_idle), R"(,"reference":)",
+                    LatencyJson(m.reference));
+  }
   if (m.idle.ok) {
     absl::StrAppendFormat(
         &out,
         R"(,"server":{"idleRssKb":%d,"idleThreads":%d,"maxRssKb":%d,"growthKb":%d,)"
-        R"("maxThreads":%d})",
-        m.idle.rss_kb, m.idle.threads, m.server.max_rss_kb, m.GrowthKb(), m.server.max_threads);
+        R"("maxThreads":%d,"cpuShare":%.3f})",
+        m.idle.rss_kb, m.idle.threads, m.server.max_rss_kb, m.GrowthKb(), m.server.max_threads,
+        m.server.CpuShare());
   }
   return out + "}";
 }

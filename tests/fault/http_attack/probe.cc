@@ -170,6 +170,8 @@ ProcSummary Pool(const ProcSummary& a, const ProcSummary& b) {
   pooled.max_rss_kb = std::max(a.max_rss_kb, b.max_rss_kb);
   pooled.max_threads = std::max(a.max_threads, b.max_threads);
   pooled.samples = a.samples + b.samples;
+  pooled.cpu_seconds = a.cpu_seconds + b.cpu_seconds;
+  pooled.wall_seconds = a.wall_seconds + b.wall_seconds;
   return pooled;
 }
 
@@ -338,6 +340,24 @@ ProcStatus ReadProcStatus(pid_t pid) {
     }
   }
   status.ok = rss && threads;
+  status.at = Clock::now();
+  // /proc/<pid>/stat: "pid (comm) state ..." where comm may hold spaces and parentheses; utime
+  // and stime are the 12th and 13th fields after the last ')'.
+  std::ifstream stat_file(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat_line;
+  std::getline(stat_file, stat_line);
+  const std::size_t close = stat_line.rfind(')');
+  if (close != std::string::npos) {
+    const std::vector<absl::string_view> fields =
+        absl::StrSplit(absl::string_view(stat_line).substr(close + 1), ' ', absl::SkipEmpty());
+    std::int64_t utime = 0;
+    std::int64_t stime = 0;
+    if (fields.size() > 12 && absl::SimpleAtoi(fields[11], &utime) &&
+        absl::SimpleAtoi(fields[12], &stime)) {
+      status.cpu_seconds =
+          static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    }
+  }
   return status;
 }
 
@@ -379,7 +399,13 @@ ProcSummary ProcSampler::Stop() {
     thread_.join();
   }
   absl::MutexLock lock(&mu_);
-  return summary_;
+  ProcSummary summary = summary_;
+  if (summary.samples > 1) {
+    summary.cpu_seconds = summary.last.cpu_seconds - summary.first.cpu_seconds;
+    summary.wall_seconds =
+        std::chrono::duration<double>(summary.last.at - summary.first.at).count();
+  }
+  return summary;
 }
 
 }  // namespace pulse::testing::attack

@@ -92,7 +92,9 @@ class HealthProbe {
 struct ProcStatus {
   std::int64_t rss_kb = 0;
   std::int64_t threads = 0;
-  bool ok = false;  // false when /proc/<pid>/status could not be read (the process is gone)
+  double cpu_seconds = 0;  // user + system time of every thread so far (/proc/<pid>/stat)
+  Clock::time_point at{};  // when it was read
+  bool ok = false;         // false when /proc/<pid>/status could not be read (the process is gone)
 };
 ProcStatus ReadProcStatus(pid_t pid);
 
@@ -102,8 +104,13 @@ struct ProcSummary {
   std::int64_t max_rss_kb = 0;
   std::int64_t max_threads = 0;
   std::int64_t samples = 0;
+  double cpu_seconds = 0;   // CPU time spent between the first and the last sample
+  double wall_seconds = 0;  // time between them
+  // The CPU time over the wall time: 1.0 is one core busy throughout (0 without two samples).
+  double CpuShare() const { return wall_seconds > 0 ? cpu_seconds / wall_seconds : 0; }
 };
-// Both sampling periods as one: the first's first status, the second's last, the maxima.
+// Both sampling periods as one: the first's first status, the second's last, the maxima, the
+// CPU and wall time of both (not the gap between them).
 ProcSummary Pool(const ProcSummary& a, const ProcSummary& b);
 
 // Samples a process every `interval` on a thread of its own from Start to Stop. When
