@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -293,28 +294,13 @@ class LoopbackServer {
 };
 
 // Reads until `limit` bytes arrived, the peer closed or `stopping`; returns what was read.
-std::string ReadUpTo(int fd, std::size_t limit, const std::atomic<bool>& stopping) {
+// Reads until `limit` bytes, the peer's close, `stopping`, or (when not empty) `until` arrived.
+std::string ReadUpTo(int fd, std::size_t limit, const std::atomic<bool>& stopping,
+                     std::string_view until = {}) {
   std::string got;
   char buf[4096];
-  while (got.size() < limit && !stopping) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 20) <= 0) {
-      continue;
-    }
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) {
-      break;
-    }
-    got.append(buf, static_cast<std::size_t>(n));
-  }
-  return got;
-}
-
-// Reads until the end of a request head (or `stopping`, or the peer's close).
-std::string ReadHead(int fd, const std::atomic<bool>& stopping) {
-  std::string got;
-  char buf[4096];
-  while (got.find("\r\n\r\n") == std::string::npos && got.size() < 65536 && !stopping) {
+  while (got.size() < limit && !stopping &&
+         (until.empty() || got.find(until) == std::string::npos)) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 20) <= 0) {
       continue;
@@ -410,6 +396,30 @@ TEST_CASE(
   }
 }
 
+// One connection pushing a 16 KB header value for a second, against `port`.
+AttackOptions SmallHeaderValueAttack(int port) {
+  AttackOptions o;
+  o.kind = AttackKind::kHeaderValue;
+  o.target.port = port;
+  o.connections = 1;
+  o.bytes_per_connection = 16 * 1024;
+  o.duration = Millis(1'000);
+  o.reconnect_delay = Millis(50);
+  o.close_within = Millis(1'000);
+  o.sources = {"127.0.1.1"};
+  return o;
+}
+
+// Two rounds of idle (200 ms) and attack windows, a probe every 20 ms.
+MeasureOptions TwoRoundMeasure() {
+  MeasureOptions measure;
+  measure.rounds = 2;
+  measure.idle = Millis(400);
+  measure.settle = Millis(50);
+  measure.probe_options.interval = Millis(20);
+  return measure;
+}
+
 TEST_CASE("a measured attack alternates idle and attack windows and pools each side",
           "[attack][loopback]") {
   LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
@@ -418,20 +428,8 @@ TEST_CASE("a measured attack alternates idle and attack windows and pools each s
     ::shutdown(fd, SHUT_WR);
     ReadUpTo(fd, 1 << 20, stopping);
   });
-  AttackOptions o;
-  o.kind = AttackKind::kHeaderValue;
-  o.target.port = server.port();
-  o.connections = 1;
-  o.bytes_per_connection = 16 * 1024;
-  o.duration = Millis(1'000);
-  o.reconnect_delay = Millis(50);
-  o.close_within = Millis(1'000);
-  o.sources = {"127.0.1.1"};
-  MeasureOptions measure;
-  measure.rounds = 2;
-  measure.idle = Millis(400);
-  measure.settle = Millis(50);
-  measure.probe_options.interval = Millis(20);
+  const AttackOptions o = SmallHeaderValueAttack(server.port());
+  MeasureOptions measure = TwoRoundMeasure();
   // The server keeps the probe's connection open after its answer: each probe waits this long.
   measure.probe_options.timeout = Millis(60);
   std::atomic<int> during_calls{0};
@@ -455,7 +453,7 @@ TEST_CASE("a reference server is probed beside the attacked one in every window"
           "[attack][loopback]") {
   // The attacked server answers the probe 200 after 30 ms; the reference at once.
   LoopbackServer server([](int fd, const std::atomic<bool>& stopping) {
-    const std::string head = ReadHead(fd, stopping);
+    const std::string head = ReadUpTo(fd, 65536, stopping, "\r\n\r\n");
     if (head.rfind("GET /healthz ", 0) == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
       SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
@@ -464,23 +462,11 @@ TEST_CASE("a reference server is probed beside the attacked one in every window"
     SendAll(fd, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n");
   });
   LoopbackServer reference([](int fd, const std::atomic<bool>& stopping) {
-    ReadHead(fd, stopping);
+    ReadUpTo(fd, 65536, stopping, "\r\n\r\n");
     SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
   });
-  AttackOptions o;
-  o.kind = AttackKind::kHeaderValue;
-  o.target.port = server.port();
-  o.connections = 1;
-  o.bytes_per_connection = 16 * 1024;
-  o.duration = Millis(1'000);
-  o.reconnect_delay = Millis(50);
-  o.close_within = Millis(1'000);
-  o.sources = {"127.0.1.1"};
-  MeasureOptions measure;
-  measure.rounds = 2;
-  measure.idle = Millis(400);
-  measure.settle = Millis(50);
-  measure.probe_options.interval = Millis(20);
+  const AttackOptions o = SmallHeaderValueAttack(server.port());
+  MeasureOptions measure = TwoRoundMeasure();
   measure.reference_port = reference.port();
   absl::StatusOr<Measured> m = MeasureAttack(o, measure);
   REQUIRE(m.ok());
