@@ -4,8 +4,8 @@
 // in the same test, while a second probe measures a reference server, the same binary that
 // nothing attacks, at the same moments: the latency bounds set the attacked server's p99
 // against the reference's (the idle p99 at that moment). tests/fault/TRANSPORT.md lists the bounds,
-// the commands and the figures on the transport these tests were written against (which fails
-// them). Registered with ctest only when CMake's PULSE_TRANSPORT_ATTACK_TESTS is ON; label
+// the commands and the figures, from the removed cpp-httplib transport (which fails them) to
+// today's. Registered with ctest only when CMake's PULSE_TRANSPORT_ATTACK_TESTS is ON; label
 // `transport`, run serially.
 #include <sys/stat.h>
 
@@ -84,10 +84,10 @@ int AttackerNice() {
   return std::clamp(std::atoi(text), 0, 19);
 }
 
-// Whether the attacking client also runs under SCHED_IDLE (AttackOptions::sched_idle): at nice 19
-// alone, CI's g++ transport suite of 2026-12-02 failed twice more, /healthz p99 0.84 -> 4.01 ms
-// (header count) and 1.07 -> 3.81 ms (slowloris), the attacked tail at the kernel's 4 ms tick
-// (tests/fault/TRANSPORT.md). PULSE_ATTACK_SCHED_IDLE=0 turns it off for a comparison run.
+// Whether the attacking client also runs under SCHED_IDLE (AttackOptions::sched_idle): a thread
+// woken behind a nice 19 one can still wait for the kernel's 4 ms tick, one under SCHED_IDLE is
+// preempted at once (tests/fault/TRANSPORT.md, "One waiter on the listening socket").
+// PULSE_ATTACK_SCHED_IDLE=0 turns it off for a comparison run.
 bool AttackerSchedIdle() {
   const char* text = std::getenv("PULSE_ATTACK_SCHED_IDLE");
   return text == nullptr || std::string(text) != "0";
