@@ -9,141 +9,30 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "proxmox_json.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/string_view.h"
 
 namespace pulse::proxmox {
 namespace {
 
-core::JsonLimits Limits() {
-  core::JsonLimits limits;
-  limits.max_bytes = kMaxPveAnswerBytes;
-  limits.max_depth = 32;
-  return limits;
-}
+constexpr std::string_view kProduct = "Proxmox VE";
 
-absl::Status Malformed(std::string_view what) {
-  return absl::DataLossError(absl::StrCat("malformed Proxmox VE answer: ", core::ToAbsl(what)));
-}
+core::JsonLimits Limits() { return internal::AnswerLimits(); }
 
-// The "data" member of the envelope, kept alive with its document.
-struct Envelope {
-  rapidjson::Document doc;
-  const rapidjson::Value* data = nullptr;
-};
+absl::Status Malformed(std::string_view what) { return internal::Malformed(kProduct, what); }
+
+using internal::Envelope;
 
 absl::StatusOr<Envelope> Open(std::string_view body, bool want_array) {
-  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(body, Limits());
-  if (!doc.ok()) {
-    return Malformed("not JSON within the bounds");
-  }
-  Envelope env;
-  env.doc = *std::move(doc);
-  if (!env.doc.IsObject()) {
-    return Malformed("not an object");
-  }
-  env.data = core::GetMember(env.doc, "data");
-  if (env.data == nullptr) {
-    return Malformed("no data member");
-  }
-  if (want_array ? !env.data->IsArray() : !env.data->IsObject()) {
-    return Malformed(want_array ? "data is not a list" : "data is not an object");
-  }
-  if (want_array && env.data->Size() > kMaxPveEntries) {
-    return Malformed("too many entries");
-  }
-  return env;
+  return internal::OpenEnvelope(kProduct, body, want_array);
 }
 
-// Reads members of one object leniently as PVE spells them, remembering the first problem.
-class Fields {
+// PVE's reads, with its product name in every message.
+class Fields : public internal::Fields {
  public:
   Fields(const rapidjson::Value& object, std::string_view where, absl::Status* error)
-      : object_(object), where_(where), error_(error) {}
-
-  std::string Str(std::string_view key) {
-    const rapidjson::Value* v = core::GetMember(object_, key);
-    if (v == nullptr || v->IsNull()) {
-      return "";
-    }
-    if (v->IsString()) {
-      if (v->GetStringLength() > kMaxPveStringBytes) {
-        return Fail(key, "a string too long"), "";
-      }
-      return std::string(core::StringViewOf(*v));
-    }
-    if (v->IsInt64()) {  // names and tags that look like numbers
-      return absl::StrCat(v->GetInt64());
-    }
-    return Fail(key, "a string"), "";
-  }
-
-  double Num(std::string_view key) {
-    const rapidjson::Value* v = core::GetMember(object_, key);
-    if (v == nullptr || v->IsNull()) {
-      return 0;
-    }
-    double out = 0;
-    if (v->IsNumber()) {
-      out = v->GetDouble();
-    } else if (v->IsString() && v->GetStringLength() <= 64 &&
-               absl::SimpleAtod(core::ToAbsl(core::StringViewOf(*v)), &out)) {
-    } else {
-      return Fail(key, "a number"), 0;
-    }
-    if (!std::isfinite(out)) {
-      return Fail(key, "a finite number"), 0;
-    }
-    return out;
-  }
-
-  std::int64_t Int(std::string_view key) {
-    const double d = Num(key);
-    if (d < -9.0e15 || d > 9.0e15) {
-      return Fail(key, "an integer in range"), 0;
-    }
-    return static_cast<std::int64_t>(d);
-  }
-
-  std::uint64_t Count(std::string_view key) {
-    const double d = Num(key);
-    if (d < 0 || d > 1.8e19) {
-      return Fail(key, "a non-negative count"), 0;
-    }
-    return d >= 9.0e18 ? std::numeric_limits<std::uint64_t>::max() / 2
-                       : static_cast<std::uint64_t>(d);
-  }
-
-  bool Flag(std::string_view key) {
-    const rapidjson::Value* v = core::GetMember(object_, key);
-    if (v != nullptr && v->IsBool()) {
-      return v->GetBool();
-    }
-    return Int(key) != 0;
-  }
-
-  const rapidjson::Value* Object(std::string_view key) {
-    const rapidjson::Value* v = core::GetMember(object_, key);
-    if (v == nullptr || v->IsNull()) {
-      return nullptr;
-    }
-    if (!v->IsObject()) {
-      return Fail(key, "an object"), nullptr;
-    }
-    return v;
-  }
-
- private:
-  void Fail(std::string_view key, std::string_view want) {
-    if (error_->ok()) {
-      *error_ = Malformed(absl::StrCat(core::ToAbsl(where_), ".", Printable(key, 64), " is not ",
-                                       core::ToAbsl(want)));
-    }
-  }
-
-  const rapidjson::Value& object_;
-  std::string_view where_;
-  absl::Status* error_;
+      : internal::Fields(kProduct, object, where, error) {}
 };
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "pulse/adapters/proxmox/pbs_api.h"
 #include "pulse/adapters/proxmox/pve_api.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::proxmox {
 namespace {
@@ -27,9 +30,14 @@ bool AllNameChars(std::string_view text) {
   return true;
 }
 
-// PVE's message: the reason line (pveproxy puts the error there) and the body's "errors"
-// members, printable and bounded.
-std::string Reason(const http_client::Response& response) {
+// The product's message: PVE's reason line (pveproxy puts the error there) and the body's
+// "errors" members; PBS's body text (its reason line is the standard phrase), printable and
+// bounded.
+std::string Reason(ProxmoxApi api, const http_client::Response& response) {
+  if (api == ProxmoxApi::kBackupServer) {
+    const std::string text = DecodePbsError(response.body);
+    return text.empty() ? Printable(response.head.reason, 200) : text;
+  }
   std::string out = Printable(response.head.reason, 200);
   const std::string errors = DecodeErrors(response.body);
   if (!errors.empty()) {
@@ -53,6 +61,19 @@ bool IsValidTokenId(std::string_view token_id) {
   return AllNameChars(token_id.substr(0, at)) &&
          AllNameChars(token_id.substr(at + 1, bang - at - 1)) && AllNameChars(token) &&
          absl::ascii_isalpha(static_cast<unsigned char>(token.front()));
+}
+
+bool IsValidFingerprint(std::string_view text) {
+  const std::string hex = absl::StrReplaceAll(core::ToAbsl(text), {{":", ""}});
+  if (hex.size() != 64) {
+    return false;
+  }
+  for (const char c : hex) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string EncodePathSegment(std::string_view segment) {
@@ -106,9 +127,13 @@ absl::StatusOr<std::unique_ptr<PveClient>> PveClient::Open(const PveClientOption
   if (!client.ok()) {
     return client.status();
   }
-  return std::unique_ptr<PveClient>(new PveClient(
-      *std::move(client), absl::StrCat("PVEAPIToken=", options.token_id, "=", options.token_secret),
-      url->host));
+  // PVE separates the token id from the secret with '=', PBS with ':'.
+  std::string authorization =
+      options.api == ProxmoxApi::kBackupServer
+          ? absl::StrCat("PBSAPIToken=", options.token_id, ":", options.token_secret)
+          : absl::StrCat("PVEAPIToken=", options.token_id, "=", options.token_secret);
+  return std::unique_ptr<PveClient>(
+      new PveClient(*std::move(client), options.api, std::move(authorization), url->host));
 }
 
 absl::StatusOr<std::string> PveClient::Get(std::string_view path) const {
@@ -129,19 +154,21 @@ absl::StatusOr<std::string> PveClient::Post(std::string_view path, std::string_v
 
 absl::StatusOr<std::string> PveClient::Call(http_client::Request request) const {
   const std::string what = absl::StrCat(request.method, " ", Printable(request.target, 120));
+  const char* product =
+      api_ == ProxmoxApi::kBackupServer ? "Proxmox Backup Server " : "Proxmox VE ";
   request.headers.emplace_back("Authorization", authorization_);
   request.headers.emplace_back("Accept", "application/json");
   absl::StatusOr<http_client::Response> response = http_->Send(request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
-                        absl::StrCat("Proxmox VE ", host_, ": ", response.status().message()));
+                        absl::StrCat(product, host_, ": ", response.status().message()));
   }
   const int status = response->head.status;
   if (status == 200) {
     return std::move(response->body);
   }
-  std::string detail = Reason(*response);
-  const std::string head = absl::StrCat("Proxmox VE ", host_, " answered ", status, " to ", what,
+  std::string detail = Reason(api_, *response);
+  const std::string head = absl::StrCat(product, host_, " answered ", status, " to ", what,
                                         detail.empty() ? "" : ": ", detail);
   switch (status) {
     case 401:
@@ -151,6 +178,10 @@ absl::StatusOr<std::string> PveClient::Call(http_client::Request request) const 
       return absl::PermissionDeniedError(
           absl::StrCat(head, " (the token lacks a privilege; docs/fleet.md lists them)"));
     case 400:
+      // PBS answers a datastore it does not know with 400 "datastore 'x' does not exist".
+      if (api_ == ProxmoxApi::kBackupServer && absl::StrContains(detail, "does not exist")) {
+        return absl::NotFoundError(head);
+      }
       return absl::InvalidArgumentError(head);
     case 501:
       return absl::UnimplementedError(head);
@@ -159,6 +190,10 @@ absl::StatusOr<std::string> PveClient::Call(http_client::Request request) const 
       return absl::UnavailableError(absl::StrCat(head, " (the node's proxy failed)"));
     default:
       break;
+  }
+  // PBS answers a path it does not serve with 404.
+  if (status == 404) {
+    return absl::NotFoundError(head);
   }
   if (status == 500) {
     if (absl::StrContains(detail, "does not exist")) {

@@ -3,9 +3,7 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "pulse/adapters/http_client/url.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_reader.h"
@@ -16,19 +14,6 @@ namespace pulse::proxmox {
 namespace {
 
 constexpr core::JsonLimits kSourceLimits{64 * 1024, 4};
-
-bool IsFingerprint(std::string_view text) {
-  const std::string hex = absl::StrReplaceAll(core::ToAbsl(text), {{":", ""}});
-  if (hex.size() != 64) {
-    return false;
-  }
-  for (const char c : hex) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -90,7 +75,7 @@ absl::StatusOr<PveFleetOptions> ParsePveSource(std::string_view source_json, Pve
     return absl::InvalidArgumentError(
         "source.fingerprint and source.ca_file: give one of them, not both");
   }
-  if (fingerprint.has_value() && !IsFingerprint(*fingerprint)) {
+  if (fingerprint.has_value() && !IsValidFingerprint(*fingerprint)) {
     return absl::InvalidArgumentError(
         "source.fingerprint must be the SHA-256 fingerprint of the node's certificate, 64 hex "
         "digits with or without ':' (Datacenter > node > System > Certificates, or "

@@ -1,10 +1,12 @@
 // PveClient: HTTPS calls to one Proxmox VE API endpoint (https://HOST:8006, /api2/json) with an
 // API token (`Authorization: PVEAPIToken=USER@REALM!TOKENID=SECRET`), over the shared HTTP
-// client (adapters/http_client). TLS is verified against a CA file or a pinned SHA-256
-// certificate fingerprint (self-signed clusters are the norm), or the system store when neither
-// is given; a certificate that fails verification ends the handshake, so no request carrying
-// the token is ever sent to it. Answers other than 200 become statuses whose message carries
-// PVE's reason line (printable, bounded) and never the token:
+// client (adapters/http_client); with ProxmoxApi::kBackupServer, to a Proxmox Backup Server
+// (https://HOST:8007, `Authorization: PBSAPIToken=USER@REALM!TOKENID:SECRET`), whose refusals
+// carry their message in the body rather than the reason line (DecodePbsError). TLS is verified
+// against a CA file or a pinned SHA-256 certificate fingerprint (self-signed clusters are the
+// norm), or the system store when neither is given; a certificate that fails verification ends the
+// handshake, so no request carrying the token is ever sent to it. Answers other than 200 become
+// statuses whose message carries PVE's reason line (printable, bounded) and never the token:
 //   401 Unauthenticated (the token is unknown, revoked or its secret wrong), 403
 //   PermissionDenied (a privilege is missing), 400 InvalidArgument (with the "errors" members),
 //   500 "... does not exist" NotFound, other 500 FailedPrecondition, 501 Unimplemented,
@@ -23,7 +25,11 @@
 
 namespace pulse::proxmox {
 
+// Which Proxmox product answers: the token header and the names in messages follow it.
+enum class ProxmoxApi { kVirtualEnvironment, kBackupServer };
+
 struct PveClientOptions {
+  ProxmoxApi api = ProxmoxApi::kVirtualEnvironment;
   std::string url;           // https://pve1:8006 (no path)
   std::string token_id;      // USER@REALM!TOKENID
   std::string token_secret;  // the token's secret (a UUID)
@@ -35,6 +41,9 @@ struct PveClientOptions {
 // True for USER@REALM!TOKENID as PVE allows them (user and realm of [A-Za-z0-9._-], a token id
 // of [A-Za-z][A-Za-z0-9._-]*, at most 128 bytes).
 bool IsValidTokenId(std::string_view token_id);
+
+// True for a SHA-256 certificate fingerprint: 64 hex digits, ':' separators optional.
+bool IsValidFingerprint(std::string_view text);
 
 class PveClient final {
  public:
@@ -53,12 +62,16 @@ class PveClient final {
   const std::string& host() const { return host_; }
 
  private:
-  PveClient(std::unique_ptr<http_client::HttpClient> http, std::string authorization,
-            std::string host)
-      : http_(std::move(http)), authorization_(std::move(authorization)), host_(std::move(host)) {}
+  PveClient(std::unique_ptr<http_client::HttpClient> http, ProxmoxApi api,
+            std::string authorization, std::string host)
+      : http_(std::move(http)),
+        api_(api),
+        authorization_(std::move(authorization)),
+        host_(std::move(host)) {}
   [[nodiscard]] absl::StatusOr<std::string> Call(http_client::Request request) const;
 
   std::unique_ptr<http_client::HttpClient> http_;
+  ProxmoxApi api_;
   std::string authorization_;
   std::string host_;
 };
