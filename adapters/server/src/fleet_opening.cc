@@ -13,6 +13,8 @@
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/docker/docker_fleet.h"
 #include "pulse/adapters/docker/docker_source.h"
+#include "pulse/adapters/proxmox/pbs_fleet.h"
+#include "pulse/adapters/proxmox/pbs_source.h"
 #include "pulse/adapters/proxmox/pve_fleet.h"
 #include "pulse/adapters/proxmox/pve_source.h"
 #include "pulse/core/status_macros.h"
@@ -38,18 +40,17 @@ absl::StatusOr<std::unique_ptr<core::Fleet>> OpenDockerSource(const agents::Flee
   return std::unique_ptr<core::Fleet>(std::move(fleet));
 }
 
-// A source of kind "proxmox-ve": its settings strictly (pve_source.h), its token secret from
-// the credential store, then the cluster (/version and a first listing must answer).
-absl::StatusOr<std::unique_ptr<core::Fleet>> OpenPveSource(const agents::FleetSourceSpec& spec,
-                                                           const FleetCredentialLookup& lookup) {
-  PULSE_ASSIGN_OR_RETURN(proxmox::PveFleetOptions options, proxmox::ParsePveSource(spec.json));
+// The token secret of a proxmox-ve or proxmox-backup source from the credential store;
+// FailedPrecondition naming the command when none is stored (or there is no store).
+absl::StatusOr<std::string> SourceSecret(const agents::FleetSourceSpec& spec,
+                                         const FleetCredentialLookup& lookup) {
   const std::string hint = absl::StrCat("enter it with `pulse-server fleet-credential set ",
                                         "--data-dir DIR ", spec.name, "` (read from stdin)");
   if (!lookup) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the token secret of a proxmox-ve source needs the data dir's credential "
-                     "store; ",
-                     hint));
+    return absl::FailedPreconditionError(absl::StrCat("the token secret of a ", spec.kind,
+                                                      " source needs the data dir's credential "
+                                                      "store; ",
+                                                      hint));
   }
   absl::StatusOr<std::string> secret = lookup(spec.name);
   if (absl::IsNotFound(secret.status())) {
@@ -59,9 +60,28 @@ absl::StatusOr<std::unique_ptr<core::Fleet>> OpenPveSource(const agents::FleetSo
     return absl::Status(secret.status().code(), absl::StrCat("the token secret cannot be read: ",
                                                              secret.status().message()));
   }
-  options.client.token_secret = *std::move(secret);
+  return secret;
+}
+
+// A source of kind "proxmox-ve": its settings strictly (pve_source.h), its token secret from
+// the credential store, then the cluster (/version and a first listing must answer).
+absl::StatusOr<std::unique_ptr<core::Fleet>> OpenPveSource(const agents::FleetSourceSpec& spec,
+                                                           const FleetCredentialLookup& lookup) {
+  PULSE_ASSIGN_OR_RETURN(proxmox::PveFleetOptions options, proxmox::ParsePveSource(spec.json));
+  PULSE_ASSIGN_OR_RETURN(options.client.token_secret, SourceSecret(spec, lookup));
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<proxmox::PveFleet> fleet,
                          proxmox::PveFleet::Open(std::move(options)));
+  return std::unique_ptr<core::Fleet>(std::move(fleet));
+}
+
+// A source of kind "proxmox-backup": as proxmox-ve, over a Backup Server (pbs_source.h).
+absl::StatusOr<std::unique_ptr<core::Fleet>> OpenPbsSource(const agents::FleetSourceSpec& spec,
+                                                           const FleetCredentialLookup& lookup) {
+  PULSE_ASSIGN_OR_RETURN(proxmox::PbsFleetOptions options, proxmox::ParsePbsSource(spec.json));
+  options.source_name = spec.name;
+  PULSE_ASSIGN_OR_RETURN(options.client.token_secret, SourceSecret(spec, lookup));
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<proxmox::PbsFleet> fleet,
+                         proxmox::PbsFleet::Open(std::move(options)));
   return std::unique_ptr<core::Fleet>(std::move(fleet));
 }
 
@@ -138,9 +158,13 @@ absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
   builtin.local.clock = &clock;
   PULSE_RETURN_IF_ERROR(agents::RegisterBuiltinFleetSources(registry, builtin));
   PULSE_RETURN_IF_ERROR(registry.Register("docker", OpenDockerSource));
-  return registry.Register("proxmox-ve",
+  PULSE_RETURN_IF_ERROR(
+      registry.Register("proxmox-ve", [credentials](const agents::FleetSourceSpec& spec) {
+        return OpenPveSource(spec, credentials);
+      }));
+  return registry.Register("proxmox-backup",
                            [lookup = std::move(credentials)](const agents::FleetSourceSpec& spec) {
-                             return OpenPveSource(spec, lookup);
+                             return OpenPbsSource(spec, lookup);
                            });
 }
 

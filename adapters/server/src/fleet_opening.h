@@ -37,9 +37,10 @@ using FleetCredentialLookup =
     std::function<absl::StatusOr<std::string>(std::string_view source_name)>;
 
 // The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,
-// with the server's demo timings and `clock`), docker (docker/docker_source.h) and proxmox-ve
-// (proxmox/pve_source.h, its token secret from `credentials`; without a lookup such a source
-// cannot open). A new kind registers here.
+// with the server's demo timings and `clock`), docker (docker/docker_source.h), proxmox-ve
+// (proxmox/pve_source.h) and proxmox-backup (proxmox/pbs_source.h), each Proxmox source's token
+// secret from `credentials` (without a lookup such a source cannot open). A new kind registers
+// here.
 [[nodiscard]] absl::Status RegisterServerFleetSources(
     adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock,
     FleetCredentialLookup credentials = {});

@@ -96,8 +96,8 @@ TEST_CASE("a bad sources file is refused naming the file and the source", "[serv
     return message;
   };
   CHECK(refused(R"({"sources": [{"name": "k", "kind": "kubernetes"}]})")
-            .find("unknown kind \"kubernetes\"; known kinds: demo, docker, local, proxmox-ve") !=
-        std::string::npos);
+            .find("unknown kind \"kubernetes\"; known kinds: demo, docker, local, proxmox-backup, "
+                  "proxmox-ve") != std::string::npos);
   // docker: strict settings, and an Engine that is not there, each naming the source.
   for (const char* hostile :
        {R"({"sources": [{"name": "d", "kind": "docker", "endpoint": "tcp://10.0.0.1:2375"}]})",
