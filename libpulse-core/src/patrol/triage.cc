@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "pulse/core/findings/capacity_forecast.h"
 
 namespace pulse::core {
@@ -184,6 +185,86 @@ bool ContainerRules(const FleetResource& resource, const FleetStatus& status,
   return true;
 }
 
+// Proxmox Backup Server rules (docs/patrol.md): the facts of the proxmox-backup source's
+// datastore and backup-group resources (adapters/proxmox/pbs_fleet.h).
+
+constexpr std::array<std::string_view, 3> kPbsKeys = {
+    kTriageKeyPbsDatastoreFull, kTriageKeyPbsJobFailed, kTriageKeyPbsBackupStale};
+
+// A PBS task's end state that is a failure: PBS ends a task with "OK", "WARNINGS: N" or the
+// error's text ("unknown" when it lost track of it, which is not evidence of a failure).
+bool PbsTaskFailed(const std::string& status) {
+  return !status.empty() && status != "OK" && status != "unknown" &&
+         status.rfind("WARNINGS", 0) != 0;
+}
+
+void PbsRules(const FleetResource& resource, const FleetStatus& status, const TriageThresholds& t,
+              std::vector<FindingReport>& out) {
+  if (resource.type == "datastore") {
+    const std::optional<double> usage = Fact(status, "usage_pct");
+    if (usage.has_value() && *usage >= t.storage_pct) {
+      FindingReport r =
+          Base(resource, kTriageKeyPbsDatastoreFull, Category::kCapacity,
+               *usage >= kCriticalCapacityPct ? Severity::kCritical : Severity::kWarning);
+      r.title = absl::StrCat("Backup datastore ", resource.name, " is nearly full");
+      r.description = absl::StrCat("Proxmox Backup Server datastore ", resource.name, " is ",
+                                   Pct(*usage), " used (threshold ", Pct(t.storage_pct),
+                                   "); when it is full, backups to it fail.");
+      r.recommendation =
+          "Check the prune job's retention and that garbage collection runs (it frees the "
+          "chunks pruned snapshots leave), or extend the datastore.";
+      r.evidence = absl::StrCat("usage_pct=", FactText(status, "usage_pct"), "; ", status.summary);
+      out.push_back(std::move(r));
+    }
+    std::vector<std::string> failed;
+    for (const char* fact : {"gc_status", "verify_job_status", "prune_job_status"}) {
+      if (PbsTaskFailed(FactText(status, fact))) {
+        failed.push_back(absl::StrCat(fact, "=", FactText(status, fact)));
+      }
+    }
+    const std::optional<std::int64_t> bad = IntFact(status, "failed_verifications");
+    if (bad.has_value() && *bad > 0) {
+      failed.push_back(absl::StrCat("failed_verifications=", *bad));
+    }
+    if (!failed.empty()) {
+      FindingReport r =
+          Base(resource, kTriageKeyPbsJobFailed, Category::kBackup, Severity::kWarning);
+      r.title = absl::StrCat("A job on backup datastore ", resource.name, " failed");
+      r.description = absl::StrCat(
+          "On Proxmox Backup Server datastore ", resource.name,
+          ", the last garbage collection, verification or prune job failed, or a backup's "
+          "newest snapshot failed verification: ",
+          absl::StrJoin(failed, "; "), ".");
+      r.recommendation =
+          "Read the failed task's log on the Backup Server (Datastore > Tasks), fix the cause "
+          "(disk errors, a full datastore, a missing chunk) and run the job again; re-run the "
+          "backup of any guest whose snapshot failed verification.";
+      r.evidence = status.summary;
+      out.push_back(std::move(r));
+    }
+    return;
+  }
+  const std::optional<std::int64_t> age = IntFact(status, "last_backup_age_seconds");
+  const std::optional<std::int64_t> max_age = IntFact(status, "backup_max_age_seconds");
+  if (resource.type == "backup-group" && age.has_value() && max_age.has_value() && *max_age > 0 &&
+      *age > *max_age) {
+    FindingReport r = Base(resource, kTriageKeyPbsBackupStale, Category::kBackup,
+                           *age > 2 * *max_age ? Severity::kCritical : Severity::kWarning);
+    const std::string guest = FactText(status, "guest");
+    r.title = absl::StrCat("The newest backup of ", guest.empty() ? resource.name : guest, " is ",
+                           *age / 3600, " hours old");
+    r.description = absl::StrCat("Backup group ", resource.name, " has no snapshot newer than ",
+                                 *age / 3600, " hours (expected within ", *max_age / 3600,
+                                 " hours): its backup job is failing or no longer runs.");
+    r.recommendation =
+        "Check the backup job that covers this guest (Proxmox VE Datacenter > Backup) and its "
+        "last task's log, then run the backup.";
+    r.evidence = absl::StrCat("last_backup_age_seconds=", *age,
+                              "; backup_max_age_seconds=", *max_age, "; ", status.summary);
+    out.push_back(std::move(r));
+  }
+}
+
 }  // namespace
 
 TriageHistory RestartObservations::Observe(const FleetResource& resource, const FleetStatus& status,
@@ -265,6 +346,10 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
     Storage(resource, status, forecast, t, out);
     return out;
   }
+  if (type == "datastore" || type == "backup-group") {
+    PbsRules(resource, status, t, out);
+    return out;
+  }
   if (type == "backup-job") {
     if (state == "failed" || FactText(status, "last_result") == "failed") {
       FindingReport r =
@@ -337,7 +422,7 @@ bool IsTriageKey(std::string_view key) {
       return true;
     }
   }
-  return false;
+  return std::find(kPbsKeys.begin(), kPbsKeys.end(), key) != kPbsKeys.end();
 }
 
 std::optional<CapacityForecast> StorageForecast(const FleetResource& resource,

@@ -17,6 +17,13 @@
 //                              memory_bytes >= memory % of it (critical >= 98 %); it replaces
 //                              memory-high for that container
 //   service-crash-loop / service-failed reliability  a service failed (auto-restart = loop)
+//   pbs-datastore-full capacity  a Proxmox Backup Server datastore with usage_pct >= storage
+//                              (critical at >= 95 %)
+//   pbs-job-failed backup      a datastore whose last garbage collection, verification job or
+//                              prune job ended with an error (gc_status, verify_job_status,
+//                              prune_job_status), or with failed_verifications > 0
+//   pbs-backup-stale backup    a backup group whose newest snapshot is older than its
+//                              backup_max_age_seconds (critical at twice that)
 // The same rules answer "is the signal still there" for the deterministic finding verifier
 // (TriageFindingVerifier). Pure functions over values, except the verifier (Fleet port).
 // Thread-safe.
@@ -54,6 +61,10 @@ inline constexpr std::string_view kTriageKeyContainerCrashLoop = "container-cras
 inline constexpr std::string_view kTriageKeyContainerUnhealthy = "container-unhealthy";
 inline constexpr std::string_view kTriageKeyContainerOomKilled = "container-oom-killed";
 inline constexpr std::string_view kTriageKeyContainerMemoryLimit = "container-memory-limit";
+// Proxmox Backup Server rules (the proxmox-backup source's datastore and backup-group facts).
+inline constexpr std::string_view kTriageKeyPbsDatastoreFull = "pbs-datastore-full";
+inline constexpr std::string_view kTriageKeyPbsJobFailed = "pbs-job-failed";
+inline constexpr std::string_view kTriageKeyPbsBackupStale = "pbs-backup-stale";
 // The source deterministic findings carry.
 inline constexpr char kTriageFindingSource[] = "patrol-triage";
 // The metric a storage pool's forecast reads (MetricsHistory, target = the canonical id).
