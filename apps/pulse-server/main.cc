@@ -120,7 +120,8 @@ int Run(int argc, char** argv) {
       app.add_subcommand("fleet-credential", "Manage the secrets of fleet sources (sealed)")
           ->require_subcommand(1);
   CLI::App* credential_set = credential->add_subcommand(
-      "set", "Seal a source's secret (a proxmox-ve token secret), read from stdin");
+      "set",
+      "Seal a source's secret (a proxmox-ve or proxmox-backup token secret), read from stdin");
   std::string credential_dir = std::string(pulse::server::kDefaultDataDir);
   std::string credential_name;
   credential_set->add_option("--data-dir", credential_dir, "The server's data directory")

@@ -1,5 +1,5 @@
 // `pulse-server fleet-credential set|delete NAME`: the secret a fleet source needs (a proxmox-ve
-// source's API token secret, docs/fleet.md "proxmox-ve"), sealed with the data dir's SecretBox
+// or proxmox-backup source's API token secret, docs/fleet.md), sealed with the data dir's SecretBox
 // in its credential store under "fleet.NAME" — never in pulse.json or a sources file, never
 // echoed, never listed. The server reads it when the source opens. Thread-compatible; each call
 // opens the storage for its duration.
