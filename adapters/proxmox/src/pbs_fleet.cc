@@ -140,25 +140,30 @@ absl::StatusOr<std::shared_ptr<const PbsFleet::View>> PbsFleet::CurrentView() {
 
 absl::StatusOr<PbsFleet::Jobs> PbsFleet::ReadJobs() const {
   Jobs jobs;
-  absl::StatusOr<std::string> body =
-      client_->Get(absl::StrCat("/nodes/localhost/tasks?limit=", options_.max_tasks));
-  // A token PBS refuses the task list leaves the job facts absent, not failed.
-  if (absl::IsPermissionDenied(body.status())) {
-    jobs.readable = false;
-    return jobs;
-  }
-  if (!body.ok()) {
-    return body.status();
-  }
-  PULSE_ASSIGN_OR_RETURN(const std::vector<PbsTask> tasks, DecodeTasks(*body));
-  for (const PbsTask& t : tasks) {
-    const std::string_view kind = JobKind(t.worker_type);
-    if (kind.empty() || t.endtime <= 0 || t.status.empty()) {
-      continue;  // not a job the source reports, or still running
+  // One read per job type: on a busy server hundreds of backup tasks run between two weekly
+  // garbage collections, so the newest N tasks of every type would miss them.
+  for (const char* type : {"garbage_collection", "verificationjob", "prunejob"}) {
+    absl::StatusOr<std::string> body = client_->Get(
+        absl::StrCat("/nodes/localhost/tasks?typefilter=", type, "&limit=", options_.max_tasks));
+    // A token PBS refuses the task list leaves the job facts absent, not failed.
+    if (absl::IsPermissionDenied(body.status())) {
+      jobs.readable = false;
+      return jobs;
     }
-    PbsTask& newest = jobs.newest[{TaskStore(t), std::string(kind)}];
-    if (t.endtime >= newest.endtime) {
-      newest = t;
+    if (!body.ok()) {
+      return body.status();
+    }
+    PULSE_ASSIGN_OR_RETURN(const std::vector<PbsTask> tasks, DecodeTasks(*body));
+    for (const PbsTask& t : tasks) {
+      // PBS's typefilter matches a part of the type: only the exact job types count.
+      const std::string_view kind = JobKind(t.worker_type);
+      if (kind.empty() || t.endtime <= 0 || t.status.empty()) {
+        continue;  // not a job the source reports, or still running
+      }
+      PbsTask& newest = jobs.newest[{TaskStore(t), std::string(kind)}];
+      if (t.endtime >= newest.endtime) {
+        newest = t;
+      }
     }
   }
   return jobs;
@@ -304,6 +309,7 @@ absl::StatusOr<std::shared_ptr<const PbsFleet::View>> PbsFleet::Refresh() {
   auto view = std::make_shared<View>();
   view->at = absl::Now();
   std::size_t failing = 0;
+  std::size_t listed = 0;
   for (const PbsDatastoreUsage& u : usages) {
     // A store listed twice keeps its first entry; a name unfit for an id is left out.
     if (!IsSafeName(u.store) || view->resources.count(absl::StrCat(
@@ -312,6 +318,7 @@ absl::StatusOr<std::shared_ptr<const PbsFleet::View>> PbsFleet::Refresh() {
     }
     PULSE_ASSIGN_OR_RETURN(const bool failed, AddDatastore(*view, u, jobs));
     failing += failed ? 1 : 0;
+    ++listed;
   }
   const std::string server_id = absl::StrCat("pbs:", options_.source_name);
   core::FleetResource server = Base(server_id, "pbs", options_.source_name, "online");
@@ -322,7 +329,7 @@ absl::StatusOr<std::shared_ptr<const PbsFleet::View>> PbsFleet::Refresh() {
   ss.status = "online";
   ss.observed_at = view->at;
   ss.facts["pbs_version"] = version_;
-  ss.facts["datastores"] = absl::StrCat(usages.size());
+  ss.facts["datastores"] = absl::StrCat(listed);
   ss.facts["datastores_with_failures"] = absl::StrCat(failing);
   ss.facts["tasks_readable"] = jobs.readable ? "true" : "false";
   ss.summary =

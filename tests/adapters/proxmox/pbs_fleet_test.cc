@@ -191,6 +191,44 @@ TEST_CASE("Patrol's rules find the nearly full datastore, the failed job and the
         "prune failed: EIO");
 }
 
+TEST_CASE("a job result behind many newer backup tasks is still read", "[adapters][proxmox][pbs]") {
+  // A busy server runs hundreds of backup tasks between two weekly garbage collections.
+  std::string tasks;
+  for (int i = 0; i < 700; ++i) {
+    absl::StrAppend(&tasks, R"({"worker_type": "backup", "worker_id": "main:vm/101",)",
+                    R"( "age_seconds": )", 10 + i, R"(, "status": "OK"},)");
+  }
+  const std::string scenario = absl::StrCat(
+      R"({"tokens": {"pulse@pbs!pulse": "0b7d3c1e-8a4f-4e26-9c55-2f1d6a9e7b30"},
+          "datastores": [{"store": "main", "total": 100, "used": 10}],
+          "tasks": [)",
+      tasks,
+      R"({"worker_type": "garbage_collection", "worker_id": "main", "age_seconds": 500000,
+          "status": "TASK ERROR: no space left on device"}]})");
+  PbsHarness pbs(scenario.c_str());
+  std::unique_ptr<PbsFleet> fleet = pbs.Open();
+  const core::FleetStatus main = Status(*fleet, "datastore:pbs/main");
+  CHECK(main.facts.at("gc_status") == "TASK ERROR: no space left on device");
+  CHECK(TriageKeys(*fleet, "datastore:pbs/main") == std::vector<std::string>{"pbs-job-failed"});
+}
+
+TEST_CASE("hostile datastore names and backup ids never become resource ids",
+          "[adapters][proxmox][pbs]") {
+  PbsHarness pbs(R"({"tokens": {"pulse@pbs!pulse": "0b7d3c1e-8a4f-4e26-9c55-2f1d6a9e7b30"},
+    "datastores": [{"store": "main", "total": 100, "used": 10},
+                   {"store": "../etc", "total": 100, "used": 10}],
+    "snapshots": [
+      {"store": "main", "backup-type": "vm", "backup-id": "101;reboot", "age_seconds": 60},
+      {"store": "main", "backup-type": "ct", "backup-id": "abc", "age_seconds": 60},
+      {"store": "main", "backup-type": "host", "backup-id": "-x", "age_seconds": 60},
+      {"store": "main", "backup-type": "host", "backup-id": "files1", "age_seconds": 60}]})");
+  std::unique_ptr<PbsFleet> fleet = pbs.Open();
+  CHECK(Ids(*fleet) == std::vector<std::string>{"backup-group:pbs/main/host/files1",
+                                                "datastore:pbs/main", "pbs:pbs"});
+  CHECK(Status(*fleet, "pbs:pbs").facts.at("datastores") == "1");
+  CHECK(Status(*fleet, "datastore:pbs/main").facts.at("backup_groups") == "1");
+}
+
 TEST_CASE("a proxmox-backup fingerprint mismatch is refused before any request carries the token",
           "[adapters][proxmox][pbs]") {
   PbsHarness pbs;

@@ -1,6 +1,7 @@
 #include "pulse/testing/fake_pbs_server.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <thread>
@@ -311,12 +312,19 @@ class FakePbsServer::Impl {
 
   FakeHttpReply Tasks(const std::string& query) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::size_t limit = 50;  // PBS's default
+    std::string typefilter;
     for (absl::string_view param : absl::StrSplit(query, '&', absl::SkipEmpty())) {
       if (absl::ConsumePrefix(&param, "limit=")) {
         (void)absl::SimpleAtoi(param, &limit);
+      } else if (absl::ConsumePrefix(&param, "typefilter=")) {
+        typefilter = std::string(param);
       }
     }
-    std::vector<Task> sorted = tasks_;
+    // PBS keeps a task when its worker type contains the typefilter.
+    std::vector<Task> sorted;
+    std::copy_if(
+        tasks_.begin(), tasks_.end(), std::back_inserter(sorted),
+        [&typefilter](const Task& t) { return absl::StrContains(t.worker_type, typefilter); });
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const Task& a, const Task& b) { return a.starttime > b.starttime; });
     if (sorted.size() > limit) {

@@ -14,10 +14,12 @@
 //   * GET /version; /status/datastore-usage (total/used/avail in bytes, or only "error" for a
 //     datastore PBS cannot read); /admin/datastore/{store}/snapshots (backup-type vm|ct|host,
 //     backup-id, backup-time, size, protected, verification {"state": "ok"|"failed", "upid"});
-//     an unknown store is 400 "datastore 'X' does not exist"; /nodes/localhost/tasks[?limit=N]
-//     newest first (upid, node, pid, pstart, starttime, worker_type, worker_id, user, and for a
-//     finished task endtime and status: "OK", "WARNINGS: N" or the error's text). Anything else
-//     is 404 "Path '/api2/json/...' not found.".
+//     an unknown store is 400 "datastore 'X' does not exist";
+//     /nodes/localhost/tasks[?typefilter=T&limit=N], newest first, the tasks whose worker_type
+//     contains T, at most N (50 by default): upid, node, pid, pstart, starttime, worker_type,
+//     worker_id, user, and for a finished task endtime and status ("OK", "WARNINGS: N" or the
+//     error's text).
+//     Anything else is 404 "Path '/api2/json/...' not found.".
 // The scenario is JSON (times as Unix seconds, or "age_seconds" before now):
 //   {"version": "3.2", "release": "7", "hostname": "pbs1",
 //    "tokens": {"pulse@pbs!pulse": "SECRET"},

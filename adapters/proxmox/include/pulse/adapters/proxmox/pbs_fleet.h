@@ -1,7 +1,8 @@
 // PbsFleet: the Fleet port over one Proxmox Backup Server, read-only (docs/fleet.md,
 // "proxmox-backup"). Each listing reads /status/datastore-usage, the root namespace's
 // /admin/datastore/{store}/snapshots of every readable datastore and the server's recent
-// /nodes/localhost/tasks, and yields:
+// garbage collection, verification job and prune job tasks (/nodes/localhost/tasks with a
+// typefilter each), and yields:
 //   pbs:<source>                              the server (type pbs)
 //   datastore:<source>/<store>                a datastore, member_of the server: usage, the last
 //                                             garbage collection, verify and prune job results
@@ -44,7 +45,7 @@ struct PbsFleetOptions {
   absl::Duration backup_max_age = absl::Hours(26);
   // Reads answer from the last listing when it is younger than this (zero: list every read).
   absl::Duration max_staleness = absl::Seconds(5);
-  std::size_t max_tasks = 500;    // the newest tasks one listing reads
+  std::size_t max_tasks = 100;    // the newest tasks of each job type one listing reads
   std::size_t max_samples = 720;  // per datastore, the oldest dropped first
 };
 
