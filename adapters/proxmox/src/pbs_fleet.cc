@@ -257,7 +257,7 @@ absl::StatusOr<bool> PbsFleet::AddDatastore(View& view, const PbsDatastoreUsage&
   facts.facts["total_bytes"] = absl::StrCat(usage.total);
   facts.facts["used_bytes"] = absl::StrCat(usage.used);
   facts.facts["avail_bytes"] = absl::StrCat(usage.avail);
-  std::string state;
+  std::string state = "usage unknown";  // PBS reports no total for it
   if (!available) {
     facts.facts["error"] = Printable(usage.error, 200);
     state = absl::StrCat("unavailable (", facts.facts["error"], ")");
@@ -333,7 +333,7 @@ absl::StatusOr<std::shared_ptr<const PbsFleet::View>> PbsFleet::Refresh() {
   ss.facts["datastores_with_failures"] = absl::StrCat(failing);
   ss.facts["tasks_readable"] = jobs.readable ? "true" : "false";
   ss.summary =
-      absl::StrCat("Proxmox Backup Server ", version_, " at ", client_->host(), ": ", usages.size(),
+      absl::StrCat("Proxmox Backup Server ", version_, " at ", client_->host(), ": ", listed,
                    " datastores", jobs.readable ? "" : " (its task list is refused: Sys.Audit)");
   view->statuses[server_id] = std::move(ss);
   view->resources[server_id] = std::move(server);
