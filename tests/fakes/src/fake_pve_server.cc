@@ -283,7 +283,7 @@ class FakePveServer::Impl {
     return ctx;
   }
 
-  absl::Status Listen(const TestCertificate& cert) {
+  absl::Status Listen(const TestCertificate& cert, int port) {
     absl::StatusOr<SSL_CTX*> ctx = LoadCertificate(cert);
     if (!ctx.ok()) {
       return ctx.status();
@@ -292,7 +292,7 @@ class FakePveServer::Impl {
     main->ctx = *ctx;
     main->ip = "127.0.0.1";
     main->fingerprint = cert.fingerprint;
-    absl::StatusOr<int> fd = OpenSocket(main->ip, 0);
+    absl::StatusOr<int> fd = OpenSocket(main->ip, port);
     sockaddr_in addr{};
     socklen_t len = sizeof(addr);
     if (!fd.ok()) {
@@ -1019,7 +1019,7 @@ FakePveServer::FakePveServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 FakePveServer::~FakePveServer() = default;
 
 absl::StatusOr<std::unique_ptr<FakePveServer>> FakePveServer::Start(
-    std::string_view scenario_json, const TestCertificate& certificate) {
+    std::string_view scenario_json, const TestCertificate& certificate, int port) {
   auto impl = std::make_unique<Impl>();
   {
     absl::MutexLock lock(&impl->mu_);
@@ -1027,7 +1027,7 @@ absl::StatusOr<std::unique_ptr<FakePveServer>> FakePveServer::Start(
       return s;
     }
   }
-  if (absl::Status s = impl->Listen(certificate); !s.ok()) {
+  if (absl::Status s = impl->Listen(certificate, port); !s.ok()) {
     return s;
   }
   return std::unique_ptr<FakePveServer>(new FakePveServer(std::move(impl)));

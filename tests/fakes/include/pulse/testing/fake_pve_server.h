@@ -72,8 +72,9 @@ struct FakePveRequest {
 class FakePveServer {
  public:
   // InvalidArgument for a scenario that does not parse; errors opening the certificate.
+  // `port`: on 127.0.0.1; 0 picks a free one.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<FakePveServer>> Start(
-      std::string_view scenario_json, const TestCertificate& certificate);
+      std::string_view scenario_json, const TestCertificate& certificate, int port = 0);
   ~FakePveServer();
   FakePveServer(const FakePveServer&) = delete;
   FakePveServer& operator=(const FakePveServer&) = delete;
