@@ -1,7 +1,8 @@
 // Fuzzes the Proxmox VE answer decoders (adapters/proxmox/pve_api.h) on hostile bodies: byte 0
 // picks the decoder, the rest is the body. Invariants: no crash; an error is DataLoss; decoded
 // lists stay within kMaxPveEntries and decoded strings within kMaxPveStringBytes; a decoded
-// UPID has the UPID shape; Printable and DecodeErrors stay printable and bounded.
+// UPID has the UPID shape; a cluster member's address is an IP literal and a certificate's
+// fingerprint 32 hex pairs; Printable and DecodeErrors stay printable and bounded.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   pulse::fuzz::Input input(data, size);
   const std::uint8_t which = input.Byte();
   const std::string_view body = input.Rest();
-  switch (which % 8) {
+  switch (which % 10) {
     case 0: {
       auto r = pve::DecodeClusterResources(body);
       CheckError(r);
@@ -88,6 +89,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       CheckError(r);
       if (r.ok()) {
         Require(r->rfind("UPID:", 0) == 0 && IsPrintable(*r) && r->size() <= 512);
+      }
+      break;
+    }
+    case 8: {
+      // A member's ip becomes part of a URL: only a plain IP literal may come out.
+      auto r = pve::DecodeClusterStatus(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveClusterMember& m : *r) {
+          Require(!m.name.empty());
+          CheckText(m.name);
+          Require(m.ip.size() <= 64 &&
+                  m.ip.find_first_not_of("0123456789abcdefABCDEF:.") == std::string::npos);
+        }
+      }
+      break;
+    }
+    case 9: {
+      auto r = pve::DecodeCertificateInfo(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveCertificate& c : *r) {
+          Require(c.fingerprint.size() == 95 && IsPrintable(c.fingerprint));
+        }
+        const pve::PveCertificate* presented = pve::ProxyCertificate(*r);
+        Require(presented == nullptr || presented->filename == "pve-ssl.pem" ||
+                presented->filename == "pveproxy-ssl.pem");
       }
       break;
     }

@@ -1,10 +1,14 @@
 #include "pulse/adapters/proxmox/pve_api.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +38,30 @@ class Fields : public internal::Fields {
   Fields(const rapidjson::Value& object, std::string_view where, absl::Status* error)
       : internal::Fields(kProduct, object, where, error) {}
 };
+
+// An IPv4 dotted quad or an IPv6 literal (hex digits, ':' and '.' for a mapped IPv4 tail),
+// as inet_pton reads them; nothing a URL could be bent with.
+bool IsIpLiteral(const std::string& ip) {
+  in6_addr v6{};
+  in_addr v4{};
+  return ip.size() <= 64 && (::inet_pton(AF_INET, ip.c_str(), &v4) == 1 ||
+                             ::inet_pton(AF_INET6, ip.c_str(), &v6) == 1);
+}
+
+// 32 pairs of hex digits separated by ':' (PVE's spelling, as openssl prints it).
+bool IsSha256Fingerprint(std::string_view text) {
+  if (text.size() != 95) {
+    return false;
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool ok =
+        i % 3 == 2 ? text[i] == ':' : absl::ascii_isxdigit(static_cast<unsigned char>(text[i]));
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -258,6 +286,80 @@ absl::StatusOr<std::vector<PveHaService>> DecodeHaStatus(std::string_view body) 
     out.push_back(std::move(s));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<PveClusterMember>> DecodeClusterStatus(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveClusterMember> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a cluster status entry is not an object");
+    }
+    Fields f(v, "cluster status", &error);
+    if (f.Str("type") != "node") {
+      continue;
+    }
+    PveClusterMember m;
+    m.name = f.Str("name");
+    m.ip = f.Str("ip");
+    m.nodeid = f.Int("nodeid");
+    m.online = f.Flag("online");
+    m.local = f.Flag("local");
+    if (!error.ok()) {
+      return error;
+    }
+    if (m.name.empty()) {
+      return Malformed("a cluster member has no name");
+    }
+    if (!m.ip.empty() && !IsIpLiteral(m.ip)) {
+      return Malformed("a cluster member's ip is not an IP address");
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveCertificate>> DecodeCertificateInfo(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveCertificate> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a certificate entry is not an object");
+    }
+    Fields f(v, "certificate", &error);
+    PveCertificate c;
+    c.filename = f.Str("filename");
+    c.fingerprint = f.Str("fingerprint");
+    if (!error.ok()) {
+      return error;
+    }
+    if (!IsSha256Fingerprint(c.fingerprint)) {
+      return Malformed("a certificate's fingerprint is not a SHA-256 fingerprint");
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+const PveCertificate* ProxyCertificate(const std::vector<PveCertificate>& certificates) {
+  const PveCertificate* cluster = nullptr;
+  for (const PveCertificate& c : certificates) {
+    if (c.filename == "pveproxy-ssl.pem") {
+      return &c;
+    }
+    if (c.filename == "pve-ssl.pem") {
+      cluster = &c;
+    }
+  }
+  return cluster;
 }
 
 absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body) {

@@ -75,6 +75,24 @@ absl::StatusOr<std::unique_ptr<PveFleet>> PveFleet::Open(PveFleetOptions options
   return fleet;
 }
 
+void PveFleet::FollowCluster() {
+  followed_at_ = absl::Now();
+  absl::StatusOr<PveClient::FollowResult> followed = client_->Follow();
+  if (!followed.ok()) {
+    // A token without Sys.Audit on / cannot read /cluster/status: the configured URL only.
+    follow_problems_.clear();
+    follow_problems_[""] = std::string(followed.status().message());
+    return;
+  }
+  observer_->AdoptEndpoints(followed->endpoints);
+  follow_problems_.clear();
+  for (const std::string& skipped : followed->skipped) {
+    const std::size_t colon = skipped.find(": ");
+    follow_problems_[skipped.substr(0, colon)] =
+        colon == std::string::npos ? "" : skipped.substr(colon + 2);
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::CurrentView() {
   const absl::Time now = absl::Now();
   {
@@ -94,6 +112,9 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::CurrentView() {
 }
 
 absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
+  if (options_.follow_cluster && absl::Now() - followed_at_ >= options_.follow_interval) {
+    FollowCluster();
+  }
   PULSE_ASSIGN_OR_RETURN(const std::string body, client_->Get("/cluster/resources"));
   PULSE_ASSIGN_OR_RETURN(const std::vector<PveClusterResource> listed,
                          DecodeClusterResources(body));
@@ -106,6 +127,7 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
       }
     }
   }
+  const std::vector<PveEndpoint> endpoints = client_->Endpoints();
   auto view = std::make_shared<View>();
   view->at = absl::Now();
   std::vector<std::pair<std::string, std::pair<std::string, double>>> samples;
@@ -122,6 +144,16 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
       node.attributes["cpus"] = absl::StrCat(r.maxcpu);
       node.attributes["memory_total_bytes"] = absl::StrCat(r.maxmem);
       node.attributes["uptime_seconds"] = absl::StrCat(r.uptime);
+      // Which node's API the source reads through, and which others it can go on to.
+      for (const PveEndpoint& e : endpoints) {
+        if (e.node == r.node) {
+          node.attributes["api_endpoint"] = e.url;
+          node.attributes["api_in_use"] = e.current ? "true" : "false";
+        }
+      }
+      if (const auto problem = follow_problems_.find(r.node); problem != follow_problems_.end()) {
+        node.attributes["api_endpoint_problem"] = problem->second;
+      }
       view->resources[node.id] = std::move(node);
       if (r.status == "online") {
         sample(node_id, "cpu", 100.0 * r.cpu);

@@ -36,9 +36,10 @@ absl::StatusOr<PveFleetOptions> ParsePveSource(std::string_view source_json, Pve
     }
   }
   core::JsonObjectReader reader(*doc, "source");
-  PULSE_RETURN_IF_ERROR(reader.ExpectMembers({"name", "kind", "url", "token_id", "fingerprint",
-                                              "ca_file", "allow_actions", "action_deadline_seconds",
-                                              "shutdown_timeout_seconds", "max_staleness_ms"}));
+  PULSE_RETURN_IF_ERROR(
+      reader.ExpectMembers({"name", "kind", "url", "token_id", "fingerprint", "ca_file",
+                            "allow_actions", "action_deadline_seconds", "shutdown_timeout_seconds",
+                            "max_staleness_ms", "follow_cluster"}));
   PveFleetOptions options = std::move(base);
   const std::optional<std::string> url =
       reader.String("url", {http_client::kMaxUrlBytes, core::JsonPresence::kRequired});
@@ -48,6 +49,9 @@ absl::StatusOr<PveFleetOptions> ParsePveSource(std::string_view source_json, Pve
   const std::optional<std::string> ca_file = reader.String("ca_file", {4096});
   if (const std::optional<bool> allow = reader.Bool("allow_actions")) {
     options.allow_actions = *allow;
+  }
+  if (const std::optional<bool> follow = reader.Bool("follow_cluster")) {
+    options.follow_cluster = *follow;
   }
   if (const auto deadline = reader.Int("action_deadline_seconds", 1, 3600)) {
     options.action_deadline = absl::Seconds(*deadline);

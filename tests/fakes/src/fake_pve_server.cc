@@ -142,15 +142,17 @@ double GetNum(const rapidjson::Value& o, const char* key) {
 
 }  // namespace
 
-absl::StatusOr<TestCertificate> MakeTestCertificate(const std::string& dir, std::string_view name) {
+absl::StatusOr<TestCertificate> MakeTestCertificate(const std::string& dir, std::string_view name,
+                                                    std::string_view ip) {
   TestCertificate cert;
   cert.cert_file = absl::StrCat(dir, "/", core::ToAbsl(name), ".pem");
   cert.key_file = absl::StrCat(dir, "/", core::ToAbsl(name), ".key");
   bool ok = false;
   RunCommand(absl::StrCat("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
                           "-nodes -days 2 -subj /CN=localhost -addext "
-                          "subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout ",
-                          cert.key_file, " -out ", cert.cert_file, " 2>/dev/null"),
+                          "subjectAltName=DNS:localhost,IP:",
+                          core::ToAbsl(ip), " -keyout ", cert.key_file, " -out ", cert.cert_file,
+                          " 2>/dev/null"),
              &ok);
   if (!ok) {
     return absl::UnavailableError("openssl could not make a certificate");
@@ -195,6 +197,9 @@ class FakePveServer::Impl {
     each("nodes", [this](const rapidjson::Value& v) {
       Node n;
       n.name = Get(v, "node");
+      if (main_node_.empty()) {
+        main_node_ = n.name;  // the node whose API the main listener is
+      }
       n.status = Get(v, "status", "online");
       n.cpu = GetNum(v, "cpu");
       n.maxcpu = GetInt(v, "maxcpu", 1);
@@ -240,25 +245,107 @@ class FakePveServer::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status Listen(const TestCertificate& cert) {
-    ctx_ = SSL_CTX_new(TLS_server_method());
-    if (ctx_ == nullptr || SSL_CTX_use_certificate_chain_file(ctx_, cert.cert_file.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx_, cert.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      return absl::InvalidArgumentError("the fake PVE cannot load its certificate");
-    }
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // One API endpoint: the main one (the first node's, on 127.0.0.1) or another node's.
+  struct Listener {
+    std::string node;
+    std::string ip;
+    std::string fingerprint;
+    SSL_CTX* ctx = nullptr;
+    int fd = -1;
+    bool want_up = true;
+  };
+
+  static absl::StatusOr<int> OpenSocket(const std::string& ip, int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (fd < 0 || ::inet_pton(AF_INET, ip.c_str(), &addr.sin_addr) != 1 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(fd, 64) != 0) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      return absl::UnavailableError(absl::StrCat("the fake PVE cannot listen on ", ip));
+    }
+    return fd;
+  }
+
+  static absl::StatusOr<SSL_CTX*> LoadCertificate(const TestCertificate& cert) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == nullptr || SSL_CTX_use_certificate_chain_file(ctx, cert.cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, cert.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+      SSL_CTX_free(ctx);
+      return absl::InvalidArgumentError("the fake PVE cannot load its certificate");
+    }
+    return ctx;
+  }
+
+  absl::Status Listen(const TestCertificate& cert, int port) {
+    absl::StatusOr<SSL_CTX*> ctx = LoadCertificate(cert);
+    if (!ctx.ok()) {
+      return ctx.status();
+    }
+    auto main = std::make_unique<Listener>();
+    main->ctx = *ctx;
+    main->ip = "127.0.0.1";
+    main->fingerprint = cert.fingerprint;
+    absl::StatusOr<int> fd = OpenSocket(main->ip, port);
+    sockaddr_in addr{};
     socklen_t len = sizeof(addr);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 64) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (!fd.ok()) {
+      SSL_CTX_free(main->ctx);
+      return fd.status();
+    }
+    main->fd = *fd;
+    if (::getsockname(main->fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
       return absl::UnavailableError("the fake PVE cannot listen");
     }
     port_ = ntohs(addr.sin_port);
+    {
+      absl::MutexLock lock(&mu_);
+      main->node = main_node_;
+      listeners_.push_back(std::move(main));
+    }
     thread_ = std::thread([this] { Serve(); });
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> ServeNode(std::string_view node, std::string_view ip,
+                                        const TestCertificate& cert) {
+    absl::StatusOr<SSL_CTX*> ctx = LoadCertificate(cert);
+    if (!ctx.ok()) {
+      return ctx.status();
+    }
+    auto listener = std::make_unique<Listener>();
+    listener->node = std::string(node);
+    listener->ip = std::string(ip);
+    listener->fingerprint = cert.fingerprint;
+    listener->ctx = *ctx;
+    absl::StatusOr<int> fd = OpenSocket(listener->ip, port_);
+    if (!fd.ok()) {
+      SSL_CTX_free(listener->ctx);
+      return fd.status();
+    }
+    listener->fd = *fd;
+    absl::MutexLock lock(&mu_);
+    listeners_.push_back(std::move(listener));
+    return absl::StrCat("https://", core::ToAbsl(ip), ":", port_);
+  }
+
+  static bool Applied(Listener* l) { return (l->fd >= 0) == l->want_up; }
+
+  void SetEndpointUp(std::string_view node, bool up) {
+    absl::MutexLock lock(&mu_);
+    for (const std::unique_ptr<Listener>& l : listeners_) {
+      if (l->node == node) {
+        l->want_up = up;
+        // The serving thread opens and closes listening sockets (it polls them); wait for it.
+        mu_.Await(absl::Condition(&Applied, l.get()));
+      }
+    }
   }
 
   ~Impl() {
@@ -269,10 +356,13 @@ class FakePveServer::Impl {
     if (thread_.joinable()) {
       thread_.join();
     }
-    if (fd_ >= 0) {
-      ::close(fd_);
+    absl::MutexLock lock(&mu_);
+    for (const std::unique_ptr<Listener>& l : listeners_) {
+      if (l->fd >= 0) {
+        ::close(l->fd);
+      }
+      SSL_CTX_free(l->ctx);
     }
-    SSL_CTX_free(ctx_);
   }
 
   int port() const { return port_; }
@@ -292,47 +382,74 @@ class FakePveServer::Impl {
   std::uint64_t failed_handshakes_ = 0;
   std::uint32_t next_pid_ = 0x1000;
   bool stopping_ = false;
+  std::string main_node_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::map<std::string, std::string> reported_fingerprints_;  // certificates/info overrides
 
  private:
   void Serve() {
     for (;;) {
+      // Which sockets to poll, after applying the listeners' wanted states (only this thread
+      // opens and closes them, so a poll never watches a closed descriptor).
+      std::vector<pollfd> polled;
+      std::vector<const Listener*> of;
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) {
           return;
         }
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) {
-        continue;
-      }
-      const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) {
-        continue;
-      }
-      timeval tv{2, 0};
-      ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-      ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-      SSL* ssl = SSL_new(ctx_);
-      SSL_set_fd(ssl, client);
-      if (SSL_accept(ssl) == 1) {
-        {
-          absl::MutexLock lock(&mu_);
-          ++handshakes_;
+        for (const std::unique_ptr<Listener>& l : listeners_) {
+          if (!l->want_up && l->fd >= 0) {
+            ::close(l->fd);
+            l->fd = -1;
+          } else if (l->want_up && l->fd < 0) {
+            absl::StatusOr<int> fd = OpenSocket(l->ip, port_);
+            l->fd = fd.ok() ? *fd : -1;
+          }
+          if (l->fd >= 0) {
+            polled.push_back({l->fd, POLLIN, 0});
+            of.push_back(l.get());
+          }
         }
-        ServeOne(ssl);
-        SSL_shutdown(ssl);
-      } else {
-        absl::MutexLock lock(&mu_);
-        ++failed_handshakes_;
       }
-      ERR_clear_error();
-      SSL_free(ssl);
-      ::close(client);
+      if (::poll(polled.data(), polled.size(), 20) <= 0) {
+        continue;
+      }
+      for (std::size_t i = 0; i < polled.size(); ++i) {
+        if ((polled[i].revents & POLLIN) != 0) {
+          Accept(polled[i].fd, of[i]->ctx, of[i]->node);
+        }
+      }
     }
   }
 
-  void ServeOne(SSL* ssl) {
+  void Accept(int fd, SSL_CTX* ctx, const std::string& node) {
+    const int client = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) {
+      return;
+    }
+    timeval tv{2, 0};
+    ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, client);
+    if (SSL_accept(ssl) == 1) {
+      {
+        absl::MutexLock lock(&mu_);
+        ++handshakes_;
+      }
+      ServeOne(ssl, node);
+      SSL_shutdown(ssl);
+    } else {
+      absl::MutexLock lock(&mu_);
+      ++failed_handshakes_;
+    }
+    ERR_clear_error();
+    SSL_free(ssl);
+    ::close(client);
+  }
+
+  void ServeOne(SSL* ssl, const std::string& node) {
     std::string in;
     char buffer[4096];
     std::size_t head_end = std::string::npos;
@@ -354,6 +471,7 @@ class FakePveServer::Impl {
     }
     request.method = start[0];
     request.target = start[1];
+    request.endpoint = node;
     std::size_t length = 0;
     for (std::size_t i = 1; i < lines.size(); ++i) {
       const std::size_t colon = lines[i].find(':');
@@ -442,6 +560,9 @@ class FakePveServer::Impl {
     if (get && parts == std::vector<std::string>{"cluster", "ha", "status", "current"}) {
       return HaStatus();
     }
+    if (get && parts == std::vector<std::string>{"cluster", "status"}) {
+      return ClusterStatus(request.endpoint);
+    }
     if (parts.size() >= 3 && parts[0] == "nodes") {
       const auto node = nodes_.find(parts[1]);
       if (node == nodes_.end()) {
@@ -449,11 +570,15 @@ class FakePveServer::Impl {
                                       "' failed - failed to get address info for: ", parts[1],
                                       ": Name or service not known"));
       }
-      if (node->second.proxy_broken) {
+      // A node answers its own calls; the others' go through their proxies, which may fail.
+      if (node->second.proxy_broken && parts[1] != request.endpoint) {
         return Fail(596, "Broken pipe");
       }
       if (node->second.status != "online") {
         return Fail(595, "No route to host");
+      }
+      if (get && parts.size() == 4 && parts[2] == "certificates" && parts[3] == "info") {
+        return CertificateInfo(parts[1]);
       }
       return NodeCall(request, node->second, parts);
     }
@@ -553,6 +678,87 @@ class FakePveServer::Impl {
           w.EndObject();
         }
       }
+      w.EndArray();
+    });
+  }
+
+  const Listener* ListenerOf(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const std::unique_ptr<Listener>& l : listeners_) {
+      if (l->node == node) {
+        return l.get();
+      }
+    }
+    return nullptr;
+  }
+
+  // /cluster/status: the cluster entry, then one entry per member with the address the cluster
+  // knows it by (its own listener's, else the main listener's) and `local` for the node whose
+  // endpoint answered.
+  Reply ClusterStatus(const std::string& serving) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<std::pair<std::string, std::string>> ips;
+    for (const auto& [name, n] : nodes_) {
+      const Listener* own = ListenerOf(name);
+      ips.emplace_back(name, own != nullptr ? own->ip : "127.0.0.1");
+    }
+    return Ok([&](Writer& w) {
+      w.StartArray();
+      w.StartObject();
+      Str(w, "type", "cluster");
+      Str(w, "id", "cluster");
+      Str(w, "name", "lab");
+      Int(w, "nodes", static_cast<std::int64_t>(nodes_.size()));
+      Int(w, "quorate", 1);
+      Int(w, "version", 7);
+      w.EndObject();
+      std::int64_t nodeid = 0;
+      for (const auto& [name, ip] : ips) {
+        const Node& n = nodes_.at(name);
+        w.StartObject();
+        Str(w, "type", "node");
+        Str(w, "id", "node/" + name);
+        Str(w, "name", name);
+        Str(w, "ip", ip);
+        Int(w, "nodeid", ++nodeid);
+        Int(w, "online", n.status == "online" ? 1 : 0);
+        Int(w, "local", name == serving ? 1 : 0);
+        Str(w, "level", "");
+        w.EndObject();
+      }
+      w.EndArray();
+    });
+  }
+
+  // /nodes/{node}/certificates/info: the cluster CA's root and the node's pve-ssl.pem, whose
+  // fingerprint is the one its listener presents (or what SetReportedFingerprint says).
+  Reply CertificateInfo(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const Listener* own = ListenerOf(node);
+    std::string fingerprint = own != nullptr ? own->fingerprint : listeners_.front()->fingerprint;
+    if (const auto it = reported_fingerprints_.find(node); it != reported_fingerprints_.end()) {
+      fingerprint = it->second;
+    }
+    return Ok([&](Writer& w) {
+      w.StartArray();
+      w.StartObject();
+      Str(w, "filename", "pve-root-ca.pem");
+      Str(w, "fingerprint",
+          "5A:0C:34:95:29:37:4E:A8:B2:46:C4:29:42:7A:D1:71:54:A7:4D:58:2B:26:7F:4C:E8:A3:3F:25:"
+          "64:55:0A:D1");
+      Str(w, "issuer", "/CN=Proxmox Virtual Environment/OU=8f3c/O=PVE Cluster Manager CA");
+      Str(w, "subject", "/CN=Proxmox Virtual Environment/OU=8f3c/O=PVE Cluster Manager CA");
+      Int(w, "notbefore", 1700000000);
+      Int(w, "notafter", 2015360000);
+      w.EndObject();
+      w.StartObject();
+      Str(w, "filename", "pve-ssl.pem");
+      Str(w, "fingerprint", fingerprint);
+      Str(w, "issuer", "/CN=Proxmox Virtual Environment/OU=8f3c/O=PVE Cluster Manager CA");
+      Str(w, "subject",
+          absl::StrCat("/OU=PVE Cluster Node/O=Proxmox Virtual Environment/CN=", node, ".lab"));
+      Int(w, "notbefore", 1700000000);
+      Int(w, "notafter", 1763072000);
+      Str(w, "public-key-type", "id-ecPublicKey");
+      Int(w, "public-key-bits", 256);
+      w.EndObject();
       w.EndArray();
     });
   }
@@ -805,8 +1011,6 @@ class FakePveServer::Impl {
     });
   }
 
-  SSL_CTX* ctx_ = nullptr;
-  int fd_ = -1;
   int port_ = 0;
   std::thread thread_;
 };
@@ -815,7 +1019,7 @@ FakePveServer::FakePveServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 FakePveServer::~FakePveServer() = default;
 
 absl::StatusOr<std::unique_ptr<FakePveServer>> FakePveServer::Start(
-    std::string_view scenario_json, const TestCertificate& certificate) {
+    std::string_view scenario_json, const TestCertificate& certificate, int port) {
   auto impl = std::make_unique<Impl>();
   {
     absl::MutexLock lock(&impl->mu_);
@@ -823,13 +1027,25 @@ absl::StatusOr<std::unique_ptr<FakePveServer>> FakePveServer::Start(
       return s;
     }
   }
-  if (absl::Status s = impl->Listen(certificate); !s.ok()) {
+  if (absl::Status s = impl->Listen(certificate, port); !s.ok()) {
     return s;
   }
   return std::unique_ptr<FakePveServer>(new FakePveServer(std::move(impl)));
 }
 
 std::string FakePveServer::url() const { return absl::StrCat("https://127.0.0.1:", impl_->port()); }
+
+absl::StatusOr<std::string> FakePveServer::ServeNode(std::string_view node, std::string_view ip,
+                                                     const TestCertificate& certificate) {
+  return impl_->ServeNode(node, ip, certificate);
+}
+void FakePveServer::SetEndpointUp(std::string_view node, bool up) {
+  impl_->SetEndpointUp(node, up);
+}
+void FakePveServer::SetReportedFingerprint(std::string_view node, std::string_view fingerprint) {
+  absl::MutexLock lock(&impl_->mu_);
+  impl_->reported_fingerprints_[std::string(node)] = std::string(fingerprint);
+}
 
 void FakePveServer::RevokeToken(std::string_view token_id) {
   absl::MutexLock lock(&impl_->mu_);

@@ -9,14 +9,17 @@
 //   * authentication by `Authorization: PVEAPIToken=USER@REALM!TOKENID=SECRET`: missing is 401
 //     "No ticket", an unknown token 401 "no such token 'ID' for user 'USER@REALM'", a wrong or
 //     revoked secret 401 "invalid token value!";
-//   * a node whose proxy is broken answers every /nodes/{node}/... call with 596 "Broken pipe"
-//     (pveproxy's status for a failed proxied request); an offline node shows "offline" in
+//   * a node whose proxy is broken answers every /nodes/{node}/... call that reaches another
+//     node's endpoint with 596 "Broken pipe" (pveproxy's status for a failed proxied request);
+//     its own endpoint (ServeNode) answers them; an offline node shows "offline" in
 //     /cluster/resources and answers 595 "No route to host";
 //   * numbers as PVE sends them: cpu as a fraction of the node (0..1), bytes as integers,
 //     booleans as 0/1 integers, node loadavg as strings, vmid as an integer;
 //   * GET /version, /cluster/resources[?type=vm|node|storage], /nodes/{node}/status,
 //     /nodes/{node}/qemu|lxc/{vmid}/status/current, /nodes/{node}/storage,
-//     /cluster/ha/status/current, /nodes/{node}/tasks/{upid}/status; POST
+//     /cluster/ha/status/current, /cluster/status (members, their ip, online, local),
+//     /nodes/{node}/certificates/info (pve-root-ca.pem, pve-ssl.pem with its SHA-256
+//     fingerprint), /nodes/{node}/tasks/{upid}/status; POST
 //     /nodes/{node}/qemu|lxc/{vmid}/status/start|shutdown|stop|reboot returning a UPID
 //     ("UPID:node:PID:PSTART:STARTTIME:qmstart:101:user@realm!token:"). A task reads
 //     {"status":"running"} for `task_polls` reads, then {"status":"stopped","exitstatus":...};
@@ -54,8 +57,8 @@ struct TestCertificate {
   std::string key_file;
   std::string fingerprint;
 };
-[[nodiscard]] absl::StatusOr<TestCertificate> MakeTestCertificate(const std::string& dir,
-                                                                  std::string_view name = "pve");
+[[nodiscard]] absl::StatusOr<TestCertificate> MakeTestCertificate(
+    const std::string& dir, std::string_view name = "pve", std::string_view ip = "127.0.0.1");
 
 // One request as the fake read it (after a completed TLS handshake).
 struct FakePveRequest {
@@ -63,19 +66,33 @@ struct FakePveRequest {
   std::string target;         // path and query as sent
   std::string authorization;  // the header's value, "" when absent
   std::string body;
+  std::string endpoint;  // the node whose endpoint (listener) it reached
 };
 
 class FakePveServer {
  public:
   // InvalidArgument for a scenario that does not parse; errors opening the certificate.
+  // `port`: on 127.0.0.1; 0 picks a free one.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<FakePveServer>> Start(
-      std::string_view scenario_json, const TestCertificate& certificate);
+      std::string_view scenario_json, const TestCertificate& certificate, int port = 0);
   ~FakePveServer();
   FakePveServer(const FakePveServer&) = delete;
   FakePveServer& operator=(const FakePveServer&) = delete;
 
   // https://127.0.0.1:PORT
   std::string url() const;
+
+  // Another member's API endpoint (a cluster of several nodes): `node` listens on `ip` (a
+  // loopback address such as 127.0.0.2) at url()'s port with its own certificate, and
+  // /cluster/status gives that address for it (the others: 127.0.0.1, the main listener's,
+  // which is the first scenario node's). Returns https://IP:PORT.
+  [[nodiscard]] absl::StatusOr<std::string> ServeNode(std::string_view node, std::string_view ip,
+                                                      const TestCertificate& certificate);
+  // Closes (or reopens) `node`'s listener, the main one included: connections are refused, as
+  // when the node is down or pveproxy stopped. Returns once it is done.
+  void SetEndpointUp(std::string_view node, bool up);
+  // What /nodes/{node}/certificates/info says pve-ssl.pem's fingerprint is (a lie, for tests).
+  void SetReportedFingerprint(std::string_view node, std::string_view fingerprint);
 
   // Faults and state changes.
   void RevokeToken(std::string_view token_id);

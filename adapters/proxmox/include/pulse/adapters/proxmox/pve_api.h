@@ -92,6 +92,21 @@ struct PveHaService {
   std::string request_state;
 };
 
+// A node entry of /cluster/status (the "cluster" entry is skipped): how to reach each member.
+struct PveClusterMember {
+  std::string name;  // pve2
+  std::string ip;    // the address the cluster knows the node by (IPv4 or IPv6, no brackets)
+  std::int64_t nodeid = 0;
+  bool online = false;
+  bool local = false;  // the node that answered
+};
+
+// One entry of /nodes/{node}/certificates/info.
+struct PveCertificate {
+  std::string filename;     // pve-ssl.pem (the cluster CA's), pveproxy-ssl.pem (a custom one)
+  std::string fingerprint;  // SHA-256, AB:CD:... (64 hex digits)
+};
+
 struct PveTaskStatus {
   std::string upid;
   std::string status;      // running, stopped
@@ -105,6 +120,16 @@ struct PveTaskStatus {
 [[nodiscard]] absl::StatusOr<PveGuestStatus> DecodeGuestStatus(std::string_view body);
 [[nodiscard]] absl::StatusOr<std::vector<PveStorage>> DecodeStorageList(std::string_view body);
 [[nodiscard]] absl::StatusOr<std::vector<PveHaService>> DecodeHaStatus(std::string_view body);
+// DataLoss as for every decoder, and for a member without a name, an ip that is not an IPv4 or
+// IPv6 literal (it becomes part of a URL), or a certificate whose fingerprint is not 64 hex
+// digits in pairs.
+[[nodiscard]] absl::StatusOr<std::vector<PveClusterMember>> DecodeClusterStatus(
+    std::string_view body);
+[[nodiscard]] absl::StatusOr<std::vector<PveCertificate>> DecodeCertificateInfo(
+    std::string_view body);
+// The certificate pveproxy presents: pveproxy-ssl.pem when the node has one (a custom or ACME
+// certificate replaces the cluster CA's), else pve-ssl.pem; nullptr when neither is listed.
+const PveCertificate* ProxyCertificate(const std::vector<PveCertificate>& certificates);
 [[nodiscard]] absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body);
 // The UPID a POST status/<command> answers ({"data": "UPID:..."}); DataLoss unless it has the
 // UPID shape (UPID:node:pid:pstart:starttime:type:id:user:).

@@ -1,5 +1,6 @@
-// PveFleet: the Fleet port over one Proxmox VE cluster (or single node) reached through one
-// node's API (docs/fleet.md, "proxmox-ve"). Resources from /cluster/resources (and the HA
+// PveFleet: the Fleet port over one Proxmox VE cluster (or single node) reached through the
+// configured node's API and, when it cannot be reached, the other members' (docs/fleet.md,
+// "proxmox-ve"; PveClient::Follow). Resources from /cluster/resources (and the HA
 // manager's /cluster/ha/status/current): node:<node>, vm:<vmid> (qemu), lxc:<vmid>,
 // storage:<node>/<storage>; guests run_on their node, storage is member_of its node. Status
 // reads go to /nodes/{node}/status, /nodes/{node}/qemu|lxc/{vmid}/status/current and the
@@ -48,6 +49,11 @@ struct PveFleetOptions {
   // Reads answer from the last listing when it is younger than this (zero: list every read).
   absl::Duration max_staleness = absl::Seconds(5);
   std::size_t max_samples = 720;  // per resource and metric, the oldest dropped first
+  // Follow the cluster (PveClient::Follow): learn the other members' addresses and certificates
+  // when the source opens and again at this interval, and go on through them when the
+  // configured node cannot be reached. Off: the configured URL only.
+  bool follow_cluster = true;
+  absl::Duration follow_interval = absl::Minutes(1);
 };
 
 // The stable reason codes of refused or failed dispatches.
@@ -104,11 +110,14 @@ class PveFleet final : public core::Fleet {
   PveFleet(PveFleetOptions options, std::unique_ptr<PveClient> client,
            std::unique_ptr<PveClient> observer, std::string version);
   absl::StatusOr<std::shared_ptr<const View>> CurrentView();
-  absl::StatusOr<std::shared_ptr<const View>> Refresh();
+  absl::StatusOr<std::shared_ptr<const View>> Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
   void Record(const std::string& id, const std::string& metric, absl::Time at, double value);
   absl::StatusOr<std::string> GuestPath(const Guest& guest, std::string_view tail) const;
   std::vector<core::Capability> CatalogueFor(const Guest& guest, std::string_view status) const;
   absl::StatusOr<core::DispatchReceipt> Run(const core::DispatchRequest& request);
+
+  // Learns the cluster's endpoints (on the reading client, then handed to the observer).
+  void FollowCluster() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
 
   const PveFleetOptions options_;
   const std::unique_ptr<PveClient> client_;    // reads and dispatch
@@ -117,6 +126,9 @@ class PveFleet final : public core::Fleet {
   const std::string executor_id_;
 
   absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::Time followed_at_ ABSL_GUARDED_BY(refresh_mu_) = absl::InfinitePast();
+  // Why a member has no endpoint (or keeps an old one), by node name.
+  std::map<std::string, std::string> follow_problems_ ABSL_GUARDED_BY(refresh_mu_);
   mutable absl::Mutex mu_;
   std::shared_ptr<const View> view_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::DispatchReceipt> receipts_ ABSL_GUARDED_BY(mu_);
