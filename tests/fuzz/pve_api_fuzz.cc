@@ -1,7 +1,8 @@
 // Fuzzes the Proxmox VE answer decoders (adapters/proxmox/pve_api.h) on hostile bodies: byte 0
 // picks the decoder, the rest is the body. Invariants: no crash; an error is DataLoss; decoded
 // lists stay within kMaxPveEntries and decoded strings within kMaxPveStringBytes; a decoded
-// UPID has the UPID shape; Printable and DecodeErrors stay printable and bounded.
+// UPID has the UPID shape; decoded rrddata rows have a time and no negative value; decoded tasks
+// and backup jobs have their ids; Printable and DecodeErrors stay printable and bounded.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   pulse::fuzz::Input input(data, size);
   const std::uint8_t which = input.Byte();
   const std::string_view body = input.Rest();
-  switch (which % 8) {
+  switch (which % 11) {
     case 0: {
       auto r = pve::DecodeClusterResources(body);
       CheckError(r);
@@ -88,6 +89,40 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       CheckError(r);
       if (r.ok()) {
         Require(r->rfind("UPID:", 0) == 0 && IsPrintable(*r) && r->size() <= 512);
+      }
+      break;
+    }
+    case 7: {
+      auto r = pve::DecodeRrdData(body);
+      CheckError(r);
+      if (r.ok()) {
+        Require(r->size() <= pve::kMaxPveEntries);
+        for (const pve::PveRrdRow& row : *r) {
+          Require(row.time > 0 && (!row.used.has_value() || *row.used >= 0) &&
+                  (!row.cpu.has_value() || *row.cpu >= 0));
+        }
+      }
+      break;
+    }
+    case 8: {
+      auto r = pve::DecodeClusterTasks(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveTask& t : *r) {
+          Require(!t.upid.empty() && !t.node.empty() && !t.type.empty());
+          CheckText(t.status);
+        }
+      }
+      break;
+    }
+    case 9: {
+      auto r = pve::DecodeBackupJobs(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveBackupJob& j : *r) {
+          Require(!j.id.empty());
+          CheckText(j.vmid);
+        }
       }
       break;
     }
