@@ -201,7 +201,7 @@ absl::StatusOr<TestCertificate> MakeTestCertificate(const std::string& dir, std:
 
 class FakePveServer::Impl {
  public:
-  absl::Status Load(std::string_view scenario) {
+  absl::Status Load(std::string_view scenario) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     absl::StatusOr<rapidjson::Document> doc = core::ParseJson(scenario);
     if (!doc.ok() || !doc->IsObject()) {
       return absl::InvalidArgumentError("the PVE scenario is not a JSON object");
@@ -287,11 +287,21 @@ class FakePveServer::Impl {
       j.next_run_ago = GetInt(v, "next_run_ago", -3600);
       backup_jobs_.push_back(j);
     });
-    each("tasks", [this, now](const rapidjson::Value& v) {
+    std::vector<Task> listed;  // added below, outside the lambda the lock analysis cannot see into
+    each("tasks", [&listed, now](const rapidjson::Value& v) {
       const std::int64_t end_ago = GetInt(v, "end_ago", -1);
-      AddTaskLocked(Get(v, "node"), Get(v, "type", "vzdump"), Get(v, "id"), Get(v, "status", "OK"),
-                    now - GetInt(v, "start_ago"), end_ago < 0 ? 0 : now - end_ago);
+      Task t;
+      t.node = Get(v, "node");
+      t.type = Get(v, "type", "vzdump");
+      t.id = Get(v, "id");
+      t.exitstatus = Get(v, "status", "OK");
+      t.starttime = now - GetInt(v, "start_ago");
+      t.endtime = end_ago < 0 ? 0 : now - end_ago;
+      listed.push_back(t);
     });
+    for (const Task& t : listed) {
+      AddTaskLocked(t.node, t.type, t.id, t.exitstatus, t.starttime, t.endtime);
+    }
     return absl::OkStatus();
   }
 

@@ -9,6 +9,11 @@
 // PVE's own: the resource's rrddata (timeframe hour for a window within the last hour, day
 // otherwise; cf AVERAGE), followed by the samples this process took from the listings since,
 // so a forecast starts with the cluster's past rather than an empty series.
+// Each listing also reads /cluster/backup and /cluster/tasks (best effort, like HA): every
+// backup job is a backup-job:<source>/<job id> resource (backs_up its guests) whose facts give
+// its last run's result and time from the vzdump tasks and how late its next run is
+// (pve_tasks.h); a locked guest's status names the task holding the lock and since when; a task
+// first seen ended is a change of the feed (ChangesSince).
 // Capabilities, with allow_actions, on a guest that is not a template: a stopped guest offers
 // start (low risk), a running one shutdown and reboot (medium, elevated) and stop (high);
 // all need admin approval. Dispatch reads status/current first (a guest locked by a backup,
@@ -124,7 +129,7 @@ class PveFleet final : public core::Fleet {
   PveFleet(PveFleetOptions options, std::unique_ptr<PveClient> client,
            std::unique_ptr<PveClient> observer, std::string version);
   absl::StatusOr<std::shared_ptr<const View>> CurrentView();
-  absl::StatusOr<std::shared_ptr<const View>> Refresh();
+  absl::StatusOr<std::shared_ptr<const View>> Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
   void Record(const std::string& id, const std::string& metric, absl::Time at, double value);
   // The resource's rrddata rows of `timeframe`, from the cache when younger than rrd_max_age.
   absl::StatusOr<std::vector<core::FleetMetricPoint>> RrdPoints(const View& view,
