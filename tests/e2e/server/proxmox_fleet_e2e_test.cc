@@ -9,8 +9,9 @@
 // Faults: a fingerprint mismatch and a missing secret stop the start before the token is sent.
 // Patrol over a three-node cluster finds the staged faults: a storage filling at a known rate
 // (its forecast starts from a day of PVE's rrddata, copied by the sample recorder), a guest
-// stopped while HA wants it started, a node whose proxy answers 596 and a node the cluster
-// lost; the source stays up with every node's resources listed.
+// stopped while HA wants it started, a failed and an overdue backup job, a guest locked for
+// hours, a node whose proxy answers 596 and a node the cluster lost; the source stays up with
+// every node's resources listed. A task that ends while it runs is a fleet.change event.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <optional>
@@ -327,6 +328,36 @@ TEST_CASE(
   const std::optional<std::string> stuck = FindingDescription(port, patrol, locked);
   REQUIRE(stuck.has_value());
   CHECK(stuck->find("snapshot lock") != std::string::npos);
+
+  // A task that ends while the server runs reaches the agent event stream as a fleet.change of
+  // the VM it ran on, naming the source; the tasks that ended before it started do not.
+  EventSubscriber events(port, reader);
+  REQUIRE(events.WaitFor("stream.connected"));
+  (*pve)->AddTask("pve1", "vzdump", "101", "ERROR: Backup of VM 101 failed - got timeout", 120, 2);
+  std::string change;
+  for (int i = 0; i < 100 && change.empty(); ++i) {
+    REQUIRE(Send(port, "GET", "/api/agent/fleet-context", reader).status == 200);  // a listing
+    for (const AgentEventFrame& f : events.Frames()) {
+      if (f.event == "fleet.change" && Str(Json(f.data)["payload"], "change") == "task_failed") {
+        change = f.data;
+      }
+    }
+    if (change.empty()) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  INFO(change);
+  REQUIRE_FALSE(change.empty());
+  const rapidjson::Document change_doc = Json(change);
+  CHECK(Str(change_doc["payload"], "resourceId") == "vm:101");
+  CHECK(Str(change_doc["payload"], "source") == "pve");
+  CHECK(Str(change_doc["payload"], "detail") ==
+        "vzdump: ERROR: Backup of VM 101 failed - got timeout");
+  std::size_t task_changes = 0;
+  for (const AgentEventFrame& f : events.Frames()) {
+    task_changes += f.event == "fleet.change" ? 1 : 0;
+  }
+  CHECK(task_changes == 1);
 
   // pve2's proxy breaks (596) and the cluster loses pve3.
   (*pve)->SetNodeProxyBroken("pve2", true);
