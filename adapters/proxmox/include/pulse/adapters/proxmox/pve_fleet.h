@@ -130,6 +130,8 @@ class PveFleet final : public core::Fleet {
            std::unique_ptr<PveClient> observer, std::string version);
   absl::StatusOr<std::shared_ptr<const View>> CurrentView();
   absl::StatusOr<std::shared_ptr<const View>> Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+  // The key of one resource's metric in samples_.
+  static std::string MetricKey(std::string_view id, std::string_view metric);
   void Record(const std::string& id, const std::string& metric, absl::Time at, double value);
   // The resource's rrddata rows of `timeframe`, from the cache when younger than rrd_max_age.
   absl::StatusOr<std::vector<core::FleetMetricPoint>> RrdPoints(const View& view,
