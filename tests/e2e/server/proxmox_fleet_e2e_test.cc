@@ -277,9 +277,8 @@ std::optional<std::string> FindingDescription(int port, const std::string& token
   return std::nullopt;
 }
 
-TEST_CASE(
-    "Patrol finds a filling storage, an HA guest stopped and lost nodes on a proxmox-ve source",
-    "[e2e][server][fleet][proxmox][patrol]") {
+TEST_CASE("Patrol finds the staged faults of a proxmox-ve source through pulse-server",
+          "[e2e][server][fleet][proxmox][patrol]") {
   TempDir dir;
   absl::StatusOr<TestCertificate> cert = MakeTestCertificate(dir.path());
   REQUIRE(cert.ok());
