@@ -1,8 +1,9 @@
 // Fuzzes the Proxmox VE answer decoders (adapters/proxmox/pve_api.h) on hostile bodies: byte 0
 // picks the decoder, the rest is the body. Invariants: no crash; an error is DataLoss; decoded
 // lists stay within kMaxPveEntries and decoded strings within kMaxPveStringBytes; a decoded
-// UPID has the UPID shape; a cluster member's address is an IP literal and a certificate's
-// fingerprint 32 hex pairs; Printable and DecodeErrors stay printable and bounded.
+// UPID has the UPID shape; decoded rrddata rows have a time and no negative value; decoded tasks
+// and backup jobs have their ids; a cluster member's address is an IP literal and a
+// certificate's fingerprint 32 hex pairs; Printable and DecodeErrors stay printable and bounded.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   pulse::fuzz::Input input(data, size);
   const std::uint8_t which = input.Byte();
   const std::string_view body = input.Rest();
-  switch (which % 10) {
+  switch (which % 13) {
     case 0: {
       auto r = pve::DecodeClusterResources(body);
       CheckError(r);
@@ -92,7 +93,41 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
+    case 7: {
+      auto r = pve::DecodeRrdData(body);
+      CheckError(r);
+      if (r.ok()) {
+        Require(r->size() <= pve::kMaxPveEntries);
+        for (const pve::PveRrdRow& row : *r) {
+          Require(row.time > 0 && (!row.used.has_value() || *row.used >= 0) &&
+                  (!row.cpu.has_value() || *row.cpu >= 0));
+        }
+      }
+      break;
+    }
     case 8: {
+      auto r = pve::DecodeClusterTasks(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveTask& t : *r) {
+          Require(!t.upid.empty() && !t.node.empty() && !t.type.empty());
+          CheckText(t.status);
+        }
+      }
+      break;
+    }
+    case 9: {
+      auto r = pve::DecodeBackupJobs(body);
+      CheckError(r);
+      if (r.ok()) {
+        for (const pve::PveBackupJob& j : *r) {
+          Require(!j.id.empty());
+          CheckText(j.vmid);
+        }
+      }
+      break;
+    }
+    case 10: {
       // A member's ip becomes part of a URL: only a plain IP literal may come out.
       auto r = pve::DecodeClusterStatus(body);
       CheckError(r);
@@ -106,7 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
-    case 9: {
+    case 11: {
       auto r = pve::DecodeCertificateInfo(body);
       CheckError(r);
       if (r.ok()) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,6 +123,20 @@ class Fields {
     }
     return d >= 9.0e18 ? std::numeric_limits<std::uint64_t>::max() / 2
                        : static_cast<std::uint64_t>(d);
+  }
+
+  // nullopt when the member is absent or null (PVE's "no value"); otherwise Num's rules plus
+  // non-negative.
+  std::optional<double> Maybe(std::string_view key) {
+    const rapidjson::Value* v = core::GetMember(object_, key);
+    if (v == nullptr || v->IsNull()) {
+      return std::nullopt;
+    }
+    const double d = Num(key);
+    if (d < 0) {
+      return Fail(key, "a non-negative number"), std::nullopt;
+    }
+    return d;
   }
 
   bool Flag(std::string_view key) {

@@ -362,6 +362,121 @@ const PveCertificate* ProxyCertificate(const std::vector<PveCertificate>& certif
   return cluster;
 }
 
+absl::StatusOr<std::vector<PveRrdRow>> DecodeRrdData(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveRrdRow> out;
+  out.reserve(env->data->Size());
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("an rrddata row is not an object");
+    }
+    Fields f(v, "rrddata", &error);
+    PveRrdRow row;
+    row.time = f.Int("time");
+    row.cpu = f.Maybe("cpu");
+    row.memused = f.Maybe("memused");
+    row.memtotal = f.Maybe("memtotal");
+    row.rootused = f.Maybe("rootused");
+    row.roottotal = f.Maybe("roottotal");
+    row.mem = f.Maybe("mem");
+    row.maxmem = f.Maybe("maxmem");
+    row.disk = f.Maybe("disk");
+    row.maxdisk = f.Maybe("maxdisk");
+    row.used = f.Maybe("used");
+    row.total = f.Maybe("total");
+    if (!error.ok()) {
+      return error;
+    }
+    if (row.time <= 0) {
+      return Malformed("an rrddata row has no time");
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveTask>> DecodeClusterTasks(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveTask> out;
+  out.reserve(env->data->Size());
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a task is not an object");
+    }
+    Fields f(v, "task", &error);
+    PveTask t;
+    t.upid = f.Str("upid");
+    t.node = f.Str("node");
+    t.type = f.Str("type");
+    t.id = f.Str("id");
+    t.user = f.Str("user");
+    t.starttime = f.Int("starttime");
+    t.endtime = f.Int("endtime");
+    t.status = f.Str("status");
+    if (!error.ok()) {
+      return error;
+    }
+    if (t.upid.empty() || t.node.empty() || t.type.empty()) {
+      return Malformed("a task lacks its upid, node or type");
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PveBackupJob>> DecodeBackupJobs(std::string_view body) {
+  absl::StatusOr<Envelope> env = Open(body, true);
+  if (!env.ok()) {
+    return env.status();
+  }
+  std::vector<PveBackupJob> out;
+  absl::Status error;
+  for (const rapidjson::Value& v : env->data->GetArray()) {
+    if (!v.IsObject()) {
+      return Malformed("a backup job is not an object");
+    }
+    Fields f(v, "backup job", &error);
+    if (const std::string type = f.Str("type"); !type.empty() && type != "vzdump") {
+      continue;
+    }
+    PveBackupJob j;
+    j.id = f.Str("id");
+    j.schedule = f.Str("schedule");
+    if (j.schedule.empty()) {
+      const std::string start = f.Str("starttime");
+      const std::string dow = f.Str("dow");
+      if (!start.empty()) {
+        j.schedule = dow.empty() ? start : absl::StrCat(dow, " ", start);
+      }
+    }
+    const rapidjson::Value* enabled = core::GetMember(v, "enabled");
+    j.enabled = enabled == nullptr || enabled->IsNull() || f.Flag("enabled");
+    j.all = f.Flag("all");
+    j.vmid = f.Str("vmid");
+    j.storage = f.Str("storage");
+    j.node = f.Str("node");
+    j.mode = f.Str("mode");
+    j.comment = f.Str("comment");
+    j.next_run = f.Int("next-run");
+    if (!error.ok()) {
+      return error;
+    }
+    if (j.id.empty()) {
+      return Malformed("a backup job has no id");
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body) {
   absl::StatusOr<Envelope> env = Open(body, false);
   if (!env.ok()) {

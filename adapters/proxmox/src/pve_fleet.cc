@@ -1,16 +1,18 @@
 #include "pulse/adapters/proxmox/pve_fleet.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "pulse/adapters/proxmox/pve_api.h"
 #include "pulse/core/agent/fleet_queries.h"
 #include "pulse/core/model/resource_id.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/string_view.h"
+#include "pve_tasks.h"
 
 namespace pulse::proxmox {
 namespace {
@@ -36,10 +38,6 @@ double Percent(std::uint64_t used, std::uint64_t total) {
 }
 
 std::string PctText(double value) { return absl::StrFormat("%.1f", value); }
-
-std::string MetricKey(std::string_view id, std::string_view metric) {
-  return absl::StrCat(core::ToAbsl(id), "|", core::ToAbsl(metric));
-}
 
 core::FleetResource Base(std::string id, std::string type, std::string name, std::string status) {
   core::FleetResource r;
@@ -128,6 +126,20 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
     }
   }
   const std::vector<PveEndpoint> endpoints = client_->Endpoints();
+  // The backup jobs and the recent tasks, best effort like HA: a token without Sys.Audit on /
+  // reads neither, and the rest of the cluster stays readable.
+  std::vector<PveBackupJob> jobs;
+  if (absl::StatusOr<std::string> b = client_->Get("/cluster/backup"); b.ok()) {
+    if (absl::StatusOr<std::vector<PveBackupJob>> decoded = DecodeBackupJobs(*b); decoded.ok()) {
+      jobs = *std::move(decoded);
+    }
+  }
+  std::optional<std::vector<PveTask>> tasks;
+  if (absl::StatusOr<std::string> t = client_->Get("/cluster/tasks"); t.ok()) {
+    if (absl::StatusOr<std::vector<PveTask>> decoded = DecodeClusterTasks(*t); decoded.ok()) {
+      tasks = *std::move(decoded);
+    }
+  }
   auto view = std::make_shared<View>();
   view->at = absl::Now();
   std::vector<std::pair<std::string, std::pair<std::string, double>>> samples;
@@ -228,21 +240,56 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
     view->relationships.push_back({id, node_id, "runs_on"});
     view->resources[id] = std::move(g);
   }
-  // A guest or storage whose node the listing did not name still needs its parent.
+  // A guest or storage whose node the listing did not name still needs its parent. One whose
+  // node is not online says so: PVE lists it as "unknown" then, and the node's state is why.
   for (auto& [id, resource] : view->resources) {
-    if (!resource.parent_id.empty() && view->resources.count(resource.parent_id) == 0) {
-      resource.parent_id.clear();
+    if (resource.parent_id.empty()) {
+      continue;
     }
+    const auto parent = view->resources.find(resource.parent_id);
+    if (parent == view->resources.end()) {
+      resource.parent_id.clear();
+    } else if (parent->second.status != "online") {
+      resource.attributes["node_status"] = parent->second.status;
+    }
+  }
+  view->tasks = tasks.value_or(std::vector<PveTask>{});
+  const View& built = *view;
+  const GuestIdOf guest_id = [&built](std::int64_t vmid) -> std::string {
+    for (const char* prefix : {"vm:", "lxc:"}) {
+      if (std::string id = absl::StrCat(prefix, vmid); built.guests.count(id) != 0) {
+        return id;
+      }
+    }
+    return "";
+  };
+  for (const PveBackupJob& job : jobs) {
+    std::optional<BackupJobResource> read =
+        ReadBackupJob(options_.source_name, job, view->tasks, guest_id, view->at);
+    if (!read.has_value()) {
+      continue;
+    }
+    view->listed[read->resource.id] = read->status;
+    view->relationships.insert(view->relationships.end(), read->backs_up.begin(),
+                               read->backs_up.end());
+    view->resources[read->resource.id] = std::move(read->resource);
   }
   std::erase_if(view->relationships, [&view](const core::FleetRelationship& e) {
     return view->resources.count(e.to_id) == 0;
   });
+  if (tasks.has_value()) {
+    RecordTaskChanges(*view);
+  }
   for (const auto& [id, metric_value] : samples) {
     Record(id, metric_value.first, view->at, metric_value.second);
   }
   absl::MutexLock lock(&mu_);
   view_ = view;
   return std::shared_ptr<const View>(view);
+}
+
+std::string PveFleet::MetricKey(std::string_view id, std::string_view metric) {
+  return absl::StrCat(core::ToAbsl(id), "|", core::ToAbsl(metric));
 }
 
 void PveFleet::Record(const std::string& id, const std::string& metric, absl::Time at,
@@ -299,7 +346,7 @@ absl::StatusOr<core::FleetStatus> PveFleet::GetStatus(std::string_view id) {
   core::FleetStatus out;
   out.resource_id = r.id;
   out.observed_at = absl::Now();
-  if (r.type == "storage") {
+  if (r.type == "storage" || r.type == "backup-job") {
     out = view->listed.at(r.id);
     out.observed_at = view->at;
     return out;
@@ -310,9 +357,20 @@ absl::StatusOr<core::FleetStatus> PveFleet::GetStatus(std::string_view id) {
       out.summary = absl::StrCat("node ", r.name, " is ", r.status, " in the cluster's view");
       return out;
     }
-    PULSE_ASSIGN_OR_RETURN(const std::string body,
-                           client_->Get(absl::StrCat("/nodes/", r.name, "/status")));
-    PULSE_ASSIGN_OR_RETURN(const PveNodeStatus node, DecodeNodeStatus(body));
+    absl::StatusOr<std::string> body = client_->Get(absl::StrCat("/nodes/", r.name, "/status"));
+    if (absl::IsUnavailable(body.status())) {
+      // The cluster counts the node in, but its API does not answer through the node we talk
+      // to (pveproxy's 595/596): an observation about the node, not a failed read.
+      out.status = "unreachable";
+      out.facts["api_error"] = Printable(core::ToStd(body.status().message()), 200);
+      out.summary = absl::StrCat("node ", r.name, " is online in the cluster's view but its API ",
+                                 "does not answer: ", out.facts["api_error"]);
+      return out;
+    }
+    if (!body.ok()) {
+      return body.status();
+    }
+    PULSE_ASSIGN_OR_RETURN(const PveNodeStatus node, DecodeNodeStatus(*body));
     out.facts["cpu_pct"] = PctText(100.0 * node.cpu);
     out.facts["memory_pct"] = PctText(Percent(node.mem_used, node.mem_total));
     out.facts["disk_pct"] = PctText(Percent(node.rootfs_used, node.rootfs_total));
@@ -340,6 +398,14 @@ absl::StatusOr<core::FleetStatus> PveFleet::GetStatus(std::string_view id) {
   out.facts["node"] = guest.node;
   if (!g.lock.empty()) {
     out.facts["lock"] = Printable(g.lock, 32);
+    // Since when: the task that holds the lock (or left it behind) in the cluster's task list.
+    if (const PveTask* task = LockTask(view->tasks, guest.vmid); task != nullptr) {
+      out.facts["lock_since"] = absl::FormatTime(
+          absl::RFC3339_sec, absl::FromUnixSeconds(task->starttime), absl::UTCTimeZone());
+      out.facts["locked_seconds"] = absl::StrCat(
+          std::max<std::int64_t>(0, absl::ToUnixSeconds(out.observed_at) - task->starttime));
+      out.facts["lock_task"] = Printable(task->upid, 200);
+    }
   }
   if (const auto ha = r.attributes.find("ha_state"); ha != r.attributes.end()) {
     out.facts["ha_state"] = ha->second;
@@ -372,38 +438,62 @@ absl::StatusOr<core::FleetConfig> PveFleet::ReadConfig(std::string_view id) {
   return config;
 }
 
-absl::StatusOr<core::FleetMetricSeries> PveFleet::ReadMetricHistory(
-    std::string_view id, const core::FleetMetricQuery& query) {
-  PULSE_ASSIGN_OR_RETURN(core::FleetResource resource, GetResource(id));
-  PULSE_RETURN_IF_ERROR(core::fleetq::ValidateMetricQuery(query));
-  const bool storage = resource.type == "storage";
-  if (storage ? query.metric != "usage"
-              : (query.metric != "cpu" && query.metric != "memory" && query.metric != "disk")) {
-    return absl::NotFoundError(
-        absl::StrCat(resource.id, " records no metric ", Printable(query.metric, 64),
-                     storage ? " (storage records usage)" : " (cpu, memory, disk)"));
-  }
-  core::FleetMetricSeries series;
-  series.resource_id = resource.id;
-  series.metric = query.metric;
-  series.unit = "percent";
-  std::vector<core::FleetMetricPoint> points;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    const auto it = samples_.find(MetricKey(resource.id, query.metric));
-    if (it != samples_.end()) {
-      points.assign(it->second.begin(), it->second.end());
-    }
-  }
-  series.points = core::fleetq::SelectPoints(points, query);
-  return series;
-}
-
 absl::StatusOr<std::string> PveFleet::GuestPath(const Guest& guest, std::string_view tail) const {
   if (!IsSafeName(guest.node) || guest.vmid <= 0) {
     return absl::InternalError("a guest without a usable node or vmid");
   }
   return absl::StrCat("/nodes/", guest.node, "/", guest.kind, "/", guest.vmid, core::ToAbsl(tail));
+}
+
+void PveFleet::RecordTaskChanges(const View& view) {
+  const GuestIdOf guest_id = [&view](std::int64_t vmid) -> std::string {
+    for (const char* prefix : {"vm:", "lxc:"}) {
+      if (std::string id = absl::StrCat(prefix, vmid); view.guests.count(id) != 0) {
+        return id;
+      }
+    }
+    return "";
+  };
+  std::set<std::string> finished;
+  std::vector<core::FleetChange> fresh;
+  for (const PveTask& task : view.tasks) {
+    std::optional<core::FleetChange> change = TaskChange(task, guest_id);
+    if (!change.has_value()) {
+      continue;
+    }
+    finished.insert(task.upid);
+    if (finished_tasks_.has_value() && finished_tasks_->count(task.upid) == 0) {
+      fresh.push_back(*std::move(change));
+    }
+  }
+  finished_tasks_ = std::move(finished);
+  // PVE lists the newest first; the feed is in arrival order, oldest first.
+  std::stable_sort(
+      fresh.begin(), fresh.end(),
+      [](const core::FleetChange& a, const core::FleetChange& b) { return a.at < b.at; });
+  absl::MutexLock lock(&mu_);
+  for (core::FleetChange& c : fresh) {
+    c.seq = ++last_seq_;
+    changes_.push_back(std::move(c));
+    if (changes_.size() > core::kFleetMaxChanges) {
+      changes_.pop_front();
+    }
+  }
+}
+
+std::vector<core::FleetChange> PveFleet::ChangesSince(std::uint64_t after_seq, std::size_t max) {
+  std::vector<core::FleetChange> out;
+  max = std::min(max, core::kFleetMaxChanges);
+  absl::ReaderMutexLock lock(&mu_);
+  for (const core::FleetChange& c : changes_) {
+    if (out.size() >= max) {
+      break;
+    }
+    if (c.seq > after_seq) {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace pulse::proxmox

@@ -41,6 +41,9 @@ absl::StatusOr<PveFleetOptions> ParsePveSource(std::string_view source_json, Pve
                             "allow_actions", "action_deadline_seconds", "shutdown_timeout_seconds",
                             "max_staleness_ms", "follow_cluster"}));
   PveFleetOptions options = std::move(base);
+  if (const std::optional<std::string> name = reader.String("name", {32})) {
+    options.source_name = *name;  // the sources document checked its spelling (a-z, 0-9, -)
+  }
   const std::optional<std::string> url =
       reader.String("url", {http_client::kMaxUrlBytes, core::JsonPresence::kRequired});
   const std::optional<std::string> token =

@@ -14,6 +14,15 @@ FleetSampleRecorder::FleetSampleRecorder(core::Fleet& fleet,
 
 FleetSampleRecorder::~FleetSampleRecorder() { Stop(); }
 
+bool FleetSampleRecorder::HasRecordedSource() {
+  for (const core::FleetSourceStatus& source : fleet_.SourceStatuses()) {
+    if (options_.kinds.count(source.kind) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void FleetSampleRecorder::Start() {
   absl::MutexLock lock(&mu_);
   if (started_ || stopping_) {
@@ -46,10 +55,10 @@ void FleetSampleRecorder::Loop() {
 
 absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
   absl::MutexLock lock(&record_mu_);
-  std::set<std::string> recorded;
+  std::map<std::string, const RecordedKind*> recorded;  // by source name
   for (const core::FleetSourceStatus& source : fleet_.SourceStatuses()) {
-    if (options_.kinds.count(source.kind) != 0) {
-      recorded.insert(source.name);
+    if (const auto kind = options_.kinds.find(source.kind); kind != options_.kinds.end()) {
+      recorded[source.name] = &kind->second;
     }
   }
   if (recorded.empty()) {
@@ -66,14 +75,15 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
   std::map<std::pair<std::string, std::string>, absl::Time> copied;
   for (const core::FleetResource& r : *resources) {
     const auto source = r.attributes.find(std::string(adapters::agents::kSourceAttribute));
-    if (source == r.attributes.end() || recorded.count(source->second) == 0) {
+    const auto kind = source == r.attributes.end() ? recorded.end() : recorded.find(source->second);
+    if (kind == recorded.end()) {
       continue;
     }
-    for (const std::string& metric : options_.metrics) {
+    for (const std::string& metric : kind->second->metrics) {
       const std::pair<std::string, std::string> key(r.id, metric);
       const auto before = copied_.find(key);
       const absl::Time after =
-          before == copied_.end() ? now - options_.first_window : before->second;
+          before == copied_.end() ? now - kind->second->first_window : before->second;
       copied[key] = after;
       if (after >= now) {
         continue;

@@ -106,7 +106,8 @@ struct ServerApp::Parts {
   // (agents::CompositeMetricsHistory); null: the storage's history alone.
   std::unique_ptr<core::MetricsHistory> own_history;
   const core::MetricsHistory* history = nullptr;
-  // Copies the samples docker sources take into the storage's history.
+  // Copies the samples docker sources take, and proxmox-ve storage's rrddata, into the
+  // storage's history.
   std::unique_ptr<FleetSampleRecorder> recorder;
   http::MetricsRegistry registry;
   std::unique_ptr<ServerMetrics> metrics;
@@ -368,11 +369,11 @@ int ServerApp::port() const { return parts_->server->port(); }
 
 namespace {
 
-// Whether a source of the fleet samples its resources or reports their changes itself (docker
-// today): only then do the sample recorder and the change publisher need their threads.
+// Whether a source of the fleet reports its resources' changes itself (docker's events, the
+// tasks a proxmox-ve source reads): only then does the change publisher need its thread.
 bool HasSelfReportingSource(core::Fleet& fleet) {
   for (const core::FleetSourceStatus& source : fleet.SourceStatuses()) {
-    if (source.kind == "docker") {
+    if (source.kind == "docker" || source.kind == "proxmox-ve") {
       return true;
     }
   }
@@ -386,6 +387,9 @@ absl::Status ServerApp::Start() {
   parts_->scheduler->Start();
   if (HasSelfReportingSource(*parts_->fleet)) {
     parts_->changes->Start();
+  }
+  // The recorder copies what docker and proxmox-ve sources keep (fleet_sample_recorder.h).
+  if (parts_->recorder->HasRecordedSource()) {
     parts_->recorder->Start();
   }
   return absl::OkStatus();

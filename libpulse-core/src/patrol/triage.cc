@@ -265,6 +265,98 @@ void PbsRules(const FleetResource& resource, const FleetStatus& status, const Tr
   }
 }
 
+// ---- Proxmox VE rules (docs/patrol.md, "Proxmox VE") ----------------------------------------
+
+constexpr std::array<std::string_view, 4> kProxmoxKeys = {
+    kTriageKeyNodeOffline, kTriageKeyGuestHaStopped, kTriageKeyGuestLocked,
+    kTriageKeyBackupOverdue};
+
+std::string Hours(std::int64_t seconds) {
+  return absl::StrFormat("%.1f hours", static_cast<double>(seconds) / 3600.0);
+}
+
+// A node out of the cluster, or one whose API does not answer, and a guest the HA manager wants
+// started that is stopped (its recovery failed or has not happened: either way the service is
+// down while the cluster believes it protected).
+void ProxmoxRules(const FleetResource& resource, const FleetStatus& status,
+                  const std::string& state, std::vector<FindingReport>& out) {
+  if (resource.type == "node" && (state == "offline" || state == "unreachable")) {
+    const bool offline = state == "offline";
+    FindingReport r = Base(resource, kTriageKeyNodeOffline, Category::kReliability,
+                           offline ? Severity::kCritical : Severity::kWarning);
+    r.title = offline ? absl::StrCat("Node ", resource.name, " is offline")
+                      : absl::StrCat("Node ", resource.name, " does not answer");
+    r.description =
+        offline ? absl::StrCat("The cluster has lost node ", resource.name,
+                               ": its guests are not running there and its local storage is "
+                               "out of reach.")
+                : absl::StrCat("The cluster counts node ", resource.name,
+                               " in, but its API does not answer through the cluster (",
+                               FactText(status, "api_error"), ").");
+    r.recommendation =
+        offline ? absl::StrCat("Check ", resource.name,
+                               "'s power, network and corosync links; HA-managed guests are "
+                               "recovered on other nodes once it is fenced.")
+                : absl::StrCat("Check pveproxy and the network between the nodes; ", resource.name,
+                               "'s guests cannot be managed until it answers.");
+    r.evidence = status.summary;
+    out.push_back(std::move(r));
+    return;
+  }
+  if ((resource.type == "vm" || resource.type == "lxc") && state == "stopped" &&
+      FactText(status, "ha_state") == "started") {
+    FindingReport r =
+        Base(resource, kTriageKeyGuestHaStopped, Category::kReliability, Severity::kWarning);
+    r.title = absl::StrCat("HA guest ", resource.name, " is stopped");
+    r.description = absl::StrCat(resource.name,
+                                 " is stopped although the HA manager's requested state is "
+                                 "started, so the service it runs is down.");
+    r.recommendation =
+        "Read the HA manager's log (ha-manager status, the guest's task log) for why it did not "
+        "start, fix the cause, then start it or let HA recover it.";
+    r.evidence = absl::StrCat("ha_state=started; ", status.summary);
+    out.push_back(std::move(r));
+  }
+  const std::optional<std::int64_t> locked = IntFact(status, "locked_seconds");
+  if ((resource.type == "vm" || resource.type == "lxc") && !FactText(status, "lock").empty() &&
+      locked.has_value() && *locked >= kTriageGuestLockedSeconds) {
+    const std::string lock = FactText(status, "lock");
+    FindingReport r =
+        Base(resource, kTriageKeyGuestLocked, Category::kReliability, Severity::kWarning);
+    r.title =
+        absl::StrCat("Guest ", resource.name, " has been locked (", lock, ") for ", Hours(*locked));
+    r.description = absl::StrCat(resource.name, " has held its ", lock, " lock since ",
+                                 FactText(status, "lock_since"),
+                                 "; while it is locked it cannot be started, stopped, migrated or "
+                                 "backed up.");
+    r.recommendation = absl::StrCat(
+        "Read the task that took the lock (", FactText(status, "lock_task"),
+        "): if it is still running, find what it waits for; if it ended, remove the stale lock "
+        "with `qm unlock` / `pct unlock`.");
+    r.evidence = absl::StrCat("lock=", lock, "; locked_seconds=", *locked, "; ", status.summary);
+    out.push_back(std::move(r));
+  }
+  const std::optional<std::int64_t> late = IntFact(status, "overdue_seconds");
+  if (resource.type == "backup-job" && state != "running" && state != "disabled" &&
+      late.has_value() && *late >= kTriageBackupOverdueSeconds) {
+    FindingReport r =
+        Base(resource, kTriageKeyBackupOverdue, Category::kBackup, Severity::kWarning);
+    r.title = absl::StrCat("Backup job ", resource.name, " is overdue");
+    r.description =
+        absl::StrCat("Backup job ", resource.name, " (schedule ", FactText(status, "schedule"),
+                     ") should have run at ", FactText(status, "next_run_at"), ", ", Hours(*late),
+                     " ago, and has not; its guests' newest backup is older than the "
+                     "schedule promises.");
+    r.recommendation =
+        "Check that pvescheduler runs on the cluster's nodes and that the job's storage is "
+        "reachable, then run the job now.";
+    r.evidence = absl::StrCat("overdue_seconds=", *late, "; ", status.summary);
+    out.push_back(std::move(r));
+  }
+}
+
+// ---- end of the Proxmox VE rules ------------------------------------------------------------
+
 }  // namespace
 
 TriageHistory RestartObservations::Observe(const FleetResource& resource, const FleetStatus& status,
@@ -350,6 +442,7 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
     PbsRules(resource, status, t, out);
     return out;
   }
+  ProxmoxRules(resource, status, state, out);
   if (type == "backup-job") {
     if (state == "failed" || FactText(status, "last_result") == "failed") {
       FindingReport r =
@@ -422,7 +515,8 @@ bool IsTriageKey(std::string_view key) {
       return true;
     }
   }
-  return std::find(kPbsKeys.begin(), kPbsKeys.end(), key) != kPbsKeys.end();
+  return std::find(kPbsKeys.begin(), kPbsKeys.end(), key) != kPbsKeys.end() ||
+         std::find(kProxmoxKeys.begin(), kProxmoxKeys.end(), key) != kProxmoxKeys.end();
 }
 
 std::optional<CapacityForecast> StorageForecast(const FleetResource& resource,

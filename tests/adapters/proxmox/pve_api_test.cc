@@ -74,6 +74,119 @@ TEST_CASE("PVE status, storage, HA, task and UPID answers decode", "[adapters][p
         "vmid: type check ('integer') failed");
 }
 
+TEST_CASE("PVE rrddata rows decode with the members PVE leaves out absent",
+          "[adapters][proxmox][rrd]") {
+  // A storage's day series as PVE 8.2 sends it: the oldest row predates the storage (no
+  // values), the newest is not consolidated yet (time only), numbers may be strings.
+  absl::StatusOr<std::vector<PveRrdRow>> storage = DecodeRrdData(
+      R"({"data":[{"time":1764633600},
+      {"time":1764635400,"used":53687091200,"total":"107374182400"},
+      {"time":1764637200,"used":5.4e10,"total":107374182400},
+      {"time":"1764639000"}]})");
+  INFO(storage.status().ToString());
+  REQUIRE(storage.ok());
+  REQUIRE(storage->size() == 4);
+  CHECK_FALSE((*storage)[0].used.has_value());
+  CHECK((*storage)[1].total == 107374182400.0);
+  CHECK((*storage)[2].used == 5.4e10);
+  CHECK((*storage)[3].time == 1764639000);
+  CHECK_FALSE((*storage)[3].total.has_value());
+  absl::StatusOr<std::vector<PveRrdRow>> node = DecodeRrdData(
+      R"({"data":[{"time":1764639000,"cpu":0.0251,"maxcpu":8,"iowait":0.001,"loadavg":0.2,
+      "memused":4294967296,"memtotal":34359738368,"rootused":1e9,"roottotal":1e11,
+      "netin":1234.5,"netout":null,"swaptotal":0}]})");
+  REQUIRE(node.ok());
+  CHECK(node->front().cpu == 0.0251);
+  CHECK(node->front().memused == 4294967296.0);
+  CHECK(node->front().roottotal == 1e11);
+  absl::StatusOr<std::vector<PveRrdRow>> guest = DecodeRrdData(
+      R"({"data":[{"time":1764639000,"cpu":"0.5","mem":1,"maxmem":2,"disk":0,"maxdisk":4}]})");
+  REQUIRE(guest.ok());
+  CHECK(guest->front().mem == 1.0);
+  CHECK(guest->front().disk == 0.0);
+  CHECK(DecodeRrdData(R"({"data":[]})")->empty());
+}
+
+TEST_CASE("PVE cluster tasks and backup jobs decode as PVE 8 lists them",
+          "[adapters][proxmox][tasks]") {
+  absl::StatusOr<std::vector<PveTask>> tasks = DecodeClusterTasks(
+      R"({"data":[{"upid":"UPID:pve1:0000A1B2:0001C3D4:6752F0A0:vzdump::root@pam:","node":"pve1",
+      "pid":41394,"pstart":"115668","starttime":1733488800,"type":"vzdump","id":"",
+      "user":"root@pam","endtime":1733489400,"status":"WARNINGS: 1","saved":"1"},
+      {"upid":"UPID:pve1:0000A1B3:0001C3D5:6752F0A1:qmstart:101:root@pam:","node":"pve1",
+      "starttime":"1733488801","type":"qmstart","id":101,"user":"root@pam"}]})");
+  INFO(tasks.status().ToString());
+  REQUIRE(tasks.ok());
+  REQUIRE(tasks->size() == 2);
+  CHECK((*tasks)[0].endtime == 1733489400);
+  CHECK((*tasks)[0].status == "WARNINGS: 1");
+  CHECK((*tasks)[0].id.empty());
+  CHECK((*tasks)[1].id == "101");
+  CHECK((*tasks)[1].starttime == 1733488801);
+  CHECK((*tasks)[1].endtime == 0);
+  CHECK((*tasks)[1].status.empty());
+
+  absl::StatusOr<std::vector<PveBackupJob>> jobs = DecodeBackupJobs(
+      R"({"data":[{"id":"backup-6a1b2c3d-0e1f","type":"vzdump","schedule":"21:00",
+      "vmid":"101,102","storage":"local","mode":"snapshot","next-run":1733511600},
+      {"id":"backup-old","type":"vzdump","starttime":"02:30","dow":"sat","all":1,
+       "enabled":"0","storage":"pbs"},
+      {"id":"backup-n","enabled":null,"schedule":"*/4:00"},
+      {"id":"repl-1","type":"replication"}]})");
+  INFO(jobs.status().ToString());
+  REQUIRE(jobs.ok());
+  REQUIRE(jobs->size() == 3);
+  CHECK((*jobs)[0].enabled);
+  CHECK((*jobs)[0].vmid == "101,102");
+  CHECK((*jobs)[0].next_run == 1733511600);
+  CHECK((*jobs)[1].schedule == "sat 02:30");
+  CHECK((*jobs)[1].all);
+  CHECK_FALSE((*jobs)[1].enabled);
+  CHECK((*jobs)[2].enabled);
+}
+
+TEST_CASE("hostile task and backup job answers are DataLoss", "[adapters][proxmox][tasks]") {
+  for (const char* body :
+       {"", "{\"data\":{}}", "{\"data\":[1]}", "{\"data\":[{}]}",
+        "{\"data\":[{\"upid\":\"UPID:x\",\"node\":\"pve1\"}]}",
+        "{\"data\":[{\"upid\":\"UPID:x\",\"node\":\"pve1\",\"type\":\"vzdump\",\"starttime\":"
+        "\"soon\"}]}",
+        "{\"data\":[{\"upid\":\"UPID:x\",\"node\":\"pve1\",\"type\":\"vzdump\",\"status\":[]}]}"}) {
+    INFO(body);
+    CHECK(absl::IsDataLoss(DecodeClusterTasks(body).status()));
+  }
+  for (const char* body :
+       {"", "{\"data\":{}}", "{\"data\":[1]}", "{\"data\":[{\"type\":\"vzdump\"}]}",
+        "{\"data\":[{\"id\":\"b\",\"enabled\":\"maybe\"}]}",
+        "{\"data\":[{\"id\":\"b\",\"vmid\":{}}]}",
+        "{\"data\":[{\"id\":\"b\",\"next-run\":1e300}]}"}) {
+    INFO(body);
+    CHECK(absl::IsDataLoss(DecodeBackupJobs(body).status()));
+  }
+}
+
+TEST_CASE("hostile rrddata answers are DataLoss naming the member", "[adapters][proxmox][rrd]") {
+  for (const char* body :
+       {"", "{\"data\":{}}", "{\"data\":[1]}", "{\"data\":[{}]}", "{\"data\":[{\"time\":0}]}",
+        "{\"data\":[{\"time\":-60}]}", "{\"data\":[{\"time\":\"soon\"}]}",
+        "{\"data\":[{\"time\":1,\"used\":-1}]}", "{\"data\":[{\"time\":1,\"cpu\":\"NaN\"}]}",
+        "{\"data\":[{\"time\":1,\"total\":{}}]}", "{\"data\":[{\"time\":1,\"mem\":[1]}]}",
+        "{\"data\":[{\"time\":1e300}]}"}) {
+    INFO(body);
+    CHECK(absl::IsDataLoss(DecodeRrdData(body).status()));
+  }
+  CHECK(DecodeRrdData("{\"data\":[{\"time\":1,\"used\":-1}]}")
+            .status()
+            .message()
+            .find("rrddata.used") != absl::string_view::npos);
+  std::string many = "{\"data\":[";
+  for (std::size_t i = 0; i <= kMaxPveEntries; ++i) {
+    many += i == 0 ? "{\"time\":1}" : ",{\"time\":1}";
+  }
+  many += "]}";
+  CHECK(absl::IsDataLoss(DecodeRrdData(many).status()));
+}
+
 TEST_CASE("hostile PVE answers are DataLoss, never a crash", "[adapters][proxmox]") {
   for (const char* body : {"", "null", "[]", "{}", "{\"data\":null}", "{\"data\":{}}", "not json",
                            "{\"data\":[1,2]}", "{\"data\":[{\"type\":\"qemu\",\"node\":\"pve1\"}]}",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "pve_test_support.h"
 
 namespace pulse::proxmox::testing {
@@ -275,10 +276,16 @@ TEST_CASE("a node whose proxy breaks answers 596 and an offline node shows offli
   PveHarness pve;
   std::unique_ptr<PveFleet> fleet = pve.Open();
   pve.server->SetNodeProxyBroken("pve2", true);
-  absl::Status broken = fleet->GetStatus("node:pve2").status();
-  CHECK(absl::IsUnavailable(broken));
-  CHECK(absl::StrContains(broken.message(), "596"));
-  CHECK(absl::StrContains(broken.message(), "Broken pipe"));
+  // The node is unreachable, an observation rather than a failed read; its guests' own reads
+  // fail with PVE's 596.
+  absl::StatusOr<core::FleetStatus> broken = fleet->GetStatus("node:pve2");
+  REQUIRE(broken.ok());
+  CHECK(broken->status == "unreachable");
+  CHECK(absl::StrContains(broken->facts.at("api_error"), "596"));
+  CHECK(absl::StrContains(broken->summary, "Broken pipe"));
+  absl::Status guest = fleet->GetStatus("vm:102").status();
+  CHECK(absl::IsUnavailable(guest));
+  CHECK(absl::StrContains(guest.message(), "596"));
   CHECK(fleet->GetStatus("node:pve1").ok());  // the other node still answers
   pve.server->SetNodeProxyBroken("pve2", false);
   pve.server->SetNodeOnline("pve2", false);
@@ -286,7 +293,211 @@ TEST_CASE("a node whose proxy breaks answers 596 and an offline node shows offli
   absl::StatusOr<core::FleetStatus> offline = fleet->GetStatus("node:pve2");
   REQUIRE(offline.ok());
   CHECK(offline->status == "offline");
-  CHECK(fleet->GetResource("vm:102").ok());  // its guests stay listed
+  // Its guests and storage stay listed, "unknown" as PVE lists them, and say why; the other
+  // node's resources are as before.
+  absl::StatusOr<core::FleetResource> db = fleet->GetResource("vm:102");
+  REQUIRE(db.ok());
+  CHECK(db->status == "unknown");
+  CHECK(db->attributes.at("node_status") == "offline");
+  absl::StatusOr<core::FleetResource> store = fleet->GetResource("storage:pve2/local");
+  REQUIRE(store.ok());
+  CHECK(store->attributes.at("node_status") == "offline");
+  absl::StatusOr<core::FleetResource> web = fleet->GetResource("vm:101");
+  REQUIRE(web.ok());
+  CHECK(web->status == "running");
+  CHECK(web->attributes.count("node_status") == 0);
+}
+
+TEST_CASE("proxmox-ve metric history starts with PVE's rrddata", "[adapters][proxmox][rrd]") {
+  // local-zfs grew by 2 % of its size a day to 20 %; the node and the VM are steady.
+  std::string scenario = kScenario;
+  const std::string from = R"("total": 536870912000, "used": 107374182400})";
+  REQUIRE(scenario.find(from) != std::string::npos);
+  scenario.replace(scenario.find(from), from.size(),
+                   R"("total": 536870912000, "used": 107374182400,
+                      "growth_per_day": 10737418240})");
+  PveHarness pve(scenario.c_str());
+  PveFleetOptions options = pve.Options();
+  options.max_staleness = absl::Hours(1);  // one listing: its samples are the newest points
+  absl::StatusOr<std::unique_ptr<PveFleet>> opened = PveFleet::Open(options);
+  REQUIRE(opened.ok());
+  PveFleet& fleet = **opened;
+  const absl::Time now = absl::Now();
+  core::FleetMetricQuery day;
+  day.metric = "usage";
+  day.start = now - absl::Hours(24);
+  day.end = now + absl::Seconds(1);
+  day.max_points = core::kFleetMaxMetricPoints;
+  absl::StatusOr<core::FleetMetricSeries> usage =
+      fleet.ReadMetricHistory("storage:pve1/local-zfs", day);
+  INFO(usage.status().ToString());
+  REQUIRE(usage.ok());
+  // The day's rows at 30-minute steps (the newest, unconsolidated one has no value), then the
+  // listing's sample.
+  REQUIRE(usage->points.size() >= 45);
+  CHECK(usage->points.back().value == Approx(20.0));
+  const core::FleetMetricPoint& first = usage->points.front();
+  const double days = absl::ToDoubleHours(usage->points.back().at - first.at) / 24;
+  CHECK(first.value == Approx(20.0 - 2.0 * days).margin(0.05));
+  for (std::size_t i = 1; i < usage->points.size(); ++i) {
+    CHECK(usage->points[i - 1].at < usage->points[i].at);
+  }
+  std::size_t day_reads = 0;
+  for (const pulse::testing::FakePveRequest& r : pve.server->Requests()) {
+    day_reads += r.target ==
+                         "/api2/json/nodes/pve1/storage/local-zfs/rrddata?timeframe=day&cf="
+                         "AVERAGE"
+                     ? 1
+                     : 0;
+  }
+  CHECK(day_reads == 1);
+  // A second read within rrd_max_age answers from the cached rows.
+  REQUIRE(fleet.ReadMetricHistory("storage:pve1/local-zfs", day).ok());
+  std::size_t requests = pve.server->Requests().size();
+
+  // A window within the last hour reads the hour series; node and guest metrics too.
+  core::FleetMetricQuery hour;
+  hour.start = now - absl::Minutes(50);
+  hour.end = now + absl::Seconds(1);
+  hour.metric = "memory";
+  absl::StatusOr<core::FleetMetricSeries> node = fleet.ReadMetricHistory("node:pve1", hour);
+  REQUIRE(node.ok());
+  CHECK(node->points.size() >= 45);
+  CHECK(node->points.front().value == Approx(25.0));
+  hour.metric = "cpu";
+  absl::StatusOr<core::FleetMetricSeries> vm = fleet.ReadMetricHistory("vm:101", hour);
+  REQUIRE(vm.ok());
+  CHECK(vm->points.size() >= 45);
+  CHECK(vm->points.front().value == Approx(25.0));
+  CHECK(pve.server->Requests().back().target ==
+        "/api2/json/nodes/pve1/qemu/101/rrddata?timeframe=hour&cf=AVERAGE");
+  CHECK(pve.server->Requests().size() > requests);
+
+  // A node whose proxy is broken leaves its storage's history to the samples alone.
+  pve.server->SetNodeProxyBroken("pve2", true);
+  absl::StatusOr<core::FleetMetricSeries> broken =
+      fleet.ReadMetricHistory("storage:pve2/local", day);
+  REQUIRE(broken.ok());
+  CHECK(broken->points.size() == 1);
+  CHECK(broken->points.front().value == Approx(10.0));
+}
+
+TEST_CASE("backup jobs are resources whose facts give the last run and whether it is overdue",
+          "[adapters][proxmox][tasks]") {
+  // backup-a1 backs up VM 101, whose last vzdump failed; backup-b2 backs up every guest of pve2,
+  // ran a day ago and missed its run two hours ago; backup-c3 is disabled. A running vzdump
+  // has held container 201's lock for four hours.
+  std::string scenario = kScenario;
+  const std::string polls = R"("task_polls": 1)";
+  scenario.replace(scenario.find(polls), polls.size(), R"(
+    "backup_jobs": [
+      {"id": "backup-a1", "schedule": "21:00", "vmid": "101", "storage": "local",
+       "comment": "web nightly", "next_run_ago": -3600},
+      {"id": "backup-b2", "schedule": "sat 02:00", "all": 1, "node": "pve2",
+       "storage": "local", "next_run_ago": 7200},
+      {"id": "backup-c3", "schedule": "21:00", "vmid": "102", "enabled": 0}],
+    "tasks": [
+      {"node": "pve1", "type": "vzdump", "id": "101", "start_ago": 7200, "end_ago": 7000,
+       "status": "ERROR: Backup of VM 101 failed - unable to open file '/mnt/backup/dump'"},
+      {"node": "pve2", "type": "vzdump", "id": "", "start_ago": 93600, "end_ago": 93000,
+       "status": "OK"},
+      {"node": "pve1", "type": "vzdump", "id": "201", "start_ago": 14400}],
+    "task_polls": 1)");
+  PveHarness pve(scenario.c_str());
+  pve.server->SetGuestLock(201, "backup");
+  std::unique_ptr<PveFleet> fleet = pve.Open();
+
+  absl::StatusOr<core::FleetResource> a1 = fleet->GetResource("backup-job:pve/backup-a1");
+  REQUIRE(a1.ok());
+  CHECK(a1->type == "backup-job");
+  CHECK(a1->name == "web nightly");
+  CHECK(a1->status == "failed");
+  CHECK(a1->attributes.at("guests") == "101");
+  absl::StatusOr<core::FleetStatus> a1_status = fleet->GetStatus("backup-job:pve/backup-a1");
+  REQUIRE(a1_status.ok());
+  CHECK(a1_status->facts.at("last_result") == "failed");
+  CHECK(absl::StrContains(a1_status->facts.at("last_status"), "unable to open file"));
+  CHECK(absl::StartsWith(a1_status->facts.at("last_task"), "UPID:pve1:"));
+  CHECK(a1_status->facts.count("overdue_seconds") == 0);
+  CHECK(absl::StrContains(a1_status->summary, "failed"));
+  core::FleetTopologyQuery around;
+  around.root_id = "backup-job:pve/backup-a1";
+  absl::StatusOr<core::FleetTopology> topology = fleet->GetTopology(around);
+  REQUIRE(topology.ok());
+  CHECK(std::count(topology->relationships.begin(), topology->relationships.end(),
+                   core::FleetRelationship{"backup-job:pve/backup-a1", "vm:101", "backs_up"}) == 1);
+
+  absl::StatusOr<core::FleetStatus> b2 = fleet->GetStatus("backup-job:pve/backup-b2");
+  REQUIRE(b2.ok());
+  CHECK(b2->status == "ok");
+  CHECK(b2->facts.at("last_result") == "ok");
+  std::int64_t overdue = 0;
+  REQUIRE(absl::SimpleAtoi(b2->facts.at("overdue_seconds"), &overdue));
+  CHECK(overdue >= 7200);
+  CHECK(overdue < 7260);
+  CHECK(fleet->GetStatus("backup-job:pve/backup-c3")->status == "disabled");
+  CHECK(absl::IsNotFound(
+      fleet
+          ->ReadMetricHistory(
+              "backup-job:pve/backup-a1",
+              core::FleetMetricQuery{"cpu", absl::Now() - absl::Hours(1), absl::Now(), 10})
+          .status()));
+
+  // The lock's start comes from the running vzdump on the container.
+  absl::StatusOr<core::FleetStatus> dns = fleet->GetStatus("lxc:201");
+  REQUIRE(dns.ok());
+  CHECK(dns->facts.at("lock") == "backup");
+  std::int64_t locked = 0;
+  REQUIRE(absl::SimpleAtoi(dns->facts.at("locked_seconds"), &locked));
+  CHECK(locked >= 14400);
+  CHECK(locked < 14460);
+  CHECK(absl::StrContains(dns->facts.at("lock_task"), ":vzdump:201:"));
+  CHECK(dns->facts.count("lock_since") == 1);
+}
+
+TEST_CASE("tasks that end become the source's changes, the ones before it opened do not",
+          "[adapters][proxmox][tasks]") {
+  std::string scenario = kScenario;
+  const std::string polls = R"("task_polls": 1)";
+  scenario.replace(scenario.find(polls), polls.size(), R"(
+    "tasks": [{"node": "pve1", "type": "vzdump", "id": "101", "start_ago": 7200,
+               "end_ago": 7000, "status": "OK"}],
+    "task_polls": 1)");
+  PveHarness pve(scenario.c_str());
+  PveFleetOptions options = pve.Options();
+  options.max_staleness = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<PveFleet>> opened = PveFleet::Open(options);
+  REQUIRE(opened.ok());
+  PveFleet& fleet = **opened;
+  CHECK(fleet.ChangesSince(0, 100).empty());
+
+  pve.server->AddTask("pve1", "vzdump", "101", "OK", 60, 10);
+  pve.server->AddTask("pve2", "qmshutdown", "102", "command 'qm shutdown' failed: timeout", 30, 5);
+  pve.server->AddTask("pve1", "qmstart", "201", "", 5, -1);  // still running: not yet a change
+  REQUIRE(fleet.GetResource("vm:101").ok());                 // a listing
+  std::vector<core::FleetChange> changes = fleet.ChangesSince(0, 100);
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[0].seq == 1);
+  CHECK(changes[0].resource_id == "vm:101");
+  CHECK(changes[0].kind == "task");
+  CHECK(changes[0].detail == "vzdump: OK");
+  CHECK(changes[1].seq == 2);
+  CHECK(changes[1].resource_id == "vm:102");
+  CHECK(changes[1].kind == "task_failed");
+  CHECK(changes[1].detail == "qmshutdown: command 'qm shutdown' failed: timeout");
+  CHECK(changes[0].at < changes[1].at);
+  // Read again: nothing new; after seq 1 only the second; max bounds the answer.
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  CHECK(fleet.ChangesSince(0, 100).size() == 2);
+  CHECK(fleet.ChangesSince(1, 100).size() == 1);
+  CHECK(fleet.ChangesSince(0, 1).size() == 1);
+
+  // A task on a node (no guest id) is about the node.
+  pve.server->AddTask("pve2", "aptupdate", "", "OK", 20, 1);
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  changes = fleet.ChangesSince(2, 100);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].resource_id == "node:pve2");
 }
 
 }  // namespace

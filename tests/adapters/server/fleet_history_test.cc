@@ -170,6 +170,40 @@ TEST_CASE("the sample recorder copies a docker source's samples into the stored 
   CHECK(w.Stored("app-container:web", "memory_pct") == 31);
 }
 
+TEST_CASE("the sample recorder copies a day of a proxmox-ve storage's usage on its first round",
+          "[server][fleet][history]") {
+  RecorderWorld w;
+  w.fleet.SetSourceStatuses({{"pve", "proxmox-ve", true, "", 2, std::nullopt}});
+  w.Put("storage:pve1/local", "pve");
+  w.Put("node:pve1", "pve");
+  // 48 rrddata rows at 30-minute steps over the last day, rising 1 point each, and a row older
+  // than a day that the first round does not read.
+  core::FleetMetricSeries usage;
+  usage.resource_id = "storage:pve1/local";
+  usage.metric = "usage";
+  usage.unit = "percent";
+  usage.points.push_back({w.clock.Now() - absl::Hours(30), 10.0});
+  for (int i = 0; i < 48; ++i) {
+    usage.points.push_back({w.clock.Now() - absl::Minutes(15 + 30 * (47 - i)), 20.0 + i});
+  }
+  w.fleet.SetMetricSeries(usage);
+  w.Series("node:pve1", "cpu", 30);  // a node's cpu is not what proxmox-ve sources record
+  FleetSampleRecorder recorder(w.fleet, *w.stored, w.clock);
+  CHECK(recorder.HasRecordedSource());
+  CHECK(*recorder.RecordOnce() == 48);
+  CHECK(w.Stored("storage:pve1/local", "usage") == 48);
+  CHECK(w.Stored("node:pve1", "cpu") == 0);
+  absl::StatusOr<std::vector<core::MetricSample>> samples = w.stored->Samples(
+      "storage:pve1/local", "usage", w.clock.Now() - absl::Hours(24 * 7), w.clock.Now());
+  REQUIRE(samples.ok());
+  const core::CapacityForecast forecast = core::ComputeCapacityForecast("usage", *samples);
+  CHECK(forecast.reading == core::ForecastReading::kFilling);
+  CHECK(*recorder.RecordOnce() == 0);
+
+  w.fleet.SetSourceStatuses({{"lab", "demo", true, "", 1, std::nullopt}});
+  CHECK_FALSE(recorder.HasRecordedSource());
+}
+
 TEST_CASE("the sample recorder deletes stored samples older than its retention, once an hour",
           "[server][fleet][history]") {
   RecorderWorld w;

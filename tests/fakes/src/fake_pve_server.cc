@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -67,14 +68,47 @@ struct Guest {
 struct Storage {
   std::string node, storage, type = "dir", content;
   std::int64_t shared = 0, total = 0, used = 0;
+  double growth_per_day = 0;  // bytes: its rrddata rises by this much a day up to `used`
 };
 
+// PVE's RRD archives (pve-manager's PVE::RRD): hour at 60 s steps, day at 30 min steps, week
+// at 3 h steps, each 70 rows.
+std::int64_t RrdStep(std::string_view timeframe) {
+  if (timeframe == "hour") {
+    return 60;
+  }
+  if (timeframe == "day") {
+    return 1800;
+  }
+  return timeframe == "week" ? 10800 : 0;
+}
+constexpr int kRrdRows = 70;
+
+// The value of `key` in a query string ("" when absent).
+std::string QueryValue(const std::string& query, const std::string& key) {
+  for (absl::string_view pair : absl::StrSplit(query, '&')) {
+    if (absl::ConsumePrefix(&pair, absl::StrCat(key, "="))) {
+      return std::string(pair);
+    }
+  }
+  return "";
+}
+
+// A task of /cluster/tasks: one a POST started (action set, following task_polls) or one the
+// scenario or AddTask put in the cluster's history (ended or still running).
 struct Task {
   std::string upid, node, type, id, user, action;
-  std::int64_t vmid = 0, starttime = 0;
+  std::int64_t vmid = 0, starttime = 0, endtime = 0;
   int reads = 0;
   std::string exitstatus;
   bool stopped = false;
+};
+
+// A scheduled job of /cluster/backup. next-run is `next_run_ago` seconds before now (negative:
+// after now), as PVE computes it from the schedule and the last run it recorded.
+struct BackupJob {
+  std::string id, schedule, storage, vmid, node, mode, comment;
+  std::int64_t enabled = 1, all = 0, next_run_ago = -3600;
 };
 
 struct Reply {
@@ -169,7 +203,7 @@ absl::StatusOr<TestCertificate> MakeTestCertificate(const std::string& dir, std:
 
 class FakePveServer::Impl {
  public:
-  absl::Status Load(std::string_view scenario) {
+  absl::Status Load(std::string_view scenario) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     absl::StatusOr<rapidjson::Document> doc = core::ParseJson(scenario);
     if (!doc.ok() || !doc->IsObject()) {
       return absl::InvalidArgumentError("the PVE scenario is not a JSON object");
@@ -238,10 +272,41 @@ class FakePveServer::Impl {
       s.shared = GetInt(v, "shared");
       s.total = GetInt(v, "total");
       s.used = GetInt(v, "used");
+      s.growth_per_day = GetNum(v, "growth_per_day");
       storage_.push_back(s);
     });
     each("ha",
          [this](const rapidjson::Value& v) { ha_[Get(v, "sid")] = Get(v, "state", "started"); });
+    const auto now = static_cast<std::int64_t>(::time(nullptr));
+    each("backup_jobs", [this](const rapidjson::Value& v) {
+      BackupJob j;
+      j.id = Get(v, "id");
+      j.schedule = Get(v, "schedule", "21:00");
+      j.storage = Get(v, "storage", "local");
+      j.vmid = Get(v, "vmid");
+      j.node = Get(v, "node");
+      j.mode = Get(v, "mode", "snapshot");
+      j.comment = Get(v, "comment");
+      j.enabled = GetInt(v, "enabled", 1);
+      j.all = GetInt(v, "all");
+      j.next_run_ago = GetInt(v, "next_run_ago", -3600);
+      backup_jobs_.push_back(j);
+    });
+    std::vector<Task> listed;  // added below, outside the lambda the lock analysis cannot see into
+    each("tasks", [&listed, now](const rapidjson::Value& v) {
+      const std::int64_t end_ago = GetInt(v, "end_ago", -1);
+      Task t;
+      t.node = Get(v, "node");
+      t.type = Get(v, "type", "vzdump");
+      t.id = Get(v, "id");
+      t.exitstatus = Get(v, "status", "OK");
+      t.starttime = now - GetInt(v, "start_ago");
+      t.endtime = end_ago < 0 ? 0 : now - end_ago;
+      listed.push_back(t);
+    });
+    for (const Task& t : listed) {
+      AddTaskLocked(t.node, t.type, t.id, t.exitstatus, t.starttime, t.endtime);
+    }
     return absl::OkStatus();
   }
 
@@ -367,6 +432,25 @@ class FakePveServer::Impl {
 
   int port() const { return port_; }
 
+  // A task in the cluster's history; endtime 0 while it runs.
+  void AddTaskLocked(const std::string& node, const std::string& type, const std::string& id,
+                     const std::string& status, std::int64_t starttime, std::int64_t endtime)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Task task;
+    task.node = node;
+    task.type = type;
+    task.id = id;
+    task.user = "root@pam";
+    task.starttime = starttime;
+    task.endtime = endtime;
+    task.stopped = endtime > 0;
+    task.exitstatus = status;
+    const std::uint32_t pid = next_pid_++;
+    task.upid = absl::StrFormat("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, pid, pid * 7u,
+                                static_cast<std::uint32_t>(starttime), type, id, task.user);
+    tasks_[task.upid] = task;
+  }
+
   mutable absl::Mutex mu_;
   std::string version_;
   int task_polls_ = 1;
@@ -377,6 +461,7 @@ class FakePveServer::Impl {
   std::vector<Storage> storage_;
   std::map<std::string, std::string> ha_;
   std::map<std::string, Task> tasks_;
+  std::vector<BackupJob> backup_jobs_;
   std::vector<FakePveRequest> requests_;
   std::uint64_t handshakes_ = 0;
   std::uint64_t failed_handshakes_ = 0;
@@ -563,6 +648,12 @@ class FakePveServer::Impl {
     if (get && parts == std::vector<std::string>{"cluster", "status"}) {
       return ClusterStatus(request.endpoint);
     }
+    if (get && parts == std::vector<std::string>{"cluster", "tasks"}) {
+      return ClusterTasks();
+    }
+    if (get && parts == std::vector<std::string>{"cluster", "backup"}) {
+      return BackupJobs();
+    }
     if (parts.size() >= 3 && parts[0] == "nodes") {
       const auto node = nodes_.find(parts[1]);
       if (node == nodes_.end()) {
@@ -585,10 +676,12 @@ class FakePveServer::Impl {
     return Fail(501, absl::StrCat("Method '", request.method, " ", target, "' not implemented"));
   }
 
-  static void GuestFields(Writer& w, const Guest& g) {
+  // `listed` is false for /cluster/resources while the guest's node is offline: PVE then lists
+  // the guest with status "unknown" and no usage.
+  static void GuestFields(Writer& w, const Guest& g, bool listed = true) {
     Int(w, "vmid", g.vmid);
     Str(w, "name", g.name);
-    Str(w, "status", g.status);
+    Str(w, "status", listed ? g.status : "unknown");
     Num(w, "cpu", g.status == "running" ? g.cpu : 0.0);
     Int(w, "mem", g.status == "running" ? g.mem : 0);
     Int(w, "maxmem", g.maxmem);
@@ -655,7 +748,8 @@ class FakePveServer::Impl {
           Str(w, "type", g.type);
           Str(w, "node", g.node);
           Int(w, "maxcpu", g.cpus);
-          GuestFields(w, g);
+          const auto node = nodes_.find(g.node);
+          GuestFields(w, g, node == nodes_.end() || node->second.status == "online");
           if (const std::string ha = HaStateIn(ha_, g); !ha.empty()) {
             Str(w, "hastate", ha);
           }
@@ -672,7 +766,9 @@ class FakePveServer::Impl {
           Str(w, "plugintype", s.type);
           Str(w, "content", s.content);
           Int(w, "shared", s.shared);
-          Str(w, "status", "available");
+          const auto node = nodes_.find(s.node);
+          Str(w, "status",
+              node == nodes_.end() || node->second.status == "online" ? "available" : "unknown");
           Int(w, "disk", s.used);
           Int(w, "maxdisk", s.total);
           w.EndObject();
@@ -759,6 +855,73 @@ class FakePveServer::Impl {
       Str(w, "public-key-type", "id-ecPublicKey");
       Int(w, "public-key-bits", 256);
       w.EndObject();
+      w.EndArray();
+    });
+  }
+
+  // GET /cluster/tasks: every task, newest first; endtime and status once it ended.
+  Reply ClusterTasks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<const Task*> order;
+    for (const auto& [upid, task] : tasks_) {
+      order.push_back(&task);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Task* a, const Task* b) { return a->starttime > b->starttime; });
+    return Ok([&](Writer& w) {
+      w.StartArray();
+      for (const Task* t : order) {
+        w.StartObject();
+        Str(w, "upid", t->upid);
+        Str(w, "node", t->node);
+        Int(w, "pid", 4096);
+        Int(w, "pstart", 28672);
+        Int(w, "starttime", t->starttime);
+        Str(w, "type", t->type);
+        Str(w, "id", t->id);
+        Str(w, "user", t->user);
+        if (t->stopped) {
+          Int(w, "endtime", t->endtime > 0 ? t->endtime : t->starttime);
+          Str(w, "status", t->exitstatus);
+        }
+        Int(w, "saved", 1);
+        w.EndObject();
+      }
+      w.EndArray();
+    });
+  }
+
+  // GET /cluster/backup: the jobs as PVE 8 lists them (enabled left out when 1, vmid left out
+  // for an all-guests job, next-run for an enabled job).
+  Reply BackupJobs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const auto now = static_cast<std::int64_t>(::time(nullptr));
+    return Ok([&](Writer& w) {
+      w.StartArray();
+      for (const BackupJob& j : backup_jobs_) {
+        w.StartObject();
+        Str(w, "id", j.id);
+        Str(w, "type", "vzdump");
+        Str(w, "schedule", j.schedule);
+        if (j.enabled != 1) {
+          Int(w, "enabled", j.enabled);
+        } else {
+          Int(w, "next-run", now - j.next_run_ago);
+        }
+        if (j.all != 0) {
+          Int(w, "all", 1);
+        } else {
+          Str(w, "vmid", j.vmid);
+        }
+        Str(w, "storage", j.storage);
+        Str(w, "mode", j.mode);
+        Str(w, "compress", "zstd");
+        if (!j.node.empty()) {
+          Str(w, "node", j.node);
+        }
+        if (!j.comment.empty()) {
+          Str(w, "comment", j.comment);
+        }
+        w.EndObject();
+      }
       w.EndArray();
     });
   }
@@ -873,6 +1036,9 @@ class FakePveServer::Impl {
         w.EndArray();
       });
     }
+    if (get && parts.back() == "rrddata") {
+      return RrdData(node, parts, request.target);
+    }
     if (get && parts.size() == 5 && parts[2] == "tasks" && parts[4] == "status") {
       return TaskStatus(node, parts[3]);
     }
@@ -919,6 +1085,93 @@ class FakePveServer::Impl {
     }
     return Fail(501,
                 absl::StrCat("Method '", request.method, " ", request.target, "' not implemented"));
+  }
+
+  // GET /nodes/{node}/rrddata, /nodes/{node}/qemu|lxc/{vmid}/rrddata and
+  // /nodes/{node}/storage/{storage}/rrddata: 70 rows of the timeframe's step, the newest not
+  // yet consolidated (time only, as PVE sends it). Node and guest values are the current ones;
+  // a storage's `used` falls back in time by growth_per_day, so its fill rate is known.
+  Reply RrdData(const Node& node, const std::vector<std::string>& parts,
+                const std::string& target) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::size_t q = target.find('?');
+    const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
+    const std::string timeframe = QueryValue(query, "timeframe");
+    const std::int64_t step = RrdStep(timeframe);
+    if (step == 0) {
+      return ParamFail("timeframe", timeframe.empty()
+                                        ? "property is missing and it is not optional"
+                                        : "value does not have a value in the enumeration "
+                                          "'hour, day, week, month, year, decade'");
+    }
+    if (const std::string cf = QueryValue(query, "cf");
+        !cf.empty() && cf != "AVERAGE" && cf != "MAX") {
+      return ParamFail("cf", "value does not have a value in the enumeration 'AVERAGE, MAX'");
+    }
+    const Guest* guest = nullptr;
+    const Storage* storage = nullptr;
+    if (parts.size() == 5 && (parts[2] == "qemu" || parts[2] == "lxc")) {
+      std::int64_t vmid = 0;
+      const auto it = absl::SimpleAtoi(parts[3], &vmid) ? guests_.find(vmid) : guests_.end();
+      if (it == guests_.end() || it->second.node != node.name) {
+        return Fail(500, absl::StrCat("Configuration file 'nodes/", node.name, "/",
+                                      parts[2] == "qemu" ? "qemu-server" : "lxc", "/",
+                                      parts[3].substr(0, 16), ".conf' does not exist"));
+      }
+      guest = &it->second;
+    } else if (parts.size() == 5 && parts[2] == "storage") {
+      for (const Storage& s : storage_) {
+        if (s.node == node.name && s.storage == parts[3]) {
+          storage = &s;
+        }
+      }
+      if (storage == nullptr) {
+        return Fail(500, absl::StrCat("storage '", parts[3].substr(0, 64), "' does not exist"));
+      }
+    } else if (parts.size() != 3) {
+      return Fail(501, "Method not implemented");
+    }
+    const auto now = static_cast<std::int64_t>(::time(nullptr));
+    const std::int64_t newest = now / step * step;
+    return Ok([&](Writer& w) {
+      w.StartArray();
+      for (int i = kRrdRows - 1; i >= 0; --i) {
+        const std::int64_t t = newest - i * step;
+        w.StartObject();
+        Int(w, "time", t);
+        if (i == 0) {
+          w.EndObject();
+          continue;
+        }
+        if (storage != nullptr) {
+          const double age_days = static_cast<double>(now - t) / 86400.0;
+          const double used =
+              static_cast<double>(storage->used) - storage->growth_per_day * age_days;
+          Num(w, "used", used < 0 ? 0.0 : used);
+          Int(w, "total", storage->total);
+        } else if (guest != nullptr) {
+          const bool running = guest->status == "running";
+          Num(w, "cpu", running ? guest->cpu : 0.0);
+          Int(w, "maxcpu", guest->cpus);
+          Int(w, "mem", running ? guest->mem : 0);
+          Int(w, "maxmem", guest->maxmem);
+          Int(w, "disk", guest->disk);
+          Int(w, "maxdisk", guest->maxdisk);
+          Num(w, "netin", 0.0);
+          Num(w, "netout", 0.0);
+        } else {
+          Num(w, "cpu", node.cpu);
+          Int(w, "maxcpu", node.maxcpu);
+          Num(w, "iowait", 0.001);
+          Num(w, "loadavg", 0.12);
+          Int(w, "memused", node.mem);
+          Int(w, "memtotal", node.maxmem);
+          Int(w, "rootused", node.disk);
+          Int(w, "roottotal", node.maxdisk);
+        }
+        w.EndObject();
+      }
+      w.EndArray();
+    });
   }
 
   Reply StartTask(const Node& node, const Guest& g, const std::string& action)
@@ -983,6 +1236,7 @@ class FakePveServer::Impl {
     Task& task = it->second;
     if (!task.stopped && ++task.reads > task_polls_) {
       task.stopped = true;
+      task.endtime = static_cast<std::int64_t>(::time(nullptr));
       if (task.exitstatus == "OK") {
         Guest& g = guests_[task.vmid];
         if (task.action == "start" || task.action == "reboot") {
@@ -1070,6 +1324,15 @@ void FakePveServer::SetGuestStatus(int vmid, std::string_view status) {
 void FakePveServer::SetTaskExitStatus(std::string_view exitstatus) {
   absl::MutexLock lock(&impl_->mu_);
   impl_->exit_status_ = std::string(exitstatus);
+}
+void FakePveServer::AddTask(std::string_view node, std::string_view type, std::string_view id,
+                            std::string_view status, std::int64_t started_seconds_ago,
+                            std::int64_t ended_seconds_ago) {
+  absl::MutexLock lock(&impl_->mu_);
+  const auto now = static_cast<std::int64_t>(::time(nullptr));
+  impl_->AddTaskLocked(std::string(node), std::string(type), std::string(id), std::string(status),
+                       now - started_seconds_ago,
+                       ended_seconds_ago < 0 ? 0 : now - ended_seconds_ago);
 }
 void FakePveServer::SetTaskPolls(int polls) {
   absl::MutexLock lock(&impl_->mu_);

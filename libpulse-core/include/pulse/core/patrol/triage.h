@@ -24,6 +24,14 @@
 //                              prune_job_status), or with failed_verifications > 0
 //   pbs-backup-stale backup    a backup group whose newest snapshot is older than its
 //                              backup_max_age_seconds (critical at twice that)
+//   node-offline  reliability  a node the cluster lists offline (critical), or that it counts in
+//                              but whose API does not answer: status unreachable (warning)
+//   guest-ha-stopped reliability  a vm or lxc that is stopped while the HA manager wants it
+//                              started (fact ha_state)
+//   guest-locked  reliability  a vm or lxc whose lock (backup, migrate, snapshot, ...) has been
+//                              held for >= 3 h (fact locked_seconds, from the task log)
+//   backup-overdue backup      an enabled backup job whose scheduled run is >= 1 h late (fact
+//                              overdue_seconds) and not running
 // The same rules answer "is the signal still there" for the deterministic finding verifier
 // (TriageFindingVerifier). Pure functions over values, except the verifier (Fleet port).
 // Thread-safe.
@@ -65,6 +73,15 @@ inline constexpr std::string_view kTriageKeyContainerMemoryLimit = "container-me
 inline constexpr std::string_view kTriageKeyPbsDatastoreFull = "pbs-datastore-full";
 inline constexpr std::string_view kTriageKeyPbsJobFailed = "pbs-job-failed";
 inline constexpr std::string_view kTriageKeyPbsBackupStale = "pbs-backup-stale";
+// The Proxmox VE rules (docs/patrol.md, "Proxmox VE").
+inline constexpr std::string_view kTriageKeyNodeOffline = "node-offline";
+inline constexpr std::string_view kTriageKeyGuestHaStopped = "guest-ha-stopped";
+inline constexpr std::string_view kTriageKeyGuestLocked = "guest-locked";
+inline constexpr std::string_view kTriageKeyBackupOverdue = "backup-overdue";
+// A guest lock held this long is stuck (a backup of a large disk takes hours, so less is not).
+inline constexpr std::int64_t kTriageGuestLockedSeconds = 3 * 3600;
+// A scheduled backup this late has been missed, not merely delayed by a busy scheduler.
+inline constexpr std::int64_t kTriageBackupOverdueSeconds = 3600;
 // The source deterministic findings carry.
 inline constexpr char kTriageFindingSource[] = "patrol-triage";
 // The metric a storage pool's forecast reads (MetricsHistory, target = the canonical id).

@@ -12,14 +12,20 @@
 //   * a node whose proxy is broken answers every /nodes/{node}/... call that reaches another
 //     node's endpoint with 596 "Broken pipe" (pveproxy's status for a failed proxied request);
 //     its own endpoint (ServeNode) answers them; an offline node shows "offline" in
-//     /cluster/resources and answers 595 "No route to host";
+//     /cluster/resources (its guests and storage "unknown", as PVE lists what it cannot see)
+//     and answers 595 "No route to host";
 //   * numbers as PVE sends them: cpu as a fraction of the node (0..1), bytes as integers,
 //     booleans as 0/1 integers, node loadavg as strings, vmid as an integer;
 //   * GET /version, /cluster/resources[?type=vm|node|storage], /nodes/{node}/status,
 //     /nodes/{node}/qemu|lxc/{vmid}/status/current, /nodes/{node}/storage,
 //     /cluster/ha/status/current, /cluster/status (members, their ip, online, local),
 //     /nodes/{node}/certificates/info (pve-root-ca.pem, pve-ssl.pem with its SHA-256
-//     fingerprint), /nodes/{node}/tasks/{upid}/status; POST
+//     fingerprint), /cluster/tasks (newest first; endtime and status once ended;
+//     the POSTed tasks among them), /cluster/backup (enabled left out when 1, vmid left out
+//     with all, next-run for enabled jobs), /nodes/{node}/tasks/{upid}/status, the rrddata of a
+//     node, a guest and a storage (?timeframe=hour|day|week&cf=AVERAGE|MAX: 70 rows at PVE's steps
+//     of 60 s, 30 min, 3 h, the newest row time only as PVE sends the row it has not consolidated
+//     yet; a storage's `used` falls back in time by its growth_per_day); POST
 //     /nodes/{node}/qemu|lxc/{vmid}/status/start|shutdown|stop|reboot returning a UPID
 //     ("UPID:node:PID:PSTART:STARTTIME:qmstart:101:user@realm!token:"). A task reads
 //     {"status":"running"} for `task_polls` reads, then {"status":"stopped","exitstatus":...};
@@ -34,8 +40,13 @@
 //                "disk": ..., "maxdisk": ..., "uptime": ..., "lock": "", "template": 0,
 //                "tags": ""}],
 //    "storage": [{"node": "pve1", "storage": "local", "type": "dir", "content": "iso,backup",
-//                 "shared": 0, "total": ..., "used": ...}],
+//                 "shared": 0, "total": ..., "used": ..., "growth_per_day": <bytes>}],
 //    "ha": [{"sid": "vm:101", "state": "started"}],
+//    "backup_jobs": [{"id": "backup-6a1b2c3d-0e1f", "schedule": "21:00", "enabled": 1,
+//                     "all": 0, "vmid": "101,102", "storage": "local", "node": "",
+//                     "next_run_ago": -3600}],
+//    "tasks": [{"node": "pve1", "type": "vzdump", "id": "101", "status": "OK",
+//               "start_ago": 90000, "end_ago": 89400}],   // no end_ago: still running
 //    "task_polls": 1}
 // Thread-safety: the control methods may be called from any thread while the server runs.
 #pragma once
@@ -103,6 +114,11 @@ class FakePveServer {
   // The exit status of the tasks started from now on ("OK" by default).
   void SetTaskExitStatus(std::string_view exitstatus);
   void SetTaskPolls(int polls);
+  // A task in the cluster's history (/cluster/tasks), started `started_seconds_ago`, ended
+  // `ended_seconds_ago` with exit status `status` (negative: still running), as user root@pam.
+  void AddTask(std::string_view node, std::string_view type, std::string_view id,
+               std::string_view status, std::int64_t started_seconds_ago,
+               std::int64_t ended_seconds_ago);
 
   std::string GuestStatus(int vmid) const;
   std::vector<FakePveRequest> Requests() const;

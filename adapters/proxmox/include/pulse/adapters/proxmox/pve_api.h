@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,49 @@ struct PveCertificate {
   std::string fingerprint;  // SHA-256, AB:CD:... (64 hex digits)
 };
 
+// One row of an rrddata answer (/nodes/{node}/rrddata, /nodes/{node}/qemu|lxc/{vmid}/rrddata,
+// /nodes/{node}/storage/{storage}/rrddata; cf=AVERAGE). PVE leaves out every member the RRD has
+// no value for (a row before the resource existed, the newest row not yet consolidated, a
+// guest that was stopped), so each value is optional; only `time` is always there. Node rows
+// name memory and root filesystem memused/memtotal and rootused/roottotal, guest rows
+// mem/maxmem and disk/maxdisk, storage rows used/total; cpu is a fraction (0..1 of the node's
+// or the guest's CPUs).
+struct PveRrdRow {
+  std::int64_t time = 0;  // seconds since the epoch
+  std::optional<double> cpu;
+  std::optional<double> memused, memtotal, rootused, roottotal;  // node
+  std::optional<double> mem, maxmem, disk, maxdisk;              // guest
+  std::optional<double> used, total;                             // storage
+};
+
+// One entry of /cluster/tasks: the cluster's recent tasks (newest first, as PVE keeps them).
+struct PveTask {
+  std::string upid;
+  std::string node;
+  std::string type;  // vzdump, qmstart, qmshutdown, vzstart, ...
+  std::string id;    // the guest's vmid for most tasks; "" for a vzdump run of several guests
+  std::string user;
+  std::int64_t starttime = 0;
+  std::int64_t endtime = 0;  // 0 while it runs
+  std::string status;        // OK, "WARNINGS: n", or the error once it ended; "" while it runs
+};
+
+// One scheduled job of /cluster/backup. PVE leaves out `enabled` for an enabled job and
+// `vmid` for one that backs up all guests (`all` 1); jobs written before PVE 7.1 have
+// `starttime` and `dow` instead of `schedule` (read as "<dow> <starttime>").
+struct PveBackupJob {
+  std::string id;  // backup-<hex>
+  std::string schedule;
+  bool enabled = true;
+  bool all = false;
+  std::string vmid;  // 101,102 ("" with all)
+  std::string storage;
+  std::string node;  // "" for any node
+  std::string mode;
+  std::string comment;
+  std::int64_t next_run = 0;  // "next-run", seconds since the epoch; 0 when PVE gives none
+};
+
 struct PveTaskStatus {
   std::string upid;
   std::string status;      // running, stopped
@@ -130,6 +174,16 @@ struct PveTaskStatus {
 // The certificate pveproxy presents: pveproxy-ssl.pem when the node has one (a custom or ACME
 // certificate replaces the cluster CA's), else pve-ssl.pem; nullptr when neither is listed.
 const PveCertificate* ProxyCertificate(const std::vector<PveCertificate>& certificates);
+// The recent tasks of /cluster/tasks. DataLoss for an entry that is not an object or lacks
+// its upid, node or type, or a member of the wrong type.
+[[nodiscard]] absl::StatusOr<std::vector<PveTask>> DecodeClusterTasks(std::string_view body);
+// The jobs of /cluster/backup (entries of another type than vzdump are skipped). DataLoss for an
+// entry that is not an object, lacks its id, or has a member of the wrong type.
+[[nodiscard]] absl::StatusOr<std::vector<PveBackupJob>> DecodeBackupJobs(std::string_view body);
+// The rows of an rrddata answer, oldest first as PVE sends them. DataLoss for a row that is not
+// an object, has no positive integer `time`, or a value that is not a finite non-negative
+// number (or numeric string); a member PVE left out is simply absent.
+[[nodiscard]] absl::StatusOr<std::vector<PveRrdRow>> DecodeRrdData(std::string_view body);
 [[nodiscard]] absl::StatusOr<PveTaskStatus> DecodeTaskStatus(std::string_view body);
 // The UPID a POST status/<command> answers ({"data": "UPID:..."}); DataLoss unless it has the
 // UPID shape (UPID:node:pid:pstart:starttime:type:id:user:).

@@ -2,10 +2,19 @@
 // configured node's API and, when it cannot be reached, the other members' (docs/fleet.md,
 // "proxmox-ve"; PveClient::Follow). Resources from /cluster/resources (and the HA
 // manager's /cluster/ha/status/current): node:<node>, vm:<vmid> (qemu), lxc:<vmid>,
-// storage:<node>/<storage>; guests run_on their node, storage is member_of its node. Status
-// reads go to /nodes/{node}/status, /nodes/{node}/qemu|lxc/{vmid}/status/current and the
-// listing's storage entry; metrics (cpu, memory, disk as percents, storage usage) are sampled
-// from the same listings into a bounded in-memory history.
+// storage:<node>/<storage>; guests run_on their node, storage is member_of its node (a guest or
+// storage whose node is not online carries attribute node_status, e.g. "offline"). A node the
+// cluster counts in whose API answers 595/596 reads status "unreachable" with fact api_error.
+// Status reads go to /nodes/{node}/status, /nodes/{node}/qemu|lxc/{vmid}/status/current and the
+// listing's storage entry. Metric history (cpu, memory, disk as percents, storage usage) is
+// PVE's own: the resource's rrddata (timeframe hour for a window within the last hour, day
+// otherwise; cf AVERAGE), followed by the samples this process took from the listings since,
+// so a forecast starts with the cluster's past rather than an empty series.
+// Each listing also reads /cluster/backup and /cluster/tasks (best effort, like HA): every
+// backup job is a backup-job:<source>/<job id> resource (backs_up its guests) whose facts give
+// its last run's result and time from the vzdump tasks and how late its next run is
+// (pve_tasks.h); a locked guest's status names the task holding the lock and since when; a task
+// first seen ended is a change of the feed (ChangesSince).
 // Capabilities, with allow_actions, on a guest that is not a template: a stopped guest offers
 // start (low risk), a running one shutdown and reboot (medium, elevated) and stop (high);
 // all need admin approval. Dispatch reads status/current first (a guest locked by a backup,
@@ -21,6 +30,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "pulse/adapters/proxmox/pve_api.h"
 #include "pulse/adapters/proxmox/pve_client.h"
 #include "pulse/core/ports/fleet.h"
 
@@ -36,6 +48,8 @@ namespace pulse::proxmox {
 
 struct PveFleetOptions {
   PveClientOptions client;
+  // The source's name, the first part of its backup jobs' ids (backup-job:<source>/<job id>).
+  std::string source_name = "pve";
   bool allow_actions = false;  // off: every catalogue is empty
   // How long one start/shutdown/stop/reboot may take, dispatch to the task's exit status.
   absl::Duration action_deadline = absl::Seconds(120);
@@ -54,6 +68,8 @@ struct PveFleetOptions {
   // configured node cannot be reached. Off: the configured URL only.
   bool follow_cluster = true;
   absl::Duration follow_interval = absl::Minutes(1);
+  // An rrddata answer is reused for this long (PVE consolidates its hour series once a minute).
+  absl::Duration rrd_max_age = absl::Seconds(60);
 };
 
 // The stable reason codes of refused or failed dispatches.
@@ -83,11 +99,18 @@ class PveFleet final : public core::Fleet {
                                                  const core::FleetLogQuery& query) override;
   // The resource as listed, as JSON (no secrets are listed by PVE's resource calls).
   absl::StatusOr<core::FleetConfig> ReadConfig(std::string_view id) override;
-  // cpu, memory, disk (percent) for nodes and guests; usage (percent) for storage; the samples
-  // this process took from the listings.
+  // cpu, memory, disk (percent) for nodes and guests; usage (percent) for storage: the
+  // resource's rrddata rows older than the first sample this process took, then those samples.
+  // Rows PVE left without the metric's values are skipped. An rrddata read that fails (the
+  // node is offline, its proxy broken, the token lacks Sys.Audit / VM.Audit /
+  // Datastore.Audit) leaves the series to the samples alone: history is best effort.
   absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
       std::string_view id, const core::FleetMetricQuery& query) override;
   absl::StatusOr<std::vector<core::Capability>> ListCapabilities(std::string_view id) override;
+  // The tasks that ended since the source opened, oldest first (docs/fleet.md, "Changes"):
+  // kind "task" (exit status OK or warnings) or "task_failed", about the guest the task ran on
+  // (or its node), detail "<type>: <exit status>". Seen when a listing reads /cluster/tasks.
+  std::vector<core::FleetChange> ChangesSince(std::uint64_t after_seq, std::size_t max) override;
   absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& request) override;
   absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
       const core::PostconditionQuery& query) override;
@@ -102,8 +125,10 @@ class PveFleet final : public core::Fleet {
   struct View {
     std::map<std::string, core::FleetResource> resources;
     std::vector<core::FleetRelationship> relationships;
-    std::map<std::string, Guest> guests;              // by resource id
-    std::map<std::string, core::FleetStatus> listed;  // storage status facts, by resource id
+    std::map<std::string, Guest> guests;  // by resource id
+    // Status facts of storage and backup jobs, which come from the listings, by resource id.
+    std::map<std::string, core::FleetStatus> listed;
+    std::vector<PveTask> tasks;  // /cluster/tasks: who holds a guest's lock
     absl::Time at;
   };
 
@@ -111,7 +136,14 @@ class PveFleet final : public core::Fleet {
            std::unique_ptr<PveClient> observer, std::string version);
   absl::StatusOr<std::shared_ptr<const View>> CurrentView();
   absl::StatusOr<std::shared_ptr<const View>> Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+  // The key of one resource's metric in samples_.
+  static std::string MetricKey(std::string_view id, std::string_view metric);
   void Record(const std::string& id, const std::string& metric, absl::Time at, double value);
+  // The resource's rrddata rows of `timeframe`, from the cache when younger than rrd_max_age.
+  absl::StatusOr<std::vector<core::FleetMetricPoint>> RrdPoints(const View& view,
+                                                                const core::FleetResource& resource,
+                                                                std::string_view metric,
+                                                                std::string_view timeframe);
   absl::StatusOr<std::string> GuestPath(const Guest& guest, std::string_view tail) const;
   std::vector<core::Capability> CatalogueFor(const Guest& guest, std::string_view status) const;
   absl::StatusOr<core::DispatchReceipt> Run(const core::DispatchRequest& request);
@@ -120,6 +152,9 @@ class PveFleet final : public core::Fleet {
   void FollowCluster() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
 
   const PveFleetOptions options_;
+  // The change feed from the cluster's tasks (Refresh appends; bounded by kFleetMaxChanges).
+  void RecordTaskChanges(const View& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+
   const std::unique_ptr<PveClient> client_;    // reads and dispatch
   const std::unique_ptr<PveClient> observer_;  // postconditions: its own connections
   const std::string version_;
@@ -133,6 +168,18 @@ class PveFleet final : public core::Fleet {
   std::shared_ptr<const View> view_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::DispatchReceipt> receipts_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<core::FleetMetricPoint>> samples_ ABSL_GUARDED_BY(mu_);
+  struct RrdAnswer {
+    absl::Time at;
+    std::vector<PveRrdRow> rows;
+  };
+  // rrddata answers by path and timeframe; entries older than rrd_max_age are dropped when a
+  // new one is stored, so the map holds at most the resources read within that time.
+  std::map<std::string, RrdAnswer> rrd_ ABSL_GUARDED_BY(mu_);
+  std::deque<core::FleetChange> changes_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t last_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // The finished tasks of the last /cluster/tasks read (a task is a change once, when it is
+  // first seen finished); unset until the first read, whose tasks are the past, not changes.
+  std::optional<std::set<std::string>> finished_tasks_ ABSL_GUARDED_BY(refresh_mu_);
 };
 
 }  // namespace pulse::proxmox

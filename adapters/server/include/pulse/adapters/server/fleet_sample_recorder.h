@@ -1,11 +1,12 @@
-// FleetSampleRecorder: copies the metric samples that some fleet sources take themselves (the
-// Docker source's stats sampler) into the server's stored metrics history, so capacity
-// forecasts and the metrics tool see them under the fleet's ids and they outlive the source's
-// bounded in-memory history (docs/fleet.md, "Metric history"). Every `interval` it lists the
-// fleet, and for each resource of a source of a recorded kind (the resource's `pulse.source`
-// attribute, the kind from SourceStatuses) reads each recorded metric through
-// Fleet::ReadMetricHistory since the newest point it already copied, and appends the newer
-// points in one transaction. A fleet without such a source costs one SourceStatuses call.
+// FleetSampleRecorder: copies the metric history that some fleet sources keep themselves (the
+// Docker source's stats sampler, a Proxmox VE cluster's rrddata) into the server's stored
+// metrics history, so capacity forecasts and the metrics tool see them under the fleet's ids
+// and they outlive the source's bounded in-memory history (docs/fleet.md, "Metric history").
+// Every `interval` it lists the fleet, and for each resource of a source of a recorded kind
+// (the resource's `pulse.source` attribute, the kind from SourceStatuses) reads each of that
+// kind's metrics through Fleet::ReadMetricHistory since the newest point it already copied (the
+// kind's first_window back for a series it has not copied yet), and appends the newer points
+// in one transaction. A fleet without such a source costs one SourceStatuses call.
 // Samples older than `retention` are deleted from the stored history once an hour.
 // Thread-safety: Start, Stop and RecordOnce from any thread (RecordOnce calls are serialized).
 // Borrows the fleet, the history and the clock, which must outlive it (Stop joins the thread).
@@ -13,7 +14,6 @@
 
 #include <cstddef>
 #include <map>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,12 +29,20 @@
 
 namespace pulse::server {
 
+// What is copied from the sources of one kind.
+struct RecordedKind {
+  std::vector<std::string> metrics;
+  absl::Duration first_window;  // how far back the first copy of a series reads
+};
+
 struct FleetSampleRecorderOptions {
-  std::set<std::string> kinds = {"docker"};  // sources whose samples are copied
-  // docker: cpu (percent of one CPU) and memory_pct (percent of the container's limit).
-  std::vector<std::string> metrics = {"cpu", "memory_pct"};
+  // docker: cpu (percent of one CPU) and memory_pct (percent of the container's limit), the
+  // last hour of the source's own samples. proxmox-ve: storage usage (percent), a day back,
+  // which the source answers from PVE's rrddata, so a storage forecast has a day of history
+  // from the first round (a non-storage resource answers NotFound for usage and is skipped).
+  std::map<std::string, RecordedKind> kinds = {{"docker", {{"cpu", "memory_pct"}, absl::Hours(1)}},
+                                               {"proxmox-ve", {{"usage"}, absl::Hours(24)}}};
   absl::Duration interval = absl::Seconds(15);
-  absl::Duration first_window = absl::Hours(1);  // how far back the first copy of a series reads
   // The stored history keeps this long: once per prune_interval (and on the first round) every
   // stored sample older than that is deleted, so recording never grows the store without end
   // (about 2 samples per container every 15 s). 0 keeps everything.
@@ -50,6 +58,8 @@ class FleetSampleRecorder {
   FleetSampleRecorder(const FleetSampleRecorder&) = delete;
   FleetSampleRecorder& operator=(const FleetSampleRecorder&) = delete;
 
+  // True when the fleet has a source of a recorded kind (only then is the thread worth it).
+  bool HasRecordedSource();
   // Starts the thread (a second call does nothing).
   void Start();
   // Ends the thread within one interval, joins it and, when it ran, records one last round.
