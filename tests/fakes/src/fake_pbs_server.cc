@@ -116,16 +116,25 @@ class FakePbsServer::Impl {
         }
       }
     };
-    each("datastores", [this](const rapidjson::Value& v) {
+    // The lambdas below run while this function holds mu_, which clang's lock analysis cannot
+    // see into: they write through pointers taken here.
+    std::vector<Datastore>* datastores = &datastores_;
+    std::vector<Snapshot>* snapshots = &snapshots_;
+    struct PendingTask {
+      std::string type, id, status;
+      std::int64_t start = 0, end = 0;
+    };
+    std::vector<PendingTask> tasks;
+    each("datastores", [datastores](const rapidjson::Value& v) {
       Datastore d;
       d.store = Get(v, "store");
       d.error = Get(v, "error");
       d.total = GetInt(v, "total");
       d.used = GetInt(v, "used");
       d.avail = GetInt(v, "avail", d.total - d.used);
-      datastores_.push_back(d);
+      datastores->push_back(d);
     });
-    each("snapshots", [this, now](const rapidjson::Value& v) {
+    each("snapshots", [snapshots, now](const rapidjson::Value& v) {
       Snapshot s;
       s.store = Get(v, "store");
       s.type = Get(v, "backup-type", "vm");
@@ -133,14 +142,17 @@ class FakePbsServer::Impl {
       s.time = GetTime(v, "backup-time", now);
       s.size = GetInt(v, "size");
       s.verification = Get(v, "verification");
-      snapshots_.push_back(s);
+      snapshots->push_back(s);
     });
-    each("tasks", [this, now](const rapidjson::Value& v) {
+    each("tasks", [&tasks, now](const rapidjson::Value& v) {
       const std::int64_t start = GetTime(v, "starttime", now);
       const std::string status = Get(v, "status", "OK");
-      AddTask(Get(v, "worker_type"), Get(v, "worker_id"), start,
-              status.empty() ? 0 : start + GetInt(v, "duration", 60), status);
+      tasks.push_back({Get(v, "worker_type"), Get(v, "worker_id"), status, start,
+                       status.empty() ? 0 : start + GetInt(v, "duration", 60)});
     });
+    for (const PendingTask& t : tasks) {
+      AddTask(t.type, t.id, t.start, t.end, t.status);
+    }
     return absl::OkStatus();
   }
 
@@ -221,10 +233,12 @@ class FakePbsServer::Impl {
     }
     const std::vector<std::string> parts = absl::StrSplit(target, '/', absl::SkipEmpty());
     if (parts == std::vector<std::string>{"version"}) {
-      return Ok([this](Writer& w) {
+      const std::string* version = &version_;
+      const std::string* release = &release_;
+      return Ok([version, release](Writer& w) {
         w.StartObject();
-        Str(w, "version", version_);
-        Str(w, "release", release_);
+        Str(w, "version", *version);
+        Str(w, "release", *release);
         Str(w, "repoid", "8cd3a5f3c1b56d3d");
         w.EndObject();
       });
@@ -243,9 +257,10 @@ class FakePbsServer::Impl {
   }
 
   FakeHttpReply DatastoreUsage() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return Ok([this](Writer& w) {
+    const std::vector<Datastore>* datastores = &datastores_;
+    return Ok([datastores](Writer& w) {
       w.StartArray();
-      for (const Datastore& d : datastores_) {
+      for (const Datastore& d : *datastores) {
         w.StartObject();
         Str(w, "store", d.store);
         if (!d.error.empty()) {
@@ -272,9 +287,11 @@ class FakePbsServer::Impl {
     if (!known) {
       return Refuse(400, absl::StrCat("datastore '", store, "' does not exist"));
     }
-    return Ok([this, &store](Writer& w) {
+    const std::vector<Snapshot>* snapshots = &snapshots_;
+    const std::string* hostname = &hostname_;
+    return Ok([snapshots, hostname, &store](Writer& w) {
       w.StartArray();
-      for (const Snapshot& s : snapshots_) {
+      for (const Snapshot& s : *snapshots) {
         if (s.store != store) {
           continue;
         }
@@ -301,7 +318,7 @@ class FakePbsServer::Impl {
           Str(w, "upid",
               absl::StrFormat("UPID:%s:00000400:00001234:00000000:%08X:verificationjob:"
                               "%s\\x3av-daily:root@pam:",
-                              hostname_, s.time, store));
+                              *hostname, s.time, store));
           w.EndObject();
         }
         w.EndObject();
@@ -330,12 +347,13 @@ class FakePbsServer::Impl {
     if (sorted.size() > limit) {
       sorted.resize(limit);
     }
-    return Ok([this, &sorted](Writer& w) {
+    const std::string* hostname = &hostname_;
+    return Ok([hostname, &sorted](Writer& w) {
       w.StartArray();
       for (const Task& t : sorted) {
         w.StartObject();
         Str(w, "upid", t.upid);
-        Str(w, "node", hostname_);
+        Str(w, "node", *hostname);
         Int(w, "pid", 1000);
         Int(w, "pstart", 0x1234);
         Int(w, "starttime", t.starttime);
