@@ -472,7 +472,24 @@ CREATE INDEX findings_open_counts ON findings (resource_id, severity_key, snooze
   WHERE is_open = 1;
 )sql";
 
-constexpr std::array<Migration, 9> kMigrations = {{
+// Version 10 (issue 25): the host agent registry (core/ports/host_agent_store.h). One row per
+// host; a token serves at most one host (UNIQUE), so a stolen token can never speak for a
+// second one. token_id is not a foreign key into api_tokens: a revoked token's row stays
+// until an operator binds the host to a new token, and the registry must outlive that.
+// last_report is the last accepted report's wire JSON, "" before the first.
+constexpr char kSchemaV10[] = R"sql(
+CREATE TABLE host_agents (
+  host TEXT NOT NULL PRIMARY KEY,
+  token_id TEXT NOT NULL UNIQUE,
+  bound_at_ns INTEGER NOT NULL,
+  agent_version TEXT NOT NULL DEFAULT '',
+  last_report_at_ns INTEGER,
+  report_seq INTEGER NOT NULL DEFAULT 0 CHECK (report_seq >= 0),
+  last_report TEXT NOT NULL DEFAULT ''
+);
+)sql";
+
+constexpr std::array<Migration, 10> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -482,6 +499,7 @@ constexpr std::array<Migration, 9> kMigrations = {{
     {7, "session owner and kind", kSchemaV7},
     {8, "action identity columns instead of its wire JSON", kSchemaV8},
     {9, "findings list order keys and page indexes", kSchemaV9},
+    {10, "host agent registry", kSchemaV10},
 }};
 
 }  // namespace

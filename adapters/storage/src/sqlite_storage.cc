@@ -84,6 +84,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::stri
   if (status.ok()) {
     status = Take(SqlitePatrolRunStore::Open(db), storage->patrol_runs);
   }
+  if (status.ok()) {
+    status = Take(SqliteHostAgentStore::Open(db), storage->host_agents);
+  }
   if (!status.ok()) {
     return status;
   }

@@ -6,12 +6,14 @@
 #include "contracts/action_store_contract.h"
 #include "contracts/finding_page_contract.h"
 #include "contracts/finding_store_contract.h"
+#include "contracts/host_agent_store_contract.h"
 #include "contracts/operator_state_store_contract.h"
 #include "contracts/patrol_run_store_contract.h"
 #include "contracts/session_store_contract.h"
 #include "contracts/token_store_contract.h"
 #include "pulse/adapters/storage/sqlite_action_store.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
+#include "pulse/adapters/storage/sqlite_host_agent_store.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
 #include "pulse/adapters/storage/sqlite_patrol_run_store.h"
 #include "pulse/adapters/storage/sqlite_session_store.h"
@@ -25,6 +27,7 @@ namespace {
 using adapters::storage::SqliteActionStore;
 using adapters::storage::SqliteDatabase;
 using adapters::storage::SqliteFindingStore;
+using adapters::storage::SqliteHostAgentStore;
 using adapters::storage::SqliteOperatorStateStore;
 using adapters::storage::SqlitePatrolRunStore;
 using adapters::storage::SqliteSessionStore;
@@ -64,6 +67,11 @@ Owned<SqliteTokenStore> TokenStoreIn(bool in_file) {
   return MakeOwned<SqliteTokenStore>(in_file, [](SqliteDatabase& db, const TempDir& dir) {
     return SqliteTokenStore::Open(db, dir.File("token.key"));
   });
+}
+
+Owned<SqliteHostAgentStore> HostAgentStoreIn(bool in_file) {
+  return MakeOwned<SqliteHostAgentStore>(
+      in_file, [](SqliteDatabase& db, const TempDir&) { return SqliteHostAgentStore::Open(db); });
 }
 
 }  // namespace
@@ -120,6 +128,16 @@ TEST_CASE("SqliteTokenStore (:memory:) honours the TokenStore contract",
 TEST_CASE("SqliteTokenStore (file) honours the TokenStore contract",
           "[adapters][storage][contract]") {
   RunTokenStoreContract([] { return TokenStoreIn(true); });
+}
+
+TEST_CASE("SqliteHostAgentStore (:memory:) honours the HostAgentStore contract",
+          "[adapters][storage][contract]") {
+  RunHostAgentStoreContract([] { return HostAgentStoreIn(false); });
+}
+
+TEST_CASE("SqliteHostAgentStore (file) honours the HostAgentStore contract",
+          "[adapters][storage][contract]") {
+  RunHostAgentStoreContract([] { return HostAgentStoreIn(true); });
 }
 
 }  // namespace pulse::testing::storage

@@ -36,13 +36,14 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     UndoActionIdentityColumns(raw);  // migration 8
     UndoFindingPageColumns(raw);     // migration 9
+    UndoHostAgents(raw);             // migration 10
     raw.exec("DELETE FROM schema_version WHERE version >= 2");
   }
   auto db = MustOpen(path);
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 9);
+  CHECK(kSchemaVersion == 10);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -73,6 +74,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
     UndoFindingPageColumns(raw);     // migration 9
+    UndoHostAgents(raw);             // migration 10
     raw.exec("DELETE FROM schema_version WHERE version >= 7");
   }
   auto db = MustOpen(path);

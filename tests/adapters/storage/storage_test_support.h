@@ -39,6 +39,10 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 10 (the host agent registry), for the tests that roll a file back to an
+// older release and reopen it.
+inline void UndoHostAgents(SQLite::Database& raw) { raw.exec("DROP TABLE host_agents"); }
+
 // Undoes migration 9 (the findings order columns and page indexes), for the same tests.
 inline void UndoFindingPageColumns(SQLite::Database& raw) {
   for (const char* index :

@@ -16,6 +16,7 @@
 #include "pulse/adapters/storage/sqlite_credential_store.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
+#include "pulse/adapters/storage/sqlite_host_agent_store.h"
 #include "pulse/adapters/storage/sqlite_metrics_history.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
 #include "pulse/adapters/storage/sqlite_patrol_run_store.h"
@@ -36,6 +37,7 @@ struct SqliteStorage {
   std::unique_ptr<SqliteTokenStore> tokens;
   std::unique_ptr<SqliteCredentialStore> credentials;
   std::unique_ptr<SqlitePatrolRunStore> patrol_runs;
+  std::unique_ptr<SqliteHostAgentStore> host_agents;
 };
 
 // Opens (creating what is missing) the storage of `data_dir`. Errors: those of
