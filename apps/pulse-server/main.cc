@@ -1,6 +1,8 @@
 // pulse-server: serves the governed surface over HTTP (docs/server.md). This file only parses
 // the command line (CLI11 stays in this one translation unit) and wires: the application layer
 // in adapters/server (pulse/adapters/server/server_app.h) composes and runs the server.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,6 +30,17 @@ CLI::Option* AddSetting(CLI::App& app, const std::string& name, std::optional<st
 }  // namespace
 
 namespace {
+
+// Every connected pulse-agent holds a socket (docs/agent.md); the common default soft limit of
+// 1,024 open files would cap a fleet long before the server's own budgets do, so the soft limit
+// is raised to the hard one the administrator allows. A failure keeps the limit as it was.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
 
 int Run(int argc, char** argv) {
   // Debian's Abseil is built with lock-order (deadlock) detection on, which takes a global graph
@@ -175,6 +188,7 @@ int Run(int argc, char** argv) {
     config->api_key = std::move(key->value);
     config->api_key_variable = std::move(key->variable);
   }
+  RaiseOpenFileLimit();
   return pulse::server::RunServer(*config);
 }
 

@@ -63,7 +63,7 @@ RequestPipeline::RequestPipeline(const HttpServerOptions& options, Router router
       router_(std::move(router)),
       authenticator_(authenticator),
       slots_(StreamSlotLimits{options_.max_subscription_streams, options_.max_run_streams,
-                              options_.max_streams_per_token}) {}
+                              options_.max_streams_per_token, options_.max_host_agent_streams}) {}
 
 absl::Status RequestPipeline::ConfigureMetrics(MetricsRegistry* metrics) {
   if (metrics == nullptr) {

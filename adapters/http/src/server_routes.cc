@@ -6,7 +6,9 @@ namespace pulse::adapters::http {
 namespace {
 
 // The RouteSpec of a server row of the surface table: its route, and the body and query checks
-// the row declares. A streaming server route is a run (chat, resume, answer).
+// the row declares. A streaming server route is a run (chat, resume, answer), except a host
+// agent's command stream (every server route under /api/agents/), which has a budget of its own
+// so a thousand connected agents never starve the Assistant's runs.
 ServerRoute FromSurface(const core::SurfaceRoute& row) {
   ServerRoute route;
   route.spec.name = row.name;
@@ -15,7 +17,8 @@ ServerRoute FromSurface(const core::SurfaceRoute& row) {
   route.spec.scope = row.scope;
   route.spec.body_schema = row.body_schema;
   route.spec.streaming = row.streaming;
-  route.spec.stream_budget = StreamBudget::kRun;
+  route.spec.stream_budget =
+      row.path.rfind("/api/agents/", 0) == 0 ? StreamBudget::kHostAgent : StreamBudget::kRun;
   route.spec.query_schema = row.query_schema;
   route.spec.query_param_codes = row.query_param_codes;
   route.description = row.description;

@@ -10,9 +10,10 @@ namespace pulse::adapters::http::internal {
 namespace {
 
 // The metric label values of a refusal: budget, and reason.
-constexpr std::array<core::WireName<StreamBudget>, 2> kBudgetNames = {{
+constexpr std::array<core::WireName<StreamBudget>, 3> kBudgetNames = {{
     {StreamBudget::kSubscription, "subscriptions"},
     {StreamBudget::kRun, "runs"},
+    {StreamBudget::kHostAgent, "host_agents"},
 }};
 
 constexpr std::array<core::WireName<StreamSlots::Refusal>, 2> kReasonNames = {{
@@ -50,7 +51,8 @@ void StreamSlots::SetMetrics(GaugeFamily* slots, CounterFamily* refusals) {
   absl::MutexLock lock(&mu_);
   slots_gauge_ = slots;
   refusals_counter_ = refusals;
-  for (StreamBudget budget : {StreamBudget::kSubscription, StreamBudget::kRun}) {
+  for (StreamBudget budget :
+       {StreamBudget::kSubscription, StreamBudget::kRun, StreamBudget::kHostAgent}) {
     ExportLocked(budget);
     if (refusals_counter_ != nullptr) {
       for (Refusal reason : {Refusal::kPerToken, Refusal::kBudget}) {
@@ -61,7 +63,15 @@ void StreamSlots::SetMetrics(GaugeFamily* slots, CounterFamily* refusals) {
 }
 
 std::size_t& StreamSlots::CountOf(StreamBudget budget) {
-  return budget == StreamBudget::kSubscription ? subscriptions_ : runs_;
+  switch (budget) {
+    case StreamBudget::kSubscription:
+      return subscriptions_;
+    case StreamBudget::kHostAgent:
+      return host_agents_;
+    case StreamBudget::kRun:
+      break;
+  }
+  return runs_;
 }
 
 void StreamSlots::ExportLocked(StreamBudget budget) {
@@ -108,11 +118,27 @@ void StreamSlots::Give(StreamBudget budget, const std::string& token_id) {
 
 std::size_t StreamSlots::InUse(StreamBudget budget) const {
   absl::MutexLock lock(&mu_);
-  return budget == StreamBudget::kSubscription ? subscriptions_ : runs_;
+  switch (budget) {
+    case StreamBudget::kSubscription:
+      return subscriptions_;
+    case StreamBudget::kHostAgent:
+      return host_agents_;
+    case StreamBudget::kRun:
+      break;
+  }
+  return runs_;
 }
 
 std::size_t StreamSlots::Max(StreamBudget budget) const {
-  return budget == StreamBudget::kSubscription ? limits_.subscriptions : limits_.runs;
+  switch (budget) {
+    case StreamBudget::kSubscription:
+      return limits_.subscriptions;
+    case StreamBudget::kHostAgent:
+      return limits_.host_agents;
+    case StreamBudget::kRun:
+      break;
+  }
+  return limits_.runs;
 }
 
 std::size_t StreamSlots::Refusals(StreamBudget budget, Refusal reason) const {

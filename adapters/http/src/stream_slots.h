@@ -20,13 +20,14 @@
 
 namespace pulse::adapters::http::internal {
 
-// Wire name of a budget: "subscriptions" or "runs" (the metrics label).
+// Wire name of a budget: "subscriptions", "runs" or "host_agents" (the metrics label).
 std::string_view BudgetName(StreamBudget budget);
 
 struct StreamSlotLimits {
   std::size_t subscriptions = 0;
   std::size_t runs = 0;
   std::size_t per_token = 0;
+  std::size_t host_agents = 0;
 };
 
 class StreamSlots;
@@ -90,6 +91,7 @@ class StreamSlots {
   mutable absl::Mutex mu_;
   std::size_t subscriptions_ ABSL_GUARDED_BY(mu_) = 0;
   std::size_t runs_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t host_agents_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::size_t> per_token_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<StreamBudget, Refusal>, std::size_t> refusals_ ABSL_GUARDED_BY(mu_);
   GaugeFamily* slots_gauge_ ABSL_GUARDED_BY(mu_) = nullptr;

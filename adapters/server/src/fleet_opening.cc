@@ -1,5 +1,6 @@
 #include "fleet_opening.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/docker/docker_fleet.h"
 #include "pulse/adapters/docker/docker_source.h"
+#include "pulse/adapters/hostagent/agents_source.h"
 #include "pulse/adapters/proxmox/pbs_fleet.h"
 #include "pulse/adapters/proxmox/pbs_source.h"
 #include "pulse/adapters/proxmox/pve_fleet.h"
@@ -23,6 +25,7 @@ namespace pulse::server {
 namespace {
 
 namespace agents = adapters::agents;
+namespace hostagent = adapters::hostagent;
 
 // The demo fleet lands a change this long after dispatch (DemoFleet's default is 3 s, meant
 // for watching it happen): an approve -> execute round trip then takes well under a second.
@@ -113,9 +116,22 @@ std::optional<std::string> SourcesDocumentAt(const std::string& path) {
   return text;
 }
 
+// The spec of the host agents' source added to a fleet that lists none: named `agents`, or
+// `host-agents` when that name is taken.
+agents::FleetSourceSpec AgentsSpec(const std::vector<agents::FleetSourceSpec>& taken) {
+  std::string name = "agents";
+  if (std::any_of(taken.begin(), taken.end(),
+                  [](const agents::FleetSourceSpec& s) { return s.name == "agents"; })) {
+    name = "host-agents";
+  }
+  return {name, std::string(hostagent::kAgentsSourceKind),
+          absl::StrCat(R"({"kind":"agents","name":")", name, R"("})")};
+}
+
 absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::string& where,
                                         const core::Clock& clock,
-                                        const FleetCredentialLookup& credentials) {
+                                        const FleetCredentialLookup& credentials,
+                                        hostagent::AgentHub* hub) {
   const auto named = [&where](const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
   };
@@ -123,8 +139,14 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
   if (!specs.ok()) {
     return named(specs.status());
   }
+  if (hub != nullptr && specs->size() < agents::kMaxFleetSources &&
+      std::none_of(specs->begin(), specs->end(), [](const agents::FleetSourceSpec& s) {
+        return s.kind == hostagent::kAgentsSourceKind;
+      })) {
+    specs->push_back(AgentsSpec(*specs));
+  }
   agents::FleetSourceRegistry registry;
-  PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock, credentials));
+  PULSE_RETURN_IF_ERROR(RegisterServerFleetSources(registry, clock, credentials, hub));
   std::vector<agents::CompositeSource> sources;
   OpenedFleet out;
   for (const agents::FleetSourceSpec& spec : *specs) {
@@ -151,13 +173,16 @@ absl::StatusOr<OpenedFleet> OpenSources(const std::string& document, const std::
 }  // namespace
 
 absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
-                                        const core::Clock& clock,
-                                        FleetCredentialLookup credentials) {
+                                        const core::Clock& clock, FleetCredentialLookup credentials,
+                                        hostagent::AgentHub* hub) {
   agents::BuiltinFleetSourceOptions builtin;
   builtin.demo = DemoOptions(clock);
   builtin.local.clock = &clock;
   PULSE_RETURN_IF_ERROR(agents::RegisterBuiltinFleetSources(registry, builtin));
   PULSE_RETURN_IF_ERROR(registry.Register("docker", OpenDockerSource));
+  if (hub != nullptr) {
+    PULSE_RETURN_IF_ERROR(hostagent::RegisterAgentsSource(registry, *hub));
+  }
   PULSE_RETURN_IF_ERROR(
       registry.Register("proxmox-ve", [credentials](const agents::FleetSourceSpec& spec) {
         return OpenPveSource(spec, credentials);
@@ -168,22 +193,46 @@ absl::Status RegisterServerFleetSources(agents::FleetSourceRegistry& registry,
                            });
 }
 
+// One fleet (demo, local, a demo file) and the host agents' source, as a composite.
+absl::StatusOr<OpenedFleet> WithAgents(OpenedFleet single, std::string name, std::string kind,
+                                       hostagent::AgentHub& hub) {
+  OpenedFleet out;
+  if (single.demo_history != nullptr) {
+    out.source_histories[name] = std::move(single.demo_history);
+  }
+  std::vector<agents::CompositeSource> sources;
+  sources.push_back({std::move(name), std::move(kind), std::move(single.fleet)});
+  sources.push_back(
+      {"agents", std::string(hostagent::kAgentsSourceKind),
+       std::make_unique<hostagent::AgentsFleet>(hub, hostagent::AgentsFleetOptions{})});
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<agents::CompositeFleet> composite,
+                         agents::CompositeFleet::Create(std::move(sources)));
+  out.composite = composite.get();
+  out.fleet = std::move(composite);
+  return out;
+}
+
 absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
                                                 const core::Clock& clock,
-                                                const FleetCredentialLookup& credentials) {
+                                                const FleetCredentialLookup& credentials,
+                                                hostagent::AgentHub* hub) {
   OpenedFleet out;
   if (!config.fleet_sources.empty()) {
-    return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock, credentials);
+    return OpenSources(config.fleet_sources, "pulse.json \"fleet\"", clock, credentials, hub);
   }
   if (config.fleet == kFleetLocal) {
     agents::LocalHostFleetOptions options;
     options.clock = &clock;
     PULSE_ASSIGN_OR_RETURN(out.fleet, agents::LocalHostFleet::Open(options));
+    if (hub != nullptr) {
+      return WithAgents(std::move(out), "local", "local", *hub);
+    }
     return out;
   }
   if (config.fleet != kFleetDemo) {
     if (std::optional<std::string> document = SourcesDocumentAt(config.fleet)) {
-      return OpenSources(*document, absl::StrCat("--fleet ", config.fleet), clock, credentials);
+      return OpenSources(*document, absl::StrCat("--fleet ", config.fleet), clock, credentials,
+                         hub);
     }
   }
   absl::StatusOr<std::unique_ptr<agents::DemoFleet>> demo =
@@ -195,6 +244,9 @@ absl::StatusOr<OpenedFleet> OpenConfiguredFleet(const ServerConfig& config,
   }
   out.demo_history = std::make_unique<agents::DemoFleetMetricsHistory>(**demo);
   out.fleet = *std::move(demo);
+  if (hub != nullptr) {
+    return WithAgents(std::move(out), "demo", "demo", *hub);
+  }
   return out;
 }
 

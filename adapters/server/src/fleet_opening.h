@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/adapters/agents/composite_fleet.h"
 #include "pulse/adapters/agents/fleet_sources.h"
+#include "pulse/adapters/hostagent/agent_hub.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
@@ -39,17 +40,20 @@ using FleetCredentialLookup =
 // The source kinds pulse-server knows: demo and local (agents::RegisterBuiltinFleetSources,
 // with the server's demo timings and `clock`), docker (docker/docker_source.h), proxmox-ve
 // (proxmox/pve_source.h) and proxmox-backup (proxmox/pbs_source.h), each Proxmox source's token
-// secret from `credentials` (without a lookup such a source cannot open). A new kind registers
-// here.
+// secret from `credentials` (without a lookup such a source cannot open), and agents
+// (hostagent/agents_source.h) over `hub` when there is one. A new kind registers here.
 [[nodiscard]] absl::Status RegisterServerFleetSources(
     adapters::agents::FleetSourceRegistry& registry, const core::Clock& clock,
-    FleetCredentialLookup credentials = {});
+    FleetCredentialLookup credentials = {}, adapters::hostagent::AgentHub* hub = nullptr);
 
-// demo, local and a demo-format file open as before (one fleet, no composite); a sources
-// document opens every source through the registry and merges them. Errors name the setting
+// demo, local and a demo-format file open as one fleet; a sources document opens every source
+// through the registry and merges them. With a `hub`, the host agents join every fleet: a source
+// of kind agents named `agents` (`host-agents` when a configured source has that name) is added
+// unless the sources list one (or already has kMaxFleetSources), and demo, local or a demo file
+// become the first source of a composite (named demo, local, demo). Errors name the setting
 // (--fleet FILE or pulse.json "fleet") and the source at fault.
 [[nodiscard]] absl::StatusOr<OpenedFleet> OpenConfiguredFleet(
     const ServerConfig& config, const core::Clock& clock,
-    const FleetCredentialLookup& credentials = {});
+    const FleetCredentialLookup& credentials = {}, adapters::hostagent::AgentHub* hub = nullptr);
 
 }  // namespace pulse::server

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "fleet_opening.h"
 #include "pulse/adapters/agents/composite_metrics_history.h"
+#include "pulse/adapters/hostagent/agent_hub.h"
 #include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -101,6 +102,9 @@ struct ServerApp::Parts {
   system::SystemClock clock;
   std::unique_ptr<system::RandomIdSource> ids;
   std::unique_ptr<storage::SqliteStorage> storage;
+  // The host agents (docs/agent.md): their registry in memory, over storage's; the fleet's
+  // `agents` source reads it and the /api/agents/* routes feed it.
+  std::unique_ptr<adapters::hostagent::AgentHub> agent_hub;
   std::unique_ptr<core::Fleet> fleet;
   // The demo fleet's generated history (a demo fleet), or the routing history of a composite
   // (agents::CompositeMetricsHistory); null: the storage's history alone.
@@ -149,15 +153,21 @@ struct ServerApp::Parts {
 
 absl::Status ServerApp::Parts::OpenFleet() {
   storage::SqliteCredentialStore* credentials = storage->credentials.get();
-  PULSE_ASSIGN_OR_RETURN(
-      OpenedFleet opened,
-      OpenConfiguredFleet(config, clock,
-                          [credentials](std::string_view source) -> absl::StatusOr<std::string> {
-                            if (credentials == nullptr) {
-                              return absl::NotFoundError("no credential store");
-                            }
-                            return credentials->Get(proxmox::FleetCredentialName(source));
-                          }));
+  adapters::hostagent::AgentHubOptions hub_options;
+  hub_options.clock = &clock;
+  hub_options.server_version = PULSE_CORE_VERSION_STRING;
+  PULSE_ASSIGN_OR_RETURN(agent_hub,
+                         adapters::hostagent::AgentHub::Open(*storage->host_agents, hub_options));
+  PULSE_ASSIGN_OR_RETURN(OpenedFleet opened,
+                         OpenConfiguredFleet(
+                             config, clock,
+                             [credentials](std::string_view source) -> absl::StatusOr<std::string> {
+                               if (credentials == nullptr) {
+                                 return absl::NotFoundError("no credential store");
+                               }
+                               return credentials->Get(proxmox::FleetCredentialName(source));
+                             },
+                             agent_hub.get()));
   fleet = std::move(opened.fleet);
   own_history = std::move(opened.demo_history);
   if (opened.composite != nullptr) {
@@ -300,7 +310,8 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *patrol,
                                   *storage->patrol_runs,
                                   *scheduler,
-                                  *storage->database});
+                                  *storage->database,
+                                  agent_hub.get()});
   http::Router router;
   PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));
@@ -308,6 +319,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindAssistantRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindPatrolRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindTokenRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
@@ -319,6 +331,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   options.max_subscription_streams = config.max_event_streams;
   options.max_run_streams = config.max_run_streams;
   options.max_streams_per_token = config.max_streams_per_token;
+  options.max_host_agent_streams = config.max_host_agent_streams;
   options.on_request = [](const http::RequestRecord& record) {
     if (record.status >= 500) {
       LogLine(absl::StrCat(record.method, " ", record.route, " answered ", record.status));

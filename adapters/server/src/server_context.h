@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "patrol_scheduler.h"
+#include "pulse/adapters/hostagent/agent_hub.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -58,6 +59,7 @@ struct ServerContext {
   core::PatrolRunStore& patrol_runs;
   PatrolScheduler& scheduler;
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
+  adapters::hostagent::AgentHub* agents;              // never null in a running server
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -81,5 +83,6 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindAssistantRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindTokenRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindHostAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

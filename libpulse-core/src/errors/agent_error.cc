@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 71> kCodes = {{
+constexpr std::array<CodeInfo, 73> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -81,6 +81,8 @@ constexpr std::array<CodeInfo, 71> kCodes = {{
     {C::kTokenNotFound, "token_not_found", 404},
     {C::kTokenManagementForbidden, "token_management_forbidden", 403},
     {C::kSessionNotResumable, "session_not_resumable", 409},
+    {C::kAgentTokenRequired, "agent_token_required", 403},
+    {C::kAgentHostMismatch, "agent_host_mismatch", 403},
     {C::kUnauthorized, "unauthorized", 401},
     {C::kRouteNotFound, "route_not_found", 404},
     {C::kMethodNotAllowed, "method_not_allowed", 405},

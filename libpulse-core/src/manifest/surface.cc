@@ -85,6 +85,15 @@ constexpr std::string_view kSessionListQuerySchema = R"json({
   }
 })json";
 
+constexpr std::string_view kHostAgentCommandsQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "host": {"type": "string", "minLength": 1, "maxLength": 64},
+    "agent_version": {"type": "string", "maxLength": 64}
+  },
+  "required": ["host"]
+})json";
+
 constexpr std::string_view kActionListQuerySchema = R"json({
   "type": "object",
   "properties": {
@@ -249,6 +258,24 @@ std::vector<SurfaceRoute> BuildSurface() {
             "Ends a finding's snooze now: it is active again. An operator's undo, not offered "
             "to agents. finding_action_not_allowed unless the finding is snoozed.",
             "{ success: true, message: string }", kFindingIdBodySchema),
+      // ---- host agents (docs/agent.md): tokens of kind agent only, each bound to one host ----
+      Route("report_host_agent", "POST", "/api/agents/report", Scope::kAgentReport,
+            "A pulse-agent reports its host: resources (only the host's own), relationships, "
+            "statuses, metrics and what its allowlist accepts. The first request binds the token "
+            "to the host; a token of another host, or a host bound to another live token, is "
+            "agent_host_mismatch. The report replaces the host's last one.",
+            "{ accepted, host, report_seq, next_report_seconds }"),
+      WithQuery(Route("host_agent_commands", "GET", "/api/agents/commands", Scope::kAgentExec,
+                      "A pulse-agent's command stream: event hello first, then event command "
+                      "frames (dispatch, exec, report), a heartbeat comment every 15 seconds. A "
+                      "newer stream of the same host ends the older one. Unanswered commands are "
+                      "sent again on every reconnect.",
+                      "text/event-stream of hello and command events", "", true),
+                kHostAgentCommandsQuerySchema),
+      Route("host_agent_result", "POST", "/api/agents/results", Scope::kAgentExec,
+            "A pulse-agent answers a command of its own host: accepted is false for an unknown, "
+            "finished or another host's command (late answers after a reconnect are normal).",
+            "{ accepted }"),
       Route("reopen_finding", "POST", "/api/ai/patrol/reopen", Scope::kAiExecute,
             "Reopens a dismissed or suppressed finding: clears the dismissal, suppression, "
             "acknowledgement and reminder (suppression rules stay). An operator's undo, not "

@@ -12,9 +12,10 @@ namespace pulse::core {
 namespace {
 
 // The single table of scope wire strings, in canonical order.
-constexpr std::array<WireName<Scope>, 11> kScopeNames = {{
+constexpr std::array<WireName<Scope>, 12> kScopeNames = {{
     {Scope::kMonitoringRead, "monitoring:read"},
     {Scope::kMonitoringWrite, "monitoring:write"},
+    {Scope::kAgentReport, "agent:report"},
     {Scope::kSettingsRead, "settings:read"},
     {Scope::kSettingsWrite, "settings:write"},
     {Scope::kAuditRead, "audit:read"},

@@ -23,10 +23,13 @@ TEST_CASE("pulse-server serves a fleet of two sources with their state", "[e2e][
   REQUIRE(context.status == 200);
   const rapidjson::Document doc = Json(context.body);
   REQUIRE(doc.HasMember("sources"));
-  REQUIRE(doc["sources"].Size() == 2);
+  // The host agents' source joins every fleet (docs/agent.md), after the configured ones.
+  REQUIRE(doc["sources"].Size() == 3);
   CHECK(Str(doc["sources"][0], "name") == "lab");
   CHECK(Str(doc["sources"][1], "name") == "lab2");
   CHECK(Str(doc["sources"][1], "state") == "up");
+  CHECK(Str(doc["sources"][2], "name") == "agents");
+  CHECK(Str(doc["sources"][2], "kind") == "agents");
   std::vector<std::string> ids;
   for (const auto& r : doc["resources"].GetArray()) {
     ids.push_back(Str(r, "canonicalId"));
@@ -48,8 +51,8 @@ TEST_CASE("a bad sources file stops pulse-server naming the file and the source"
   TempDir dir;
   const std::string fleet = dir.File("fleet.json");
   std::ofstream(fleet) << R"({"sources": [{"name": "d1", "kind": "dockre"}]})";
-  const Captured run = RunCommand({ServerBinary(), "--data-dir", dir.path(), "--listen",
-                                   "127.0.0.1:0", "--fleet", fleet});
+  const Captured run = RunCommand(
+      {ServerBinary(), "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--fleet", fleet});
   CHECK(run.exit_code == 1);
   CHECK(run.err.find(fleet) != std::string::npos);
   CHECK(run.err.find("fleet source \"d1\": unknown kind \"dockre\"") != std::string::npos);

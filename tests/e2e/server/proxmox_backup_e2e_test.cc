@@ -168,7 +168,7 @@ TEST_CASE("pulse-server reads a proxmox-backup source and Patrol finds its full 
   INFO(down.body);
   REQUIRE(down.status == 200);
   const rapidjson::Document down_doc = Json(down.body);
-  REQUIRE(down_doc["sources"].Size() == 2);
+  REQUIRE(down_doc["sources"].Size() == 3);  // and the host agents' source
   for (const rapidjson::Value& s : down_doc["sources"].GetArray()) {
     if (Str(s, "name") == "pbs") {
       CHECK(Str(s, "state") == "down");

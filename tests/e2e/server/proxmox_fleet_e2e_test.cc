@@ -211,7 +211,7 @@ TEST_CASE("pulse-server governs a shutdown on a proxmox-ve source and the observ
   INFO(down.body);
   REQUIRE(down.status == 200);
   const rapidjson::Document down_doc = Json(down.body);
-  REQUIRE(down_doc["sources"].Size() == 1);
+  REQUIRE(down_doc["sources"].Size() == 2);  // and the host agents' source, up
   CHECK(Str(down_doc["sources"][0], "state") == "down");
   CHECK(Str(down_doc["sources"][0], "error").find("401") != std::string::npos);
   CHECK(Str(down_doc["sources"][0], "error").find(kSecret) == std::string::npos);
@@ -375,7 +375,7 @@ TEST_CASE("Patrol finds the staged faults of a proxmox-ve source through pulse-s
   INFO(context.body);
   REQUIRE(context.status == 200);
   const rapidjson::Document doc = Json(context.body);
-  REQUIRE(doc["sources"].Size() == 1);
+  REQUIRE(doc["sources"].Size() == 2);  // and the host agents' source
   CHECK(Str(doc["sources"][0], "state") == "up");
   CHECK(context.body.find("vm:101") != std::string::npos);
   CHECK(context.body.find("vm:104") != std::string::npos);

@@ -88,7 +88,10 @@ TEST_CASE("every route refuses a token without its scope with the exact missing_
   for (core::Scope s : core::kAllScopes) {
     const std::string name(core::ToString(s));
     lacking[name] = MintToken(dir.path(), AllScopesBut(name), "lacks-" + name);
-    only[name] = MintToken(dir.path(), name, "only-" + name);
+    // The host agents' routes take only agent tokens (agent_token_required, also a 403, for any
+    // other kind): their scopes are minted as the agent kind here.
+    const bool agent_scope = s == core::Scope::kAgentReport || s == core::Scope::kAgentExec;
+    only[name] = MintToken(dir.path(), name, "only-" + name, agent_scope ? "agent" : "");
   }
   ServerProcess server(dir.path());
   const std::vector<Target> targets = Targets(server.port());

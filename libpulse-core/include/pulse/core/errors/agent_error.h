@@ -87,6 +87,9 @@ enum class AgentErrorCode {
   kTokenManagementForbidden,  // not a human token, or a token wider than the caller's scopes
   // sessions
   kSessionNotResumable,  // a Patrol (system) session: never continued, resumed or answered
+  // host agents (/api/agents/*, docs/agent.md); outside the manifest
+  kAgentTokenRequired,  // the route is for pulse-agent: the token's kind must be agent
+  kAgentHostMismatch,   // the token belongs to another host, or the host to another live token
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
   kUnauthorized,           // no credential, or one the token store does not accept

@@ -20,6 +20,7 @@ namespace pulse::core {
 enum class Scope : std::uint8_t {
   kMonitoringRead,
   kMonitoringWrite,
+  kAgentReport,
   kSettingsRead,
   kSettingsWrite,
   kAuditRead,
@@ -32,10 +33,10 @@ enum class Scope : std::uint8_t {
 };
 
 // Every scope, in canonical order.
-inline constexpr std::array<Scope, 11> kAllScopes = {
-    Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kSettingsRead,   Scope::kSettingsWrite,
-    Scope::kAuditRead,      Scope::kAiExecute,       Scope::kAiChat,         Scope::kAgentExec,
-    Scope::kActionsPlan,    Scope::kActionsApprove,  Scope::kActionsExecute,
+inline constexpr std::array<Scope, 12> kAllScopes = {
+    Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kAgentReport,    Scope::kSettingsRead,
+    Scope::kSettingsWrite,  Scope::kAuditRead,       Scope::kAiExecute,      Scope::kAiChat,
+    Scope::kAgentExec,      Scope::kActionsPlan,     Scope::kActionsApprove, Scope::kActionsExecute,
 };
 
 // The wildcard: a token holding it holds every scope.

@@ -27,7 +27,7 @@ namespace pulse::adapters::hostagent {
 inline constexpr int kProtocolVersion = 1;
 
 // Bounds of one message. A report over any of them is refused whole.
-inline constexpr std::size_t kMaxMessageBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;  // the server's body limit
 inline constexpr std::size_t kMaxReportResources = 2000;
 inline constexpr std::size_t kMaxReportRelationships = 4000;
 inline constexpr std::size_t kMaxReportStatuses = 2000;

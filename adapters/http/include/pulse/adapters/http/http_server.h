@@ -61,6 +61,8 @@ struct HttpServerOptions {
   // Budgets of open event streams (RouteSpec::stream_budget), and the cap per token over both.
   std::size_t max_subscription_streams = 384;
   std::size_t max_run_streams = 128;
+  // Host agents' command streams: one per connected pulse-agent (docs/agent.md).
+  std::size_t max_host_agent_streams = 4096;
   std::size_t max_streams_per_token = 32;
   int listen_backlog = 512;
   // The request line and each header line at most this long (longer: 414 for the request

@@ -31,7 +31,9 @@ namespace pulse::adapters::http {
 
 // Which budget of open streams a streaming route draws from (HttpServerOptions): the agent
 // event subscriptions, or the runs (chat, resume, answer) that do work while they stream.
-enum class StreamBudget { kSubscription, kRun };
+// Which budget an open event stream draws from (http_server.h): agent event subscriptions, runs
+// (chat, resume, answer) and host agents' command streams (/api/agents/commands).
+enum class StreamBudget { kSubscription, kRun, kHostAgent };
 
 struct RouteSpec {
   std::string name;                  // capability or route name; also the "route" metrics label

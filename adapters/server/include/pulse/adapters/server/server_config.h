@@ -145,6 +145,9 @@ struct ServerConfig {
   std::size_t max_event_streams = kDefaultMaxEventStreams;
   std::size_t max_run_streams = kDefaultMaxRunStreams;
   std::size_t max_streams_per_token = kDefaultMaxStreamsPerToken;
+  // Host agents' command streams (one per connected pulse-agent; docs/agent.md). Not a flag:
+  // each is a socket and a few KiB, and the event loops serve them without threads.
+  std::size_t max_host_agent_streams = 4096;
   std::size_t run_workers = kDefaultRunWorkers;  // 1..kMaxRunWorkers
   std::size_t run_queue = kDefaultRunQueue;      // 0..kMaxRunQueue (0: no waiting, refuse)
 
