@@ -12,7 +12,7 @@ namespace pulse::core {
 namespace {
 
 // The single table of scope wire strings, in canonical order.
-constexpr std::array<WireName<Scope>, 11> kScopeNames = {{
+constexpr std::array<WireName<Scope>, 12> kScopeNames = {{
     {Scope::kMonitoringRead, "monitoring:read"},
     {Scope::kMonitoringWrite, "monitoring:write"},
     {Scope::kSettingsRead, "settings:read"},
@@ -20,6 +20,7 @@ constexpr std::array<WireName<Scope>, 11> kScopeNames = {{
     {Scope::kAuditRead, "audit:read"},
     {Scope::kAiExecute, "ai:execute"},
     {Scope::kAiChat, "ai:chat"},
+    {Scope::kAgentReport, "agent:report"},
     {Scope::kAgentExec, "agent:exec"},
     {Scope::kActionsPlan, "actions:plan"},
     {Scope::kActionsApprove, "actions:approve"},

@@ -142,10 +142,10 @@ TEST_CASE("policy, tool and error vocabularies read back every value and refuse 
   // An out-of-range mode reads as its most demanding reading.
   CheckNames<ActionMode>({"read", "mixed", "write"}, "write");
   CheckNames<ApprovalPolicy>({"scope_only", "action_plan"}, "action_plan");
-  CheckVocabulary<Scope>(
-      {"monitoring:read", "monitoring:write", "settings:read", "settings:write", "audit:read",
-       "ai:execute", "ai:chat", "agent:exec", "actions:plan", "actions:approve", "actions:execute"},
-      "unknown", ParseScope);
+  CheckVocabulary<Scope>({"monitoring:read", "monitoring:write", "settings:read", "settings:write",
+                          "audit:read", "ai:execute", "ai:chat", "agent:report", "agent:exec",
+                          "actions:plan", "actions:approve", "actions:execute"},
+                         "unknown", ParseScope);
   CheckVocabulary<ToolErrorCode>(
       {"FSM_BLOCKED", "POLICY_BLOCKED", "APPROVAL_REQUIRED", "INVALID_INPUT", "NOT_FOUND",
        "EXECUTION_FAILED", "NO_AGENT", "LOOP_DETECTED", "BUDGET_EXHAUSTED", "TOOL_NOT_ADVERTISED",

@@ -8,10 +8,10 @@ namespace pulse::core {
 namespace {
 
 TEST_CASE("scope wire strings round-trip in canonical order", "[core][policy]") {
-  const std::vector<std::string> expected = {"monitoring:read", "monitoring:write", "settings:read",
-                                             "settings:write",  "audit:read",       "ai:execute",
-                                             "ai:chat",         "agent:exec",       "actions:plan",
-                                             "actions:approve", "actions:execute"};
+  const std::vector<std::string> expected = {
+      "monitoring:read", "monitoring:write", "settings:read",   "settings:write",
+      "audit:read",      "ai:execute",       "ai:chat",         "agent:report",
+      "agent:exec",      "actions:plan",     "actions:approve", "actions:execute"};
   REQUIRE(kAllScopes.size() == expected.size());
   for (std::size_t i = 0; i < kAllScopes.size(); ++i) {
     CHECK(std::string(ToString(kAllScopes[i])) == expected[i]);

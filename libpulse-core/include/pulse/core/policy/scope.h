@@ -25,6 +25,7 @@ enum class Scope : std::uint8_t {
   kAuditRead,
   kAiExecute,
   kAiChat,
+  kAgentReport,
   kAgentExec,
   kActionsPlan,
   kActionsApprove,
@@ -32,10 +33,10 @@ enum class Scope : std::uint8_t {
 };
 
 // Every scope, in canonical order.
-inline constexpr std::array<Scope, 11> kAllScopes = {
+inline constexpr std::array<Scope, 12> kAllScopes = {
     Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kSettingsRead,   Scope::kSettingsWrite,
-    Scope::kAuditRead,      Scope::kAiExecute,       Scope::kAiChat,         Scope::kAgentExec,
-    Scope::kActionsPlan,    Scope::kActionsApprove,  Scope::kActionsExecute,
+    Scope::kAuditRead,      Scope::kAiExecute,       Scope::kAiChat,         Scope::kAgentReport,
+    Scope::kAgentExec,      Scope::kActionsPlan,     Scope::kActionsApprove, Scope::kActionsExecute,
 };
 
 // The wildcard: a token holding it holds every scope.
