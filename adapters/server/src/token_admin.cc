@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/adapters/hostagent/wire.h"
 #include "pulse/core/auth/api_token.h"
 #include "pulse/core/json/json_writer.h"
 
@@ -66,7 +67,45 @@ absl::StatusOr<core::ApiTokenInfo> FindToken(const std::vector<core::ApiTokenInf
   return *found;
 }
 
-std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now) {
+absl::Status CheckAgentHostRequest(const core::NewApiToken& request, std::string_view host,
+                                   std::string_view what_host) {
+  if (request.kind != core::ApiTokenKind::kAgent) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(what_host),
+                     " binds a host agent's token to its host; it needs the token kind agent, not ",
+                     std::string(core::ToString(request.kind))));
+  }
+  if (!adapters::hostagent::IsAgentHostName(host)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(what_host), " \"", std::string(host),
+                     "\" is not a host name: 1..64 bytes of [A-Za-z0-9._-], starting with a "
+                     "letter or digit"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> HostBindingToReplace(
+    core::HostAgentStore& agents, const std::vector<core::ApiTokenInfo>& live,
+    std::string_view host, absl::Time now) {
+  absl::StatusOr<core::HostAgentRecord> bound = agents.Get(host);
+  if (absl::IsNotFound(bound.status())) {
+    return std::nullopt;
+  }
+  if (!bound.ok()) {
+    return bound.status();
+  }
+  for (const core::ApiTokenInfo& info : live) {
+    if (info.id == bound->token_id && !core::IsApiTokenExpired(info, now)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("host ", std::string(host), " is already bound to the live token ", info.id,
+                       " (", info.name, "); revoke that token first to give the host a new one"));
+    }
+  }
+  return bound->token_id;
+}
+
+std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now,
+                            const std::optional<std::string>& host) {
   core::JsonWriter w;
   w.StartObject();
   w.Member("id", info.id);
@@ -74,6 +113,9 @@ std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now) {
   w.Member("kind", core::ToString(info.kind));
   w.Key("scopes");
   w.StringArray(info.scopes);
+  if (host.has_value()) {
+    w.Member("host", *host);
+  }
   w.TimeMember("createdAt", info.created_at);
   if (info.last_used_at.has_value()) {
     w.TimeMember("lastUsedAt", *info.last_used_at);

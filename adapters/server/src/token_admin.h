@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/auth/api_token.h"
+#include "pulse/core/ports/host_agent_store.h"
 
 namespace pulse::server {
 
@@ -37,8 +38,25 @@ struct TokenCreateArgs {
 [[nodiscard]] absl::StatusOr<core::ApiTokenInfo> FindToken(
     const std::vector<core::ApiTokenInfo>& tokens, std::string_view name_or_id);
 
-// {"id","name","kind","scopes":[...],"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}: times
-// RFC 3339, absent members for a token never used or without expiry; expired at `now`.
-std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now);
+// Checks the host an agent token is to be bound to at creation (`--host`, the API's `host`)
+// before anything is stored: InvalidArgument naming `what_host` when `request` is not of kind
+// agent (only an agent reports as a host) or `host` is not a protocol host name
+// (hostagent::IsAgentHostName).
+[[nodiscard]] absl::Status CheckAgentHostRequest(const core::NewApiToken& request,
+                                                 std::string_view host, std::string_view what_host);
+
+// Whether a new token may take `host` (docs/agent.md): the token `replacing` names when the host
+// is bound to a token that is no longer live (revoked, so missing from `live`, or expired),
+// nullopt when the host is unbound. AlreadyExists naming the host and the holder's id when a
+// live token holds it: the operator revokes that token first. Errors of `agents` otherwise.
+[[nodiscard]] absl::StatusOr<std::optional<std::string>> HostBindingToReplace(
+    core::HostAgentStore& agents, const std::vector<core::ApiTokenInfo>& live,
+    std::string_view host, absl::Time now);
+
+// {"id","name","kind","scopes":[...],"host"?,"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}:
+// times RFC 3339, absent members for a token never used or without expiry; expired at `now`;
+// `host` is the host an agent token is bound to, absent when it is bound to none.
+std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now,
+                            const std::optional<std::string>& host = std::nullopt);
 
 }  // namespace pulse::server
