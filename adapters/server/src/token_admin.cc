@@ -84,6 +84,10 @@ absl::Status CheckAgentHostRequest(const core::NewApiToken& request, std::string
   return absl::OkStatus();
 }
 
+namespace {
+
+// The holder `host` is bound to when that token is no longer live (revoked, so missing from
+// `live`, or expired), nullopt when the host is unbound; AlreadyExists when a live token holds it.
 absl::StatusOr<std::optional<std::string>> HostBindingToReplace(
     core::HostAgentStore& agents, const std::vector<core::ApiTokenInfo>& live,
     std::string_view host, absl::Time now) {
@@ -102,6 +106,46 @@ absl::StatusOr<std::optional<std::string>> HostBindingToReplace(
     }
   }
   return bound->token_id;
+}
+
+}  // namespace
+
+absl::StatusOr<core::IssuedApiToken> CreateHostBoundToken(core::TokenStore& tokens,
+                                                          core::HostAgentStore& agents,
+                                                          const core::NewApiToken& request,
+                                                          std::string_view host, absl::Time now) {
+  absl::StatusOr<std::vector<core::ApiTokenInfo>> live = tokens.List();
+  if (!live.ok()) {
+    return live.status();
+  }
+  absl::StatusOr<std::optional<std::string>> replacing =
+      HostBindingToReplace(agents, *live, host, now);
+  if (!replacing.ok()) {
+    return replacing.status();
+  }
+  absl::StatusOr<core::IssuedApiToken> issued = tokens.Create(request);
+  if (!issued.ok()) {
+    return issued.status();
+  }
+  std::optional<std::string_view> replacing_view;
+  if (replacing->has_value()) {
+    replacing_view = **replacing;
+  }
+  absl::StatusOr<core::HostAgentRecord> bound =
+      agents.Bind(host, issued->info.id, now, replacing_view);
+  if (bound.ok()) {
+    return issued;
+  }
+  // Another caller bound the host in between: the new token must not outlive the refusal.
+  if (absl::Status revoked = tokens.Revoke(issued->info.id); !revoked.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "the host could not be bound (", bound.status().message(), ") and the new token ",
+        issued->info.id, " could not be revoked: ", revoked.message()));
+  }
+  if (absl::IsFailedPrecondition(bound.status())) {
+    return absl::AlreadyExistsError(bound.status().message());
+  }
+  return bound.status();
 }
 
 std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now,

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "pulse/core/auth/api_token.h"
 #include "pulse/core/ports/host_agent_store.h"
+#include "pulse/core/ports/token_store.h"
 
 namespace pulse::server {
 
@@ -45,12 +46,15 @@ struct TokenCreateArgs {
 [[nodiscard]] absl::Status CheckAgentHostRequest(const core::NewApiToken& request,
                                                  std::string_view host, std::string_view what_host);
 
-// Whether a new token may take `host` (docs/agent.md): the token `replacing` names when the host
-// is bound to a token that is no longer live (revoked, so missing from `live`, or expired),
-// nullopt when the host is unbound. AlreadyExists naming the host and the holder's id when a
-// live token holds it: the operator revokes that token first. Errors of `agents` otherwise.
-[[nodiscard]] absl::StatusOr<std::optional<std::string>> HostBindingToReplace(
-    core::HostAgentStore& agents, const std::vector<core::ApiTokenInfo>& live,
+// Creates the agent token `request` (CheckAgentHostRequest passed) bound to `host` at `now`, for
+// `pulse-server token create --host` and the API's `host`. A host another live token holds is
+// refused before the token exists (AlreadyExists naming the host and the holder's id: revoke
+// that token first); a revoked or expired holder is replaced. When another caller binds the
+// host between the check and the binding, the new token is revoked again and the answer is
+// AlreadyExists too, so a refusal never leaves an unbound agent token behind. Errors of the
+// stores otherwise.
+[[nodiscard]] absl::StatusOr<core::IssuedApiToken> CreateHostBoundToken(
+    core::TokenStore& tokens, core::HostAgentStore& agents, const core::NewApiToken& request,
     std::string_view host, absl::Time now);
 
 // {"id","name","kind","scopes":[...],"host"?,"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}:

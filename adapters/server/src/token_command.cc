@@ -158,30 +158,9 @@ absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
     PULSE_ASSIGN_OR_RETURN(core::IssuedApiToken issued, storage->tokens->Create(request));
     return issued.token;
   }
-  // Refused before the token exists when a live token holds the host, so a refusal leaves no
-  // unbound agent token behind.
-  PULSE_ASSIGN_OR_RETURN(std::vector<core::ApiTokenInfo> live, storage->tokens->List());
-  PULSE_ASSIGN_OR_RETURN(std::optional<std::string> replacing,
-                         HostBindingToReplace(*storage->host_agents, live, *options.host, now));
-  PULSE_ASSIGN_OR_RETURN(core::IssuedApiToken issued, storage->tokens->Create(request));
-  std::optional<std::string_view> replacing_view;
-  if (replacing.has_value()) {
-    replacing_view = *replacing;
-  }
-  absl::StatusOr<core::HostAgentRecord> bound =
-      storage->host_agents->Bind(*options.host, issued.info.id, now, replacing_view);
-  if (!bound.ok()) {
-    // Another command bound the host in between: the new token must not outlive the refusal.
-    if (absl::Status revoked = storage->tokens->Revoke(issued.info.id); !revoked.ok()) {
-      return absl::InternalError(absl::StrCat(
-          "the host could not be bound (", bound.status().message(), ") and the new token ",
-          issued.info.id, " could not be revoked: ", revoked.message()));
-    }
-    if (absl::IsFailedPrecondition(bound.status())) {
-      return absl::AlreadyExistsError(bound.status().message());
-    }
-    return bound.status();
-  }
+  PULSE_ASSIGN_OR_RETURN(
+      core::IssuedApiToken issued,
+      CreateHostBoundToken(*storage->tokens, *storage->host_agents, request, *options.host, now));
   return issued.token;
 }
 
