@@ -346,6 +346,9 @@ Definition::Definition() {
       ->required();
   leaves_.emplace_back(fleet, [&p](CommandContext& c) { return CmdFleetList(c, p.fleet); });
 
+  Leaf(app_, "agents", "host agents: state, version, last seen, resources",
+       [](CommandContext& c) { return CmdAgents(c); });
+
   CLI::App* patrol = app_.add_subcommand("patrol", "Patrol");
   patrol->require_subcommand(1);
   CLI::App* p_run = Leaf(*patrol, "run", "run Patrol now (whole fleet, or a scope)",

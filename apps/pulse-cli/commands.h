@@ -161,6 +161,8 @@ int CmdActionExecute(CommandContext& ctx, const ActionArgs& args);
 int CmdCapabilities(CommandContext& ctx);
 int CmdFleetList(CommandContext& ctx, const FleetListArgs& args);
 int CmdFleetShow(CommandContext& ctx, const std::string& resource_id);
+// The host agents bound to the server (list_agents).
+int CmdAgents(CommandContext& ctx);
 // Starts a run, waits for its record (up to 10 minutes) and shows it; exit 1
 // (patrol_run_failed) when the run ended with status error, the record still printed.
 int CmdPatrolRun(CommandContext& ctx, const PatrolRunArgs& args);

@@ -39,6 +39,11 @@ int CmdFleetList(CommandContext& ctx, const FleetListArgs& args) {
                   [&](const rapidjson::Value& reply) { RenderFleet(ctx.console(), reply); });
 }
 
+int CmdAgents(CommandContext& ctx) {
+  return ctx.Show(CapabilityCall("list_agents", rapidjson::Value(rapidjson::kObjectType)),
+                  [&](const rapidjson::Value& reply) { RenderAgents(ctx.console(), reply); });
+}
+
 int CmdFleetShow(CommandContext& ctx, const std::string& resource_id) {
   const rapidjson::Document args = ResourceArgs(resource_id);
   const absl::StatusOr<ApiCall> context_call = CapabilityCall("get_resource_context", args);

@@ -51,6 +51,9 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
      "  pulse-cli fleet --has-findings --severity critical"},
     {"fleet list", "  pulse-cli fleet list --type vm --json"},
     {"fleet show", "  pulse-cli fleet show vm:105"},
+    {"agents",
+     "  pulse-cli agents\n"
+     "  pulse-cli agents --json"},
     {"patrol",
      "  pulse-cli patrol run\n"
      "  pulse-cli patrol status"},

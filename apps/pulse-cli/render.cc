@@ -388,6 +388,43 @@ void RenderFleet(const Console& console, const rapidjson::Value& reply) {
   console.Out(console.PaintOut(Style::kDim, Plural(items->Size(), "resource", "resources")) + "\n");
 }
 
+void RenderAgents(const Console& console, const rapidjson::Value& reply) {
+  const rapidjson::Value* items = Items(reply, "agents");
+  if (items == nullptr) {
+    RenderGeneric(console, reply);
+    return;
+  }
+  if (items->Empty()) {
+    console.Out(
+        "No host agents yet. Bind a token to a host with pulse-server token create --kind agent "
+        "--host NAME, then start pulse-agent there (docs/agent.md).\n");
+    return;
+  }
+  std::vector<std::vector<Cell>> rows;
+  for (const rapidjson::Value& a : items->GetArray()) {
+    const std::string state = Str(a, "state");
+    // Connected is the healthy state; disconnected may be a restart in progress; stale means
+    // the host's resources read as unknown; pending has never reported, which needs no alarm.
+    std::optional<Style> style;
+    if (state == "connected") {
+      style = Style::kGreen;
+    } else if (state == "disconnected") {
+      style = Style::kYellow;
+    } else if (state == "stale") {
+      style = Style::kRed;
+    }
+    rows.push_back({Cell{Cut(a, "host", 64)}, Cell{Dash(SafeCell(state, 16)), style},
+                    Cell{Dash(Cut(a, "agent_version", 24))}, Cell{When(a, "last_seen")},
+                    Cell{IntText(a, "resources")}});
+  }
+  RenderTable(console, {"HOST", "STATE", "VERSION", "LAST SEEN", "RESOURCES"}, rows);
+  std::string footer = Plural(items->Size(), "agent", "agents");
+  if (const std::optional<std::int64_t> stale = Int(reply, "stale_after_seconds")) {
+    footer += "; stale after " + HumanDuration(absl::Seconds(*stale)) + " without a report";
+  }
+  console.Out(console.PaintOut(Style::kDim, footer) + "\n");
+}
+
 void RenderResource(const Console& console, const rapidjson::Value& context,
                     const rapidjson::Value* capabilities) {
   console.Out(console.PaintOut(Style::kBold, Cut(context, "canonicalId", 120)) + "  " +

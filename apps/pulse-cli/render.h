@@ -58,6 +58,8 @@ void RenderDecision(const Console& console, const rapidjson::Value& reply);
 void RenderExecution(const Console& console, const rapidjson::Value& reply);
 void RenderCapabilities(const Console& console, const rapidjson::Value& manifest);
 void RenderFleet(const Console& console, const rapidjson::Value& reply);
+// list_agents' reply: one row per host agent (host, state, version, last seen, resources).
+void RenderAgents(const Console& console, const rapidjson::Value& reply);
 void RenderResource(const Console& console, const rapidjson::Value& context,
                     const rapidjson::Value* capabilities);
 void RenderSessions(const Console& console, const rapidjson::Value& reply);

@@ -115,6 +115,10 @@ int Run(int argc, char** argv) {
   create->add_option_function<std::string>(
       "--expires", [&create_options](const std::string& v) { create_options.expires = v; },
       "Lifetime in hours or days, e.g. 12h or 30d (default: never expires)");
+  create->add_option_function<std::string>(
+      "--host", [&create_options](const std::string& v) { create_options.host = v; },
+      "Kind agent only: bind the token to this host (a pulse-agent's --hostname); it can then "
+      "report and take commands for that host and no other");
 
   CLI::App* list = token->add_subcommand("list", "List tokens (never their secrets)");
   std::string list_dir = std::string(pulse::server::kDefaultDataDir);

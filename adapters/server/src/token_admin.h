@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/auth/api_token.h"
+#include "pulse/core/ports/host_agent_store.h"
+#include "pulse/core/ports/token_store.h"
 
 namespace pulse::server {
 
@@ -37,8 +39,28 @@ struct TokenCreateArgs {
 [[nodiscard]] absl::StatusOr<core::ApiTokenInfo> FindToken(
     const std::vector<core::ApiTokenInfo>& tokens, std::string_view name_or_id);
 
-// {"id","name","kind","scopes":[...],"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}: times
-// RFC 3339, absent members for a token never used or without expiry; expired at `now`.
-std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now);
+// Checks the host an agent token is to be bound to at creation (`--host`, the API's `host`)
+// before anything is stored: InvalidArgument naming `what_host` when `request` is not of kind
+// agent (only an agent reports as a host) or `host` is not a protocol host name
+// (hostagent::IsAgentHostName).
+[[nodiscard]] absl::Status CheckAgentHostRequest(const core::NewApiToken& request,
+                                                 std::string_view host, std::string_view what_host);
+
+// Creates the agent token `request` (CheckAgentHostRequest passed) bound to `host` at `now`, for
+// `pulse-server token create --host` and the API's `host`. A host another live token holds is
+// refused before the token exists (AlreadyExists naming the host and the holder's id: revoke
+// that token first); a revoked or expired holder is replaced. When another caller binds the
+// host between the check and the binding, the new token is revoked again and the answer is
+// AlreadyExists too, so a refusal never leaves an unbound agent token behind. Errors of the
+// stores otherwise.
+[[nodiscard]] absl::StatusOr<core::IssuedApiToken> CreateHostBoundToken(
+    core::TokenStore& tokens, core::HostAgentStore& agents, const core::NewApiToken& request,
+    std::string_view host, absl::Time now);
+
+// {"id","name","kind","scopes":[...],"host"?,"createdAt","lastUsedAt"?,"expiresAt"?,"expired"}:
+// times RFC 3339, absent members for a token never used or without expiry; expired at `now`;
+// `host` is the host an agent token is bound to, absent when it is bound to none.
+std::string TokenRecordJson(const core::ApiTokenInfo& info, absl::Time now,
+                            const std::optional<std::string>& host = std::nullopt);
 
 }  // namespace pulse::server

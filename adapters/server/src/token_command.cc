@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -53,17 +57,28 @@ std::string Cell(const std::optional<absl::Time>& t) {
                        : std::string("-");
 }
 
-std::string Table(const std::vector<core::ApiTokenInfo>& tokens, absl::Time now) {
+// The host each token is bound to in the host agent registry, by token id.
+using HostsByToken = std::map<std::string, std::string, std::less<>>;
+
+std::optional<std::string> HostOf(const HostsByToken& hosts, const std::string& token_id) {
+  if (auto it = hosts.find(token_id); it != hosts.end()) {
+    return it->second;
+  }
+  return std::nullopt;
+}
+
+std::string Table(const std::vector<core::ApiTokenInfo>& tokens, const HostsByToken& hosts,
+                  absl::Time now) {
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "NAME", "KIND", "SCOPES", "CREATED", "LAST USED", "EXPIRES"}};
+      {"ID", "NAME", "KIND", "HOST", "SCOPES", "CREATED", "LAST USED", "EXPIRES"}};
   for (const core::ApiTokenInfo& info : tokens) {
     std::string expires = Cell(info.expires_at);
     if (core::IsApiTokenExpired(info, now)) {
       expires += " (expired)";
     }
     rows.push_back({info.id, info.name, std::string(core::ToString(info.kind)),
-                    absl::StrJoin(info.scopes, ","), Cell(info.created_at), Cell(info.last_used_at),
-                    expires});
+                    HostOf(hosts, info.id).value_or("-"), absl::StrJoin(info.scopes, ","),
+                    Cell(info.created_at), Cell(info.last_used_at), expires});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {
@@ -100,8 +115,12 @@ absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
   args.kind = options.kind;
   args.expires = options.expires;
   // Checked before the storage is touched, so a typo creates no data dir.
+  const absl::Time now = clock.Now();
   PULSE_ASSIGN_OR_RETURN(core::NewApiToken request,
-                         MakeNewApiToken(args, clock.Now(), "--kind", "--expires"));
+                         MakeNewApiToken(args, now, "--kind", "--expires"));
+  if (options.host.has_value()) {
+    PULSE_RETURN_IF_ERROR(CheckAgentHostRequest(request, *options.host, "--host"));
+  }
   // A token is only useful in the store pulse-server reads, so say which one it went into, and
   // say it loudly when that store is new (a typo in --data-dir, or a relative path run from
   // another directory): the server running elsewhere would answer 401 to it.
@@ -135,7 +154,13 @@ absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
     const std::string line = absl::StrCat("pulse-server token create: ", repair, "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  PULSE_ASSIGN_OR_RETURN(core::IssuedApiToken issued, storage->tokens->Create(request));
+  if (!options.host.has_value()) {
+    PULSE_ASSIGN_OR_RETURN(core::IssuedApiToken issued, storage->tokens->Create(request));
+    return issued.token;
+  }
+  PULSE_ASSIGN_OR_RETURN(
+      core::IssuedApiToken issued,
+      CreateHostBoundToken(*storage->tokens, *storage->host_agents, request, *options.host, now));
   return issued.token;
 }
 
@@ -160,15 +185,23 @@ int RunTokenList(const std::string& data_dir, bool json) {
   if (!tokens.ok()) {
     return Fail("list", tokens.status());
   }
+  absl::StatusOr<std::vector<core::HostAgentRecord>> agents = (*storage)->host_agents->List();
+  if (!agents.ok()) {
+    return Fail("list", agents.status());
+  }
+  HostsByToken hosts;
+  for (const core::HostAgentRecord& agent : *agents) {
+    hosts.emplace(agent.token_id, agent.host);
+  }
   const absl::Time now = clock.Now();
   if (json) {
     std::vector<std::string> records;
     for (const core::ApiTokenInfo& info : *tokens) {
-      records.push_back(TokenRecordJson(info, now));
+      records.push_back(TokenRecordJson(info, now, HostOf(hosts, info.id)));
     }
     Print(stdout, absl::StrCat("{\"tokens\":[", absl::StrJoin(records, ","), "]}\n"));
   } else {
-    Print(stdout, Table(*tokens, now));
+    Print(stdout, Table(*tokens, hosts, now));
   }
   return Flush();
 }

@@ -66,6 +66,22 @@ std::vector<AgentCapability> BuildCatalogue() {
       .output_schema = std::string(mi::kFleetContextOutput),
   });
   out.push_back({
+      .name = "list_agents",
+      .title = "List host agents",
+      .description =
+          "Lists the host agents (pulse-agent) bound to this server, by host: the token bound "
+          "to each, its agent version, when it last reported and was last seen, how many "
+          "resources its last report described, and its state: connected (command stream "
+          "open), disconnected (no stream, reported within the stale window), stale (nothing "
+          "within the window; its resources read as unknown) or pending (bound, never "
+          "reported).",
+      .category = std::string(kCategoryContext),
+      .action_mode = ActionMode::kRead,
+      .approval_policy = ApprovalPolicy::kScopeOnly,
+      .response_shape = "{ agents: HostAgent[], stale_after_seconds }",
+      .output_schema = std::string(mi::kListAgentsOutput),
+  });
+  out.push_back({
       .name = "get_patrol_control_status",
       .title = "Get Patrol work status",
       .description = "Reports where the operations loop stands, as counts only: Patrol evidence "

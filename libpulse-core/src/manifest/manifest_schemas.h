@@ -297,6 +297,32 @@ inline constexpr std::string_view kResourceCapabilitiesOutput = R"json({
   "required": ["resourceId", "capabilities", "generatedAt"]
 })json";
 
+inline constexpr std::string_view kListAgentsOutput = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "agents": {"type": "array", "items": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "host": {"type": "string"},
+        "token_id": {"type": "string"},
+        "agent_version": {"type": "string"},
+        "state": {"type": "string", "enum": ["connected", "disconnected", "stale", "pending"]},
+        "connected": {"type": "boolean"},
+        "last_seen": {"type": ["string", "null"], "format": "date-time"},
+        "last_report": {"type": ["string", "null"], "format": "date-time"},
+        "report_seq": {"type": "integer", "minimum": 0},
+        "resources": {"type": "integer", "minimum": 0}
+      },
+      "required": ["host", "token_id", "agent_version", "state", "connected", "last_seen",
+                   "last_report", "report_seq", "resources"]
+    }},
+    "stale_after_seconds": {"type": "integer", "minimum": 1}
+  },
+  "required": ["agents", "stale_after_seconds"]
+})json";
+
 inline constexpr std::string_view kFleetContextOutput = R"json({
   "type": "object",
   "additionalProperties": true,

@@ -149,6 +149,7 @@ std::vector<SurfaceRoute> BuildSurface() {
       Cap("list_resource_capabilities", "GET", "/api/agent/resource-capabilities/{resourceId}",
           Scope::kMonitoringRead),
       Cap("get_fleet_context", "GET", "/api/agent/fleet-context", Scope::kMonitoringRead),
+      Cap("list_agents", "GET", "/api/agents", Scope::kMonitoringRead),
       Cap("get_patrol_control_status", "GET", "/api/agent/patrol-control/status",
           Scope::kMonitoringRead),
       Cap("get_operator_state", "GET", "/api/resources/{resourceId}/operator-state",

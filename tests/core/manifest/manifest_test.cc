@@ -41,21 +41,34 @@ std::vector<std::string> CodeNames(const std::vector<AgentErrorCode>& codes) {
   return out;
 }
 
-const std::vector<std::string> kManifestOrder = {
-    "get_resource_context",    "list_resource_capabilities",
-    "get_fleet_context",       "get_patrol_control_status",
-    "get_operator_state",      "set_operator_state",
-    "clear_operator_state",    "subscribe_events",
-    "list_findings",           "acknowledge_finding",
-    "snooze_finding",          "dismiss_finding",
-    "resolve_finding",         "run_patrol",
-    "list_patrol_runs",        "get_patrol_run",
-    "get_patrol_status",       "get_patrol_autonomy",
-    "set_patrol_autonomy",     "acknowledge_patrol_autopilot",
-    "revoke_patrol_autopilot", "plan_action",
-    "decide_action",           "execute_action",
-    "list_api_tokens",         "create_api_token",
-    "revoke_api_token"};
+const std::vector<std::string> kManifestOrder = {"get_resource_context",
+                                                 "list_resource_capabilities",
+                                                 "get_fleet_context",
+                                                 "list_agents",
+                                                 "get_patrol_control_status",
+                                                 "get_operator_state",
+                                                 "set_operator_state",
+                                                 "clear_operator_state",
+                                                 "subscribe_events",
+                                                 "list_findings",
+                                                 "acknowledge_finding",
+                                                 "snooze_finding",
+                                                 "dismiss_finding",
+                                                 "resolve_finding",
+                                                 "run_patrol",
+                                                 "list_patrol_runs",
+                                                 "get_patrol_run",
+                                                 "get_patrol_status",
+                                                 "get_patrol_autonomy",
+                                                 "set_patrol_autonomy",
+                                                 "acknowledge_patrol_autopilot",
+                                                 "revoke_patrol_autopilot",
+                                                 "plan_action",
+                                                 "decide_action",
+                                                 "execute_action",
+                                                 "list_api_tokens",
+                                                 "create_api_token",
+                                                 "revoke_api_token"};
 
 TEST_CASE("the catalogue passes its own validation", "[core][manifest]") {
   const absl::Status status = ValidateManifest();
@@ -93,6 +106,7 @@ TEST_CASE("routes, scopes and governance follow the wire catalogue", "[core][man
        "monitoring:read", "read", "scope_only", "context"},
       {"get_fleet_context", "GET", "/api/agent/fleet-context", "monitoring:read", "read",
        "scope_only", "context"},
+      {"list_agents", "GET", "/api/agents", "monitoring:read", "read", "scope_only", "context"},
       {"get_patrol_control_status", "GET", "/api/agent/patrol-control/status", "monitoring:read",
        "read", "scope_only", "context"},
       {"get_operator_state", "GET", "/api/resources/{resourceId}/operator-state", "monitoring:read",

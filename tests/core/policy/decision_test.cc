@@ -64,10 +64,10 @@ TEST_CASE("blank and unknown tool names are refused", "[core][policy]") {
 }
 
 TEST_CASE("a token with neither ai:chat nor ai:execute may call nothing", "[core][policy]") {
-  const ScopeSet everything_else =
-      ScopeSet::Of({Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kSettingsRead,
-                    Scope::kSettingsWrite, Scope::kAuditRead, Scope::kAgentExec,
-                    Scope::kActionsPlan, Scope::kActionsApprove, Scope::kActionsExecute});
+  const ScopeSet everything_else = ScopeSet::Of(
+      {Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kSettingsRead, Scope::kSettingsWrite,
+       Scope::kAuditRead, Scope::kAgentReport, Scope::kAgentExec, Scope::kActionsPlan,
+       Scope::kActionsApprove, Scope::kActionsExecute});
   for (const ScopeSet& scopes : {ScopeSet(), everything_else}) {
     for (std::string_view tool : kBuiltinToolNames) {
       const Decision d = DecideNamed(Policy(scopes, ControlLevel::kAutonomous, kInteractive), tool);

@@ -38,10 +38,10 @@ std::vector<NamedScopes> ScopeFamily() {
       {"monitoring:read", ScopeSet::Of({Scope::kMonitoringRead})},
       {"ai:chat+actions:*", ScopeSet::Of({Scope::kAiChat, Scope::kActionsPlan,
                                           Scope::kActionsApprove, Scope::kActionsExecute})},
-      {"all but ai:*",
-       ScopeSet::Of({Scope::kMonitoringRead, Scope::kMonitoringWrite, Scope::kSettingsRead,
-                     Scope::kSettingsWrite, Scope::kAuditRead, Scope::kAgentExec,
-                     Scope::kActionsPlan, Scope::kActionsApprove, Scope::kActionsExecute})},
+      {"all but ai:*", ScopeSet::Of({Scope::kMonitoringRead, Scope::kMonitoringWrite,
+                                     Scope::kSettingsRead, Scope::kSettingsWrite, Scope::kAuditRead,
+                                     Scope::kAgentReport, Scope::kAgentExec, Scope::kActionsPlan,
+                                     Scope::kActionsApprove, Scope::kActionsExecute})},
   };
 }
 

@@ -46,6 +46,7 @@ TEST_CASE("__complete offers subcommands, options and fixed values without a ser
           "[e2e][cli][completion]") {
   CHECK(Complete({"f"}, {kNowhere}) == Words{"findings", "fleet"});
   CHECK(Complete({"con"}, {kNowhere}) == Words{"context"});
+  CHECK(Complete({"ag"}, {kNowhere}) == Words{"agents"});
   // Hidden from the candidates: __complete itself.
   CHECK(Complete({"_"}, {kNowhere}).empty());
   CHECK(Complete({"findings", "--a"}, {kNowhere}) == Words{"--all"});

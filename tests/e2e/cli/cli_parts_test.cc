@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "chat_view.h"
 #include "cli_app.h"
 #include "client.h"
@@ -297,13 +299,14 @@ TEST_CASE("EditDistance counts insertions, deletions, substitutions and swaps as
 TEST_CASE("Closest suggests near words and prefixes, closest first, at most three",
           "[cli][suggest]") {
   const std::vector<std::string> commands = {"ask",    "findings",  "actions",  "capabilities",
-                                             "fleet",  "patrol",    "sessions", "answer",
-                                             "status", "completion"};
+                                             "fleet",  "agents",    "patrol",   "sessions",
+                                             "answer", "status",    "completion"};
   CHECK(Closest("findigns", commands) == std::vector<std::string>{"findings"});
   CHECK(Closest("actoins", commands) == std::vector<std::string>{"actions"});
   CHECK(Closest("fl", commands) == std::vector<std::string>{"fleet"});
   CHECK(Closest("sess", commands) == std::vector<std::string>{"sessions"});
   CHECK(Closest("ak", commands) == std::vector<std::string>{"ask"});
+  CHECK(Closest("agnets", commands) == std::vector<std::string>{"agents"});
   CHECK(Closest("zzzzzz", commands).empty());
   CHECK(Closest("", commands).empty());
   CHECK(Closest("findings", commands).empty());  // known: nothing to suggest
@@ -384,6 +387,62 @@ TEST_CASE("display width counts wide characters as two columns and combining mar
         "\xE6\x95\xB0\xE6\x8D\xAE\xE2\x80\xA6");
   CHECK(SafeCell("\xE6\x95\xB0\xE6\x8D\xAE\xE5\xBA\x93", 4) == "\xE6\x95\xB0\xE2\x80\xA6");
   CHECK(DisplayWidth(SafeCell(std::string(1000, 'x'), 10)) == 10);
+}
+
+TEST_CASE("agents list host, state, version, last seen in words and resources",
+          "[cli][agents]") {
+  Captured c;
+  const Console console = StringConsole(c);
+  const std::string seen =
+      absl::FormatTime(absl::RFC3339_sec, absl::Now() - absl::Minutes(3), absl::UTCTimeZone());
+  absl::StatusOr<rapidjson::Document> reply = ParseReplyJson(
+      R"({"agents":[)"
+      R"({"host":"db1","token_id":"tok_00000000000000aa","agent_version":"0.4.0",)"
+      R"("state":"stale","connected":false,"last_seen":")" +
+      seen + R"(","last_report":")" + seen +
+      R"(","report_seq":7,"resources":12},)"
+      R"({"host":"web1","token_id":"tok_00000000000000bb","agent_version":"",)"
+      R"("state":"pending","connected":false,"last_seen":null,"last_report":null,)"
+      R"("report_seq":0,"resources":0},)"
+      R"({"host":"evil\u001b[2Jhost","token_id":"tok_00000000000000cc","agent_version":"1",)"
+      R"("state":"connected","connected":true,"last_seen":null,"last_report":null,)"
+      R"("report_seq":1,"resources":3}],)"
+      R"("stale_after_seconds":90})");
+  REQUIRE(reply.ok());
+  RenderAgents(console, *reply);
+  std::vector<std::string> lines;
+  std::istringstream in(c.out);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0].rfind("HOST", 0) == 0);
+  for (const char* header : {"STATE", "VERSION", "LAST SEEN", "RESOURCES"}) {
+    CHECK(lines[0].find(header) != std::string::npos);
+  }
+  CHECK(lines[1].rfind("db1", 0) == 0);
+  CHECK(lines[1].find("stale") != std::string::npos);
+  CHECK(lines[1].find("0.4.0") != std::string::npos);
+  CHECK(lines[1].find("3 min ago") != std::string::npos);
+  CHECK(lines[1].find("12") != std::string::npos);
+  // Never reported: no version and no time, shown as dashes, not as the epoch.
+  CHECK(lines[2].rfind("web1", 0) == 0);
+  CHECK(lines[2].find("pending") != std::string::npos);
+  CHECK(lines[2].find("1970") == std::string::npos);
+  CHECK(lines[2].find(" - ") != std::string::npos);
+  // A hostile host name reaches the terminal without its escape sequence.
+  CHECK(c.out.find('\x1b') == std::string::npos);
+  CHECK(lines[3].find("connected") != std::string::npos);
+  CHECK(lines[4] == "3 agents; stale after 1 min 30 s without a report");
+
+  Captured empty;
+  const Console empty_console = StringConsole(empty);
+  absl::StatusOr<rapidjson::Document> none =
+      ParseReplyJson(R"({"agents":[],"stale_after_seconds":90})");
+  REQUIRE(none.ok());
+  RenderAgents(empty_console, *none);
+  CHECK(empty.out.rfind("No host agents yet.", 0) == 0);
+  CHECK(empty.out.find("--kind agent --host") != std::string::npos);
 }
 
 TEST_CASE("tables line up with wide names and fit the terminal, ids kept whole", "[cli][text]") {

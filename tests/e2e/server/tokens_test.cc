@@ -172,6 +172,119 @@ TEST_CASE("token create refuses a bad kind or lifetime with exit 2 and creates n
   CHECK(ok.exit_code == 0);
 }
 
+// The host agent registry's row for `host` in the data dir: its token id, "" when unbound.
+std::string BoundToken(const std::string& data_dir, const std::string& host) {
+  SQLite::Database db(data_dir + "/pulse.db", SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, "SELECT token_id FROM host_agents WHERE host = ?");
+  q.bind(1, host);
+  return q.executeStep() ? q.getColumn(0).getString() : std::string();
+}
+
+std::string IdOf(const std::string& data_dir, const std::string& name) {
+  rapidjson::Document listed = Json(Token({"list", "--data-dir", data_dir, "--json"}).out);
+  const rapidjson::Value* t = Named(listed["tokens"], name);
+  REQUIRE(t != nullptr);
+  return Str(*t, "id");
+}
+
+TEST_CASE("token create --host refuses another kind or a bad host name with exit 2",
+          "[e2e][server][tokens]") {
+  TempDir dir;
+  const std::string d = dir.File("data");
+  const std::vector<std::vector<std::string>> bad = {
+      {"--host", "web1"},
+      {"--kind", "human", "--host", "web1"},
+      {"--kind", "service", "--host", "web1"},
+      {"--kind", "agent", "--host", ""},
+      {"--kind", "agent", "--host", "-web1"},
+      {"--kind", "agent", "--host", "web 1"},
+      {"--kind", "agent", "--host", "web1/x"},
+      {"--kind", "agent", "--host", "h\xc3\xa4st"},
+      {"--kind", "agent", "--host", std::string(65, 'a')},
+  };
+  for (const std::vector<std::string>& extra : bad) {
+    std::vector<std::string> args = {
+        "create", "--data-dir", d, "--name", "web1", "--scopes", "agent:report,agent:exec"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Captured c = Token(args);
+    INFO(extra.back() << " -> " << c.err);
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+    CHECK(c.err.find("--host") != std::string::npos);
+  }
+  CHECK(Token({"create", "--data-dir", d, "--name", "x", "--scopes", "agent:report", "--kind",
+               "human", "--host", "web1"})
+            .err.find("kind agent") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d));  // nothing was created
+}
+
+TEST_CASE("token create --host binds an agent token to one host until it is revoked",
+          "[e2e][server][tokens]") {
+  TempDir dir;
+  const std::string d = dir.path();
+  const Captured first = Token({"create", "--data-dir", d, "--name", "web1-agent", "--scopes",
+                                "agent:report,agent:exec", "--kind", "agent", "--host", "web1"});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string first_id = IdOf(d, "web1-agent");
+  CHECK(BoundToken(d, "web1") == first_id);
+  MintToken(d, "monitoring:read", "alice");
+
+  // The host is taken while its token lives: refused, naming the host and the holder; no
+  // second token is created.
+  const Captured taken = Token({"create", "--data-dir", d, "--name", "thief", "--scopes",
+                                "agent:report", "--kind", "agent", "--host", "web1"});
+  CHECK(taken.exit_code == 1);
+  CHECK(taken.out.empty());
+  CHECK(taken.err.find("web1") != std::string::npos);
+  CHECK(taken.err.find(first_id) != std::string::npos);
+  CHECK(taken.err.find("revoke") != std::string::npos);
+  rapidjson::Document listed = Json(Token({"list", "--data-dir", d, "--json"}).out);
+  CHECK(listed["tokens"].Size() == 2);
+  CHECK(Named(listed["tokens"], "thief") == nullptr);
+  CHECK(BoundToken(d, "web1") == first_id);
+
+  // list shows the binding: HOST in the table, "host" in the JSON, only for bound tokens.
+  const Captured table = Token({"list", "--data-dir", d});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("HOST") != std::string::npos);
+  CHECK(table.out.find("web1") != std::string::npos);
+  CHECK(table.out.find("agent:report,agent:exec") != std::string::npos);
+  const rapidjson::Value* agent = Named(listed["tokens"], "web1-agent");
+  const rapidjson::Value* alice = Named(listed["tokens"], "alice");
+  REQUIRE((agent != nullptr && alice != nullptr));
+  CHECK(Str(*agent, "host") == "web1");
+  CHECK_FALSE(alice->HasMember("host"));
+
+  // Revoking the holder frees the host for a new token, which takes over the binding.
+  REQUIRE(Token({"revoke", "--data-dir", d, first_id}).exit_code == 0);
+  const Captured second = Token({"create", "--data-dir", d, "--name", "web1-new", "--scopes",
+                                 "agent:report,agent:exec", "--kind", "agent", "--host", "web1"});
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  const std::string second_id = IdOf(d, "web1-new");
+  CHECK(BoundToken(d, "web1") == second_id);
+
+  // An expired holder is no longer live either.
+  {
+    SQLite::Database db(dir.File("pulse.db"), SQLite::OPEN_READWRITE);
+    const std::int64_t past = absl::ToUnixNanos(absl::Now() - absl::Seconds(1));
+    db.exec("UPDATE api_tokens SET expires_at_ns = " + std::to_string(past) +
+            " WHERE name = 'web1-new'");
+  }
+  REQUIRE(Token({"create", "--data-dir", d, "--name", "web1-third", "--scopes", "agent:report",
+                 "--kind", "agent", "--host", "web1"})
+              .exit_code == 0);
+  CHECK(BoundToken(d, "web1") == IdOf(d, "web1-third"));
+
+  // A second host is a binding of its own.
+  REQUIRE(Token({"create", "--data-dir", d, "--name", "db1-agent", "--scopes", "agent:report",
+                 "--kind", "agent", "--host", "db1"})
+              .exit_code == 0);
+  CHECK(BoundToken(d, "db1") == IdOf(d, "db1-agent"));
+  CHECK(BoundToken(d, "web1") == IdOf(d, "web1-third"));
+}
+
 TEST_CASE("an expired token is refused with 401 and listed as expired", "[e2e][server][tokens]") {
   TempDir dir;
   const std::string d = dir.path();

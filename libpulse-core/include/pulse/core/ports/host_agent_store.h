@@ -30,10 +30,10 @@ namespace pulse::core {
 inline constexpr std::size_t kMaxHostAgentReportBytes = std::size_t{4} << 20;
 
 struct HostAgentRecord {
-  std::string host;      // the agent protocol's host name (1..64 bytes of [A-Za-z0-9._-])
-  std::string token_id;  // "tok_..." — the token bound to this host
-  absl::Time bound_at;   // when this token was bound (creation with --host, or first report)
-  std::string agent_version;                 // from the last report, "" before one
+  std::string host;           // the agent protocol's host name (1..64 bytes of [A-Za-z0-9._-])
+  std::string token_id;       // "tok_..." — the token bound to this host
+  absl::Time bound_at;        // when this token was bound (creation with --host, or first report)
+  std::string agent_version;  // from the last report, "" before one
   std::optional<absl::Time> last_report_at;  // when the last report was accepted
   std::uint64_t report_seq = 0;              // accepted reports since the binding, 1.. after one
   std::string last_report;                   // the last accepted report's wire JSON, "" before one

@@ -20,6 +20,7 @@ struct TokenCreateOptions {
   std::string scopes;  // comma-separated wire names or "*", e.g. "monitoring:read,ai:chat"
   std::optional<std::string> kind;     // human (default), agent, service
   std::optional<std::string> expires;  // e.g. 30d, 12h; absent: never
+  std::optional<std::string> host;     // kind agent only: the host the token is bound to
 };
 
 // Creates the token in `options.data_dir` (made absolute), creating the data dir, its parents
@@ -28,7 +29,10 @@ struct TokenCreateOptions {
 // the token). InvalidArgument for an empty name, no scopes, an empty entry, an
 // unknown scope, kind or lifetime (the message names it), checked before the storage is
 // touched; the storage's errors otherwise (Unavailable when the data dir cannot be created or
-// the database is locked).
+// the database is locked). With `host` (kind agent only; InvalidArgument for another kind or a
+// name that is not a host name) the new token is bound to that host in the host agent
+// registry; AlreadyExists, and no token created, when a live token already holds the host (a
+// revoked or expired holder is replaced).
 [[nodiscard]] absl::StatusOr<std::string> CreateApiToken(const TokenCreateOptions& options,
                                                          const core::Clock& clock);
 
@@ -36,7 +40,8 @@ struct TokenCreateOptions {
 // else; list: a table, or with `json` one {"tokens":[...]} object; revoke: one line naming
 // the revoked token) and a failure's reason on stderr. Exit codes: 0; 2 for a refused
 // argument (a bad value, a name shared by several tokens); 1 for any other failure (no such
-// token, no token store in the data dir, storage errors).
+// token, no token store in the data dir, a host already bound to a live token, storage
+// errors). list shows the host each agent token is bound to (HOST; "host" in the JSON).
 int RunTokenCreate(const TokenCreateOptions& options);
 int RunTokenList(const std::string& data_dir, bool json);
 int RunTokenRevoke(const std::string& data_dir, std::string_view name_or_id);

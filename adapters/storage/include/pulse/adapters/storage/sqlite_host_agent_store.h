@@ -6,6 +6,7 @@
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
