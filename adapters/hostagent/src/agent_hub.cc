@@ -493,6 +493,13 @@ std::vector<core::FleetMetricPoint> AgentHub::MetricPoints(std::string_view reso
   return {it->second.begin(), it->second.end()};
 }
 
+absl::Duration AgentHub::StaleWindowFor(int interval_seconds) {
+  absl::MutexLock lock(&mu_);
+  HostEntry probe;
+  probe.interval_seconds = interval_seconds;
+  return StaleWindow(probe);
+}
+
 void AgentHub::SetStaleAfter(absl::Duration stale_after) {
   absl::MutexLock lock(&mu_);
   stale_after_ = stale_after;

@@ -160,9 +160,49 @@ HttpReply Results(ServerContext& ctx, const HttpRequest& request) {
   return HttpReply::Json(out.Take());
 }
 
+void OptionalTime(core::JsonWriter& out, std::string_view key,
+                  const std::optional<absl::Time>& at) {
+  out.Key(key);
+  if (at.has_value()) {
+    out.Time(*at);
+  } else {
+    out.Null();
+  }
+}
+
+// list_agents: the registry as the hub sees it now.
+HttpReply ListAgents(ServerContext& ctx) {
+  const std::vector<ha::HostView> hosts = ctx.agents->Hosts();
+  core::JsonWriter out;
+  out.StartObject();
+  out.Key("agents");
+  out.StartArray();
+  for (const ha::HostView& h : hosts) {
+    out.StartObject();
+    out.Member("host", h.host);
+    out.Member("token_id", h.token_id);
+    out.Member("agent_version", h.agent_version);
+    out.Member("state", ha::ToString(h.state));
+    out.Member("connected", h.connected);
+    OptionalTime(out, "last_seen", h.last_seen);
+    OptionalTime(out, "last_report", h.last_report_at);
+    out.Member("report_seq", h.report_seq);
+    out.Member("resources",
+               static_cast<std::uint64_t>(h.report == nullptr ? 0 : h.report->resources.size()));
+    out.EndObject();
+  }
+  out.EndArray();
+  out.Member("stale_after_seconds",
+             static_cast<std::int64_t>(absl::ToInt64Seconds(ctx.agents->StaleWindowFor())));
+  out.EndObject();
+  return HttpReply::Json(out.Take());
+}
+
 }  // namespace
 
 absl::Status BindHostAgentRoutes(http::Router& router, ServerContext& ctx) {
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("list_agents", [&ctx](const HttpRequest&) { return ListAgents(ctx); }));
   PULSE_RETURN_IF_ERROR(router.Handle(
       "report_host_agent", [&ctx](const HttpRequest& request) { return Report(ctx, request); }));
   PULSE_RETURN_IF_ERROR(router.Handle("host_agent_commands", [&ctx](const HttpRequest& request) {

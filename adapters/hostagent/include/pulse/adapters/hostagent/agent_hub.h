@@ -157,6 +157,8 @@ class AgentHub {
 
   // The `agents` source's stale_after_seconds setting (zero: the default rule).
   void SetStaleAfter(absl::Duration stale_after) ABSL_LOCKS_EXCLUDED(mu_);
+  // The stale window of a host reporting every `interval_seconds` (the default 30).
+  absl::Duration StaleWindowFor(int interval_seconds = 30) ABSL_LOCKS_EXCLUDED(mu_);
 
   const AgentHubOptions& options() const { return options_; }
 
