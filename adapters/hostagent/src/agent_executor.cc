@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kKnownCapabilities = {"restart", "start", "stop"};
 
-Result Refuse(Result result, std::string_view reason, std::string summary) {
+Result Refuse(Result result, std::string_view reason, const std::string& summary) {
   result.status = core::ExecutionStatus::kNotRun;
   result.reason_code = std::string(reason);
   result.summary = core::BoundedCleanText(summary, kMaxTextBytes);
