@@ -137,14 +137,15 @@ void AgentRuntime::SleepUnlessHalted(absl::Duration d) const {
   }
 }
 
-absl::StatusOr<std::string> AgentRuntime::Post(std::string_view path, const std::string& body) {
+absl::StatusOr<std::string> AgentRuntime::Post(std::string_view path, const std::string& body,
+                                               const std::atomic<bool>* cancelled) {
   http_client::Request request;
   request.method = "POST";
   request.target = std::string(path);
   request.headers = AuthHeaders(options_.token, "application/json");
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = body;
-  absl::StatusOr<http_client::Response> response = requests_->Send(request);
+  absl::StatusOr<http_client::Response> response = requests_->Send(request, cancelled);
   if (!response.ok()) {
     return absl::UnavailableError(
         fmt::format("{} failed: {}", path, std::string(response.status().message())));
@@ -156,6 +157,11 @@ absl::StatusOr<std::string> AgentRuntime::Post(std::string_view path, const std:
 }
 
 absl::Status AgentRuntime::PostReport(std::string_view in_reply_to) {
+  return PostReport(in_reply_to, nullptr);
+}
+
+absl::Status AgentRuntime::PostReport(std::string_view in_reply_to,
+                                      const std::atomic<bool>* cancelled) {
   ReportContext context;
   context.agent_version = options_.agent_version;
   context.interval_seconds = static_cast<int>(absl::ToInt64Seconds(options_.interval));
@@ -166,7 +172,7 @@ absl::Status AgentRuntime::PostReport(std::string_view in_reply_to) {
     return absl::UnavailableError(
         fmt::format("the host cannot be probed: {}", std::string(report.status().message())));
   }
-  absl::StatusOr<std::string> answer = Post(kReportPath, EncodeReport(*report));
+  absl::StatusOr<std::string> answer = Post(kReportPath, EncodeReport(*report), cancelled);
   if (!answer.ok()) {
     return answer.status();
   }
@@ -184,7 +190,8 @@ absl::Status AgentRuntime::PostResult(const Result& result) {
   const std::string body = EncodeResult(result);
   absl::Status last;
   for (int attempt = 0; attempt < kResultAttempts; ++attempt) {
-    absl::StatusOr<std::string> answer = Post(kResultsPath, body);
+    // Never cancelled: on a graceful stop the result of the command that ran is still posted.
+    absl::StatusOr<std::string> answer = Post(kResultsPath, body, nullptr);
     if (answer.ok()) {
       absl::StatusOr<rapidjson::Document> doc = core::ParseJson(*answer, {kMaxErrorBodyBytes, 8});
       if (doc.ok() && doc->IsObject() && core::GetBool(*doc, "accepted") == false) {
@@ -298,15 +305,12 @@ absl::Status AgentRuntime::StreamOnce() {
                                        : "the server ended the command stream");
 }
 
-void AgentRuntime::ReporterLoop(const std::atomic<bool>& stop) {
+void AgentRuntime::ReporterLoop() {
   absl::Time next = absl::InfinitePast();
   while (!halted()) {
-    if (stop.load()) {
-      Halt();
-      return;
-    }
     if (absl::Now() >= next) {
-      absl::Status posted = PostReport();
+      // A periodic report is abandoned when the agent stops; the next start sends one.
+      absl::Status posted = PostReport("", &halt_);
       if (absl::IsUnauthenticated(posted) || absl::IsPermissionDenied(posted)) {
         Halt(posted);
         return;
@@ -374,7 +378,18 @@ absl::Status AgentRuntime::Run(const std::atomic<bool>& stop) {
     queue_.clear();
     pending_ids_.clear();
   }
-  std::thread reporter([this, &stop] { ReporterLoop(stop); });
+  // The stop flag (set by a signal handler) becomes halt_, which every wait and the stream
+  // poll, within kPoll however busy the other threads are.
+  std::thread watcher([this, &stop] {
+    while (!halted()) {
+      if (stop.load()) {
+        Halt();
+        return;
+      }
+      absl::SleepFor(kPoll);
+    }
+  });
+  std::thread reporter([this] { ReporterLoop(); });
   std::thread worker([this] { WorkerLoop(); });
   ReconnectBackoff backoff(options_.backoff_initial, options_.backoff_max, std::random_device{}());
   while (!halted()) {
@@ -399,6 +414,7 @@ absl::Status AgentRuntime::Run(const std::atomic<bool>& stop) {
   // The worker finishes the command it is running (and posts its result) before it sees halt.
   worker.join();
   reporter.join();
+  watcher.join();
   absl::MutexLock lock(&mu_);
   return fatal_;
 }

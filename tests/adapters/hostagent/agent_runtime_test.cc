@@ -254,6 +254,22 @@ TEST_CASE("stopping lets the running command finish and posts its result",
   CHECK(rig.state->Find("act_d", "act_d.dispatch.1")->state == AttemptState::kDone);
 }
 
+TEST_CASE("the agent stops promptly while the server is unreachable",
+          "[adapters][hostagent][runtime]") {
+  FakeAgentServer server;
+  AgentRig rig;
+  AgentRuntimeOptions options = Options(server, server.Token());
+  options.server_url = "http://127.0.0.1:1";  // nothing listens: refused, backing off
+  options.backoff_initial = absl::Seconds(30);
+  auto runtime = OpenRuntime(rig, options);
+  Running running(*runtime);
+  absl::SleepFor(absl::Milliseconds(300));
+  const absl::Time stopping = absl::Now();
+  CHECK(running.Stop().ok());  // not fatal: a refused connection is transient
+  CHECK(absl::Now() - stopping < absl::Seconds(2));
+  CHECK(runtime->streams_opened() == 0);
+}
+
 TEST_CASE("one report is posted and accepted", "[adapters][hostagent][runtime]") {
   FakeAgentServer server;
   AgentRig rig;

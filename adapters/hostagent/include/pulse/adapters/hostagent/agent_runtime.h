@@ -126,10 +126,13 @@ class AgentRuntime {
   absl::Status StreamOnce();
   void OnEvent(std::string_view event, std::string_view data, bool& saw_hello, bool& broken);
   void Enqueue(Command command);
-  void ReporterLoop(const std::atomic<bool>& stop);
+  void ReporterLoop();
   void WorkerLoop();
   absl::Status PostResult(const Result& result);
-  absl::StatusOr<std::string> Post(std::string_view path, const std::string& body);
+  // `cancelled` may be null.
+  absl::Status PostReport(std::string_view in_reply_to, const std::atomic<bool>* cancelled);
+  absl::StatusOr<std::string> Post(std::string_view path, const std::string& body,
+                                   const std::atomic<bool>* cancelled);
 
   const AgentRuntimeOptions options_;
   agents::LocalHostFleet& fleet_;
