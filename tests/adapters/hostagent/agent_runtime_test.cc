@@ -135,7 +135,8 @@ TEST_CASE("the agent reports and answers every command the server sends in order
   REQUIRE(server.Push("command",
                       dispatch("cmd_0000000000000008", "act_2", "service:web1/nginx", "restart")));
   REQUIRE(server.WaitForResults(7, absl::Seconds(10)));
-  const Result* replay = FindResult(server.results(), "cmd_0000000000000008");
+  const std::vector<Result> after = server.results();  // FindResult points into it
+  const Result* replay = FindResult(after, "cmd_0000000000000008");
   REQUIRE(replay != nullptr);
   CHECK(replay->replayed);
   CHECK(replay->status == core::ExecutionStatus::kSucceeded);
@@ -248,7 +249,8 @@ TEST_CASE("stopping lets the running command finish and posts its result",
   }
   REQUIRE(rig.Restarts("nginx") == 1);
   CHECK(running->Stop().ok());
-  const Result* result = FindResult(server.results(), "cmd_00000000000000d1");
+  const std::vector<Result> results = server.results();  // FindResult points into it
+  const Result* result = FindResult(results, "cmd_00000000000000d1");
   REQUIRE(result != nullptr);
   CHECK(result->status == core::ExecutionStatus::kSucceeded);
   CHECK(rig.state->Find("act_d", "act_d.dispatch.1")->state == AttemptState::kDone);
