@@ -6,13 +6,18 @@ configure_file(${PROJECT_SOURCE_DIR}/packaging/pulse-server.service.in
   ${PROJECT_BINARY_DIR}/packaging/pulse-server.service @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/pulse-server.service
   DESTINATION lib/systemd/system)
+# pulse-agent's unit (docs/agent.md): installed, not enabled; it needs /etc/default/pulse-agent.
+configure_file(${PROJECT_SOURCE_DIR}/packaging/pulse-agent.service.in
+  ${PROJECT_BINARY_DIR}/packaging/pulse-agent.service @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/packaging/pulse-agent.service
+  DESTINATION lib/systemd/system)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME pulse-core)
 set(CPACK_PACKAGE_VENDOR "Pulse Core")
 set(CPACK_PACKAGE_CONTACT "Pulse Core maintainers <pulse-core@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-  "Governed AI-operations engine: pulse-server, pulse-cli, pulse-mcp")
+  "Governed AI-operations engine: pulse-server, pulse-cli, pulse-mcp, pulse-agent")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

@@ -9,8 +9,8 @@
 
 #include "chat_view.h"
 #include "commands.h"
+#include "pulse/adapters/http_client/sse_parser.h"
 #include "pulse/core/json/json_writer.h"
-#include "sse_parser.h"
 
 namespace pulse::cli {
 namespace {
@@ -70,7 +70,7 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call,
     return ctx.BadCall(call.status());
   }
   ChatView view(ctx.console());
-  SseParser parser;
+  http_client::SseParser parser;
   bool overflow = false;
   bool received = false;
   std::atomic<bool> finished{false};
@@ -80,7 +80,8 @@ int RunChat(CommandContext& ctx, const absl::StatusOr<ApiCall>& call,
     result =
         ctx.client().Stream(call->method, call->target, call->body, [&](std::string_view bytes) {
           received = true;
-          if (!parser.Feed(bytes, [&](const SseEvent& event) { view.OnFrame(event.data); })) {
+          if (!parser.Feed(bytes,
+                           [&](const http_client::SseEvent& event) { view.OnFrame(event.data); })) {
             overflow = true;
             return false;
           }

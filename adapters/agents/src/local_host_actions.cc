@@ -96,8 +96,8 @@ absl::StatusOr<core::DispatchReceipt> LocalHostFleet::Dispatch(
   core::DispatchReceipt receipt;
   receipt.executor_id = fmt::format("local-exec:{}", host_name_);
   receipt.executor_trust_domain = std::string(internal::kLocalExecutorDomain);
-  absl::StatusOr<internal::ProcessResult> run = internal::RunInstalledProgram(
-      {"systemctl", request.capability_name, "--no-pager", unit}, options_.action_timeout);
+  absl::StatusOr<internal::ProcessResult> run =
+      RunSystemctl({request.capability_name, "--no-pager", unit}, options_.action_timeout);
   if (!run.ok()) {
     receipt.status = core::ExecutionStatus::kNotRun;
     receipt.reason_code = "executor_unavailable";
@@ -131,9 +131,9 @@ absl::StatusOr<core::PostconditionObservation> LocalHostFleet::ObservePostcondit
   const absl::Time deadline = Now() + options_.observe_timeout;
   for (;;) {
     absl::StatusOr<internal::ProcessResult> run =
-        internal::RunInstalledProgram({"systemctl", "show", "--no-pager", "-p", "ActiveState", "-p",
-                                       "ActiveEnterTimestampMonotonic", unit->second.unit},
-                                      options_.command_timeout);
+        RunSystemctl({"show", "--no-pager", "-p", "ActiveState", "-p",
+                      "ActiveEnterTimestampMonotonic", unit->second.unit},
+                     options_.command_timeout);
     if (!run.ok() || run->exit_code != 0) {
       return absl::UnavailableError("systemctl show failed");
     }

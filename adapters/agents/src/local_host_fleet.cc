@@ -71,6 +71,18 @@ bool SystemdRunning() {
   return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// A host name the node id carries unchanged (SanitizeLocal keeps it whole): a letter or digit,
+// then letters, digits, '.', '_' or '-', at most 64 bytes. The agent protocol's host names
+// (docs/agent.md) all pass.
+bool IsHostName(std::string_view name) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  return !name.empty() && name.size() <= 64 && alnum(name[0]) &&
+         std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
 std::string UnitName(std::string_view name) {
   const std::string_view suffix = ".service";
   if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
@@ -122,12 +134,26 @@ absl::StatusOr<std::unique_ptr<LocalHostFleet>> LocalHostFleet::Open(
     }
     unit = UnitName(unit);
   }
+  if (!options.host_name.empty() && !IsHostName(options.host_name)) {
+    return absl::InvalidArgumentError(
+        "host_name must be a letter or digit, then letters, digits, '.', '_' or '-' (at most 64 "
+        "bytes)");
+  }
+  if (!options.systemctl_path.empty() &&
+      (options.systemctl_path[0] != '/' || access(options.systemctl_path.c_str(), X_OK) != 0)) {
+    return absl::InvalidArgumentError(
+        fmt::format("systemctl_path '{}' is not an absolute path to an executable file",
+                    options.systemctl_path));
+  }
   std::unique_ptr<core::Clock> owned;
   if (options.clock == nullptr) {
     owned = std::make_unique<RealClock>();
   }
   std::array<char, HOST_NAME_MAX + 1> name{};
   std::string host = gethostname(name.data(), name.size()) == 0 ? name.data() : "localhost";
+  if (!options.host_name.empty()) {
+    host = options.host_name;
+  }
   std::unique_ptr<LocalHostFleet> fleet(
       new LocalHostFleet(std::move(options), std::move(owned), std::move(host)));
   PULSE_RETURN_IF_ERROR(fleet->Probe().status());
@@ -135,6 +161,21 @@ absl::StatusOr<std::unique_ptr<LocalHostFleet>> LocalHostFleet::Open(
 }
 
 absl::Time LocalHostFleet::Now() const { return clock_.Now(); }
+
+absl::StatusOr<internal::ProcessResult> LocalHostFleet::RunSystemctl(std::vector<std::string> args,
+                                                                     absl::Duration timeout,
+                                                                     std::size_t max_output) const {
+  if (options_.systemctl_path.empty()) {
+    args.insert(args.begin(), "systemctl");
+    return internal::RunInstalledProgram(args, timeout, max_output);
+  }
+  args.insert(args.begin(), options_.systemctl_path);
+  return internal::RunProcess(args, timeout, max_output);
+}
+
+bool LocalHostFleet::UnitsAvailable() const {
+  return !options_.systemctl_path.empty() || SystemdRunning();
+}
 
 std::string LocalHostFleet::UnitListing() {
   const absl::Time now = Now();
@@ -144,9 +185,9 @@ std::string LocalHostFleet::UnitListing() {
       return unit_listing_;
     }
   }
-  absl::StatusOr<internal::ProcessResult> listed = internal::RunInstalledProgram(
-      {"systemctl", "list-units", "--type=service", "--all", "--output=json", "--no-pager"},
-      options_.command_timeout, kMaxUnitListingBytes);
+  absl::StatusOr<internal::ProcessResult> listed =
+      RunSystemctl({"list-units", "--type=service", "--all", "--output=json", "--no-pager"},
+                   options_.command_timeout, kMaxUnitListingBytes);
   std::string listing;
   if (listed.ok() && listed->exit_code == 0 && !listed->truncated) {
     listing = std::move(listed->output);
@@ -242,7 +283,7 @@ absl::StatusOr<LocalHostFleet::Snapshot> LocalHostFleet::Probe() {
   }
 
   s.systemd = SystemdRunning();
-  if (s.systemd) {
+  if (UnitsAvailable()) {
     const std::string listing = UnitListing();
     if (!listing.empty()) {
       if (absl::StatusOr<std::vector<UnitInfo>> units = internal::ParseSystemctlUnits(listing);
@@ -501,8 +542,8 @@ absl::StatusOr<core::FleetConfig> LocalHostFleet::ReadConfig(std::string_view id
   }
   core::FleetConfig config;
   if (it->second.type == "service") {
-    absl::StatusOr<internal::ProcessResult> run = internal::RunInstalledProgram(
-        {"systemctl", "cat", "--no-pager", s.units.at(it->first).unit}, options_.command_timeout);
+    absl::StatusOr<internal::ProcessResult> run =
+        RunSystemctl({"cat", "--no-pager", s.units.at(it->first).unit}, options_.command_timeout);
     if (!run.ok() || run->exit_code != 0) {
       return absl::UnavailableError(fmt::format("systemctl cat failed for {}", id));
     }

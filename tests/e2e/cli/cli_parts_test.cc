@@ -17,13 +17,16 @@
 #include "human_time.h"
 #include "id_resolution.h"
 #include "json_output.h"
+#include "pulse/adapters/http_client/sse_parser.h"
 #include "render.h"
-#include "sse_parser.h"
 #include "suggest.h"
 #include "text_safety.h"
 
 namespace pulse::cli {
 namespace {
+
+using http_client::SseEvent;
+using http_client::SseParser;
 
 struct Captured {
   std::string out;

@@ -30,6 +30,10 @@
 
 namespace pulse::adapters::agents {
 
+namespace internal {
+struct ProcessResult;
+}  // namespace internal
+
 struct LocalHostFleetOptions {
   // The pulse-server flag --allow-local-actions. Off: every catalogue is empty.
   bool allow_local_actions = false;
@@ -46,6 +50,14 @@ struct LocalHostFleetOptions {
   absl::Duration sample_interval = absl::Seconds(10);
   // Borrowed; nullptr means the system clock.
   const core::Clock* clock = nullptr;
+  // The host name the fleet reports (its node is node:<sanitized name>); "" = gethostname().
+  // An agent in a container or a test sets it. Must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}.
+  std::string host_name;
+  // The systemctl program to run: "" = `systemctl` from the fixed PATH (/usr/sbin, /usr/bin,
+  // /sbin, /bin). When set (an absolute path to an executable file), units are probed through
+  // it even where /run/systemd/system is absent: pulse-agent's test hook for hosts without
+  // systemd (docs/agent.md, "Testing"), never a product path.
+  std::string systemctl_path;
 };
 
 // One running process, for the node's status and for callers that want the list.
@@ -59,7 +71,9 @@ struct LocalProcess {
 class LocalHostFleet final : public core::Fleet {
  public:
   // Probes the host once. Unavailable when /proc/meminfo or /proc/stat cannot be read (not a
-  // Linux host); InvalidArgument for an allowlisted unit name that is not a plain unit name.
+  // Linux host); InvalidArgument for an allowlisted unit name that is not a plain unit name, a
+  // host_name outside its pattern, or a systemctl_path that is not an absolute path to an
+  // executable file.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<LocalHostFleet>> Open(
       LocalHostFleetOptions options = {});
 
@@ -125,6 +139,12 @@ class LocalHostFleet final : public core::Fleet {
   absl::StatusOr<Snapshot> Probe();
   // `systemctl list-units --output=json`, cached briefly; "" when it cannot be listed.
   std::string UnitListing();
+  // Runs systemctl (options.systemctl_path, else the installed one) with `args`.
+  absl::StatusOr<internal::ProcessResult> RunSystemctl(std::vector<std::string> args,
+                                                       absl::Duration timeout,
+                                                       std::size_t max_output = 64 * 1024) const;
+  // Whether units are probed: systemd runs here, or a stand-in systemctl was configured.
+  bool UnitsAvailable() const;
   std::vector<core::Capability> CatalogueFor(const Snapshot& snapshot, std::string_view id) const;
 
   LocalHostFleetOptions options_;

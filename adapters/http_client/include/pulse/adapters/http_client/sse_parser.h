@@ -3,7 +3,8 @@
 // included); "data:" lines of one event are joined with "\n"; "event:" and "id:" are kept;
 // comment lines (": heartbeat") and unknown fields are ignored; a blank line dispatches an
 // event that has data. A line or event longer than the limit makes the stream unusable (a
-// hostile or broken server must not make the client buffer without bound). Not thread-safe.
+// hostile or broken server must not make the client buffer without bound). Shared by pulse-cli
+// (the Assistant's streams) and pulse-agent (its command stream). Not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace pulse::cli {
+namespace pulse::http_client {
 
 struct SseEvent {
   std::string event;  // "" for an unnamed event
@@ -44,4 +45,4 @@ class SseParser {
   bool overflowed_ = false;
 };
 
-}  // namespace pulse::cli
+}  // namespace pulse::http_client

@@ -1,6 +1,6 @@
-#include "sse_parser.h"
+#include "pulse/adapters/http_client/sse_parser.h"
 
-namespace pulse::cli {
+namespace pulse::http_client {
 
 bool SseParser::Feed(std::string_view bytes, const std::function<void(const SseEvent&)>& on_event) {
   if (overflowed_) {
@@ -66,4 +66,4 @@ void SseParser::ProcessLine(const std::function<void(const SseEvent&)>& on_event
   }
 }
 
-}  // namespace pulse::cli
+}  // namespace pulse::http_client

@@ -1,0 +1,256 @@
+// pulse-agent as a process: its usage errors (exit 2), --once against a loopback server that
+// speaks the protocol, the stand-in systemctl test hook, a graceful SIGTERM while connected,
+// a refused token (exit 1) and a corrupt state file (refused, left as it was).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "fake_agent_server.h"
+#include "pulse/testing/temp_dir.h"
+
+extern char** environ;
+
+namespace pulse::adapters::hostagent {
+namespace {
+
+using testing::FakeAgentServer;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0600) {
+  {
+    std::ofstream out(path, std::ios::trunc | std::ios::binary);
+    out << text;
+  }
+  REQUIRE(chmod(path.c_str(), mode) == 0);
+}
+
+// One pulse-agent process: stdout and stderr go to files of the work directory.
+class Agent {
+ public:
+  Agent(const pulse::testing::TempDir& dir, std::vector<std::string> args,
+        std::vector<std::string> env = {})
+      : stdout_path_(dir.File("stdout-" + std::to_string(++count_))),
+        stderr_path_(dir.File("stderr-" + std::to_string(count_))) {
+    args.insert(args.begin(), PULSE_AGENT_BINARY);
+    std::vector<char*> argv;
+    for (std::string& a : args) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    std::vector<std::string> environment = {"PATH=/usr/bin:/bin"};
+    environment.insert(environment.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (std::string& e : environment) {
+      envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, stdout_path_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int spawned = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(spawned == 0);
+  }
+  ~Agent() {
+    if (pid_ > 0 && !exit_.has_value()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // The exit status, waiting up to `timeout`; nullopt while it still runs.
+  std::optional<int> Wait(absl::Duration timeout = absl::Seconds(20)) {
+    const absl::Time until = absl::Now() + timeout;
+    while (!exit_.has_value()) {
+      int status = 0;
+      const pid_t done = waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (absl::Now() >= until) {
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return exit_;
+  }
+  void Signal(int sig) const { kill(pid_, sig); }
+  std::string out() const { return ReadFile(stdout_path_); }
+  std::string err() const { return ReadFile(stderr_path_); }
+
+ private:
+  static inline int count_ = 0;
+  std::string stdout_path_;
+  std::string stderr_path_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_;
+};
+
+// A work directory with a token file (mode 600), an allow.json and a stand-in systemctl with
+// nginx running.
+struct Work {
+  pulse::testing::TempDir dir{"pulse-agent-app"};
+  std::string token_file = dir.File("token");
+  std::string allow = dir.File("allow.json");
+  std::string systemctl = dir.File("bin/fake-systemctl");
+  explicit Work(const std::string& token) {
+    WriteFile(token_file, token + "\n");
+    WriteFile(allow, R"({"capabilities": ["restart"], "services": ["nginx"]})");
+    std::filesystem::create_directories(dir.File("bin/units"));
+    std::filesystem::copy_file(PULSE_FAKE_SYSTEMCTL, systemctl);
+    std::filesystem::permissions(systemctl, std::filesystem::perms::owner_all);
+    WriteFile(dir.File("bin/units/nginx.service.state"), "active\n");
+  }
+  std::vector<std::string> Args(const std::string& server) const {
+    return {"--server",    server, "--token-file", token_file,
+            "--allowlist", allow,  "--state-dir",  dir.File("state"),
+            "--hostname",  "web1", "--interval",   "1s"};
+  }
+  std::string Hook() const { return "PULSE_AGENT_TEST_SYSTEMCTL=" + systemctl; }
+};
+
+TEST_CASE("pulse-agent --help shows the flags and a walkthrough example", "[apps][agent]") {
+  pulse::testing::TempDir dir("pulse-agent-app");
+  Agent help(dir, {"--help"});
+  REQUIRE(help.Wait() == 0);
+  for (const char* text : {"--server", "--token-file", "--state-dir", "--hostname", "--allowlist",
+                           "--interval", "--once", "--ca-file", "--pin-sha256", "--log-level",
+                           "Example", "--kind agent", "mode 600", "umask 077"}) {
+    INFO(text);
+    CHECK(help.out().find(text) != std::string::npos);
+  }
+  Agent version(dir, {"--version"});
+  REQUIRE(version.Wait() == 0);
+  CHECK(version.out().rfind("pulse-agent ", 0) == 0);
+  Agent missing(dir, {"--server", "http://127.0.0.1:1"});
+  CHECK(missing.Wait() == 2);
+  CHECK(missing.err().find("--token-file") != std::string::npos);
+}
+
+TEST_CASE("pulse-agent refuses a usage error with exit status 2 and says why", "[apps][agent]") {
+  Work work("pulse_token");
+  const std::string server = "http://127.0.0.1:1";
+  SECTION("a token file open to group or others") {
+    REQUIRE(chmod(work.token_file.c_str(), 0640) == 0);
+    Agent agent(work.dir, work.Args(server));
+    CHECK(agent.Wait() == 2);
+    CHECK(agent.err().find(work.token_file) != std::string::npos);
+    CHECK(agent.err().find("chmod 600") != std::string::npos);
+  }
+  SECTION("an allow.json with an unknown member") {
+    WriteFile(work.allow, R"({"capabilities": ["restart"], "servces": ["nginx"]})");
+    Agent agent(work.dir, work.Args(server));
+    CHECK(agent.Wait() == 2);
+    CHECK(agent.err().find("allowlist_invalid") != std::string::npos);
+    CHECK(agent.err().find("servces") != std::string::npos);
+  }
+  SECTION("a bad host name, interval or server URL") {
+    for (const auto& [flag, value] :
+         std::vector<std::pair<std::string, std::string>>{{"--hostname", "-web"},
+                                                          {"--interval", "0s"},
+                                                          {"--interval", "2h"},
+                                                          {"--server", "ftp://x"},
+                                                          {"--log-level", "loud"}}) {
+      INFO(flag << " " << value);
+      std::vector<std::string> args = work.Args(server);
+      args.insert(args.end(), {flag, value});
+      Agent agent(work.dir, args);
+      CHECK(agent.Wait() == 2);
+    }
+  }
+  CHECK_FALSE(std::filesystem::exists(work.dir.File("state/state.json")));
+}
+
+TEST_CASE("pulse-agent --once reports the host through the stand-in systemctl", "[apps][agent]") {
+  FakeAgentServer server;
+  Work work(server.Token());
+  std::vector<std::string> args = work.Args(server.url());
+  args.push_back("--once");
+  Agent agent(work.dir, args, {work.Hook()});
+  REQUIRE(agent.Wait() == 0);
+  CHECK(agent.err().find("PULSE_AGENT_TEST_SYSTEMCTL") != std::string::npos);  // logged
+  const std::vector<Report> reports = server.reports();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].host == "web1");
+  CHECK(std::any_of(reports[0].resources.begin(), reports[0].resources.end(),
+                    [](const core::FleetResource& r) { return r.id == "service:web1/nginx"; }));
+  REQUIRE(reports[0].capabilities.size() == 1);
+  CHECK(reports[0].capabilities[0].names == std::vector<std::string>{"restart"});
+}
+
+TEST_CASE("pulse-agent restarts an allowlisted unit once and stops gracefully on SIGTERM",
+          "[apps][agent]") {
+  FakeAgentServer server;
+  Work work(server.Token());
+  Agent agent(work.dir, work.Args(server.url()), {work.Hook()});
+  REQUIRE(server.WaitForStreams(1, absl::Seconds(15)));
+  Command restart;
+  restart.command_id = "cmd_0000000000000a01";
+  restart.kind = CommandKind::kDispatch;
+  restart.issued_at = absl::Now();
+  restart.deadline = absl::Now() + absl::Seconds(60);
+  restart.action_id = "act_app";
+  restart.attempt_id = "act_app.dispatch.1";
+  restart.plan_hash = "sha256:x";
+  restart.resource_id = "service:web1/nginx";
+  restart.capability = "restart";
+  REQUIRE(server.Push("command", EncodeCommand(restart)));
+  REQUIRE(server.WaitForResults(1, absl::Seconds(15)));
+  CHECK(server.results()[0].status == core::ExecutionStatus::kSucceeded);
+  // Reports keep coming at the interval.
+  REQUIRE(server.WaitForReports(2, absl::Seconds(10)));
+  agent.Signal(SIGTERM);
+  CHECK(agent.Wait() == 0);
+
+  // A restarted agent (same state directory) answers the same attempt from its state file.
+  Agent again(work.dir, work.Args(server.url()), {work.Hook()});
+  REQUIRE(server.WaitForStreams(2, absl::Seconds(15)));
+  restart.command_id = "cmd_0000000000000a02";
+  REQUIRE(server.Push("command", EncodeCommand(restart)));
+  REQUIRE(server.WaitForResults(2, absl::Seconds(15)));
+  CHECK(server.results()[1].replayed);
+  CHECK(ReadFile(work.dir.File("bin/units/nginx.service.restarts")) == "restart\n");
+  again.Signal(SIGINT);
+  CHECK(again.Wait() == 0);
+}
+
+TEST_CASE("pulse-agent exits 1 on a refused token and on a corrupt state file", "[apps][agent]") {
+  FakeAgentServer server;
+  Work work("pulse_not-a-real-token");
+  Agent refused(work.dir, work.Args(server.url()), {work.Hook()});
+  CHECK(refused.Wait(absl::Seconds(10)) == 1);
+  CHECK(refused.err().find("401") != std::string::npos);
+
+  std::filesystem::create_directories(work.dir.File("state"));
+  WriteFile(work.dir.File("state/state.json"), "{\"version\":1,\"attempts\":[{]}");
+  Agent corrupt(work.dir, work.Args(server.url()), {work.Hook()});
+  CHECK(corrupt.Wait() == 1);
+  CHECK(corrupt.err().find("state_corrupt") != std::string::npos);
+  CHECK(ReadFile(work.dir.File("state/state.json")) == "{\"version\":1,\"attempts\":[{]}");
+}
+
+}  // namespace
+}  // namespace pulse::adapters::hostagent
