@@ -214,6 +214,21 @@ void RunHostAgentStoreContract(MakeStore make) {
     CHECK(hosts == std::vector<std::string>{"Web3", "app.example.org", "db1", "web10", "web2"});
   }
 
+  SECTION("the bindings are the records without their reports") {
+    const absl::Time at = absl::FromUnixSeconds(1'790'000'000);
+    MustBind(store, "web1", Token(1));
+    MustBind(store, "db1", Token(2));
+    MustSave(store, "web1", Token(1), 1, at);
+    absl::StatusOr<std::vector<core::HostAgentRecord>> bindings = store->ListBindings();
+    REQUIRE(bindings.ok());
+    std::vector<core::HostAgentRecord> expected = MustList(store);
+    REQUIRE_FALSE(expected[1].last_report.empty());
+    for (core::HostAgentRecord& r : expected) {
+      r.last_report.clear();
+    }
+    CHECK(*bindings == expected);
+  }
+
   SECTION("a report of exactly the size bound is stored whole") {
     MustBind(store, "web1", kTokA);
     std::string big = "\"";

@@ -341,7 +341,40 @@ HostView AgentHub::ViewOf(const HostEntry& entry, absl::Time now) const {
   return v;
 }
 
+void AgentHub::RefreshBindings() {
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time real_now = absl::Now();
+    if (real_now - bindings_read_at_ < absl::Seconds(2)) {
+      return;
+    }
+    bindings_read_at_ = real_now;
+  }
+  absl::StatusOr<std::vector<core::HostAgentRecord>> records = store_.ListBindings();
+  if (!records.ok()) {
+    return;  // the memory stays as it is; the next listing tries again
+  }
+  absl::MutexLock lock(&mu_);
+  for (core::HostAgentRecord& record : *records) {
+    auto [it, inserted] = hosts_.try_emplace(record.host);
+    if (inserted) {
+      it->second = std::make_unique<HostEntry>();
+      it->second->host = record.host;
+      it->second->agent_version = record.agent_version;
+      it->second->last_report_at = record.last_report_at;
+      it->second->report_seq = record.report_seq;
+    }
+    HostEntry& entry = *it->second;
+    if (entry.token_id != record.token_id) {
+      host_by_token_.erase(entry.token_id);
+      entry.token_id = record.token_id;
+    }
+    host_by_token_[record.token_id] = record.host;
+  }
+}
+
 std::vector<HostView> AgentHub::Hosts() {
+  RefreshBindings();
   const absl::Time now = Now();
   absl::MutexLock lock(&mu_);
   std::vector<HostView> out;

@@ -47,6 +47,10 @@ absl::Status CheckTokenId(std::string_view token_id, std::string_view field) {
   return absl::OkStatus();
 }
 
+// ListBindings' columns: kColumns with an empty last report, so the rows' reports are not read.
+constexpr char kBindingColumns[] =
+    "host, token_id, bound_at_ns, agent_version, last_report_at_ns, report_seq, ''";
+
 core::HostAgentRecord ReadRecord(SQLite::Statement& q) {
   core::HostAgentRecord r;
   r.host = q.getColumn(0).getString();
@@ -240,6 +244,22 @@ absl::StatusOr<std::vector<core::HostAgentRecord>> SqliteHostAgentStore::List() 
   std::vector<core::HostAgentRecord> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement q(db, absl::StrCat("SELECT ", kColumns, " FROM host_agents ORDER BY host"));
+    while (q.executeStep()) {
+      out.push_back(ReadRecord(q));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<core::HostAgentRecord>> SqliteHostAgentStore::ListBindings() {
+  std::vector<core::HostAgentRecord> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(
+        db, absl::StrCat("SELECT ", kBindingColumns, " FROM host_agents ORDER BY host"));
     while (q.executeStep()) {
       out.push_back(ReadRecord(q));
     }

@@ -69,6 +69,19 @@ class HostAgentStore {
 
   // Every record, ordered by host.
   [[nodiscard]] virtual absl::StatusOr<std::vector<HostAgentRecord>> List() = 0;
+
+  // Every record without its last report (last_report empty), ordered by host: what a caller
+  // that only wants the bindings reads. This default drops the reports List() read; a store
+  // that can skip reading them should.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<HostAgentRecord>> ListBindings() {
+    absl::StatusOr<std::vector<HostAgentRecord>> records = List();
+    if (records.ok()) {
+      for (HostAgentRecord& r : *records) {
+        r.last_report.clear();
+      }
+    }
+    return records;
+  }
 };
 
 }  // namespace pulse::core

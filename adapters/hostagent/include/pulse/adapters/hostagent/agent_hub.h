@@ -132,7 +132,10 @@ class AgentHub {
 
   // ---- the fleet's side ------------------------------------------------------------------
 
-  std::vector<HostView> Hosts();  // ordered by host
+  // Every host, ordered by host name. Hosts bound since this process started by another
+  // process (`pulse-server token create --host`) are picked up from the store, at most every
+  // two seconds.
+  std::vector<HostView> Hosts();
   std::optional<HostView> Host(std::string_view host);
   // The host whose namespace holds `resource_id` (node:<h> or <type>:<h>/...), if known.
   std::optional<std::string> HostOf(std::string_view resource_id);
@@ -173,6 +176,7 @@ class AgentHub {
   HostView ViewOf(const HostEntry& entry, absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SendCommand(HostEntry& entry, const Command& command) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DropClosedSink(HostEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefreshBindings() ABSL_LOCKS_EXCLUDED(mu_);
 
   core::HostAgentStore& store_;
   AgentHubOptions options_;
@@ -186,6 +190,7 @@ class AgentHub {
   std::deque<std::string> answered_order_ ABSL_GUARDED_BY(mu_);
   std::uint64_t next_connection_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Duration stale_after_ ABSL_GUARDED_BY(mu_);
+  absl::Time bindings_read_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // real time
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -39,6 +39,7 @@ class SqliteHostAgentStore final : public core::HostAgentStore {
                                            std::string_view agent_version,
                                            std::string_view report_json, absl::Time at) override;
   absl::StatusOr<std::vector<core::HostAgentRecord>> List() override;
+  absl::StatusOr<std::vector<core::HostAgentRecord>> ListBindings() override;
 
  private:
   SqliteDatabase& database_;
