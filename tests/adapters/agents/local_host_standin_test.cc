@@ -78,7 +78,7 @@ TEST_CASE("a host name override names the node and every resource id",
   }
 }
 
-TEST_CASE("a stand-in systemctl serves units, actions and observation without systemd",
+TEST_CASE("a stand-in systemctl serves units and actions and observation without systemd",
           "[adapters][agents][local]") {
   StandIn standin;
   LocalHostFleetOptions options;

@@ -12,7 +12,7 @@ namespace {
 
 using testing::AgentRig;
 
-TEST_CASE("the agent refuses what its allowlist, its host and the deadline do not admit",
+TEST_CASE("the agent refuses what its allowlist and its host and the deadline do not admit",
           "[adapters][hostagent][executor]") {
   AgentRig rig;
   struct Case {
