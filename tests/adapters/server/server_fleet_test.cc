@@ -13,9 +13,11 @@
 #include "fleet_opening.h"
 #include "pulse/adapters/agents/composite_fleet.h"
 #include "pulse/adapters/agents/demo_fleet.h"
+#include "pulse/adapters/hostagent/agent_hub.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
+#include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/testing/fake_clock.h"
 
 namespace pulse::server {
@@ -189,6 +191,85 @@ TEST_CASE("/metrics shows whether each fleet source is up and what it holds",
   absl::StatusOr<OpenedFleet> demo = OpenConfiguredFleet(WithFleet("demo"), clock);
   REQUIRE(demo.ok());
   CHECK(demo->fleet->SourceStatuses().empty());
+}
+
+}  // namespace
+}  // namespace pulse::server
+
+namespace pulse::server {
+namespace {
+
+// The host agents' hub over a real registry in `dir`.
+std::unique_ptr<adapters::hostagent::AgentHub> OpenHub(
+    const std::string& dir, std::unique_ptr<adapters::storage::SqliteStorage>& storage) {
+  absl::StatusOr<std::unique_ptr<adapters::storage::SqliteStorage>> opened =
+      adapters::storage::OpenSqliteStorage(dir);
+  REQUIRE(opened.ok());
+  storage = *std::move(opened);
+  absl::StatusOr<std::unique_ptr<adapters::hostagent::AgentHub>> hub =
+      adapters::hostagent::AgentHub::Open(*storage->host_agents);
+  REQUIRE(hub.ok());
+  return *std::move(hub);
+}
+
+std::vector<std::string> SourceNames(core::Fleet& fleet) {
+  std::vector<std::string> names;
+  for (const core::FleetSourceStatus& s : fleet.SourceStatuses()) {
+    names.push_back(s.name + ":" + s.kind);
+  }
+  return names;
+}
+
+TEST_CASE("every fleet the server opens includes the host agents once", "[server][fleet]") {
+  testing::FakeClock clock;
+  FleetDir dir;
+  std::unique_ptr<adapters::storage::SqliteStorage> storage;
+  std::unique_ptr<adapters::hostagent::AgentHub> hub = OpenHub(dir.path() + "/data", storage);
+
+  // The demo fleet becomes the first source of a composite.
+  absl::StatusOr<OpenedFleet> demo = OpenConfiguredFleet(WithFleet("demo"), clock, {}, hub.get());
+  REQUIRE(demo.ok());
+  REQUIRE(demo->composite != nullptr);
+  CHECK(SourceNames(*demo->fleet) == std::vector<std::string>{"demo:demo", "agents:agents"});
+  CHECK(demo->source_histories.count("demo") == 1);  // the generated series still forecast
+  CHECK(demo->fleet->GetResource("vm:101").ok());
+
+  // A sources list gets the agents appended...
+  const std::string two =
+      dir.Write("two.json", R"({"sources": [{"name": "lab", "kind": "demo"}]})");
+  absl::StatusOr<OpenedFleet> listed = OpenConfiguredFleet(WithFleet(two), clock, {}, hub.get());
+  REQUIRE(listed.ok());
+  CHECK(SourceNames(*listed->fleet) == std::vector<std::string>{"lab:demo", "agents:agents"});
+
+  // ...under another name when `agents` is taken...
+  const std::string taken =
+      dir.Write("taken.json", R"({"sources": [{"name": "agents", "kind": "demo"}]})");
+  absl::StatusOr<OpenedFleet> renamed = OpenConfiguredFleet(WithFleet(taken), clock, {}, hub.get());
+  REQUIRE(renamed.ok());
+  CHECK(SourceNames(*renamed->fleet) ==
+        std::vector<std::string>{"agents:demo", "host-agents:agents"});
+
+  // ...and not at all when the list names one itself, with its settings read strictly.
+  const std::string own = dir.Write("own.json", R"({"sources": [{"name": "lab", "kind": "demo"},
+                                   {"name": "hosts", "kind": "agents", "allow_actions": true,
+                                    "action_allowlist": ["nginx"], "stale_after_seconds": 5}]})");
+  absl::StatusOr<OpenedFleet> configured =
+      OpenConfiguredFleet(WithFleet(own), clock, {}, hub.get());
+  REQUIRE(configured.ok());
+  CHECK(SourceNames(*configured->fleet) == std::vector<std::string>{"lab:demo", "hosts:agents"});
+  CHECK(hub->StaleWindowFor() == absl::Seconds(5));
+  for (const char* hostile :
+       {R"({"sources": [{"name": "h", "kind": "agents", "allow_actions": "yes"}]})",
+        R"({"sources": [{"name": "h", "kind": "agents", "action_allowlist": ["-rf /"]}]})",
+        R"({"sources": [{"name": "h", "kind": "agents", "stale_after_seconds": 1}]})",
+        R"({"sources": [{"name": "h", "kind": "agents", "token": "x"}]})"}) {
+    INFO(hostile);
+    const absl::StatusOr<OpenedFleet> refused =
+        OpenConfiguredFleet(WithFleet(dir.Write("bad.json", hostile)), clock, {}, hub.get());
+    REQUIRE_FALSE(refused.ok());
+    CHECK(std::string(refused.status().message()).find("fleet source \"h\" (agents)") !=
+          std::string::npos);
+  }
 }
 
 }  // namespace
