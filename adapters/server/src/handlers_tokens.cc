@@ -2,6 +2,7 @@
 // Humans only: an agent or service token, or a human token sent through an agent surface, is
 // refused, so a model can never mint itself a wider credential. A caller manages only tokens
 // its own scopes cover: it cannot mint or revoke a token wider than itself.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,9 +55,20 @@ HttpReply List(ServerContext& ctx, const HttpRequest& request) {
     return Unavailable("the token store", tokens.status());
   }
   const absl::Time now = ctx.clock.Now();
+  // The host each agent token is bound to (the registry's bindings; none: not bound yet).
+  std::map<std::string, std::string, std::less<>> hosts;
+  if (absl::StatusOr<std::vector<core::HostAgentRecord>> bindings =
+          ctx.agents->store().ListBindings();
+      bindings.ok()) {
+    for (core::HostAgentRecord& b : *bindings) {
+      hosts.emplace(std::move(b.token_id), std::move(b.host));
+    }
+  }
   std::vector<std::string> records;
   for (const core::ApiTokenInfo& info : *tokens) {
-    records.push_back(TokenRecordJson(info, now));
+    const auto host = hosts.find(info.id);
+    records.push_back(TokenRecordJson(
+        info, now, host == hosts.end() ? std::nullopt : std::optional<std::string>(host->second)));
   }
   return HttpReply::Json(absl::StrCat("{\"tokens\":[", absl::StrJoin(records, ","), "]}"));
 }
@@ -97,7 +109,21 @@ HttpReply Create(ServerContext& ctx, const HttpRequest& request) {
     return HttpReply::Error(AgentErrorCode::kTokenManagementForbidden,
                             "a token may not be given scopes its creator does not hold");
   }
-  absl::StatusOr<core::IssuedApiToken> issued = ctx.tokens.Create(*new_token);
+  const std::optional<std::string_view> host = core::GetString(*body, "host");
+  if (host.has_value()) {
+    if (absl::Status s = CheckAgentHostRequest(*new_token, *host, "host"); !s.ok()) {
+      return HttpReply::Error(AgentErrorCode::kInvalidTokenRequest, std::string(s.message()));
+    }
+  }
+  absl::StatusOr<core::IssuedApiToken> issued =
+      host.has_value() ? CreateHostBoundToken(ctx.tokens, ctx.agents->store(), *new_token, *host,
+                                              ctx.clock.Now())
+                       : ctx.tokens.Create(*new_token);
+  if (absl::IsAlreadyExists(issued.status())) {
+    // The host is held by another live agent token (revoke it first); nothing was created.
+    return HttpReply::Error(AgentErrorCode::kInvalidTokenRequest,
+                            std::string(issued.status().message()));
+  }
   if (absl::IsInvalidArgument(issued.status())) {
     return HttpReply::Error(AgentErrorCode::kInvalidTokenRequest,
                             std::string(issued.status().message()));
@@ -109,7 +135,9 @@ HttpReply Create(ServerContext& ctx, const HttpRequest& request) {
   w.StartObject();
   w.Member("token", issued->token);
   w.Key("record");
-  w.RawValue(TokenRecordJson(issued->info, ctx.clock.Now()));
+  w.RawValue(TokenRecordJson(
+      issued->info, ctx.clock.Now(),
+      host.has_value() ? std::optional<std::string>(std::string(*host)) : std::nullopt));
   w.EndObject();
   return HttpReply::Json(w.Take(), 201);
 }

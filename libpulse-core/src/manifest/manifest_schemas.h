@@ -185,7 +185,9 @@ inline constexpr std::string_view kCreateApiTokenInput = R"json({
     "kind": {"type": "string", "enum": ["human", "agent", "service"],
              "description": "Who holds it (default human); only human tokens may approve."},
     "expiresIn": {"type": "string", "minLength": 2, "maxLength": 12,
-                  "description": "Lifetime in hours or days, e.g. 12h or 30d; absent: never."}
+                  "description": "Lifetime in hours or days, e.g. 12h or 30d; absent: never."},
+    "host": {"type": "string", "minLength": 1, "maxLength": 64,
+             "description": "For kind agent: the one host the token may report as (docs/agent.md)."}
   },
   "required": ["name", "scopes"]
 })json";

@@ -285,6 +285,46 @@ TEST_CASE("token create --host binds an agent token to one host until it is revo
   CHECK(BoundToken(d, "web1") == IdOf(d, "web1-third"));
 }
 
+TEST_CASE("the token API binds an agent token to its host, and refuses a held host",
+          "[e2e][server][tokens]") {
+  TempDir dir;
+  const std::string admin = MintToken(dir.path(), "*", "admin");
+  ServerProcess server(dir.path());
+  const int port = server.port();
+  const std::string tokens = "/api/security/tokens";
+  const Reply created = Send(port, "POST", tokens, admin,
+                             R"({"name":"web7 agent","scopes":["agent:report","agent:exec"],)"
+                             R"("kind":"agent","host":"web7"})");
+  INFO(created.body);
+  REQUIRE(created.status == 201);
+  const rapidjson::Document doc = Json(created.body);
+  CHECK(Str(doc["record"], "host") == "web7");
+  const std::string secret = Str(doc, "token");
+  // The list shows the binding; the host is listed, pending, before any agent reported.
+  const rapidjson::Document listed = Json(Send(port, "GET", tokens, admin).body);
+  CHECK(Str(*Named(listed["tokens"], "web7 agent"), "host") == "web7");
+  // The bound token cannot report as another host.
+  const Reply forged =
+      Send(port, "POST", "/api/agents/report", secret,
+           R"({"protocol":1,"host":"web8","agent_version":"x","sent_at":"2026-12-03T00:00:00Z",)"
+           R"("interval_seconds":30,"resources":[]})");
+  CHECK(ErrorCode(forged.body) == "agent_host_mismatch");
+  // Refused, nothing created: a second token for the held host, a host on a human token, a
+  // host that is not a host name.
+  for (const char* body :
+       {R"({"name":"b","scopes":["agent:report"],"kind":"agent","host":"web7"})",
+        R"({"name":"c","scopes":["monitoring:read"],"host":"web9"})",
+        R"({"name":"d","scopes":["agent:report"],"kind":"agent","host":"../etc"})",
+        R"({"name":"e","scopes":["agent:report"],"kind":"agent","host":""})"}) {
+    const Reply reply = Send(port, "POST", tokens, admin, body);
+    INFO(body << " -> " << reply.body);
+    CHECK(reply.status == 400);
+    CHECK(ErrorCode(reply.body) == "invalid_token_request");
+  }
+  CHECK(Json(Send(port, "GET", tokens, admin).body)["tokens"].Size() == 2);
+  CHECK(server.Stop() == "exited 0");
+}
+
 TEST_CASE("an expired token is refused with 401 and listed as expired", "[e2e][server][tokens]") {
   TempDir dir;
   const std::string d = dir.path();

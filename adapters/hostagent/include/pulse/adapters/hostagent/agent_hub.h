@@ -164,6 +164,8 @@ class AgentHub {
   absl::Duration StaleWindowFor(int interval_seconds = 30) ABSL_LOCKS_EXCLUDED(mu_);
 
   const AgentHubOptions& options() const { return options_; }
+  // The registry the hub keeps its bindings in (token create binds through it).
+  core::HostAgentStore& store() { return store_; }
 
  private:
   struct Waiting;
