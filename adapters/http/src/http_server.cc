@@ -14,9 +14,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Open(HttpServerOptions o
                                                              TokenAuthenticator& authenticator,
                                                              MetricsRegistry* metrics) {
   if (options.max_subscription_streams == 0 || options.max_run_streams == 0 ||
-      options.max_host_agent_streams == 0 ||
-      options.max_streams_per_token == 0 || options.max_body_bytes == 0 ||
-      options.max_target_bytes < 16 || options.listen_backlog <= 0 ||
+      options.max_host_agent_streams == 0 || options.max_streams_per_token == 0 ||
+      options.max_body_bytes == 0 || options.max_target_bytes < 16 || options.listen_backlog <= 0 ||
       options.write_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "inconsistent server options: need positive stream budgets and per-token cap, a "

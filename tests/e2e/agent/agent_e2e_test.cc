@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "catch2/catch.hpp"
 #include "child_process.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "server_harness.h"
 
 namespace pulse::testing::e2e {
@@ -69,6 +70,9 @@ class AgentHost {
       s.pop_back();
     }
     return s;
+  }
+  void SetUnitState(const std::string& unit, const std::string& state) const {
+    std::ofstream(root_ + "/units/" + unit + ".service.state") << state << "\n";
   }
   void SlowRestarts(int seconds) const {
     std::ofstream(root_ + "/restart-sleep") << seconds << "\n";
@@ -169,7 +173,8 @@ struct Lab {
     std::ofstream(fleet) << Sources();
     reader = MintToken(dir.path(), "monitoring:read", "reader");
     alice = MintToken(dir.path(), "actions:plan,monitoring:read", "alice");
-    bob = MintToken(dir.path(), "actions:approve,actions:execute,monitoring:read", "bob");
+    bob = MintToken(dir.path(), "actions:approve,actions:execute,monitoring:read,ai:execute",
+                    "bob");
     for (int i = 1; i <= n; ++i) {
       const std::string host = absl::StrCat("e2e-host", i);
       const std::string token = MintToken(dir.path(), "agent:report,agent:exec", host, "agent");
@@ -234,9 +239,33 @@ TEST_CASE("three agents join the fleet and an operator restarts a service throug
     CHECK(unit.status == 200);
   }
 
-  // A Patrol run over the whole fleet reads the agent hosts too.
-  const Reply run = Send(port, "POST", "/api/ai/patrol/run", lab.bob, "{}");
+  // What Patrol reads of an agent host: the filesystems' usage, the units' states. A unit that
+  // failed on the second host is a finding after a run over the whole fleet.
+  const Reply rootfs =
+      Send(port, "GET", "/api/agent/resource-context/storage:" + lab.hosts[0]->host() + "%2Frootfs",
+           lab.reader);
+  CHECK(rootfs.body.find("usage_pct") != std::string::npos);
+  lab.hosts[1]->SetUnitState("pulse-demo-db", "failed");
+  const std::string failed_unit = "service:" + lab.hosts[1]->host() + "/pulse-demo-db";
+  REQUIRE(WaitUntil([&] {
+    const Reply unit = Send(port, "GET", "/api/agent/resource-context/service:" +
+                                             lab.hosts[1]->host() + "%2Fpulse-demo-db",
+                            lab.reader);
+    return unit.body.find(R"("status":"failed")") != std::string::npos;
+  }));
+  const Reply run = Send(port, "POST", "/api/ai/patrol/run", lab.bob);
   INFO(run.body);
+  REQUIRE(run.status == 200);
+  const std::string run_id = Str(Json(run.body), "run_id");
+  REQUIRE(WaitUntil([&] {
+    return Str(Json(Send(port, "GET", "/api/ai/patrol/runs/" + run_id, lab.bob).body), "status") !=
+           "running";
+  }));
+  const std::string finding =
+      core::FindingIdFor(failed_unit, core::Category::kReliability, "service-failed");
+  const Reply findings = Send(port, "GET", "/api/ai/patrol/findings", lab.bob);
+  INFO(findings.body);
+  CHECK(findings.body.find(finding) != std::string::npos);
 
   // The restart: planned, approved, executed once by the agent, confirmed from a fresh report.
   AgentHost& web = *lab.hosts[0];
