@@ -136,9 +136,10 @@ TEST_CASE("pulse-agent --help shows the flags and a walkthrough example", "[apps
   pulse::testing::TempDir dir("pulse-agent-app");
   Agent help(dir, {"--help"});
   REQUIRE(help.Wait() == 0);
-  for (const char* text : {"--server", "--token-file", "--state-dir", "--hostname", "--allowlist",
-                           "--interval", "--once", "--ca-file", "--pin-sha256", "--log-level",
-                           "Example", "--kind agent", "mode 600", "umask 077"}) {
+  for (const char* text :
+       {"--server", "--token-file", "--state-dir", "--hostname", "--allowlist", "--interval",
+        "--once", "--ca-file", "--pin-sha256", "--log-level", "--docker-endpoint", "Example",
+        "--kind agent", "mode 600", "umask 077"}) {
     INFO(text);
     CHECK(help.out().find(text) != std::string::npos);
   }
@@ -181,7 +182,38 @@ TEST_CASE("pulse-agent refuses a usage error with exit status 2 and says why", "
       CHECK(agent.Wait() == 2);
     }
   }
+  SECTION("a --docker-endpoint that is not unix:///path or none") {
+    for (const char* endpoint : {"tcp://127.0.0.1:2375", "unix://docker.sock", "docker.sock"}) {
+      INFO(endpoint);
+      std::vector<std::string> args = work.Args(server);
+      args.insert(args.end(), {"--docker-endpoint", endpoint});
+      Agent agent(work.dir, args);
+      CHECK(agent.Wait() == 2);
+      CHECK(agent.err().find("docker_endpoint_invalid") != std::string::npos);
+    }
+  }
   CHECK_FALSE(std::filesystem::exists(work.dir.File("state/state.json")));
+}
+
+TEST_CASE("pulse-agent reports the host when no Docker daemon answers", "[apps][agent]") {
+  FakeAgentServer server;
+  Work work(server.Token());
+  for (const std::string& endpoint :
+       {"unix://" + work.dir.File("no-docker.sock"), std::string("none")}) {
+    INFO(endpoint);
+    std::vector<std::string> args = work.Args(server.url());
+    args.insert(args.end(), {"--once", "--docker-endpoint", endpoint});
+    Agent agent(work.dir, args, {work.Hook()});
+    REQUIRE(agent.Wait() == 0);
+  }
+  const std::vector<Report> reports = server.reports();
+  REQUIRE(reports.size() == 2);
+  for (const Report& report : reports) {
+    CHECK(std::any_of(report.resources.begin(), report.resources.end(),
+                      [](const core::FleetResource& r) { return r.id == "node:web1"; }));
+    CHECK(std::none_of(report.resources.begin(), report.resources.end(),
+                       [](const core::FleetResource& r) { return r.type == "app-container"; }));
+  }
 }
 
 TEST_CASE("pulse-agent --once reports the host through the stand-in systemctl", "[apps][agent]") {

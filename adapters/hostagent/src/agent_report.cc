@@ -44,20 +44,26 @@ void AddMetric(Report& report, const core::FleetStatus& status, const std::strin
 }
 
 // The local Docker daemon's resources and relationships in the host's namespace
-// (agent_docker.h), appended to `topology`; `docker_ids` gets each mapped id's Docker id. A
-// daemon that does not answer adds nothing: the host's report goes out without containers.
-void AddDocker(AgentDocker& link, core::FleetTopology& topology,
-               std::map<std::string, std::string>& docker_ids) {
+// (agent_docker.h), appended to `topology`; `docker_ids` gets each mapped id's Docker id.
+// Returns the fleet they came from, or null when a daemon that does not answer added nothing:
+// the host's report then goes out without containers.
+docker::DockerFleet* AddDocker(AgentDocker& link, core::FleetTopology& topology,
+                               std::map<std::string, std::string>& docker_ids) {
+  // The report's bound is shared with the host's own resources.
+  if (topology.resources.size() >= kMaxReportResources) {
+    return nullptr;
+  }
   docker::DockerFleet* fleet = link.Fleet();
   if (fleet == nullptr) {
-    return;
+    return nullptr;
   }
   core::FleetTopologyQuery whole;
-  whole.max_resources = core::kFleetMaxResults;
+  whole.max_resources =
+      std::min(core::kFleetMaxResults, kMaxReportResources - topology.resources.size());
   absl::StatusOr<core::FleetTopology> docker = fleet->GetTopology(whole);
   if (!docker.ok()) {
     link.MarkDown(docker.status());
-    return;
+    return nullptr;
   }
   link.MarkUp();
   const std::string& host = link.host();
@@ -84,6 +90,7 @@ void AddDocker(AgentDocker& link, core::FleetTopology& topology,
     e.to_id = DockerIdToHost(e.to_id, host);
     topology.relationships.push_back(std::move(e));  // unmapped ends are dropped below
   }
+  return fleet;
 }
 
 }  // namespace
@@ -97,9 +104,8 @@ absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecu
     return topology.status();
   }
   std::map<std::string, std::string> docker_ids;  // mapped id -> the Docker fleet's id
-  if (executor.docker() != nullptr) {
-    AddDocker(*executor.docker(), *topology, docker_ids);
-  }
+  docker::DockerFleet* docker =
+      executor.docker() != nullptr ? AddDocker(*executor.docker(), *topology, docker_ids) : nullptr;
   Report report;
   report.host = executor.host();
   report.agent_version = context.agent_version;
@@ -137,9 +143,9 @@ absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecu
   }
   for (const core::FleetResource& r : report.resources) {
     const auto docker_id = docker_ids.find(r.id);
-    absl::StatusOr<core::FleetStatus> status =
-        docker_id == docker_ids.end() ? fleet.GetStatus(r.id)
-                                      : executor.docker()->Fleet()->GetStatus(docker_id->second);
+    absl::StatusOr<core::FleetStatus> status = docker_id == docker_ids.end()
+                                                   ? fleet.GetStatus(r.id)
+                                                   : docker->GetStatus(docker_id->second);
     if (!status.ok()) {
       continue;  // it went away between the two probes; the next report shows it
     }
