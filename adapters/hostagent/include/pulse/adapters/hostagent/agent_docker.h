@@ -58,8 +58,9 @@ class AgentDocker {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<AgentDocker>> Create(
       AgentDockerOptions options);
 
-  // The fleet when the daemon answered its last use (opening it now when not open yet); nullptr
-  // when it cannot be opened. Callers report a failed read through MarkDown.
+  // The fleet, opened now when it is not open yet; nullptr (the transition logged) when it
+  // cannot be opened. Once open it stays open: a daemon that goes away later makes its reads
+  // fail, which callers report through MarkDown, and it reconnects on its own.
   docker::DockerFleet* Fleet();
   // A read of the open fleet failed with `status`: logged once until it answers again.
   void MarkDown(const absl::Status& status);
