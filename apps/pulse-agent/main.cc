@@ -26,6 +26,7 @@
 #include "fmt/core.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/hostagent/agent_allowlist.h"
+#include "pulse/adapters/hostagent/agent_docker.h"
 #include "pulse/adapters/hostagent/agent_executor.h"
 #include "pulse/adapters/hostagent/agent_runtime.h"
 #include "pulse/adapters/hostagent/agent_state.h"
@@ -60,6 +61,7 @@ struct Flags {
   std::string ca_file;
   std::string pin_sha256;
   std::string log_level = "info";
+  std::string docker_endpoint = std::string(hostagent::kDefaultDockerEndpoint);
 };
 
 // The token from `path`: refused (with the fix) when group or others may read or write it,
@@ -196,6 +198,26 @@ int Serve(const Flags& flags) {
       flags.hostname.empty() ? hostagent::SanitizeHostName(MachineHostName()) : flags.hostname;
   pulse::adapters::agents::LocalHostFleetOptions fleet_options =
       hostagent::FleetOptionsFor(*allowlist, host);
+  // Local containers (docs/agent.md, "Local containers"): a bad endpoint is refused before
+  // anything is opened; a daemon that is absent only leaves containers out of the reports.
+  std::unique_ptr<hostagent::AgentDocker> docker;
+  if (flags.docker_endpoint != hostagent::kDockerEndpointNone) {
+    hostagent::AgentDockerOptions docker_options;
+    docker_options.host = host;
+    docker_options.endpoint = flags.docker_endpoint;
+    docker_options.allow_actions = allowlist->docker;
+    docker_options.allow_exec = allowlist->docker && allowlist->exec;
+    docker_options.log = [log](bool up, std::string_view line) {
+      log(up ? hostagent::AgentLogLevel::kInfo : hostagent::AgentLogLevel::kWarning, line);
+    };
+    absl::StatusOr<std::unique_ptr<hostagent::AgentDocker>> created =
+        hostagent::AgentDocker::Create(std::move(docker_options));
+    if (!created.ok()) {
+      fmt::print(stderr, "pulse-agent: {}\n", std::string(created.status().message()));
+      return kExitUsage;
+    }
+    docker = *std::move(created);
+  }
   if (const char* standin = std::getenv(kTestSystemctlEnv); standin != nullptr && *standin) {
     fleet_options.systemctl_path = standin;
     log(hostagent::AgentLogLevel::kWarning,
@@ -216,7 +238,7 @@ int Serve(const Flags& flags) {
     return kExitFatal;
   }
   pulse::adapters::system::SystemClock clock;
-  hostagent::AgentExecutor executor(host, **fleet, *allowlist, **state, clock);
+  hostagent::AgentExecutor executor(host, **fleet, *allowlist, **state, clock, docker.get());
   hostagent::AgentRuntimeOptions options;
   options.server_url = flags.server;
   options.token = *token;
@@ -301,6 +323,10 @@ int Run(int argc, char** argv) {
   ca->excludes(pin);
   pin->excludes(ca);
   app.add_option("--log-level", flags.log_level, "debug, info, warning or error")
+      ->capture_default_str();
+  app.add_option("--docker-endpoint", flags.docker_endpoint,
+                 "Local Docker daemon whose containers are reported (unix:///path), or none; "
+                 "acted on only with \"docker\": true in allow.json")
       ->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -1,144 +1,32 @@
 // pulse-agent as a process: its usage errors (exit 2), --once against a loopback server that
 // speaks the protocol, the stand-in systemctl test hook, a graceful SIGTERM while connected,
 // a refused token (exit 1) and a corrupt state file (refused, left as it was).
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "fake_agent_server.h"
-#include "pulse/testing/temp_dir.h"
-
-extern char** environ;
+#include "pulse_agent_process.h"
 
 namespace pulse::adapters::hostagent {
 namespace {
 
+using testing::Agent;
 using testing::FakeAgentServer;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0600) {
-  {
-    std::ofstream out(path, std::ios::trunc | std::ios::binary);
-    out << text;
-  }
-  REQUIRE(chmod(path.c_str(), mode) == 0);
-}
-
-// One pulse-agent process: stdout and stderr go to files of the work directory.
-class Agent {
- public:
-  Agent(const pulse::testing::TempDir& dir, std::vector<std::string> args,
-        std::vector<std::string> env = {})
-      : stdout_path_(dir.File("stdout-" + std::to_string(++count_))),
-        stderr_path_(dir.File("stderr-" + std::to_string(count_))) {
-    args.insert(args.begin(), PULSE_AGENT_BINARY);
-    std::vector<char*> argv;
-    for (std::string& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    std::vector<std::string> environment = {"PATH=/usr/bin:/bin"};
-    environment.insert(environment.end(), env.begin(), env.end());
-    std::vector<char*> envp;
-    for (std::string& e : environment) {
-      envp.push_back(e.data());
-    }
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, stdout_path_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int spawned = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(spawned == 0);
-  }
-  ~Agent() {
-    if (pid_ > 0 && !exit_.has_value()) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  Agent(const Agent&) = delete;
-  Agent& operator=(const Agent&) = delete;
-
-  // The exit status, waiting up to `timeout`; nullopt while it still runs.
-  std::optional<int> Wait(absl::Duration timeout = absl::Seconds(20)) {
-    const absl::Time until = absl::Now() + timeout;
-    while (!exit_.has_value()) {
-      int status = 0;
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        break;
-      }
-      if (absl::Now() >= until) {
-        break;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return exit_;
-  }
-  void Signal(int sig) const { kill(pid_, sig); }
-  std::string out() const { return ReadFile(stdout_path_); }
-  std::string err() const { return ReadFile(stderr_path_); }
-
- private:
-  static inline int count_ = 0;
-  std::string stdout_path_;
-  std::string stderr_path_;
-  pid_t pid_ = -1;
-  std::optional<int> exit_;
-};
-
-// A work directory with a token file (mode 600), an allow.json and a stand-in systemctl with
-// nginx running.
-struct Work {
-  pulse::testing::TempDir dir{"pulse-agent-app"};
-  std::string token_file = dir.File("token");
-  std::string allow = dir.File("allow.json");
-  std::string systemctl = dir.File("bin/fake-systemctl");
-  explicit Work(const std::string& token) {
-    WriteFile(token_file, token + "\n");
-    WriteFile(allow, R"({"capabilities": ["restart"], "services": ["nginx"]})");
-    std::filesystem::create_directories(dir.File("bin/units"));
-    std::filesystem::copy_file(PULSE_FAKE_SYSTEMCTL, systemctl);
-    std::filesystem::permissions(systemctl, std::filesystem::perms::owner_all);
-    WriteFile(dir.File("bin/units/nginx.service.state"), "active\n");
-  }
-  std::vector<std::string> Args(const std::string& server) const {
-    return {"--server",    server, "--token-file", token_file,
-            "--allowlist", allow,  "--state-dir",  dir.File("state"),
-            "--hostname",  "web1", "--interval",   "1s"};
-  }
-  std::string Hook() const { return "PULSE_AGENT_TEST_SYSTEMCTL=" + systemctl; }
-};
+using testing::ReadFile;
+using testing::Work;
+using testing::WriteFile;
 
 TEST_CASE("pulse-agent --help shows the flags and a walkthrough example", "[apps][agent]") {
   pulse::testing::TempDir dir("pulse-agent-app");
   Agent help(dir, {"--help"});
   REQUIRE(help.Wait() == 0);
-  for (const char* text : {"--server", "--token-file", "--state-dir", "--hostname", "--allowlist",
-                           "--interval", "--once", "--ca-file", "--pin-sha256", "--log-level",
-                           "Example", "--kind agent", "mode 600", "umask 077"}) {
+  for (const char* text :
+       {"--server", "--token-file", "--state-dir", "--hostname", "--allowlist", "--interval",
+        "--once", "--ca-file", "--pin-sha256", "--log-level", "--docker-endpoint", "Example",
+        "--kind agent", "mode 600", "umask 077"}) {
     INFO(text);
     CHECK(help.out().find(text) != std::string::npos);
   }
@@ -181,7 +69,38 @@ TEST_CASE("pulse-agent refuses a usage error with exit status 2 and says why", "
       CHECK(agent.Wait() == 2);
     }
   }
+  SECTION("a --docker-endpoint that is not unix:///path or none") {
+    for (const char* endpoint : {"tcp://127.0.0.1:2375", "unix://docker.sock", "docker.sock"}) {
+      INFO(endpoint);
+      std::vector<std::string> args = work.Args(server);
+      args.insert(args.end(), {"--docker-endpoint", endpoint});
+      Agent agent(work.dir, args);
+      CHECK(agent.Wait() == 2);
+      CHECK(agent.err().find("docker_endpoint_invalid") != std::string::npos);
+    }
+  }
   CHECK_FALSE(std::filesystem::exists(work.dir.File("state/state.json")));
+}
+
+TEST_CASE("pulse-agent reports the host when no Docker daemon answers", "[apps][agent]") {
+  FakeAgentServer server;
+  Work work(server.Token());
+  for (const std::string& endpoint :
+       {"unix://" + work.dir.File("no-docker.sock"), std::string("none")}) {
+    INFO(endpoint);
+    std::vector<std::string> args = work.Args(server.url());
+    args.insert(args.end(), {"--once", "--docker-endpoint", endpoint});
+    Agent agent(work.dir, args, {work.Hook()});
+    REQUIRE(agent.Wait() == 0);
+  }
+  const std::vector<Report> reports = server.reports();
+  REQUIRE(reports.size() == 2);
+  for (const Report& report : reports) {
+    CHECK(std::any_of(report.resources.begin(), report.resources.end(),
+                      [](const core::FleetResource& r) { return r.id == "node:web1"; }));
+    CHECK(std::none_of(report.resources.begin(), report.resources.end(),
+                       [](const core::FleetResource& r) { return r.type == "app-container"; }));
+  }
 }
 
 TEST_CASE("pulse-agent --once reports the host through the stand-in systemctl", "[apps][agent]") {

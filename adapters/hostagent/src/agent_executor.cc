@@ -91,6 +91,9 @@ Result AgentExecutor::Dispatch(const Command& command, Result result) {
     return Refuse(std::move(result), kReasonAgentAllowlist,
                   fmt::format("'{}' is not in allow.json's capabilities", command.capability));
   }
+  if (std::optional<std::string> docker_id = HostIdToDocker(command.resource_id, host_)) {
+    return DispatchContainer(command, std::move(result), *docker_id);
+  }
   absl::StatusOr<core::FleetResource> resource = fleet_.GetResource(command.resource_id);
   if (!resource.ok()) {
     return Refuse(std::move(result), kReasonUnknownResource,
@@ -105,6 +108,40 @@ Result AgentExecutor::Dispatch(const Command& command, Result result) {
     return Refuse(std::move(result), kReasonAgentAllowlist,
                   fmt::format("{} is not in allow.json's services", resource->name));
   }
+  core::DispatchRequest request;
+  request.resource_id = command.resource_id;
+  return RunClaimed(command, std::move(result), fleet_, std::move(request));
+}
+
+Result AgentExecutor::DispatchContainer(const Command& command, Result result,
+                                        const std::string& docker_id) {
+  if (!allowlist_.docker) {
+    return Refuse(std::move(result), kReasonAgentAllowlist,
+                  "allow.json does not let the agent act on containers (\"docker\": false)");
+  }
+  docker::DockerFleet* docker = docker_ != nullptr ? docker_->Fleet() : nullptr;
+  if (docker == nullptr) {
+    return Refuse(std::move(result), kReasonUnknownResource,
+                  fmt::format("{} is not a resource of this host (no Docker daemon answers)",
+                              command.resource_id));
+  }
+  absl::StatusOr<core::FleetResource> resource = docker->GetResource(docker_id);
+  if (!resource.ok()) {
+    return Refuse(std::move(result), kReasonUnknownResource,
+                  fmt::format("{} is not a container of this host: {}", command.resource_id,
+                              std::string(resource.status().message())));
+  }
+  if (resource->type != "app-container") {
+    return Refuse(std::move(result), kReasonUnknownCapability,
+                  fmt::format("{} offers no capabilities", command.resource_id));
+  }
+  core::DispatchRequest request;
+  request.resource_id = docker_id;
+  return RunClaimed(command, std::move(result), *docker, std::move(request));
+}
+
+Result AgentExecutor::RunClaimed(const Command& command, Result result, core::Fleet& fleet,
+                                 core::DispatchRequest request) {
   absl::StatusOr<std::optional<AttemptRecord>> claim =
       state_.Begin(command.action_id, command.attempt_id);
   if (!claim.ok()) {
@@ -115,14 +152,12 @@ Result AgentExecutor::Dispatch(const Command& command, Result result) {
   if (claim->has_value()) {
     return Replay(std::move(result), **claim);  // a concurrent copy claimed it first
   }
-  core::DispatchRequest request;
   request.action_id = command.action_id;
   request.attempt_id = command.attempt_id;
-  request.resource_id = command.resource_id;
   request.capability_name = command.capability;
   request.params_json = command.params_json;
   request.plan_hash = command.plan_hash;
-  absl::StatusOr<core::DispatchReceipt> receipt = fleet_.Dispatch(request);
+  absl::StatusOr<core::DispatchReceipt> receipt = fleet.Dispatch(request);
   if (receipt.ok()) {
     result.status = receipt->status;
     result.reason_code = receipt->reason_code;
@@ -162,8 +197,23 @@ Result AgentExecutor::Exec(const Command& command, Result result) {
     return Refuse(std::move(result), kReasonWrongHost,
                   fmt::format("{} is not a resource of {}", command.resource_id, host_));
   }
-  absl::StatusOr<core::ExecOutput> out =
-      fleet_.RunReadOnlyCommand(command.resource_id, command.exec_command);
+  absl::StatusOr<core::ExecOutput> out;
+  if (std::optional<std::string> docker_id = HostIdToDocker(command.resource_id, host_)) {
+    // Inside a container only when allow.json lets the agent at containers at all.
+    if (!allowlist_.docker) {
+      return Refuse(std::move(result), kReasonAgentAllowlist,
+                    "allow.json does not let the agent at containers (\"docker\": false)");
+    }
+    docker::DockerFleet* docker = docker_ != nullptr ? docker_->Fleet() : nullptr;
+    if (docker == nullptr) {
+      return Refuse(std::move(result), kReasonUnknownResource,
+                    fmt::format("{} is not a resource of this host (no Docker daemon answers)",
+                                command.resource_id));
+    }
+    out = docker->RunReadOnlyCommand(*docker_id, command.exec_command);
+  } else {
+    out = fleet_.RunReadOnlyCommand(command.resource_id, command.exec_command);
+  }
   if (absl::IsPermissionDenied(out.status())) {
     return Refuse(std::move(result), kReasonAgentClassifier, std::string(out.status().message()));
   }
@@ -191,7 +241,17 @@ Result AgentExecutor::Exec(const Command& command, Result result) {
 
 std::vector<std::string> AgentExecutor::AllowedCapabilities(std::string_view resource_id) {
   std::vector<std::string> out;
-  absl::StatusOr<std::vector<core::Capability>> catalogue = fleet_.ListCapabilities(resource_id);
+  absl::StatusOr<std::vector<core::Capability>> catalogue;
+  if (std::optional<std::string> docker_id = HostIdToDocker(resource_id, host_)) {
+    docker::DockerFleet* docker =
+        allowlist_.docker && docker_ != nullptr ? docker_->Fleet() : nullptr;
+    if (docker == nullptr) {
+      return out;
+    }
+    catalogue = docker->ListCapabilities(*docker_id);
+  } else {
+    catalogue = fleet_.ListCapabilities(resource_id);
+  }
   if (!catalogue.ok()) {
     return out;
   }

@@ -1,10 +1,12 @@
 #include "pulse/adapters/hostagent/agent_report.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "pulse/adapters/hostagent/agent_docker.h"
 #include "pulse/core/json/utf8.h"
 
 namespace pulse::adapters::hostagent {
@@ -41,6 +43,56 @@ void AddMetric(Report& report, const core::FleetStatus& status, const std::strin
   }
 }
 
+// The local Docker daemon's resources and relationships in the host's namespace
+// (agent_docker.h), appended to `topology`; `docker_ids` gets each mapped id's Docker id.
+// Returns the fleet they came from, or null when a daemon that does not answer added nothing:
+// the host's report then goes out without containers.
+docker::DockerFleet* AddDocker(AgentDocker& link, core::FleetTopology& topology,
+                               std::map<std::string, std::string>& docker_ids) {
+  // The report's bound is shared with the host's own resources.
+  if (topology.resources.size() >= kMaxReportResources) {
+    return nullptr;
+  }
+  docker::DockerFleet* fleet = link.Fleet();
+  if (fleet == nullptr) {
+    return nullptr;
+  }
+  core::FleetTopologyQuery whole;
+  whole.max_resources =
+      std::min(core::kFleetMaxResults, kMaxReportResources - topology.resources.size());
+  absl::StatusOr<core::FleetTopology> docker = fleet->GetTopology(whole);
+  if (!docker.ok()) {
+    link.MarkDown(docker.status());
+    return nullptr;
+  }
+  link.MarkUp();
+  const std::string& host = link.host();
+  const std::string host_node = "node:" + host;
+  for (core::FleetResource& r : docker->resources) {
+    std::string id = DockerIdToHost(r.id, host);
+    if (id.empty()) {
+      continue;  // too long a name for the host's namespace: left out, not the report
+    }
+    docker_ids.emplace(id, r.id);
+    if (r.type == "node") {
+      // The engine is not the host's node but runs on it.
+      r.type = std::string(kDockerEngineType);
+      r.parent_id = host_node;
+      topology.relationships.push_back({id, host_node, "runs_on"});
+    } else if (!r.parent_id.empty()) {
+      r.parent_id = DockerIdToHost(r.parent_id, host);
+    }
+    r.id = std::move(id);
+    topology.resources.push_back(std::move(r));
+  }
+  for (core::FleetRelationship& e : docker->relationships) {
+    e.from_id = DockerIdToHost(e.from_id, host);
+    e.to_id = DockerIdToHost(e.to_id, host);
+    topology.relationships.push_back(std::move(e));  // unmapped ends are dropped below
+  }
+  return fleet;
+}
+
 }  // namespace
 
 absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecutor& executor,
@@ -51,6 +103,9 @@ absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecu
   if (!topology.ok()) {
     return topology.status();
   }
+  std::map<std::string, std::string> docker_ids;  // mapped id -> the Docker fleet's id
+  docker::DockerFleet* docker =
+      executor.docker() != nullptr ? AddDocker(*executor.docker(), *topology, docker_ids) : nullptr;
   Report report;
   report.host = executor.host();
   report.agent_version = context.agent_version;
@@ -87,10 +142,14 @@ absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecu
     }
   }
   for (const core::FleetResource& r : report.resources) {
-    absl::StatusOr<core::FleetStatus> status = fleet.GetStatus(r.id);
+    const auto docker_id = docker_ids.find(r.id);
+    absl::StatusOr<core::FleetStatus> status = docker_id == docker_ids.end()
+                                                   ? fleet.GetStatus(r.id)
+                                                   : docker->GetStatus(docker_id->second);
     if (!status.ok()) {
       continue;  // it went away between the two probes; the next report shows it
     }
+    status->resource_id = r.id;
     if (report.statuses.size() < kMaxReportStatuses) {
       report.statuses.push_back(
           {r.id, Clean(status->status), Clean(status->summary), CleanMap(status->facts)});
@@ -101,8 +160,14 @@ absl::StatusOr<Report> BuildHostReport(agents::LocalHostFleet& fleet, AgentExecu
       AddMetric(report, *status, "load1", "load", "load");
     } else if (r.type == "storage") {
       AddMetric(report, *status, "usage_pct", "usage", "percent");
+    } else if (r.type == "app-container") {
+      // Present once the DockerFleet's sampler has sampled a running container.
+      AddMetric(report, *status, "cpu_pct", "cpu", "percent");
+      AddMetric(report, *status, "memory_pct", "memory", "percent");
+      AddMetric(report, *status, "memory_bytes", "memory_used", "bytes");
     }
-    if (r.type == "service" && report.capabilities.size() < kMaxReportCapabilities) {
+    if ((r.type == "service" || r.type == "app-container") &&
+        report.capabilities.size() < kMaxReportCapabilities) {
       std::vector<std::string> names = executor.AllowedCapabilities(r.id);
       if (!names.empty()) {
         report.capabilities.push_back({r.id, std::move(names)});

@@ -8,11 +8,15 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "pulse/adapters/agents/local_host_fleet.h"
 #include "pulse/adapters/hostagent/agent_allowlist.h"
+#include "pulse/adapters/hostagent/agent_docker.h"
 #include "pulse/adapters/hostagent/agent_executor.h"
 #include "pulse/adapters/hostagent/agent_state.h"
 #include "pulse/adapters/hostagent/wire.h"
@@ -41,6 +45,9 @@ struct AgentRig {
   std::unique_ptr<AgentStateFile> state;
   std::unique_ptr<agents::LocalHostFleet> fleet;
   std::unique_ptr<AgentExecutor> executor;
+  std::optional<AgentDockerOptions> docker_options;  // set by UseDocker
+  std::unique_ptr<AgentDocker> docker;
+  std::vector<std::string> docker_log;  // the AgentDocker's transition lines
 
   explicit AgentRig(std::string allow_json = R"({"capabilities": ["restart", "stop"],
       "services": ["nginx", "pulse-demo-web"]})") {
@@ -56,9 +63,29 @@ struct AgentRig {
     Restart();
   }
 
+  // The local Docker daemon at `endpoint` for the executor and the reports, with its switches
+  // from allow.json as pulse-agent sets them (reads never cached, no background threads).
+  void UseDocker(const std::string& endpoint) {
+    AgentDockerOptions options;
+    options.host = "web1";
+    options.endpoint = endpoint;
+    options.allow_actions = allowlist.docker;
+    options.allow_exec = allowlist.docker && allowlist.exec;
+    options.log = [this](bool up, std::string_view line) {
+      docker_log.push_back(std::string(up ? "up: " : "down: ") + std::string(line));
+    };
+    options.fleet.max_staleness = absl::ZeroDuration();
+    options.fleet.sample_interval = absl::ZeroDuration();
+    options.fleet.watch_events = false;
+    options.fleet.engine.call_timeout = absl::Seconds(20);
+    docker_options = std::move(options);
+    Restart();
+  }
+
   // What a restarted agent process has: the state file read again, a fresh fleet.
   void Restart() {
     executor.reset();
+    docker.reset();
     fleet.reset();
     state.reset();
     absl::StatusOr<std::unique_ptr<AgentStateFile>> opened =
@@ -71,7 +98,13 @@ struct AgentRig {
         agents::LocalHostFleet::Open(options);
     REQUIRE(local.ok());
     fleet = std::move(*local);
-    executor = std::make_unique<AgentExecutor>("web1", *fleet, allowlist, *state, clock);
+    if (docker_options.has_value()) {
+      absl::StatusOr<std::unique_ptr<AgentDocker>> created = AgentDocker::Create(*docker_options);
+      REQUIRE(created.ok());
+      docker = std::move(*created);
+    }
+    executor =
+        std::make_unique<AgentExecutor>("web1", *fleet, allowlist, *state, clock, docker.get());
   }
 
   // How many times the stand-in restarted `unit`.
