@@ -93,15 +93,34 @@ core::Capability ServiceCapability(std::string name, core::AutoAuthorization aut
   return c;
 }
 
-// What a capability means for the unit's state once it took effect.
-std::optional<std::string_view> ExpectedUnitState(std::string_view capability) {
+core::Capability ContainerCapability(std::string name, core::AutoAuthorization auto_class,
+                                     core::ActionRisk risk) {
+  core::Capability c;
+  c.description = fmt::format(
+      "{} the container through its host's pulse-agent (the host's Docker daemon).", name);
+  c.name = std::move(name);
+  c.minimum_approval = core::ApprovalLevel::kAdmin;
+  c.auto_authorization = auto_class;
+  c.risk = risk;
+  return c;
+}
+
+// What a capability means for a service unit's or a container's state once it took effect.
+std::optional<std::string_view> ExpectedState(std::string_view type, std::string_view capability) {
+  const bool container = type == "app-container";
   if (capability == "start" || capability == "restart") {
-    return "active";
+    return container ? "running" : "active";
   }
   if (capability == "stop") {
-    return "inactive";
+    return container ? "exited" : "inactive";
   }
   return std::nullopt;
+}
+
+// A resource's name as the server's action_allowlist names it: a unit without ".service", a
+// container by its name.
+std::string AllowlistName(const core::FleetResource& r) {
+  return r.type == "service" ? UnitBase(UnitOf(r)) : r.name;
 }
 
 }  // namespace
@@ -326,17 +345,32 @@ absl::StatusOr<core::FleetMetricSeries> AgentsFleet::ReadMetricHistory(
 
 std::vector<core::Capability> AgentsFleet::CatalogueFor(const core::FleetResource& r,
                                                         const HostView& view) const {
-  if (!options_.allow_actions || r.type != "service" || !view.fresh || !view.connected) {
+  const bool container = r.type == "app-container";
+  if (!options_.allow_actions || (r.type != "service" && !container) || !view.fresh ||
+      !view.connected) {
     return {};
   }
-  const std::string unit = UnitOf(r);
+  const std::string name = AllowlistName(r);
   const bool allowed =
       std::any_of(options_.action_allowlist.begin(), options_.action_allowlist.end(),
-                  [&unit](const std::string& entry) {
-                    return entry == "*" || UnitBase(entry) == UnitBase(unit);
+                  [&](const std::string& entry) {
+                    return entry == "*" || (container ? entry == name : UnitBase(entry) == name);
                   });
   if (!allowed) {
     return {};
+  }
+  if (container) {
+    if (r.status == "running") {
+      return {
+          ContainerCapability("restart", core::AutoAuthorization::kLowRisk, core::ActionRisk::kLow),
+          ContainerCapability("stop", core::AutoAuthorization::kElevated,
+                              core::ActionRisk::kMedium)};
+    }
+    if (r.status == "exited" || r.status == "created" || r.status == "dead") {
+      return {
+          ContainerCapability("start", core::AutoAuthorization::kLowRisk, core::ActionRisk::kLow)};
+    }
+    return {};  // paused, restarting, removing: wait for it to settle
   }
   if (r.status == "active") {
     return {
@@ -403,7 +437,9 @@ absl::StatusOr<core::PostconditionObservation> AgentsFleet::ObservePostcondition
   if (!host.has_value()) {
     return absl::NotFoundError(fmt::format("no agent host has resource {}", query.resource_id));
   }
-  const std::optional<std::string_view> expected = ExpectedUnitState(query.capability_name);
+  PULSE_ASSIGN_OR_RETURN(core::FleetResource before, Find(query.resource_id, nullptr));
+  const std::optional<std::string_view> expected =
+      ExpectedState(before.type, query.capability_name);
   if (!expected.has_value()) {
     return absl::InvalidArgumentError(
         fmt::format("no postcondition is known for {}", query.capability_name));
@@ -429,7 +465,7 @@ absl::StatusOr<core::PostconditionObservation> AgentsFleet::ObservePostcondition
     o.status = core::VerificationStatus::kConfirmed;
     o.summary = fmt::format("The agent's fresh report says {} is {}.", it->name, it->status);
   } else if (it->status == "activating" || it->status == "deactivating" ||
-             it->status == "reloading") {
+             it->status == "reloading" || it->status == "restarting") {
     o.status = core::VerificationStatus::kInconclusive;
     o.reason_code = "unit_settling";
     o.summary = fmt::format("{} is still {} in the agent's fresh report.", it->name, it->status);

@@ -8,7 +8,8 @@
 // result; ObservePostcondition then asks the agent for a fresh report and reads the unit's state
 // from it, never from the dispatch's answer. Executor and observer are the same agent, so the
 // evidence is agent_attested, which is the truth: there is no independent observer of a remote
-// host. The catalogue is the server's decision (options: allow_actions, action_allowlist); the
+// host. The catalogue (service units and the host's Docker containers) is the server's decision
+// (options: allow_actions, action_allowlist); the
 // agent checks every command again against its own allowlist and may refuse (a not_run receipt
 // with the agent's reason). Read-only commands (RunReadOnlyCommand, ReadLogs) run on the agent
 // after the exec classifier accepted them here and there.
@@ -29,7 +30,8 @@ namespace pulse::adapters::hostagent {
 struct AgentsFleetOptions {
   // Whether any service of any agent host may be started, stopped or restarted by Pulse.
   bool allow_actions = false;
-  // Unit names (nginx or nginx.service) that may be acted on, or "*" for every unit.
+  // Unit names (nginx or nginx.service) and container names that may be acted on, or "*" for
+  // every unit and container.
   std::vector<std::string> action_allowlist;
   // Whether read-only commands (pulse_read exec, logs) are sent to agents.
   bool allow_exec = true;
