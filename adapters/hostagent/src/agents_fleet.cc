@@ -81,11 +81,12 @@ std::string UnitOf(const core::FleetResource& r) {
   return it != r.attributes.end() && !it->second.empty() ? it->second : r.name;
 }
 
-core::Capability ServiceCapability(std::string name, core::AutoAuthorization auto_class,
-                                   core::ActionRisk risk) {
+// One capability of a unit or a container on an agent host: admin approval, as LocalHostFleet's
+// and DockerFleet's own.
+core::Capability HostCapability(std::string name, std::string_view what,
+                                core::AutoAuthorization auto_class, core::ActionRisk risk) {
   core::Capability c;
-  c.description =
-      fmt::format("systemctl {} the unit on its host, through the host's pulse-agent.", name);
+  c.description = fmt::format("{} the {} through its host's pulse-agent.", name, what);
   c.name = std::move(name);
   c.minimum_approval = core::ApprovalLevel::kAdmin;
   c.auto_authorization = auto_class;
@@ -93,16 +94,14 @@ core::Capability ServiceCapability(std::string name, core::AutoAuthorization aut
   return c;
 }
 
+core::Capability ServiceCapability(std::string name, core::AutoAuthorization auto_class,
+                                   core::ActionRisk risk) {
+  return HostCapability(std::move(name), "systemd unit", auto_class, risk);
+}
+
 core::Capability ContainerCapability(std::string name, core::AutoAuthorization auto_class,
                                      core::ActionRisk risk) {
-  core::Capability c;
-  c.description = fmt::format(
-      "{} the container through its host's pulse-agent (the host's Docker daemon).", name);
-  c.name = std::move(name);
-  c.minimum_approval = core::ApprovalLevel::kAdmin;
-  c.auto_authorization = auto_class;
-  c.risk = risk;
-  return c;
+  return HostCapability(std::move(name), "container (the host's Docker daemon)", auto_class, risk);
 }
 
 // What a capability means for a service unit's or a container's state once it took effect.
