@@ -54,7 +54,6 @@ struct AgentHub::HostEntry {
   int interval_seconds = 30;
   std::shared_ptr<const Report> report;
   std::shared_ptr<CommandSink> sink;
-  std::uint64_t connection = 0;
   std::optional<absl::Time> connected_since;
   std::vector<std::shared_ptr<Waiting>> waiting;
   // "<resource id>#<metric>"
@@ -245,7 +244,7 @@ void AgentHub::DropClosedSink(HostEntry& entry) {
   }
 }
 
-std::uint64_t AgentHub::Attach(std::string_view host, std::shared_ptr<CommandSink> sink) {
+void AgentHub::Attach(std::string_view host, std::shared_ptr<CommandSink> sink) {
   absl::MutexLock lock(&mu_);
   auto [it, inserted] = hosts_.try_emplace(std::string(host));
   if (inserted) {
@@ -258,7 +257,6 @@ std::uint64_t AgentHub::Attach(std::string_view host, std::shared_ptr<CommandSin
   }
   const absl::Time now = Now();
   entry.sink = std::move(sink);
-  entry.connection = next_connection_++;
   entry.connected_since = now;
   entry.last_seen = now;
   entry.sink->Send("hello",
@@ -270,17 +268,6 @@ std::uint64_t AgentHub::Attach(std::string_view host, std::shared_ptr<CommandSin
       SendCommand(entry, w->command);
     }
   }
-  return entry.connection;
-}
-
-void AgentHub::Detach(std::string_view host, std::uint64_t connection) {
-  absl::MutexLock lock(&mu_);
-  const auto it = hosts_.find(host);
-  if (it == hosts_.end() || it->second->connection != connection) {
-    return;
-  }
-  it->second->sink.reset();
-  it->second->connected_since.reset();
 }
 
 bool AgentHub::AcceptResult(std::string_view host, const Result& result) {
@@ -536,16 +523,6 @@ absl::Duration AgentHub::StaleWindowFor(int interval_seconds) {
 void AgentHub::SetStaleAfter(absl::Duration stale_after) {
   absl::MutexLock lock(&mu_);
   stale_after_ = stale_after;
-}
-
-std::size_t AgentHub::connected_count() {
-  absl::MutexLock lock(&mu_);
-  std::size_t n = 0;
-  for (auto& [host, entry] : hosts_) {
-    DropClosedSink(*entry);
-    n += entry->sink != nullptr ? 1 : 0;
-  }
-  return n;
 }
 
 std::size_t AgentHub::waiting_count() {

@@ -121,10 +121,9 @@ class AgentHub {
                                                        std::string_view raw_json);
 
   // Makes `sink` the host's command stream: sends the hello frame and every unanswered
-  // command, and ends the stream it replaces. Returns the connection's number for Detach.
-  std::uint64_t Attach(std::string_view host, std::shared_ptr<CommandSink> sink);
-  // The stream `connection` of `host` ended (a newer one is left alone).
-  void Detach(std::string_view host, std::uint64_t connection);
+  // command, and ends the stream it replaces. A stream that ended is noticed through
+  // CommandSink::open() and dropped.
+  void Attach(std::string_view host, std::shared_ptr<CommandSink> sink);
 
   // A result from `host`: true when it answered a waiting command of that host (false for an
   // unknown, finished or another host's command, which changes nothing).
@@ -154,8 +153,7 @@ class AgentHub {
   std::vector<core::FleetMetricPoint> MetricPoints(std::string_view resource_id,
                                                    std::string_view metric);
 
-  // Open command streams, and commands waiting (for /metrics and the tests).
-  std::size_t connected_count();
+  // Commands waiting for an answer, over every host.
   std::size_t waiting_count();
 
   // The `agents` source's stale_after_seconds setting (zero: the default rule).
@@ -190,7 +188,6 @@ class AgentHub {
   // Dispatch answers by attempt id (the newest 1,000), so a repeated attempt never runs twice.
   std::map<std::string, Result, std::less<>> answered_attempts_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> answered_order_ ABSL_GUARDED_BY(mu_);
-  std::uint64_t next_connection_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Duration stale_after_ ABSL_GUARDED_BY(mu_);
   absl::Time bindings_read_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // real time
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
