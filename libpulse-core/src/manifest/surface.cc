@@ -259,6 +259,11 @@ std::vector<SurfaceRoute> BuildSurface() {
             "Ends a finding's snooze now: it is active again. An operator's undo, not offered "
             "to agents. finding_action_not_allowed unless the finding is snoozed.",
             "{ success: true, message: string }", kFindingIdBodySchema),
+      Route("reopen_finding", "POST", "/api/ai/patrol/reopen", Scope::kAiExecute,
+            "Reopens a dismissed or suppressed finding: clears the dismissal, suppression, "
+            "acknowledgement and reminder (suppression rules stay). An operator's undo, not "
+            "offered to agents. finding_action_not_allowed unless dismissed or suppressed.",
+            "{ success: true, message: string }", kFindingIdBodySchema),
       // ---- host agents (docs/agent.md): tokens of kind agent only, each bound to one host ----
       Route("report_host_agent", "POST", "/api/agents/report", Scope::kAgentReport,
             "A pulse-agent reports its host: resources (only the host's own), relationships, "
@@ -277,11 +282,6 @@ std::vector<SurfaceRoute> BuildSurface() {
             "A pulse-agent answers a command of its own host: accepted is false for an unknown, "
             "finished or another host's command (late answers after a reconnect are normal).",
             "{ accepted }"),
-      Route("reopen_finding", "POST", "/api/ai/patrol/reopen", Scope::kAiExecute,
-            "Reopens a dismissed or suppressed finding: clears the dismissal, suppression, "
-            "acknowledgement and reminder (suppression rules stay). An operator's undo, not "
-            "offered to agents. finding_action_not_allowed unless dismissed or suppressed.",
-            "{ success: true, message: string }", kFindingIdBodySchema),
   };
 }
 

@@ -56,12 +56,27 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
     CHECK(!row->description.empty());
     CHECK(!row->response.empty());
   }
-  CHECK(names == std::vector<std::string>{
-                     "get_capabilities", "healthz", "metrics", "chat", "list_sessions",
-                     "get_session", "get_session_messages", "delete_session", "resume_session",
-                     "abort_session", "answer_question", "list_models",
-                     "get_operations_loop_status", "list_actions", "get_action",
-                     "render_workflow_prompt", "unsnooze_finding", "reopen_finding"});
+  CHECK(names == std::vector<std::string>{"get_capabilities",
+                                          "healthz",
+                                          "metrics",
+                                          "chat",
+                                          "list_sessions",
+                                          "get_session",
+                                          "get_session_messages",
+                                          "delete_session",
+                                          "resume_session",
+                                          "abort_session",
+                                          "answer_question",
+                                          "list_models",
+                                          "get_operations_loop_status",
+                                          "list_actions",
+                                          "get_action",
+                                          "render_workflow_prompt",
+                                          "unsnooze_finding",
+                                          "reopen_finding",
+                                          "report_host_agent",
+                                          "host_agent_commands",
+                                          "host_agent_result"});
   // Public: the manifest itself and health; everything else needs a scope.
   CHECK(FindSurfaceRoute("get_capabilities")->scope == std::nullopt);
   CHECK(FindSurfaceRoute("get_capabilities")->path == "/api/agent/capabilities");
@@ -75,6 +90,13 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
         AgentErrorCode::kInvalidActionListView);
   CHECK(FindSurfaceRoute("plan_action")->path == "/api/actions/plan");
   CHECK(FindSurfaceRoute("subscribe_events")->streaming);
+  // Host agents (docs/agent.md): reports need agent:report, the command stream and its answers
+  // agent:exec; the stream is the only streaming one of the three.
+  CHECK(FindSurfaceRoute("report_host_agent")->scope == Scope::kAgentReport);
+  CHECK(FindSurfaceRoute("host_agent_commands")->scope == Scope::kAgentExec);
+  CHECK(FindSurfaceRoute("host_agent_commands")->streaming);
+  CHECK(FindSurfaceRoute("host_agent_result")->scope == Scope::kAgentExec);
+  CHECK(!FindSurfaceRoute("host_agent_result")->streaming);
 }
 
 TEST_CASE("the header names are the ones on the wire", "[manifest][surface]") {
