@@ -25,6 +25,9 @@ std::optional<std::vector<std::string>> DecodeSegments(std::string_view raw_path
   if (raw_path.empty() || raw_path.front() != '/') {
     return std::nullopt;
   }
+  if (raw_path == "/") {
+    return segments;  // the root: no segment, as its template "/"
+  }
   std::size_t start = 1;
   while (true) {
     const std::size_t end = raw_path.find('/', start);

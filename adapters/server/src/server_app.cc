@@ -320,6 +320,8 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindPatrolRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindTokenRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);

@@ -84,5 +84,7 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindTokenRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindHostAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 73> kCodes = {{
+constexpr std::array<CodeInfo, 76> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -83,6 +83,8 @@ constexpr std::array<CodeInfo, 73> kCodes = {{
     {C::kSessionNotResumable, "session_not_resumable", 409},
     {C::kAgentTokenRequired, "agent_token_required", 403},
     {C::kAgentHostMismatch, "agent_host_mismatch", 403},
+    {C::kHumanTokenRequired, "human_token_required", 403},
+    {C::kConsoleNotBuilt, "console_not_built", 404},
     {C::kUnauthorized, "unauthorized", 401},
     {C::kRouteNotFound, "route_not_found", 404},
     {C::kMethodNotAllowed, "method_not_allowed", 405},
@@ -94,6 +96,7 @@ constexpr std::array<CodeInfo, 73> kCodes = {{
     {C::kTooManyStreams, "too_many_streams", 429},
     {C::kRequestHeaderTooLarge, "request_header_too_large", 431},
     {C::kRequestTimeout, "request_timeout", 408},
+    {C::kCsrfRejected, "csrf_rejected", 403},
 }};
 
 const CodeInfo* Find(AgentErrorCode code) {
@@ -212,7 +215,7 @@ const std::vector<AgentErrorCode>& TransportErrorCodes() {
       C::kRouteNotFound,        C::kMethodNotAllowed, C::kRequestTooLarge,
       C::kUriTooLong,           C::kInternalError,    C::kServiceUnavailable,
       C::kUnsupportedMediaType, C::kTooManyStreams,   C::kRequestHeaderTooLarge,
-      C::kRequestTimeout};
+      C::kRequestTimeout,       C::kCsrfRejected};
   return codes;
 }
 

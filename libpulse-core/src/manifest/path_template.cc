@@ -49,8 +49,11 @@ absl::Status TemplateError(std::string_view path, std::string_view what) {
 }  // namespace
 
 absl::StatusOr<std::vector<PathSegment>> ParsePathTemplate(std::string_view path) {
+  if (path == "/") {
+    return std::vector<PathSegment>{};  // the root: no segment
+  }
   if (path.size() < 2 || path.front() != '/') {
-    return TemplateError(path, "must start with \"/\" and name at least one segment");
+    return TemplateError(path, "must start with \"/\"");
   }
   std::vector<PathSegment> segments;
   std::size_t start = 1;

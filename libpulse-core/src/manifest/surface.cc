@@ -57,6 +57,31 @@ constexpr std::string_view kAnswerBodySchema = R"json({
   "required": ["answers"]
 })json";
 
+constexpr std::string_view kConsoleSignInBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "token": {"type": "string", "minLength": 1, "maxLength": 512}
+  },
+  "required": ["token"]
+})json";
+
+// PUT /api/settings/ai: every member optional (absent: unchanged). api_key is write-only: a
+// string sets it, null removes it; it is never read back.
+constexpr std::string_view kAiSettingsBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "provider": {"type": "string", "minLength": 1, "maxLength": 64},
+    "base_url": {"type": "string", "maxLength": 2048},
+    "model": {"type": "string", "maxLength": 256},
+    "patrol_model": {"type": "string", "maxLength": 256},
+    "api_key": {"type": ["string", "null"], "maxLength": 4096},
+    "monthly_budget_usd": {"type": "number", "minimum": 0, "maximum": 1000000},
+    "session_budget_usd": {"type": "number", "minimum": 0, "maximum": 1000000}
+  }
+})json";
+
 constexpr std::string_view kFindingIdBodySchema = R"json({
   "type": "object",
   "additionalProperties": false,
@@ -282,6 +307,43 @@ std::vector<SurfaceRoute> BuildSurface() {
             "A pulse-agent answers a command of its own host: accepted is false for an unknown, "
             "finished or another host's command (late answers after a reconnect are normal).",
             "{ accepted }"),
+      // ---- the operator console (docs/console.md): public rows; the session cookie is the
+      // credential of every other route, checked by the transport (csrf_rejected) ----
+      Route("console_page", "GET", "/", std::nullopt,
+            "The operator console: one HTML page whose script and styles are compiled into the "
+            "server. Without them (a build without Node.js) a page saying the console is not "
+            "built, with status 404 (console_not_built).",
+            "text/html"),
+      Route("console_asset", "GET", "/assets/{asset}", std::nullopt,
+            "A script, style sheet or image of the console, by its content-hashed name "
+            "(immutable, cached for a year). console_not_built or route_not_found otherwise.",
+            "the asset's bytes"),
+      Route("sign_in_console", "POST", "/api/console/session", std::nullopt,
+            "Signs in to the console with a human API token: answers with an HttpOnly, "
+            "SameSite=Strict session cookie bound to the token (a revoked or expired token ends "
+            "the session) and the CSRF token every state-changing request of the session must "
+            "send as X-CSRF-Token. unauthorized for a token the store does not accept; "
+            "human_token_required for an agent or service token.",
+            "{ csrf_token, token: { id, name, kind }, scopes, expires_at }",
+            kConsoleSignInBodySchema),
+      Route("get_console_session", "GET", "/api/console/session", std::nullopt,
+            "The console session of the request's cookie, as sign_in_console answers it; "
+            "unauthorized without a live one.",
+            "{ csrf_token, token: { id, name, kind }, scopes, expires_at }"),
+      Route("sign_out_console", "DELETE", "/api/console/session", std::nullopt,
+            "Ends the console session of the request's cookie (with its CSRF token) and clears "
+            "the cookie. Idempotent.",
+            "{ signed_out: true }"),
+      // ---- AI settings at runtime (docs/providers.md): human tokens only ----
+      Route("get_ai_settings", "GET", "/api/settings/ai", Scope::kSettingsWrite,
+            "The AI settings in force: provider, base URL, model, Patrol model, whether a key is "
+            "set (never the key), spend caps, and the last tool-call preflight of each model.",
+            "{ provider, base_url, model, patrol_model, api_key_set, monthly_budget_usd, "
+            "session_budget_usd, preflight, models }"),
+      Route("update_ai_settings", "PUT", "/api/settings/ai", Scope::kSettingsWrite,
+            "Changes the AI settings; the next run uses them, without a restart. The key is "
+            "sealed with the credential store. Each change is audited.",
+            "the settings as get_ai_settings answers them", kAiSettingsBodySchema),
   };
 }
 

@@ -71,7 +71,8 @@ TEST_CASE("transport codes carry their HTTP statuses", "[core][errors]") {
                                                         {"unsupported_media_type", 415},
                                                         {"too_many_streams", 429},
                                                         {"request_header_too_large", 431},
-                                                        {"request_timeout", 408}});
+                                                        {"request_timeout", 408},
+                                                        {"csrf_rejected", 403}});
 }
 
 TEST_CASE("the envelope omits empty details and round trips", "[core][errors]") {

@@ -17,11 +17,13 @@ TEST_CASE("path templates parse into literal and placeholder segments", "[core][
   CHECK(PathPlaceholders("/api/resources/{resourceId}/operator-state") ==
         std::vector<std::string>{"resourceId"});
   CHECK(PathPlaceholders("/healthz").empty());
+  // The root is the one template without a segment (the console's page).
+  CHECK(ParsePathTemplate("/").value().empty());
 }
 
 TEST_CASE("malformed templates are refused", "[core][manifest][path]") {
   for (const char* bad :
-       {"", "/", "api/x", "/api//x", "/api/x/", "/api/{}", "/api/{1id}", "/api/{id", "/api/x{id}",
+       {"", "//", "api/x", "/api//x", "/api/x/", "/api/{}", "/api/{1id}", "/api/{id", "/api/x{id}",
         "/api/{a-b}", "/api/{id}/{id}", "/api/a b", "/api/%41"}) {
     INFO(bad);
     CHECK_FALSE(ParsePathTemplate(bad).ok());

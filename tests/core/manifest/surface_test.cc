@@ -76,8 +76,25 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "reopen_finding",
                                           "report_host_agent",
                                           "host_agent_commands",
-                                          "host_agent_result"});
-  // Public: the manifest itself and health; everything else needs a scope.
+                                          "host_agent_result",
+                                          "console_page",
+                                          "console_asset",
+                                          "sign_in_console",
+                                          "get_console_session",
+                                          "sign_out_console",
+                                          "get_ai_settings",
+                                          "update_ai_settings"});
+  // Public: the manifest itself, health and the console's page, assets and sign-in (whose
+  // handlers read the session cookie themselves); everything else needs a scope.
+  for (const SurfaceRoute* row : ServerSurfaceRoutes()) {
+    const bool is_public = row->name == "get_capabilities" || row->name == "healthz" ||
+                           row->name.find("console") != std::string::npos;
+    INFO(row->name);
+    CHECK(is_public == !row->scope.has_value());
+  }
+  CHECK(FindSurfaceRoute("console_page")->path == "/");
+  CHECK(FindSurfaceRoute("get_ai_settings")->scope == Scope::kSettingsWrite);
+  CHECK(FindSurfaceRoute("update_ai_settings")->scope == Scope::kSettingsWrite);
   CHECK(FindSurfaceRoute("get_capabilities")->scope == std::nullopt);
   CHECK(FindSurfaceRoute("get_capabilities")->path == "/api/agent/capabilities");
   CHECK(FindSurfaceRoute("healthz")->scope == std::nullopt);

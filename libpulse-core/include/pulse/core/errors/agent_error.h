@@ -90,6 +90,9 @@ enum class AgentErrorCode {
   // host agents (/api/agents/*, docs/agent.md); outside the manifest
   kAgentTokenRequired,  // the route is for pulse-agent: the token's kind must be agent
   kAgentHostMismatch,   // the token belongs to another host, or the host to another live token
+  // the operator console (/ and /api/console/*, docs/console.md); outside the manifest
+  kHumanTokenRequired,  // console sign-in takes a token of kind human
+  kConsoleNotBuilt,     // this pulse-server was built without the console's assets
   // transport: what the HTTP layer answers before (or instead of) a route's handler. They can
   // meet any call, so capabilities do not declare them (TransportErrorCodes below).
   kUnauthorized,           // no credential, or one the token store does not accept
@@ -103,6 +106,8 @@ enum class AgentErrorCode {
   kTooManyStreams,         // the token already holds its cap of concurrent streams (429)
   kRequestHeaderTooLarge,  // a header line, the field count or the whole head over a bound (431)
   kRequestTimeout,         // the request head or body did not arrive within its deadline (408)
+  kCsrfRejected,  // a console-cookie request that changes state without the session's CSRF token,
+                  // or from another origin (403; docs/console.md)
 };
 
 // Every code, in declaration order.
@@ -124,7 +129,8 @@ const std::vector<AgentErrorCode>& ExecuteErrorCodes();  // set E
 // The cross-cutting codes any HTTP call can meet whatever its capability: invalid_request
 // (malformed path, query or framing), unauthorized, missing_scope, route_not_found,
 // method_not_allowed, request_too_large, uri_too_long, internal_error, service_unavailable,
-// unsupported_media_type, too_many_streams.
+// unsupported_media_type, too_many_streams, request_header_too_large, request_timeout and
+// csrf_rejected.
 const std::vector<AgentErrorCode>& TransportErrorCodes();
 
 struct AgentError {

@@ -28,7 +28,7 @@ struct PathSegment {
 // Parses a template: it starts with "/", its segments are separated by single slashes, none is
 // empty, each is either a literal of [A-Za-z0-9._-] or a whole-segment placeholder "{name}"
 // with name matching [a-zA-Z][a-zA-Z0-9]*, and no placeholder name repeats. InvalidArgument
-// naming the first problem otherwise.
+// naming the first problem otherwise. "/" alone is the root, with no segment.
 [[nodiscard]] absl::StatusOr<std::vector<PathSegment>> ParsePathTemplate(std::string_view path);
 
 // The placeholder names of a template, in order; empty when it does not parse.
