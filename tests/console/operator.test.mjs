@@ -40,7 +40,7 @@ async function waitForFindings(server, token) {
   return eventually(
     async () => {
       const reply = await server.api('GET', '/api/ai/patrol/findings?limit=500', token);
-      return reply.status === 200 && reply.json.items.length > 0 ? reply.json.items : null;
+      return reply.status === 200 && reply.json.length > 0 ? reply.json : null;
     },
     { what: 'Patrol findings', timeoutMs: 30000 },
   );
@@ -151,7 +151,7 @@ describe('findings', () => {
       await card.getByRole('button', { name: 'Snooze', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Snoozed for 4 h.' }).waitFor();
       const hidden = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&limit=500', token);
-      const snoozed = hidden.json.items.find((f) => f.id === first.id);
+      const snoozed = hidden.json.find((f) => f.id === first.id);
       const hours = (Date.parse(snoozed.snoozed_until) - Date.now()) / 3600000;
       assert.ok(hours > 3.9 && hours <= 4.01, `snoozed for ${hours} h`);
       // It left the open list; the snoozed filter shows it.
@@ -169,7 +169,7 @@ describe('findings', () => {
       await other.getByRole('button', { name: 'Dismiss', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Dismissed.' }).waitFor();
       const after = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&limit=500', token);
-      const dismissed = after.json.items.find((f) => f.id === second.id);
+      const dismissed = after.json.find((f) => f.id === second.id);
       assert.equal(dismissed.dismissed_reason, 'expected_behavior');
       assert.equal(dismissed.user_note, 'batch job window, every night at 02:00');
       await page.getByLabel('State').selectOption('dismissed');
@@ -217,10 +217,10 @@ describe('approvals', () => {
       });
       const timeline = page.getByRole('list', { name: 'Lifecycle timeline' });
       const steps = await timeline.innerText();
-      for (const step of ['planned', 'approved', 'executing', 'completed']) {
+      for (const step of ['planned', 'pending approval', 'approved', 'executing', 'completed']) {
         assert.match(steps, new RegExp(step), `timeline names ${step}`);
       }
-      assert.match(steps, /checked with the VM owner/);
+      assert.match(await page.getByRole('list', { name: 'Decisions' }).innerText(), /approved[\s\S]*checked with the VM owner/);
       const result = page.getByRole('region', { name: 'Result' });
       assert.match(await result.innerText(), /Execution[\s\S]*succeeded/);
       assert.match(await result.innerText(), /Verification[\s\S]*confirmed/);

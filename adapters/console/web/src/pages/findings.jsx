@@ -49,7 +49,8 @@ function errorText(failure) {
 function ForecastChart({ forecast, title }) {
   const box = useRef(null);
   useEffect(() => {
-    if (!box.current || !Number.isFinite(forecast.current_pct)) {
+    const element = box.current;
+    if (!element || !Number.isFinite(forecast.current_pct)) {
       return undefined;
     }
     const daily = Number.isFinite(forecast.daily_change) ? forecast.daily_change : 0;
@@ -66,7 +67,7 @@ function ForecastChart({ forecast, title }) {
       ys.push(Math.min(Math.max(forecast.current_pct + daily * day, 0), 100));
       full.push(100);
     }
-    const width = () => Math.max(box.current.clientWidth, 200);
+    const width = () => Math.max(element.clientWidth, 200);
     const chart = new uPlot(
       {
         width: width(),
@@ -81,10 +82,10 @@ function ForecastChart({ forecast, title }) {
         ],
       },
       [xs, ys, full],
-      box.current,
+      element,
     );
     const resize = new ResizeObserver(() => chart.setSize({ width: width(), height: 220 }));
-    resize.observe(box.current);
+    resize.observe(element);
     return () => {
       resize.disconnect();
       chart.destroy();
@@ -278,7 +279,7 @@ export default function FindingsPage() {
     // Every finding the list route gives (hidden and resolved ones too); the filters apply here,
     // so changing one needs no round trip.
     call('GET', `/api/ai/patrol/findings${query({ include_resolved: 1, include_hidden: 1, limit: 500 })}`).then(
-      (page) => live && (setFindings(page.items || []), setError('')),
+      (list) => live && (setFindings(Array.isArray(list) ? list : []), setError('')),
       (failure) => live && setError(errorText(failure)),
     );
     return () => {
