@@ -101,15 +101,16 @@ HttpReply ConsoleAssetFile(const HttpRequest& request) {
 
 }  // namespace
 
-absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& /*ctx*/) {
+absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& /*ctx*/,
+                               adapters::http::ConsoleSessions& sessions) {
   PULSE_RETURN_IF_ERROR(router.Handle("console_page", ConsolePage));
   PULSE_RETURN_IF_ERROR(router.Handle("console_asset", ConsoleAssetFile));
-  for (const char* name : {"sign_in_console", "get_console_session", "sign_out_console"}) {
-    PULSE_RETURN_IF_ERROR(router.Handle(name, [](const HttpRequest&) {
-      return HttpReply::Error(AgentErrorCode::kServiceUnavailable,
-                              "console sessions are not available in this build");
-    }));
-  }
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("sign_in_console", adapters::http::ConsoleSignInHandler(sessions)));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("get_console_session", adapters::http::ConsoleSessionHandler(sessions)));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("sign_out_console", adapters::http::ConsoleSignOutHandler(sessions)));
   return absl::OkStatus();
 }
 
