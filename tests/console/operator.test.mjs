@@ -127,6 +127,13 @@ describe('findings', () => {
       const list = page.getByRole('list', { name: 'Findings' });
       await list.getByRole('listitem').first().waitFor();
       assert.equal(await list.getByRole('listitem').count(), findings.length);
+      // A capacity finding charts the storage's recorded usage and the forecast line.
+      const capacity = findings.find((f) => f.capacity_forecast);
+      assert.ok(capacity, 'the demo fleet has a storage that is filling up');
+      const chart = page.getByRole('figure', { name: `Capacity of ${capacity.resource_id}` }).first();
+      const plot = chart.getByRole('img', { name: /^[1-9]\d* readings of .* and the forecast line to full$/ });
+      await plot.waitFor();
+      assert.equal(await plot.locator('canvas').count(), 1);
       assert.deepEqual(await seriousViolations(page), []);
       const overflow = await photograph(page, 'findings', () =>
         list.getByRole('listitem').first().waitFor(),
