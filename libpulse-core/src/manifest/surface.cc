@@ -82,12 +82,11 @@ constexpr std::string_view kAiSettingsBodySchema = R"json({
   }
 })json";
 
-// GET /api/resources/{resourceId}/metrics: which series and how far back. metric is required
-// (the handler says so: query schemas here are closed but never require).
+// GET /api/resources/{resourceId}/metrics: which series and how far back.
 constexpr std::string_view kResourceMetricsQuerySchema = R"json({
   "type": "object",
   "properties": {
-    "metric": {"type": "string", "pattern": "^[a-z][a-z0-9_.-]{0,63}$"},
+    "metric": {"type": "string", "pattern": "^[a-z][a-z0-9_.-]{0,63}$", "examples": ["usage"]},
     "hours": {"type": "integer", "minimum": 1, "maximum": 2160}
   }
 })json";
@@ -321,8 +320,9 @@ std::vector<SurfaceRoute> BuildSurface() {
       WithQuery(
           Route("get_resource_metrics", "GET", "/api/resources/{resourceId}/metrics",
                 Scope::kMonitoringRead,
-                "A resource's recorded utilization (percent used) of one metric over the last "
-                "`hours` (1..2160, default 168): at most 500 points, averaged into equal time "
+                "A resource's recorded utilization (percent used) of one metric (default: usage "
+                "for a storage, memory for anything else) over the last `hours` (1..2160, default "
+                "168): at most 500 points, averaged into equal time "
                 "buckets when more were recorded; the capacity forecast of the window (the one "
                 "Patrol's findings carry); and the forecast's line from the newest reading to the "
                 "day the resource is full, or as far ahead as the window reaches back. "
