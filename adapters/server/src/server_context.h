@@ -17,6 +17,7 @@
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/providers/provider_factory.h"
 #include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/ai_runtime.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
@@ -27,6 +28,7 @@
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/patrol/patrol_service.h"
+#include "pulse/core/ports/audit_log.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
 #include "pulse/core/ports/operator_state_store.h"
@@ -48,8 +50,8 @@ struct ServerContext {
   core::ActionService& action_service;
   core::FindingsService& findings;
   core::AgentViews& views;
-  core::AgenticLoop* loop;                              // nullable: no provider configured
-  const adapters::providers::ProviderConfig* provider;  // nullable, with `loop`
+  AiRuntime& ai;  // the AI settings and their engine (the chat loop, the provider)
+  core::AuditLog& audit;
   ChatRuns& runs;
   SessionLevels& levels;
   AgentEventBus& bus;
