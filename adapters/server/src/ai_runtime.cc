@@ -17,10 +17,6 @@ constexpr char kPreflightSchema[] =
     R"("additionalProperties":false})";
 // Where a key set at runtime comes from, for the missing-key message.
 constexpr char kRuntimeKeySource[] = "api_key in PUT /api/settings/ai";
-// A preflight is one short request: a model that has not answered within these is not one
-// Patrol can rely on, and a PUT or a scheduled run waits no longer.
-constexpr providers::HttpTimeouts kPreflightTimeouts{absl::Seconds(5), absl::Seconds(20),
-                                                     absl::Seconds(20), absl::Seconds(30)};
 // Enough for one tool call; a model that writes prose instead is cut short, which is the answer.
 constexpr int kPreflightMaxTokens = 128;
 
@@ -78,7 +74,7 @@ ModelPreflight RunToolPreflight(const providers::ProviderConfig& config, absl::T
   out.model = ModelIdentity(config.provider, config.model);
   out.checked_at = now;
   providers::ProviderConfig bounded = config;
-  bounded.timeouts = kPreflightTimeouts;
+  bounded.timeouts = kSettingsProbeTimeouts;
   absl::StatusOr<std::unique_ptr<core::LlmProvider>> provider = providers::MakeProvider(bounded);
   if (!provider.ok()) {
     out.outcome = ModelPreflight::Outcome::kProviderFailed;
@@ -234,12 +230,13 @@ absl::StatusOr<AiSettings> AiRuntime::Update(const AiSettingsChange& change,
     listing.provider = next.provider;
     listing.base_url = next.base_url;
     listing.api_key = key;
+    listing.timeouts = kSettingsProbeTimeouts;
     absl::StatusOr<std::vector<providers::ModelInfo>> models = providers::ListModels(listing);
     if (absl::IsInvalidArgument(models.status())) {
       return models.status();
     }
     if (!models.ok()) {
-      return absl::UnavailableError(
+      return absl::FailedPreconditionError(
           absl::StrCat("model: none was given and the provider's model list could not be read (",
                        models.status().message(), "); name a model"));
     }

@@ -134,8 +134,10 @@ std::string SettingsJson(const AiRuntime& ai, const AiSettings& s) {
   w.StartArray();
   std::string models_error;
   if (const std::shared_ptr<AiEngine> engine = ai.Current(); engine != nullptr) {
+    adapters::providers::ProviderConfig listing = engine->config;
+    listing.timeouts = kSettingsProbeTimeouts;
     absl::StatusOr<std::vector<adapters::providers::ModelInfo>> models =
-        adapters::providers::ListModels(engine->config);
+        adapters::providers::ListModels(listing);
     if (models.ok()) {
       const std::size_t n = std::min(models->size(), kMaxListedModels);
       for (std::size_t i = 0; i < n; ++i) {
@@ -174,6 +176,11 @@ HttpReply UpdateSettings(ServerContext& ctx, const HttpRequest& request) {
   absl::StatusOr<AiSettings> updated = ctx.ai.Update(*change, ActorFor(request));
   if (absl::IsInvalidArgument(updated.status())) {
     return HttpReply::Error(AgentErrorCode::kInvalidRequest,
+                            std::string(updated.status().message()));
+  }
+  if (absl::IsFailedPrecondition(updated.status())) {
+    // The provider's model list could not be read (provider messages carry no key or URL).
+    return HttpReply::Error(AgentErrorCode::kProviderUnavailable,
                             std::string(updated.status().message()));
   }
   if (!updated.ok()) {

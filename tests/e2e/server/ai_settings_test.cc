@@ -353,6 +353,53 @@ TEST_CASE("the API key set at runtime is sealed, used, kept across a restart and
   CHECK(LastChatRequest(fake).Header("authorization").empty());
 }
 
+TEST_CASE(
+    "a provider named without a model gets the first model its list names, and the old "
+    "provider's key stays behind",
+    "[e2e][server][ai_settings]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  const std::string admin = MintToken(dir.path(), "*", "alice");
+  ServerProcess server(dir.path(), {.args = ServerArgs(fake, "m1")});
+  fake.Enqueue(CallsTheTool());
+  REQUIRE(Put(server.port(), admin, R"({"api_key":"sk-old-provider-key-42"})").status == 200);
+
+  ScriptedResponse tags = JsonResponse(
+      200, R"({"models":[{"model":"llama-listed:8b","name":"Llama"},{"model":"other:1b"}]})");
+  tags.path = "/api/tags";
+  fake.Enqueue(tags);
+  const Reply switched =
+      Put(server.port(), admin, R"({"provider":"ollama","base_url":")" + fake.base_url() + R"("})");
+  INFO(switched.body);
+  REQUIRE(switched.status == 200);
+  const rapidjson::Document settings = Json(switched.body);
+  CHECK(Str(settings, "provider") == "ollama");
+  CHECK(Str(settings, "model") == "llama-listed:8b");
+  CHECK_FALSE(settings["api_key_set"].GetBool());
+  bool listed = false;
+  for (const RecordedRequest& r : fake.Requests()) {
+    if (r.path == "/api/tags") {
+      listed = true;
+      CHECK(r.Header("authorization").empty());  // the old key went to no one else
+    }
+  }
+  CHECK(listed);
+  const auto audit = SettingsAudit(dir.path());
+  REQUIRE(audit.size() == 2);
+  CHECK(audit[1].message == "the AI settings were changed; the API key was removed");
+  CHECK(Str(Json(audit[1].details_json), "model") == "m1 -> llama-listed:8b");
+
+  // No model and a list that cannot be read (the fake answers 500): refused, nothing changed.
+  const Reply unlisted = Put(server.port(), admin, R"({"model":""})");
+  INFO(unlisted.body);
+  CHECK(unlisted.status == 502);
+  CHECK(ErrorCode(unlisted.body) == "provider_unavailable");
+  CHECK(Str(GetSettings(server.port(), admin), "model") == "llama-listed:8b");
+  CHECK(SettingsAudit(dir.path()).size() == 2);
+}
+
 TEST_CASE("a spend cap set at runtime refuses the next run that it cannot bound, with its code",
           "[e2e][server][ai_settings]") {
   TempDir dir;

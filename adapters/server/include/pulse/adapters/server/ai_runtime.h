@@ -114,6 +114,12 @@ struct AiStartup {
   std::string key_sources;  // the environment variables it is read from
 };
 
+// The timeouts of the settings' own provider requests (the tool-call preflight, the model
+// list GET answers and a change picks from): a silent endpoint holds a PUT, a GET or a
+// scheduled Patrol run no longer than this.
+inline constexpr adapters::providers::HttpTimeouts kSettingsProbeTimeouts{
+    absl::Seconds(5), absl::Seconds(20), absl::Seconds(20), absl::Seconds(30)};
+
 // Why a Patrol run has no model although a provider is set (PatrolModelChoice).
 inline constexpr std::string_view kSkipModelCannotCallTools = "model_cannot_call_tools";
 inline constexpr std::string_view kSkipPreflightFailed = "model_preflight_failed";
@@ -142,7 +148,8 @@ class AiRuntime {
   // first the endpoint lists), builds the engine, stores the settings and the key, swaps the
   // engine in, audits the change and runs the tool-call preflight of each model the change
   // set. Nothing changes on an error: InvalidArgument for settings that do not build (or no
-  // model and no list), Unavailable when the store or the model list cannot be reached.
+  // model and an empty list), FailedPrecondition when no model is given and the provider's
+  // list cannot be read, Unavailable when the audit log or a store fails.
   [[nodiscard]] absl::StatusOr<AiSettings> Update(const AiSettingsChange& change,
                                                   const core::ActionActor& actor);
 
@@ -176,8 +183,7 @@ class AiRuntime {
 };
 
 // Asks the model of `config` to call a trivial tool, once, over a provider of its own with
-// short timeouts (kPreflightTimeouts), so a silent endpoint cannot hold a PUT or a scheduled
-// Patrol run for long: kOk when the response calls the tool, kNoToolCall when it answers
+// kSettingsProbeTimeouts: kOk when the response calls the tool, kNoToolCall when it answers
 // without calling it, kProviderFailed when the request failed.
 ModelPreflight RunToolPreflight(const adapters::providers::ProviderConfig& config, absl::Time now);
 
