@@ -62,6 +62,7 @@ std::string ValidBody(const std::string& name) {
       {"unsnooze_finding", R"({"finding_id":"f-1"})"},
       {"reopen_finding", R"({"finding_id":"f-1"})"},
       {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
+      {"update_ai_settings", R"({"model":"m"})"},
   };
   auto it = bodies.find(name);
   REQUIRE(it != bodies.end());
