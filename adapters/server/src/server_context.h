@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "patrol_scheduler.h"
 #include "pulse/adapters/hostagent/agent_hub.h"
+#include "pulse/adapters/http/console_sessions.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -28,9 +29,9 @@
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/patrol/patrol_service.h"
-#include "pulse/core/ports/audit_log.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/metrics_history.h"
 #include "pulse/core/ports/operator_state_store.h"
 #include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/session_store.h"
@@ -51,7 +52,6 @@ struct ServerContext {
   core::FindingsService& findings;
   core::AgentViews& views;
   AiRuntime& ai;  // the AI settings and their engine (the chat loop, the provider)
-  core::AuditLog& audit;
   ChatRuns& runs;
   SessionLevels& levels;
   AgentEventBus& bus;
@@ -62,6 +62,7 @@ struct ServerContext {
   PatrolScheduler& scheduler;
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
   adapters::hostagent::AgentHub* agents;              // never null in a running server
+  const core::MetricsHistory& history;  // recorded utilization series (charts, forecasts)
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -86,7 +87,9 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindTokenRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindHostAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
-[[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx,
+                                             adapters::http::ConsoleSessions& sessions);
+[[nodiscard]] absl::Status BindMetricsRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server
