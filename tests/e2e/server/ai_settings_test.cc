@@ -13,9 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "pulse/core/json/json.h"
 #include "pulse/testing/fake_provider_server.h"
 #include "server_harness.h"
@@ -229,6 +232,46 @@ TEST_CASE("a model set at runtime serves the next chat without a restart, and a 
   // A start-up flag wins at start.
   ServerProcess server(dir.path(), {.args = ServerArgs(fake, "flag-model")});
   CHECK(Str(GetSettings(server.port(), admin), "model") == "flag-model");
+}
+
+TEST_CASE("a run in flight when the model changes finishes on the model it started with",
+          "[e2e][server][ai_settings]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  const std::string admin = MintToken(dir.path(), "*", "alice");
+  ServerProcess server(dir.path(), {.args = ServerArgs(fake, "old-model")});
+  // The run's first turn (a tool call) is held until the change is made; its second turn comes
+  // after it.
+  ScriptedResponse held =
+      Turn(ToolTurn("call_q", "pulse_query", R"({"action":"get","resource_id":"vm:105"})"));
+  held.release = std::make_shared<absl::Notification>();
+  const std::shared_ptr<absl::Notification> release = held.release;
+  fake.Enqueue(held);
+  StreamReader run(server.port(), "/api/ai/chat", admin, R"({"message":"how is db-01?"})");
+  REQUIRE(run.WaitFor("session").has_value());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (ModelsRequested(fake).empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  REQUIRE(ModelsRequested(fake).size() == 1);
+
+  fake.Enqueue(CallsTheTool());                       // the new model's preflight
+  fake.Enqueue(Turn(TextTurn("db-01 is running.")));  // the held run's second turn
+  const Reply put = Put(server.port(), admin, R"({"model":"new-model"})");
+  INFO(put.body);
+  REQUIRE(put.status == 200);
+  release->Notify();
+  const ChatStream finished = run.Finish();
+  INFO(finished.raw);
+  REQUIRE(finished.Last() != nullptr);
+  CHECK(Str(Json(finished.Last()->data_json), "outcome") == "answered");
+
+  fake.Enqueue(Turn(TextTurn("a new run")));
+  CHECK(Chat(server.port(), admin, "and now?") == "answered");
+  CHECK(ModelsRequested(fake) ==
+        std::vector<std::string>{"old-model", "new-model", "old-model", "new-model"});
 }
 
 TEST_CASE(
