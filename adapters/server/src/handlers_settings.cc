@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,7 +48,7 @@ absl::StatusOr<AiSettingsChange> DecodeChange(const std::string& body) {
   }
   // A member given twice would leave which one counts to the parser: refused.
   std::vector<std::string_view> seen;
-  for (const auto& member : doc->GetObject()) {
+  for (const auto& member : std::as_const(*doc).GetObject()) {
     const std::string_view name = core::StringViewOf(member.name);
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
       return absl::InvalidArgumentError(
