@@ -31,8 +31,11 @@ std::vector<Target> ScopedTargets() {
   }
   for (const ServerRoute& r : ServerRoutes()) {
     if (r.spec.scope.has_value()) {
-      out.push_back({r.spec.name, r.spec.method, testing::PathFor(r.spec.path, "s-1"),
-                     *r.spec.scope, r.spec.streaming});
+      // A resource id must be a canonical one; any other id is an opaque token.
+      const bool of_resource = r.spec.path.find("{resourceId}") != std::string::npos;
+      out.push_back({r.spec.name, r.spec.method,
+                     testing::PathFor(r.spec.path, of_resource ? "vm%3A101" : "s-1"), *r.spec.scope,
+                     r.spec.streaming});
     }
   }
   return out;
