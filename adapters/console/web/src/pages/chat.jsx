@@ -1,7 +1,7 @@
 // The Assistant: a chat whose answer streams in as it is written (POST /api/ai/chat), with the
 // run's tool activity, approval cards for plans it proposes, questions it asks, and abort. The
 // session id lives in the hash (#/chat/<id>), so a session can be reopened from the sessions page
-// and continued.
+// and continued (the shell passes it as `id`).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, hasScope, stream } from '../api.js';
 import ChatApprovalCard from '../components/chat-approval-card.jsx';
@@ -49,8 +49,8 @@ function itemsFromTranscript(messages) {
   return items;
 }
 
-export default function ChatPage({ session }) {
-  const [sessionId, setSessionId] = useState(sessionFromHash);
+export default function ChatPage({ session, id }) {
+  const [sessionId, setSessionId] = useState(() => id || sessionFromHash());
   const [kind, setKind] = useState('chat');
   const [items, setItems] = useState([]);
   const [message, setMessage] = useState('');
@@ -76,10 +76,6 @@ export default function ChatPage({ session }) {
   function onChatEvent(frame) {
     const msg = eventData(frame);
     if (!msg || typeof msg.type !== 'string') {
-      if (frame && frame.event === 'error') {
-        push({ kind: 'error', text: (msg && msg.message) || 'The stream failed.' });
-        setRunning(false);
-      }
       return;
     }
     const d = msg.data || {};
@@ -130,15 +126,26 @@ export default function ChatPage({ session }) {
     }
   }
 
+  // A stream that ends without its done event was refused (an ApiError: not configured, busy,
+  // not found) or cut off; either way the run is no longer ours to wait for.
+  function onChatEnd(ended, failure) {
+    if (handle.current !== ended) {
+      return;
+    }
+    handle.current = null;
+    setRunning(false);
+    setItems((prev) => prev.map((it) => (it.streaming ? { ...it, streaming: false } : it)));
+    if (failure) {
+      setError(failure);
+    }
+  }
+
   function start(path, body) {
     setError(null);
     setRunning(true);
-    try {
-      handle.current = stream('POST', path, body, onChatEvent);
-    } catch (e) {
-      setRunning(false);
-      setError(e);
-    }
+    let started = null;
+    started = stream('POST', path, body, onChatEvent, (failure) => onChatEnd(started, failure));
+    handle.current = started;
   }
 
   // Reopens the session named in the hash: its transcript, and the plan it waits on, if any.

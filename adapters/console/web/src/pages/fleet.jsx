@@ -42,26 +42,25 @@ function useFleetEvents(onChange) {
   const [live, setLive] = useState(false);
   const timer = useRef(null);
   useEffect(() => {
-    let handle = null;
-    try {
-      handle = stream('GET', '/api/agent/events', null, (frame) => {
+    const handle = stream(
+      'GET',
+      '/api/agent/events',
+      null,
+      (frame) => {
         const data = eventData(frame);
-        const kind = frame.event || (data && data.kind);
+        const kind = frame.event !== 'message' ? frame.event : data && data.kind;
         if (kind === 'stream.connected') {
           setLive(true);
         } else if (kRefreshOn.has(kind)) {
           clearTimeout(timer.current);
           timer.current = setTimeout(onChange, kRefreshDelayMs);
-        } else if (kind === 'error') {
-          setLive(false);
         }
-      });
-    } catch {
-      setLive(false);
-    }
+      },
+      () => setLive(false),
+    );
     return () => {
       clearTimeout(timer.current);
-      handle && handle.close();
+      handle.close();
     };
   }, []);
   return live;
