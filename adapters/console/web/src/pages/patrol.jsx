@@ -121,7 +121,9 @@ export default function PatrolPage({ session }) {
   }
 
   const s = status.data;
-  const items = (runs.data && runs.data.items) || [];
+  // The route answers a bare array today although the manifest's output schema describes
+  // {items, count}; both are read.
+  const items = (runs.data && (Array.isArray(runs.data) ? runs.data : runs.data.items)) || [];
   return (
     <section class="c-page" aria-labelledby="patrol-title">
       <div class="c-head">
