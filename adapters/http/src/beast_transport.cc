@@ -755,7 +755,7 @@ void Connection::StartStream(Outcome& outcome) {
   for (const auto& [name, value] : outcome.reply.headers) {
     const std::string lower = absl::AsciiStrToLower(name);
     if (IsSafeHeader(name, value) && lower != "content-type" && lower != "content-length" &&
-        lower != "transfer-encoding" && lower != "connection") {
+        lower != "transfer-encoding" && lower != "connection" && lower != "cache-control") {
       absl::StrAppend(&head, name, ": ", value, "\r\n");
     }
   }

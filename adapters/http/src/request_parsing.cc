@@ -180,4 +180,23 @@ bool IsSafeHeader(std::string_view name, std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
+void AddSecurityHeaders(HttpReply& reply) {
+  const auto has = [&reply](std::string_view name) {
+    return std::any_of(reply.headers.begin(), reply.headers.end(), [name](const auto& header) {
+      return absl::EqualsIgnoreCase(header.first, core::ToAbsl(name));
+    });
+  };
+  static constexpr std::pair<std::string_view, std::string_view> kDefaults[] = {
+      {"Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cache-Control", "no-store"},
+  };
+  for (const auto& [name, value] : kDefaults) {
+    if (!has(name)) {
+      reply.headers.emplace_back(std::string(name), std::string(value));
+    }
+  }
+}
+
 }  // namespace pulse::adapters::http::internal

@@ -63,4 +63,11 @@ std::vector<std::pair<std::string, std::string>> HandlerHeaders(const RawRequest
 // holds no CR, LF or NUL.
 bool IsSafeHeader(std::string_view name, std::string_view value);
 
+// The headers every reply carries unless its handler set its own (docs/security.md): a
+// Content-Security-Policy that lets a reply load nothing and be framed by no page (the console's
+// page sets a wider one for its own script and styles), X-Frame-Options DENY for browsers that
+// predate frame-ancestors, Referrer-Policy no-referrer, and Cache-Control no-store (replies carry
+// fleet data a shared cache must not keep). X-Content-Type-Options is the transport's.
+void AddSecurityHeaders(HttpReply& reply);
+
 }  // namespace pulse::adapters::http::internal

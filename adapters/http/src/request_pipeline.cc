@@ -54,7 +54,9 @@ HttpReply TransportRefusal(int status, std::string_view message) {
     default:
       break;
   }
-  return HttpReply::Error(code, std::string(message.empty() ? text : message));
+  HttpReply reply = HttpReply::Error(code, std::string(message.empty() ? text : message));
+  AddSecurityHeaders(reply);
+  return reply;
 }
 
 RequestPipeline::RequestPipeline(const HttpServerOptions& options, Router router,
@@ -99,6 +101,13 @@ absl::Status RequestPipeline::ConfigureMetrics(MetricsRegistry* metrics) {
 
 Outcome RequestPipeline::Decide(const RawRequest& req, BodySource* body, const BodyFraming& framing,
                                 bool& body_consumed) {
+  Outcome out = DecideRoute(req, body, framing, body_consumed);
+  AddSecurityHeaders(out.reply);
+  return out;
+}
+
+Outcome RequestPipeline::DecideRoute(const RawRequest& req, BodySource* body,
+                                     const BodyFraming& framing, bool& body_consumed) {
   Outcome out;
   if (std::optional<HttpReply> refused = CheckRequestShape(req, body, framing)) {
     out.reply = *std::move(refused);
@@ -187,8 +196,14 @@ std::optional<HttpReply> RequestPipeline::Authorize(const RawRequest& req, const
   if (!route.spec.scope.has_value()) {
     return std::nullopt;  // a public route: credentials, if any, are ignored
   }
-  absl::StatusOr<Principal> authenticated = authenticator_.Authenticate(
-      HeaderValues(req, kApiTokenHeader), HeaderValues(req, kAuthorizationHeader));
+  std::vector<std::string> api_tokens = HeaderValues(req, kApiTokenHeader);
+  std::vector<std::string> authorizations = HeaderValues(req, kAuthorizationHeader);
+  if (api_tokens.empty() && authorizations.empty() && options_.console_sessions != nullptr) {
+    if (std::optional<std::string> cookie = ConsoleCookieValue(HeaderValues(req, "Cookie"))) {
+      return AuthorizeConsole(req, route, *cookie, principal);
+    }
+  }
+  absl::StatusOr<Principal> authenticated = authenticator_.Authenticate(api_tokens, authorizations);
   if (!authenticated.ok()) {
     HttpReply reply = HttpReply::Error(AuthenticationError(authenticated.status()));
     if (reply.status == 401) {
@@ -200,6 +215,34 @@ std::optional<HttpReply> RequestPipeline::Authorize(const RawRequest& req, const
     return HttpReply::Error(*denied);
   }
   principal = *std::move(authenticated);
+  return std::nullopt;
+}
+
+std::optional<HttpReply> RequestPipeline::AuthorizeConsole(const RawRequest& req,
+                                                           const BoundRoute& route,
+                                                           const std::string& cookie,
+                                                           Principal& principal) const {
+  absl::StatusOr<ConsoleSession> session = options_.console_sessions->Resolve(cookie);
+  if (!session.ok()) {
+    if (absl::IsUnavailable(session.status())) {
+      return HttpReply::Error(AuthenticationError(session.status()));
+    }
+    // No WWW-Authenticate: the browser must not answer with a login dialog.
+    return HttpReply::Error(AgentErrorCode::kUnauthorized,
+                            "the console session has ended: sign in again");
+  }
+  if (!IsSafeMethod(req.method)) {
+    if (std::optional<core::AgentError> refused = CheckConsoleCsrf(
+            HeaderValues(req, kCsrfHeader), HeaderValues(req, "Origin"), HeaderValues(req, "Host"),
+            HeaderValues(req, "Sec-Fetch-Site"), session->csrf_token)) {
+      return HttpReply::Error(*refused);
+    }
+  }
+  if (std::optional<core::AgentError> denied =
+          RequireScope(session->principal, *route.spec.scope)) {
+    return HttpReply::Error(*denied);
+  }
+  principal = std::move(session->principal);
   return std::nullopt;
 }
 

@@ -75,10 +75,16 @@ class RequestPipeline {
   const Router& router() const { return router_; }
 
  private:
+  Outcome DecideRoute(const RawRequest& req, BodySource* body, const BodyFraming& framing,
+                      bool& body_consumed);
   std::optional<HttpReply> CheckRequestShape(const RawRequest& req, const BodySource* body,
                                              const BodyFraming& framing) const;
   std::optional<HttpReply> Authorize(const RawRequest& req, const BoundRoute& route,
                                      Principal& principal) const;
+  // The console session cookie in place of a token (console_sessions.h): the session's
+  // principal, the CSRF check for a method that may change state, then the route's scope.
+  std::optional<HttpReply> AuthorizeConsole(const RawRequest& req, const BoundRoute& route,
+                                            const std::string& cookie, Principal& principal) const;
   std::optional<HttpReply> ReadInputs(const RawRequest& req, BodySource* body,
                                       const BodyFraming& framing, const BoundRoute& route,
                                       PathParams params, HttpRequest& request, Outcome& out,

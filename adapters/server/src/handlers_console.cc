@@ -10,7 +10,8 @@ using adapters::http::HttpReply;
 using adapters::http::HttpRequest;
 using core::AgentErrorCode;
 
-absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& /*ctx*/) {
+absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& /*ctx*/,
+                               adapters::http::ConsoleSessions& sessions) {
   // The page and its assets: none are compiled in yet.
   for (const char* name : {"console_page", "console_asset"}) {
     PULSE_RETURN_IF_ERROR(router.Handle(name, [](const HttpRequest&) {
@@ -18,12 +19,12 @@ absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& /*
                               "this pulse-server was built without the console");
     }));
   }
-  for (const char* name : {"sign_in_console", "get_console_session", "sign_out_console"}) {
-    PULSE_RETURN_IF_ERROR(router.Handle(name, [](const HttpRequest&) {
-      return HttpReply::Error(AgentErrorCode::kServiceUnavailable,
-                              "console sessions are not available in this build");
-    }));
-  }
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("sign_in_console", adapters::http::ConsoleSignInHandler(sessions)));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("get_console_session", adapters::http::ConsoleSessionHandler(sessions)));
+  PULSE_RETURN_IF_ERROR(
+      router.Handle("sign_out_console", adapters::http::ConsoleSignOutHandler(sessions)));
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "fleet_opening.h"
 #include "pulse/adapters/agents/composite_metrics_history.h"
 #include "pulse/adapters/hostagent/agent_hub.h"
+#include "pulse/adapters/http/console_sessions.h"
 #include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -141,6 +142,7 @@ struct ServerApp::Parts {
   SessionLevels levels;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<http::TokenAuthenticator> authenticator;
+  std::unique_ptr<http::ConsoleSessions> console_sessions;  // the console's sign-ins
   std::unique_ptr<http::HttpServer> server;
   bool shut_down = false;
 
@@ -312,6 +314,8 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *scheduler,
                                   *storage->database,
                                   agent_hub.get()});
+  authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
+  console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
   PULSE_RETURN_IF_ERROR(BindAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindFindingRoutes(router, *context));
@@ -320,12 +324,12 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindPatrolRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindTokenRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
-  PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context, *console_sessions));
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
-  authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   http::HttpServerOptions options;
+  options.console_sessions = console_sessions.get();
   options.host = config.listen.host;
   options.port = config.listen.port;
   // Every stream may come from one address (a proxy, the web console's host).

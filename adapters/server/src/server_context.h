@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "patrol_scheduler.h"
 #include "pulse/adapters/hostagent/agent_hub.h"
+#include "pulse/adapters/http/console_sessions.h"
 #include "pulse/adapters/http/http_types.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
@@ -84,7 +85,8 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindPatrolRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindTokenRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindHostAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
-[[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx,
+                                             adapters::http::ConsoleSessions& sessions);
 [[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -76,6 +76,76 @@ TEST_CASE("beast: an over-long header line, too many fields or a huge head are 4
   CHECK(StartsWith(server.Raw(fine), "HTTP/1.1 200"));
 }
 
+// Counts the head lines of `reply` that start with `name: ` (the head only, not the body).
+int HeadCount(const std::string& reply, const std::string& name) {
+  const std::string head = reply.substr(0, reply.find("\r\n\r\n"));
+  int count = 0;
+  for (std::size_t at = 0; (at = head.find("\r\n" + name + ": ", at)) != std::string::npos; ++at) {
+    ++count;
+  }
+  return count;
+}
+
+TEST_CASE("beast: every reply carries the security headers once, whoever answers it",
+          "[adapters][http][beast][security]") {
+  std::shared_ptr<SseStream> opened;
+  TestServer server(BeastOptions(),
+                    testing::FullRouter({{"subscribe_events",
+                                          [&](const HttpRequest&) {
+                                            opened = SseStream::Create(SseOptions{});
+                                            return HttpReply::EventStream(opened);
+                                          }},
+                                         {"healthz", [](const HttpRequest&) {
+                                            // A handler's own policy wins over the default.
+                                            HttpReply reply = HttpReply::Json("{}");
+                                            reply.headers.emplace_back("Content-Security-Policy",
+                                                                       "default-src 'self'");
+                                            return reply;
+                                          }}}));
+  const std::string token = server.Token({"monitoring:read"});
+  const std::string close = "Connection: close\r\n\r\n";
+  struct Case {
+    std::string what;
+    std::string request;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      {"a handler's reply", "GET /api/agent/capabilities HTTP/1.1\r\nHost: x\r\n" + close, "200"},
+      {"no route", "GET /nope HTTP/1.1\r\nHost: x\r\n" + close, "404"},
+      {"no token", "GET /api/actions HTTP/1.1\r\nHost: x\r\n" + close, "401"},
+      {"a transport refusal",
+       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + std::string(9000, 'a') + "\r\n\r\n", "431"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    const std::string reply = server.Raw(c.request);
+    CHECK(StartsWith(reply, "HTTP/1.1 " + c.status));
+    CHECK(HeadCount(reply, "Content-Security-Policy") == 1);
+    CHECK(
+        reply.find("\r\nContent-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n") !=
+        std::string::npos);
+    CHECK(HeadCount(reply, "X-Frame-Options") == 1);
+    CHECK(reply.find("\r\nX-Frame-Options: DENY\r\n") != std::string::npos);
+    CHECK(HeadCount(reply, "Referrer-Policy") == 1);
+    CHECK(HeadCount(reply, "X-Content-Type-Options") == 1);
+    CHECK(HeadCount(reply, "Cache-Control") == 1);
+  }
+  const std::string own = server.Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n" + close);
+  CHECK(HeadCount(own, "Content-Security-Policy") == 1);
+  CHECK(own.find("\r\nContent-Security-Policy: default-src 'self'\r\n") != std::string::npos);
+  // An event stream: the headers too, and its own Cache-Control only.
+  TestServer::RawConnection connection(server.port());
+  connection.Send("GET /api/agent/events HTTP/1.1\r\nHost: x\r\nX-API-Token: " + token +
+                  "\r\n\r\n");
+  const std::string stream = connection.Read(300);
+  CHECK(StartsWith(stream, "HTTP/1.1 200"));
+  CHECK(HeadCount(stream, "Cache-Control") == 1);
+  CHECK(stream.find("\r\nCache-Control: no-cache\r\n") != std::string::npos);
+  CHECK(HeadCount(stream, "X-Frame-Options") == 1);
+  CHECK(HeadCount(stream, "Content-Security-Policy") == 1);
+  server.server().Stop();
+}
+
 TEST_CASE("beast: a request line over the line bound is 414", "[adapters][http][beast]") {
   TestServer server(BeastOptions());
   CheckRefused(server.Raw("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"), "414",
@@ -299,7 +369,10 @@ TEST_CASE("beast: a constant route is answered with the bytes of its first reply
   const std::string get = "GET /api/agent/capabilities HTTP/1.1\r\nHost: x\r\n";
   const std::string first = server.Raw(get + "Connection: close\r\n\r\n");
   CHECK(first ==
-        "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\nX-Content-Type-Options: nosniff\r\n"
+        "HTTP/1.1 200 OK\r\nCache-Control: max-age=9\r\n"
+        "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
+        "X-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
         "Content-Type: application/json\r\nConnection: close\r\nContent-Length: 7\r\n\r\n"
         "{\"v\":1}");
   int answered = 1;

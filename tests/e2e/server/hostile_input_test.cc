@@ -62,6 +62,8 @@ std::string ValidBody(const std::string& name) {
       {"unsnooze_finding", R"({"finding_id":"f-1"})"},
       {"reopen_finding", R"({"finding_id":"f-1"})"},
       {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
+      {"sign_in_console", R"({"token":"pulse_x"})"},
+      {"update_ai_settings", R"({"model":"model-b"})"},
   };
   auto it = bodies.find(name);
   REQUIRE(it != bodies.end());

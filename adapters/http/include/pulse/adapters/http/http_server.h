@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "pulse/adapters/http/console_sessions.h"
 #include "pulse/adapters/http/metrics_registry.h"
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/http/token_authenticator.h"
@@ -89,6 +90,10 @@ struct HttpServerOptions {
   std::vector<std::string> constant_routes = {"get_capabilities"};
   // How long Stop() lets open streams drain before closing the listener anyway.
   absl::Duration stop_grace = absl::Seconds(3);
+  // The operator console's sessions (console_sessions.h; nullable borrow, must outlive the
+  // server): when set, a request without a token header may authenticate with the session
+  // cookie, and one that may change state must pass CheckConsoleCsrf.
+  ConsoleSessions* console_sessions = nullptr;
   // Refuse to open while a manifest capability has no handler (Router::CheckComplete).
   bool require_complete_router = true;
   // Called once per request on a handler or event-loop thread, after the reply is decided.
