@@ -13,7 +13,13 @@ import {
   signIn,
   startServer,
 } from './harness.mjs';
-import { kModels, kRestartPrompt, startScriptedProvider } from './scripted-provider.mjs';
+import {
+  kModels,
+  kQuestionPrompt,
+  kRestartPrompt,
+  kSlowPrompt,
+  startScriptedProvider,
+} from './scripted-provider.mjs';
 
 // What an operator at the console holds: everything the five pages use, but not the wildcard
 // (an admin reads every session; this operator only their own).
@@ -102,6 +108,56 @@ test('chat: the plan the Assistant proposes is approved from its card and the ve
       await page.getByRole('heading', { name: 'Assistant' }).waitFor();
       assert.match(page.url(), new RegExp(`#/chat/${sessionId}$`));
       await page.getByRole('log', { name: 'Conversation' }).getByText(/The restart of grafana finished/).waitFor();
+      // The navigation's Chat link starts a new conversation.
+      await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'Chat' }).click();
+      await page.getByText('Ask about the fleet, a finding or a resource.').waitFor();
+      assert.match(page.url(), /#\/chat$/);
+    });
+  } finally {
+    await provider.close();
+  }
+});
+
+test('chat: a question the Assistant asks is answered with one of its options and the run continues', async () => {
+  const provider = await startScriptedProvider();
+  try {
+    await withConsole({ provider }, async ({ server, page, token }) => {
+      await go(page, 'chat');
+      await page.getByLabel('Message').fill(kQuestionPrompt);
+      await page.getByRole('button', { name: 'Send' }).click();
+      const card = page.getByRole('region', { name: 'The Assistant asks: Which grafana?' });
+      await card.waitFor({ timeout: 30000 });
+      await card.getByRole('group', { name: 'Suggested answers' }).getByRole('button', { name: 'staging' }).click();
+      await page.getByText('Noted: staging').waitFor({ timeout: 30000 });
+      await card.getByText('Answered: staging').waitFor();
+      const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
+      const messages = (await server.api('GET', `/api/ai/sessions/${session.id}/messages`, token)).json;
+      assert.ok(messages.some((m) => m.role === 'user' && m.content === 'staging'), 'the answer is the next user message');
+    });
+  } finally {
+    await provider.close();
+  }
+});
+
+test('chat: abort stops a run that waits for the model, and the chat can be used again', async () => {
+  const provider = await startScriptedProvider();
+  try {
+    await withConsole({ provider }, async ({ server, page, token }) => {
+      await go(page, 'chat');
+      await page.getByLabel('Message').fill(kSlowPrompt);
+      await page.getByRole('button', { name: 'Send' }).click();
+      await eventually(() => provider.requests.some((r) => r.lastUser.includes(kSlowPrompt)), { what: 'the provider request' });
+      await page.waitForURL(/#\/chat\/ses_/);
+      await page.getByRole('button', { name: 'Abort' }).click();
+      await page.getByRole('alert').filter({ hasText: /cancel/i }).first().waitFor({ timeout: 15000 });
+      assert.equal(await page.getByRole('button', { name: 'Abort' }).count(), 0);
+      const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
+      const abort = await server.api('POST', `/api/ai/sessions/${session.id}/abort`, token, {});
+      assert.equal(abort.json.aborted, false, 'nothing is left running');
+      // The same session goes on.
+      await page.getByLabel('Message').fill('and now?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('Scripted answer: nothing else to report.').waitFor({ timeout: 30000 });
     });
   } finally {
     await provider.close();

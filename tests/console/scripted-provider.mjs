@@ -10,6 +10,10 @@
 //    model reads the container's status back (pulse_read), as the loop requires before it may
 //    claim a change worked;
 //  * the last message is that read: the model answers with what it read (the verified answer);
+//  * the user asks "ask me which grafana": the model asks a question (pulse_question) with two
+//    options; once answered, it confirms the answer ("Noted: <answer>");
+//  * the user says "take your time": the model stays silent (the response is held open) until
+//    the client goes away, so a run can be aborted while it waits;
 //  * a request offering exactly one tool that is not Pulse's own (a tool-call preflight): the
 //    model calls it;
 //  * anything else: a short text answer.
@@ -27,6 +31,10 @@ export const kRestartArgs = {
   reason: 'grafana is stuck',
 };
 export const kModels = ['scripted-small', 'scripted-large'];
+export const kQuestionPrompt = 'ask me which grafana';
+export const kQuestionArgs = { question: 'Which grafana?', options: ['prod', 'staging'] };
+export const kSlowPrompt = 'take your time';
+const kHoldMs = 60000;
 
 const kMaxBody = 4 * 1024 * 1024;
 
@@ -90,6 +98,13 @@ export function scriptedTurn(request) {
   if (asked && last.role === 'user') {
     return toolTurn(model, 'call_query', 'pulse_query', kQueryArgs);
   }
+  if (last.role === 'user' && lastUserText(messages).toLowerCase().includes(kQuestionPrompt)) {
+    return toolTurn(model, 'call_question', 'pulse_question', kQuestionArgs);
+  }
+  const questioned = messages.some((m) => (m.tool_calls || []).some((c) => c.function && c.function.name === 'pulse_question'));
+  if (questioned && last.role === 'user') {
+    return textTurn(model, `Noted: ${lastUserText(messages)}`);
+  }
   const foreign = tools.map((t) => (t.function && t.function.name) || t.name).filter((n) => n && !n.startsWith('pulse_'));
   if (tools.length === 1 && foreign.length === 1 && last.role !== 'tool') {
     return toolTurn(model, 'call_preflight', foreign[0], {});
@@ -131,8 +146,14 @@ export async function startScriptedProvider() {
         res.writeHead(400, { 'Content-Type': 'application/json' }).end('{"error":{"message":"bad json"}}');
         return;
       }
-      requests.push({ path, model: body.model, lastUser: lastUserText(body.messages || []) });
+      const lastUser = lastUserText(body.messages || []);
+      requests.push({ path, model: body.model, lastUser });
       res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      if (lastUser.toLowerCase().includes(kSlowPrompt)) {
+        const timer = setTimeout(() => res.end(), kHoldMs);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
       for (const frame of scriptedTurn(body)) {
         res.write(`data: ${JSON.stringify(frame)}\n\n`);
       }
@@ -144,6 +165,11 @@ export async function startScriptedProvider() {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        // A held response (the slow prompt) would otherwise keep close() waiting.
+        server.closeAllConnections();
+      }),
   };
 }

@@ -202,6 +202,25 @@ export default function ChatPage({ session, id }) {
 
   useEffect(() => () => handle.current && handle.current.close(), []);
 
+  // The shell keys this page by the hash's id when it renders it, and the id this page wrote
+  // with replaceState is not one it saw: the navigation's plain #/chat link comes here as a hash
+  // change. It starts a new chat, unless a run is streaming (leaving would cancel it): then the
+  // session stays in the hash.
+  useEffect(() => {
+    const onHash = () => {
+      if (window.location.hash !== '#/chat' || !sessionRef.current) {
+        return;
+      }
+      if (handle.current) {
+        window.history.replaceState(null, '', `#/chat/${encodeURIComponent(sessionRef.current)}`);
+      } else {
+        newChat();
+      }
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
   function send(e) {
     e.preventDefault();
     const text = message.trim();
