@@ -118,7 +118,7 @@ test('chat: the plan the Assistant proposes is approved from its card and the ve
   }
 });
 
-test('chat: a question the Assistant asks is answered with one of its options and the run continues', async () => {
+test('chat: a question the Assistant asks is answered with one of its options, also after a reload, and the run continues', async () => {
   const provider = await startScriptedProvider();
   try {
     await withConsole({ provider }, async ({ server, page, token }) => {
@@ -127,6 +127,9 @@ test('chat: a question the Assistant asks is answered with one of its options an
       await page.getByRole('button', { name: 'Send' }).click();
       const card = page.getByRole('region', { name: 'The Assistant asks: Which grafana?' });
       await card.waitFor({ timeout: 30000 });
+      // Reopened later (a reload), the session still offers its open question.
+      await page.reload();
+      await card.waitFor();
       await card.getByRole('group', { name: 'Suggested answers' }).getByRole('button', { name: 'staging' }).click();
       await page.getByText('Noted: staging').waitFor({ timeout: 30000 });
       await card.getByText('Answered: staging').waitFor();

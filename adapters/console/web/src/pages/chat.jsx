@@ -15,9 +15,11 @@ function sessionFromHash() {
   return match ? decodeURIComponent(match[1]) : null;
 }
 
+// What a finished run left open, by the done event's outcome (the others need no note).
 const kOutcomeNotes = {
   awaiting_approval: 'The run waits for a decision on the plan above.',
-  awaiting_answer: 'The run waits for your answer.',
+  awaiting_input: 'The run waits for your answer.',
+  unverified: 'The Assistant could not verify the change it made; check the resource before relying on it.',
 };
 
 // The stored transcript as the page's items: tool calls of an assistant message are paired with
@@ -47,6 +49,22 @@ function itemsFromTranscript(messages) {
     }
   }
   return items;
+}
+
+// The question a reopened session waits on: the last pulse_question result holds its id and
+// text ({status: "asked", question_id, question}).
+function openQuestion(messages) {
+  const asked = [...(messages || [])].reverse().find((m) => m.role === 'tool' && m.tool_result && m.tool_result.tool_name === 'pulse_question');
+  if (!asked) {
+    return null;
+  }
+  const text = asked.tool_result.content || '';
+  try {
+    const result = JSON.parse(text.slice(text.indexOf('{')));
+    return result.question_id ? { question_id: result.question_id, question: result.question } : null;
+  } catch {
+    return null;
+  }
 }
 
 export default function ChatPage({ session, id }) {
@@ -164,6 +182,10 @@ export default function ChatPage({ session, id }) {
         const waiting = detail.status === 'awaiting_approval' ? detail.awaiting_action : null;
         if (waiting) {
           restored.push({ kind: 'approval', approval: await pendingPlan(waiting) });
+        }
+        const asked = detail.status === 'awaiting_input' ? openQuestion(detail.messages) : null;
+        if (asked) {
+          restored.push({ kind: 'question', question: asked });
         }
         if (live) {
           setItems(restored);
