@@ -14,8 +14,7 @@
 //    options; once answered, it confirms the answer ("Noted: <answer>");
 //  * the user says "take your time": the model stays silent (the response is held open) until
 //    the client goes away, so a run can be aborted while it waits;
-//  * a request offering exactly one tool that is not Pulse's own (a tool-call preflight): the
-//    model calls it;
+//  * a request offering exactly one tool (a tool-call preflight): the model calls it;
 //  * anything else: a short text answer.
 // Every request is logged (path, model, last user message) for the tests to assert on.
 import http from 'node:http';
@@ -105,9 +104,11 @@ export function scriptedTurn(request) {
   if (questioned && last.role === 'user') {
     return textTurn(model, `Noted: ${lastUserText(messages)}`);
   }
-  const foreign = tools.map((t) => (t.function && t.function.name) || t.name).filter((n) => n && !n.startsWith('pulse_'));
-  if (tools.length === 1 && foreign.length === 1 && last.role !== 'tool') {
-    return toolTurn(model, 'call_preflight', foreign[0], {});
+  // The Assistant's and Patrol's requests offer the whole tool catalogue; a request offering a
+  // single tool is a preflight, which asks for a call with the word "ready".
+  if (tools.length === 1 && last.role !== 'tool') {
+    const name = (tools[0].function && tools[0].function.name) || tools[0].name;
+    return toolTurn(model, 'call_preflight', name, { word: 'ready' });
   }
   return textTurn(model, 'Scripted answer: nothing else to report.');
 }

@@ -129,7 +129,9 @@ export default function SettingsAi() {
           <input id="ai-base-url" type="url" value={form.base_url} onInput={set('base_url')} maxLength={2048} />
           <label for="ai-model">Model</label>
           <input id="ai-model" list="ai-model-list" value={form.model} onInput={set('model')} maxLength={256} />
-          <label for="ai-patrol-model">Patrol model (empty: the chat model)</label>
+          <label for="ai-patrol-model">
+            Patrol model (empty: the chat model{data.effective_patrol_model ? `, now ${data.effective_patrol_model}` : ''})
+          </label>
           <input id="ai-patrol-model" list="ai-model-list" value={form.patrol_model} onInput={set('patrol_model')} maxLength={256} />
           <datalist id="ai-model-list">
             {models.map((m) => (
@@ -161,9 +163,16 @@ export default function SettingsAi() {
       )}
       {data && (
         <>
+          {data.updated_at && (
+            <p class="c-muted">
+              Last changed {formatTime(data.updated_at)}
+              {data.updated_by ? ` by ${data.updated_by}` : ''}.
+            </p>
+          )}
           <h3>Tool-call preflight</h3>
           <Preflight preflight={data.preflight} />
           {models.length > 0 && <p class="c-muted">The provider offers {models.length} models.</p>}
+          {data.models_error && <p class="c-muted">The provider's model list could not be read: {data.models_error}</p>}
         </>
       )}
     </section>

@@ -2,7 +2,7 @@
 // operator's intent and the active findings (GET /api/agent/fleet-context). The page listens to
 // the event stream and reloads when the fleet, a finding or an action changed.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { call, stream } from '../api.js';
+import { call, hasScope, stream } from '../api.js';
 import { ErrorNote, eventData, formatTime, StatusBadge, useLoad } from '../components/page-kit.jsx';
 import '../components/pages.css';
 
@@ -66,7 +66,9 @@ function useFleetEvents(onChange) {
   return live;
 }
 
-export default function FleetPage() {
+export default function FleetPage({ session }) {
+  // The findings page needs ai:execute: without it the counts are plain numbers, not links.
+  const findingsLinked = hasScope(session, 'ai:execute');
   const { data, error, loading, reload } = useLoad(() => call('GET', '/api/agent/fleet-context'), []);
   const live = useFleetEvents(reload);
   const [filter, setFilter] = useState('');
@@ -146,13 +148,13 @@ export default function FleetPage() {
                       <StatusBadge value={r.status} />
                     </td>
                     <td>
-                      {r.findings && r.findings.total > 0 ? (
+                      {r.findings && r.findings.total > 0 && findingsLinked ? (
                         <a href="#/findings">
                           {r.findings.total}
                           {r.findings.critical ? ` (${r.findings.critical} critical)` : ''}
                         </a>
                       ) : (
-                        0
+                        (r.findings && r.findings.total) || 0
                       )}
                     </td>
                     <td>{r.pendingApprovalCount || 0}</td>
