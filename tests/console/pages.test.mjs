@@ -30,11 +30,16 @@ const kOperatorScopes = 'monitoring:read,ai:chat,ai:execute,actions:approve,sett
 async function assistantServer(provider, extra = []) {
   return startServer({
     args: [
-      '--provider', 'openai-compatible',
-      '--provider-base-url', provider.baseUrl,
-      '--model', kModels[0],
-      '--control-level', 'controlled',
-      '--patrol-interval', '0',
+      '--provider',
+      'openai-compatible',
+      '--provider-base-url',
+      provider.baseUrl,
+      '--model',
+      kModels[0],
+      '--control-level',
+      'controlled',
+      '--patrol-interval',
+      '0',
       ...extra,
     ],
   });
@@ -42,7 +47,9 @@ async function assistantServer(provider, extra = []) {
 
 // Runs body(ctx) with a started server, browser and signed-in page, and stops all of them.
 async function withConsole({ provider = null, scopes = kOperatorScopes, args = [] }, body) {
-  const server = provider ? await assistantServer(provider, args) : await startServer({ args: ['--patrol-interval', '0', ...args] });
+  const server = provider
+    ? await assistantServer(provider, args)
+    : await startServer({ args: ['--patrol-interval', '0', ...args] });
   const browser = await launchBrowser();
   try {
     const token = server.mint({ name: 'operator', scopes });
@@ -68,7 +75,9 @@ async function chatUntilApprovalCard(page) {
   await go(page, 'chat');
   await page.getByLabel('Message').fill(kRestartPrompt);
   await page.getByRole('button', { name: 'Send' }).click();
-  const card = page.getByRole('region', { name: /Approval needed: restart on app-container:grafana/ });
+  const card = page.getByRole('region', {
+    name: /Approval needed: restart on app-container:grafana/,
+  });
   await card.waitFor({ timeout: 30000 });
   return card;
 }
@@ -82,23 +91,35 @@ test('chat: the plan the Assistant proposes is approved from its card and the ve
       await page.getByText('pulse_query', { exact: true }).first().waitFor();
       const sessionId = decodeURIComponent(/#\/chat\/([^/]+)$/.exec(page.url())[1]);
       const sessions = (await server.api('GET', '/api/ai/sessions', token)).json;
-      assert.deepEqual(sessions.map((s) => s.id), [sessionId], 'the hash names the session the server created');
+      assert.deepEqual(
+        sessions.map((s) => s.id),
+        [sessionId],
+        'the hash names the session the server created',
+      );
       const detail = (await server.api('GET', `/api/ai/sessions/${sessionId}`, token)).json;
       assert.equal(detail.status, 'awaiting_approval');
       const actionId = detail.awaiting_action.action_id;
       // The card shows the plan hash the decision binds to.
       await card.getByText(detail.awaiting_action.plan_hash).waitFor();
 
-      await card.getByLabel('Reason (recorded in the audit trail)').fill('grafana is stuck, restart it');
+      await card
+        .getByLabel('Reason (recorded in the audit trail)')
+        .fill('grafana is stuck, restart it');
       await card.getByRole('button', { name: 'Approve' }).click();
-      await page.getByText(/The restart of grafana finished; its status now:[\s\S]*"status":"running"/).waitFor({ timeout: 30000 });
+      await page
+        .getByText(/The restart of grafana finished; its status now:[\s\S]*"status":"running"/)
+        .waitFor({ timeout: 30000 });
 
       const action = (await server.api('GET', `/api/actions/${actionId}`, token)).json;
       assert.equal(action.audit.state, 'completed');
       assert.equal(action.audit.approvals.length, 1);
       assert.equal(action.audit.approvals[0].reason, 'grafana is stuck, restart it');
       assert.equal(action.audit.approvals[0].planHash, detail.awaiting_action.plan_hash);
-      assert.equal((await server.api('GET', `/api/ai/sessions/${sessionId}`, token)).json.status !== 'awaiting_approval', true);
+      assert.equal(
+        (await server.api('GET', `/api/ai/sessions/${sessionId}`, token)).json.status !==
+          'awaiting_approval',
+        true,
+      );
 
       // The sessions page lists it by its first message and reopens it in the chat.
       await go(page, 'sessions');
@@ -107,9 +128,15 @@ test('chat: the plan the Assistant proposes is approved from its card and the ve
       await link.click();
       await page.getByRole('heading', { name: 'Assistant' }).waitFor();
       assert.match(page.url(), new RegExp(`#/chat/${sessionId}$`));
-      await page.getByRole('log', { name: 'Conversation' }).getByText(/The restart of grafana finished/).waitFor();
+      await page
+        .getByRole('log', { name: 'Conversation' })
+        .getByText(/The restart of grafana finished/)
+        .waitFor();
       // The navigation's Chat link starts a new conversation.
-      await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'Chat' }).click();
+      await page
+        .getByRole('navigation', { name: 'Console pages' })
+        .getByRole('link', { name: 'Chat' })
+        .click();
       await page.getByText('Ask about the fleet, a finding or a resource.').waitFor();
       assert.match(page.url(), /#\/chat$/);
     });
@@ -130,12 +157,19 @@ test('chat: a question the Assistant asks is answered with one of its options, a
       // Reopened later (a reload), the session still offers its open question.
       await page.reload();
       await card.waitFor();
-      await card.getByRole('group', { name: 'Suggested answers' }).getByRole('button', { name: 'staging' }).click();
+      await card
+        .getByRole('group', { name: 'Suggested answers' })
+        .getByRole('button', { name: 'staging' })
+        .click();
       await page.getByText('Noted: staging').waitFor({ timeout: 30000 });
       await card.getByText('Answered: staging').waitFor();
       const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
-      const messages = (await server.api('GET', `/api/ai/sessions/${session.id}/messages`, token)).json;
-      assert.ok(messages.some((m) => m.role === 'user' && m.content === 'staging'), 'the answer is the next user message');
+      const messages = (await server.api('GET', `/api/ai/sessions/${session.id}/messages`, token))
+        .json;
+      assert.ok(
+        messages.some((m) => m.role === 'user' && m.content === 'staging'),
+        'the answer is the next user message',
+      );
     });
   } finally {
     await provider.close();
@@ -149,10 +183,16 @@ test('chat: abort stops a run that waits for the model, and the chat can be used
       await go(page, 'chat');
       await page.getByLabel('Message').fill(kSlowPrompt);
       await page.getByRole('button', { name: 'Send' }).click();
-      await eventually(() => provider.requests.some((r) => r.lastUser.includes(kSlowPrompt)), { what: 'the provider request' });
+      await eventually(() => provider.requests.some((r) => r.lastUser.includes(kSlowPrompt)), {
+        what: 'the provider request',
+      });
       await page.waitForURL(/#\/chat\/ses_/);
       await page.getByRole('button', { name: 'Abort' }).click();
-      await page.getByRole('alert').filter({ hasText: /cancel/i }).first().waitFor({ timeout: 15000 });
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /cancel/i })
+        .first()
+        .waitFor({ timeout: 15000 });
       assert.equal(await page.getByRole('button', { name: 'Abort' }).count(), 0);
       const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
       const abort = await server.api('POST', `/api/ai/sessions/${session.id}/abort`, token, {});
@@ -191,13 +231,16 @@ test('sessions: deleting a session from the list removes it on the server', asyn
 test('chat: a session without actions:approve sees the plan but no approve or reject button', async () => {
   const provider = await startScriptedProvider();
   try {
-    await withConsole({ provider, scopes: 'monitoring:read,ai:chat,ai:execute' }, async ({ page }) => {
-      const card = await chatUntilApprovalCard(page);
-      await card.getByText(/waits for someone who may approve actions/).waitFor();
-      assert.equal(await card.getByRole('button', { name: 'Approve' }).count(), 0);
-      assert.equal(await card.getByRole('button', { name: 'Reject' }).count(), 0);
-      assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
-    });
+    await withConsole(
+      { provider, scopes: 'monitoring:read,ai:chat,ai:execute' },
+      async ({ page }) => {
+        const card = await chatUntilApprovalCard(page);
+        await card.getByText(/waits for someone who may approve actions/).waitFor();
+        assert.equal(await card.getByRole('button', { name: 'Approve' }).count(), 0);
+        assert.equal(await card.getByRole('button', { name: 'Reject' }).count(), 0);
+        assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+      },
+    );
   } finally {
     await provider.close();
   }
@@ -222,8 +265,13 @@ test('patrol: run now from the page shows the run with the counts the server rec
     assert.equal(cells[4], String(run.new_findings));
     // The loop status counts the findings the run opened.
     await page.reload();
-    const active = page.getByRole('term').filter({ hasText: 'Active findings' }).locator('xpath=following-sibling::dd');
-    await eventually(async () => (await active.innerText()) !== '0', { what: 'active findings counted' });
+    const active = page
+      .getByRole('term')
+      .filter({ hasText: 'Active findings' })
+      .locator('xpath=following-sibling::dd');
+    await eventually(async () => (await active.innerText()) !== '0', {
+      what: 'active findings counted',
+    });
   });
 });
 
@@ -233,7 +281,10 @@ test('patrol: the autonomy level is saved, and Autopilot only with a recorded ac
     await page.getByRole('radio', { name: /^approval/ }).check();
     await page.getByRole('button', { name: 'Save autonomy' }).click();
     await page.getByText('Saved: effective level approval.').waitFor();
-    assert.equal((await server.api('GET', '/api/ai/patrol/autonomy', token)).json.autonomy_level, 'approval');
+    assert.equal(
+      (await server.api('GET', '/api/ai/patrol/autonomy', token)).json.autonomy_level,
+      'approval',
+    );
 
     await page.getByRole('radio', { name: /^full/ }).check();
     const save = page.getByRole('button', { name: 'Save autonomy' });
@@ -248,7 +299,10 @@ test('patrol: the autonomy level is saved, and Autopilot only with a recorded ac
 
     await page.getByRole('button', { name: 'Revoke acknowledgement' }).click();
     await page.getByText(/Autopilot acknowledgement revoked/).waitFor();
-    assert.notEqual((await server.api('GET', '/api/ai/patrol/autonomy', token)).json.effective_autonomy_level, 'full');
+    assert.notEqual(
+      (await server.api('GET', '/api/ai/patrol/autonomy', token)).json.effective_autonomy_level,
+      'full',
+    );
   });
 });
 
@@ -257,7 +311,9 @@ test('fleet: the demo resources are listed with their live status and the findin
     await go(page, 'fleet');
     await page.getByText('Live updates on').waitFor();
     const context = (await server.api('GET', '/api/agent/fleet-context', token)).json;
-    await page.getByText(`${context.resources.length} of ${context.resources.length} resources`).waitFor();
+    await page
+      .getByText(`${context.resources.length} of ${context.resources.length} resources`)
+      .waitFor();
     const status = (id) => page.locator(`tr[data-resource-id="${id}"] td`).nth(2).innerText();
     assert.equal(await status('app-container:grafana'), 'running');
     assert.equal(await status('app-container:worker'), 'exited');
@@ -268,7 +324,9 @@ test('fleet: the demo resources are listed with their live status and the findin
     // A Patrol run started elsewhere (the API) opens findings: the page shows them without a reload.
     const run = await server.api('POST', '/api/ai/patrol/run', token, {});
     assert.equal(run.status, 200, run.text);
-    await eventually(async () => (await findings.innerText()) !== '0', { what: 'the worker finding on the fleet page' });
+    await eventually(async () => (await findings.innerText()) !== '0', {
+      what: 'the worker finding on the fleet page',
+    });
 
     await page.getByLabel('Type').selectOption('vm');
     await page.getByText(`12 of ${context.resources.length} resources`).waitFor();
@@ -317,7 +375,9 @@ test('settings: the model changed on the page is the model the next chat asks fo
       await page.getByLabel('Message').fill('which model answers?');
       await page.getByRole('button', { name: 'Send' }).click();
       await page.getByText('Scripted answer: nothing else to report.').waitFor({ timeout: 30000 });
-      const chat = provider.requests.slice(before).filter((r) => r.lastUser.includes('which model answers?'));
+      const chat = provider.requests
+        .slice(before)
+        .filter((r) => r.lastUser.includes('which model answers?'));
       assert.ok(chat.length > 0, 'the chat reached the provider');
       assert.deepEqual([...new Set(chat.map((r) => r.model))], [kModels[1]]);
     });
@@ -345,9 +405,16 @@ test('chat, sessions, Patrol, fleet and settings: no serious or critical axe vio
           await go(page, name);
         }
         await waitFor();
-        for (const viewport of [{ width: 390, height: 844 }, { width: 1280, height: 800 }]) {
+        for (const viewport of [
+          { width: 390, height: 844 },
+          { width: 1280, height: 800 },
+        ]) {
           await page.setViewportSize(viewport);
-          assert.deepEqual(await seriousViolations(page), [], `${name} at ${viewport.width}x${viewport.height}`);
+          assert.deepEqual(
+            await seriousViolations(page),
+            [],
+            `${name} at ${viewport.width}x${viewport.height}`,
+          );
         }
         const overflow = await photograph(page, name, waitFor);
         assert.deepEqual(overflow, { '1280x800': 0, '390x844': 0 }, `${name} overflows sideways`);

@@ -38,11 +38,20 @@ const kHoldMs = 60000;
 const kMaxBody = 4 * 1024 * 1024;
 
 function chunk(model, delta, finish = null) {
-  return { id: 'chatcmpl-console', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: 'chatcmpl-console',
+    object: 'chat.completion.chunk',
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }
 
 function usage() {
-  return { id: 'chatcmpl-console', choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } };
+  return {
+    id: 'chatcmpl-console',
+    choices: [],
+    usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+  };
 }
 
 function textTurn(model, text) {
@@ -50,8 +59,17 @@ function textTurn(model, text) {
 }
 
 function toolTurn(model, id, name, args) {
-  const call = { index: 0, id, type: 'function', function: { name, arguments: JSON.stringify(args) } };
-  return [chunk(model, { role: 'assistant', tool_calls: [call] }), chunk(model, {}, 'tool_calls'), usage()];
+  const call = {
+    index: 0,
+    id,
+    type: 'function',
+    function: { name, arguments: JSON.stringify(args) },
+  };
+  return [
+    chunk(model, { role: 'assistant', tool_calls: [call] }),
+    chunk(model, {}, 'tool_calls'),
+    usage(),
+  ];
 }
 
 function lastUserText(messages) {
@@ -86,7 +104,10 @@ export function scriptedTurn(request) {
   const answered = last.role === 'tool' ? calledTool(messages, last) : '';
   if (asked && answered === 'pulse_read') {
     const content = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
-    return textTurn(model, `The restart of grafana finished; its status now: ${content.slice(0, 400)}`);
+    return textTurn(
+      model,
+      `The restart of grafana finished; its status now: ${content.slice(0, 400)}`,
+    );
   }
   if (asked && answered === 'pulse_control') {
     return toolTurn(model, 'call_read', 'pulse_read', kReadArgs);
@@ -100,7 +121,9 @@ export function scriptedTurn(request) {
   if (last.role === 'user' && lastUserText(messages).toLowerCase().includes(kQuestionPrompt)) {
     return toolTurn(model, 'call_question', 'pulse_question', kQuestionArgs);
   }
-  const questioned = messages.some((m) => (m.tool_calls || []).some((c) => c.function && c.function.name === 'pulse_question'));
+  const questioned = messages.some((m) =>
+    (m.tool_calls || []).some((c) => c.function && c.function.name === 'pulse_question'),
+  );
   if (questioned && last.role === 'user') {
     return textTurn(model, `Noted: ${lastUserText(messages)}`);
   }
@@ -133,18 +156,27 @@ export async function startScriptedProvider() {
       const path = req.url.split('?')[0];
       if (req.method === 'GET' && path === '/v1/models') {
         res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: kModels.map((id) => ({ id, object: 'model', owned_by: 'scripted' })) }));
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            data: kModels.map((id) => ({ id, object: 'model', owned_by: 'scripted' })),
+          }),
+        );
         return;
       }
       if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-        res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":{"message":"not found"}}');
+        res
+          .writeHead(404, { 'Content-Type': 'application/json' })
+          .end('{"error":{"message":"not found"}}');
         return;
       }
       let body;
       try {
         body = JSON.parse(Buffer.concat(parts).toString('utf8'));
       } catch {
-        res.writeHead(400, { 'Content-Type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+        res
+          .writeHead(400, { 'Content-Type': 'application/json' })
+          .end('{"error":{"message":"bad json"}}');
         return;
       }
       const lastUser = lastUserText(body.messages || []);

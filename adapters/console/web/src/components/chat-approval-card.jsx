@@ -90,10 +90,20 @@ export default function ChatApprovalCard({ approval, session, decided, onDecided
             onInput={(e) => setReason(e.currentTarget.value)}
           />
           <div class="c-buttons">
-            <button type="button" class="c-primary" disabled={busy} onClick={() => decide('approved')}>
+            <button
+              type="button"
+              class="c-primary"
+              disabled={busy}
+              onClick={() => decide('approved')}
+            >
               Approve
             </button>
-            <button type="button" class="c-danger" disabled={busy} onClick={() => decide('rejected')}>
+            <button
+              type="button"
+              class="c-danger"
+              disabled={busy}
+              onClick={() => decide('rejected')}
+            >
               Reject
             </button>
           </div>

@@ -60,14 +60,20 @@ export function prettyJson(text, limit = 2000) {
   if (out === undefined || out === null) {
     return '';
   }
-  return out.length > limit ? `${out.slice(0, limit)}\n… (${out.length - limit} more characters)` : out;
+  return out.length > limit
+    ? `${out.slice(0, limit)}\n… (${out.length - limit} more characters)`
+    : out;
 }
 
 // A status word with a class per value, so the colour comes from the style sheet (the CSP
 // forbids inline styles) and the word itself carries the meaning for screen readers.
 export function StatusBadge({ value }) {
   const word = value || 'unknown';
-  return <span class={`c-badge c-badge-${word.replace(/[^a-z0-9_-]/gi, '')}`}>{word.replace(/_/g, ' ')}</span>;
+  return (
+    <span class={`c-badge c-badge-${word.replace(/[^a-z0-9_-]/gi, '')}`}>
+      {word.replace(/_/g, ' ')}
+    </span>
+  );
 }
 
 // The event streams' data arrives as a JSON text; a frame that is not JSON is skipped.

@@ -39,7 +39,9 @@ export default function PatrolAutonomy() {
     try {
       const body = { autonomy_level: level };
       if (needsAck) {
-        await call('POST', '/api/ai/patrol/autonomy/acknowledgements', { acknowledgement_id: ackId.trim() });
+        await call('POST', '/api/ai/patrol/autonomy/acknowledgements', {
+          acknowledgement_id: ackId.trim(),
+        });
         body.acknowledgement_id = ackId.trim();
       }
       const next = await call('PUT', '/api/ai/patrol/autonomy', body);
@@ -56,9 +58,13 @@ export default function PatrolAutonomy() {
     setBusy(true);
     setSaveError(null);
     try {
-      await call('DELETE', `/api/ai/patrol/autonomy/acknowledgements/${encodeURIComponent(ack.acknowledgement_id)}`, {
-        reason: 'revoked from the console',
-      });
+      await call(
+        'DELETE',
+        `/api/ai/patrol/autonomy/acknowledgements/${encodeURIComponent(ack.acknowledgement_id)}`,
+        {
+          reason: 'revoked from the console',
+        },
+      );
       setSaved('Autopilot acknowledgement revoked: full now acts as approval.');
       reload();
     } catch (err) {
@@ -76,7 +82,8 @@ export default function PatrolAutonomy() {
         <form onSubmit={save}>
           <p>
             Effective level: <strong>{data.effective_autonomy_level}</strong>
-            {data.requested_autonomy_level && data.requested_autonomy_level !== data.effective_autonomy_level
+            {data.requested_autonomy_level &&
+            data.requested_autonomy_level !== data.effective_autonomy_level
               ? ` (requested ${data.requested_autonomy_level})`
               : ''}
           </p>
@@ -84,7 +91,13 @@ export default function PatrolAutonomy() {
             <legend>How far Patrol may act on its own</legend>
             {kLevels.map(([value, label]) => (
               <label class="c-radio">
-                <input type="radio" name="autonomy" value={value} checked={level === value} onChange={() => setLevel(value)} />
+                <input
+                  type="radio"
+                  name="autonomy"
+                  value={value}
+                  checked={level === value}
+                  onChange={() => setLevel(value)}
+                />
                 <span>
                   <strong>{value}</strong> — {label}
                 </span>
@@ -94,13 +107,25 @@ export default function PatrolAutonomy() {
           {needsAck && (
             <div class="c-ack">
               <p>
-                Autopilot lets Patrol execute low-risk and elevated fixes without asking. It needs your
-                acknowledgement, recorded under your name; it can be revoked at any time.
+                Autopilot lets Patrol execute low-risk and elevated fixes without asking. It needs
+                your acknowledgement, recorded under your name; it can be revoked at any time.
               </p>
-              <label for="autonomy-ack-id">Acknowledgement reference (for example a change ticket)</label>
-              <input id="autonomy-ack-id" type="text" maxLength={128} value={ackId} onInput={(e) => setAckId(e.currentTarget.value)} />
+              <label for="autonomy-ack-id">
+                Acknowledgement reference (for example a change ticket)
+              </label>
+              <input
+                id="autonomy-ack-id"
+                type="text"
+                maxLength={128}
+                value={ackId}
+                onInput={(e) => setAckId(e.currentTarget.value)}
+              />
               <label class="c-check">
-                <input type="checkbox" checked={understood} onChange={(e) => setUnderstood(e.currentTarget.checked)} />
+                <input
+                  type="checkbox"
+                  checked={understood}
+                  onChange={(e) => setUnderstood(e.currentTarget.checked)}
+                />
                 I understand that Patrol will act without asking
               </label>
             </div>
@@ -114,7 +139,11 @@ export default function PatrolAutonomy() {
               </button>
             </p>
           )}
-          <button type="submit" class="c-primary" disabled={busy || !level || (needsAck && (!understood || !ackId.trim()))}>
+          <button
+            type="submit"
+            class="c-primary"
+            disabled={busy || !level || (needsAck && (!understood || !ackId.trim()))}
+          >
             Save autonomy
           </button>
           {saved && <p role="status">{saved}</p>}

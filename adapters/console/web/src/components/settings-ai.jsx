@@ -41,9 +41,14 @@ function Preflight({ preflight }) {
     <ul class="c-list" aria-label="Tool-call preflight">
       {rows.map((r) => (
         <li class="c-preflight">
-          <code>{r.model || r.role || 'model'}</code> <StatusBadge value={r.outcome || r.status || (r.ok ? 'ok' : 'failed')} />
-          {(r.reason || r.message || r.detail) && <span class="c-block">{r.reason || r.message || r.detail}</span>}
-          {(r.at || r.checked_at || r.ran_at) && <span class="c-muted"> {formatTime(r.at || r.checked_at || r.ran_at)}</span>}
+          <code>{r.model || r.role || 'model'}</code>{' '}
+          <StatusBadge value={r.outcome || r.status || (r.ok ? 'ok' : 'failed')} />
+          {(r.reason || r.message || r.detail) && (
+            <span class="c-block">{r.reason || r.message || r.detail}</span>
+          )}
+          {(r.at || r.checked_at || r.ran_at) && (
+            <span class="c-muted"> {formatTime(r.at || r.checked_at || r.ran_at)}</span>
+          )}
         </li>
       ))}
     </ul>
@@ -80,7 +85,11 @@ export default function SettingsAi() {
   const [saved, setSaved] = useState('');
 
   useEffect(() => data && setForm(formFrom(data)), [data]);
-  const set = (k) => (e) => setForm({ ...form, [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value });
+  const set = (k) => (e) =>
+    setForm({
+      ...form,
+      [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value,
+    });
 
   async function save(e) {
     e.preventDefault();
@@ -119,29 +128,65 @@ export default function SettingsAi() {
       {data && form && (
         <form onSubmit={save} class="c-form">
           <label for="ai-provider">Provider</label>
-          <input id="ai-provider" list="ai-provider-list" value={form.provider} onInput={set('provider')} maxLength={64} />
+          <input
+            id="ai-provider"
+            list="ai-provider-list"
+            value={form.provider}
+            onInput={set('provider')}
+            maxLength={64}
+          />
           <datalist id="ai-provider-list">
             {kProviders.map((p) => (
               <option value={p} />
             ))}
           </datalist>
           <label for="ai-base-url">Base URL</label>
-          <input id="ai-base-url" type="url" value={form.base_url} onInput={set('base_url')} maxLength={2048} />
+          <input
+            id="ai-base-url"
+            type="url"
+            value={form.base_url}
+            onInput={set('base_url')}
+            maxLength={2048}
+          />
           <label for="ai-model">Model</label>
-          <input id="ai-model" list="ai-model-list" value={form.model} onInput={set('model')} maxLength={256} />
+          <input
+            id="ai-model"
+            list="ai-model-list"
+            value={form.model}
+            onInput={set('model')}
+            maxLength={256}
+          />
           <label for="ai-patrol-model">
-            Patrol model (empty: the chat model{data.effective_patrol_model ? `, now ${data.effective_patrol_model}` : ''})
+            Patrol model (empty: the chat model
+            {data.effective_patrol_model ? `, now ${data.effective_patrol_model}` : ''})
           </label>
-          <input id="ai-patrol-model" list="ai-model-list" value={form.patrol_model} onInput={set('patrol_model')} maxLength={256} />
+          <input
+            id="ai-patrol-model"
+            list="ai-model-list"
+            value={form.patrol_model}
+            onInput={set('patrol_model')}
+            maxLength={256}
+          />
           <datalist id="ai-model-list">
             {models.map((m) => (
               <option value={m} />
             ))}
           </datalist>
           <label for="ai-key">
-            API key <span class="c-muted">(currently {data.api_key_set ? 'set' : 'not set'}; never shown)</span>
+            API key{' '}
+            <span class="c-muted">
+              (currently {data.api_key_set ? 'set' : 'not set'}; never shown)
+            </span>
           </label>
-          <input id="ai-key" type="password" autocomplete="off" value={form.api_key} onInput={set('api_key')} maxLength={4096} disabled={form.remove_key} />
+          <input
+            id="ai-key"
+            type="password"
+            autocomplete="off"
+            value={form.api_key}
+            onInput={set('api_key')}
+            maxLength={4096}
+            disabled={form.remove_key}
+          />
           {data.api_key_set && (
             <label class="c-check">
               <input type="checkbox" checked={form.remove_key} onChange={set('remove_key')} />
@@ -149,9 +194,23 @@ export default function SettingsAi() {
             </label>
           )}
           <label for="ai-monthly">Monthly spend cap in USD (0: none)</label>
-          <input id="ai-monthly" type="number" min="0" step="0.01" value={form.monthly_budget_usd} onInput={set('monthly_budget_usd')} />
+          <input
+            id="ai-monthly"
+            type="number"
+            min="0"
+            step="0.01"
+            value={form.monthly_budget_usd}
+            onInput={set('monthly_budget_usd')}
+          />
           <label for="ai-session">Per-session spend cap in USD (0: none)</label>
-          <input id="ai-session" type="number" min="0" step="0.01" value={form.session_budget_usd} onInput={set('session_budget_usd')} />
+          <input
+            id="ai-session"
+            type="number"
+            min="0"
+            step="0.01"
+            value={form.session_budget_usd}
+            onInput={set('session_budget_usd')}
+          />
           <div class="c-buttons">
             <button type="submit" class="c-primary" disabled={busy}>
               Save AI settings
@@ -172,7 +231,9 @@ export default function SettingsAi() {
           <h3>Tool-call preflight</h3>
           <Preflight preflight={data.preflight} />
           {models.length > 0 && <p class="c-muted">The provider offers {models.length} models.</p>}
-          {data.models_error && <p class="c-muted">The provider's model list could not be read: {data.models_error}</p>}
+          {data.models_error && (
+            <p class="c-muted">The provider's model list could not be read: {data.models_error}</p>
+          )}
         </>
       )}
     </section>

@@ -25,14 +25,24 @@ function NewSecret({ created, onDone }) {
   return (
     <div class="c-card c-secret" role="alert">
       <p>
-        Token <strong>{created.record.name}</strong> created. Copy its secret now: it is shown only once.
+        Token <strong>{created.record.name}</strong> created. Copy its secret now: it is shown only
+        once.
       </p>
       <label for="token-secret">Secret</label>
-      <input id="token-secret" type="text" readOnly value={created.token} onFocus={(e) => e.currentTarget.select()} />
+      <input
+        id="token-secret"
+        type="text"
+        readOnly
+        value={created.token}
+        onFocus={(e) => e.currentTarget.select()}
+      />
       <div class="c-buttons">
         <button
           type="button"
-          onClick={() => navigator.clipboard && navigator.clipboard.writeText(created.token).then(() => setCopied(true))}
+          onClick={() =>
+            navigator.clipboard &&
+            navigator.clipboard.writeText(created.token).then(() => setCopied(true))
+          }
         >
           {copied ? 'Copied' : 'Copy'}
         </button>
@@ -45,7 +55,9 @@ function NewSecret({ created, onDone }) {
 }
 
 function CreateToken({ session, onCreated }) {
-  const grantable = hasScope(session, '*') ? kScopes : kScopes.filter((s) => (session.scopes || []).includes(s));
+  const grantable = hasScope(session, '*')
+    ? kScopes
+    : kScopes.filter((s) => (session.scopes || []).includes(s));
   const [name, setName] = useState('');
   const [kind, setKind] = useState('human');
   const [expires, setExpires] = useState('');
@@ -53,7 +65,8 @@ function CreateToken({ session, onCreated }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
-  const toggle = (s) => setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s]);
+  const toggle = (s) =>
+    setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s]);
 
   async function submit(e) {
     e.preventDefault();
@@ -78,7 +91,13 @@ function CreateToken({ session, onCreated }) {
     <form onSubmit={submit} class="c-form" aria-labelledby="token-create-title">
       <h3 id="token-create-title">Create a token</h3>
       <label for="token-name">Name</label>
-      <input id="token-name" type="text" maxLength={128} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      <input
+        id="token-name"
+        type="text"
+        maxLength={128}
+        value={name}
+        onInput={(e) => setName(e.currentTarget.value)}
+      />
       <label for="token-kind">Kind (only human tokens may approve)</label>
       <select id="token-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
         <option value="human">human</option>
@@ -86,7 +105,13 @@ function CreateToken({ session, onCreated }) {
         <option value="service">service</option>
       </select>
       <label for="token-expires">Expires in (for example 12h or 30d; empty: never)</label>
-      <input id="token-expires" type="text" maxLength={12} value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+      <input
+        id="token-expires"
+        type="text"
+        maxLength={12}
+        value={expires}
+        onInput={(e) => setExpires(e.currentTarget.value)}
+      />
       <fieldset class="c-scopes">
         <legend>Scopes (none beyond your own)</legend>
         {grantable.map((s) => (
@@ -97,7 +122,11 @@ function CreateToken({ session, onCreated }) {
         ))}
       </fieldset>
       <div class="c-buttons">
-        <button type="submit" class="c-primary" disabled={busy || !name.trim() || scopes.length === 0}>
+        <button
+          type="submit"
+          class="c-primary"
+          disabled={busy || !name.trim() || scopes.length === 0}
+        >
           Create token
         </button>
       </div>
@@ -130,7 +159,11 @@ function TokenRow({ t, onRevoke }) {
             </button>
           </span>
         ) : (
-          <button type="button" aria-label={`Revoke token ${t.name}`} onClick={() => setConfirming(true)}>
+          <button
+            type="button"
+            aria-label={`Revoke token ${t.name}`}
+            onClick={() => setConfirming(true)}
+          >
             Revoke
           </button>
         )}

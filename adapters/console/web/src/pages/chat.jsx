@@ -19,7 +19,8 @@ function sessionFromHash() {
 const kOutcomeNotes = {
   awaiting_approval: 'The run waits for a decision on the plan above.',
   awaiting_input: 'The run waits for your answer.',
-  unverified: 'The Assistant could not verify the change it made; check the resource before relying on it.',
+  unverified:
+    'The Assistant could not verify the change it made; check the resource before relying on it.',
 };
 
 // The stored transcript as the page's items: tool calls of an assistant message are paired with
@@ -35,7 +36,13 @@ function itemsFromTranscript(messages) {
         items.push({ kind: 'assistant', text: m.content });
       }
       for (const c of m.tool_calls || []) {
-        const tool = { kind: 'tool', id: `t${items.length}`, name: c.name, input: c.input, running: false };
+        const tool = {
+          kind: 'tool',
+          id: `t${items.length}`,
+          name: c.name,
+          input: c.input,
+          running: false,
+        };
         items.push(tool);
         open.push(tool);
       }
@@ -54,14 +61,20 @@ function itemsFromTranscript(messages) {
 // The question a reopened session waits on: the last pulse_question result holds its id and
 // text ({status: "asked", question_id, question}).
 function openQuestion(messages) {
-  const asked = [...(messages || [])].reverse().find((m) => m.role === 'tool' && m.tool_result && m.tool_result.tool_name === 'pulse_question');
+  const asked = [...(messages || [])]
+    .reverse()
+    .find(
+      (m) => m.role === 'tool' && m.tool_result && m.tool_result.tool_name === 'pulse_question',
+    );
   if (!asked) {
     return null;
   }
   const text = asked.tool_result.content || '';
   try {
     const result = JSON.parse(text.slice(text.indexOf('{')));
-    return result.question_id ? { question_id: result.question_id, question: result.question } : null;
+    return result.question_id
+      ? { question_id: result.question_id, question: result.question }
+      : null;
   } catch {
     return null;
   }
@@ -114,7 +127,10 @@ export default function ChatPage({ session, id }) {
         push({ kind: 'tool', id: d.id, name: d.name, input: d.input, running: true });
         break;
       case 'tool_progress':
-        update((it) => it.kind === 'tool' && it.id === d.id, () => ({ progress: d.message }));
+        update(
+          (it) => it.kind === 'tool' && it.id === d.id,
+          () => ({ progress: d.message }),
+        );
         break;
       case 'tool_end':
         update(
@@ -129,7 +145,10 @@ export default function ChatPage({ session, id }) {
         push({ kind: 'question', question: d });
         break;
       case 'error':
-        push({ kind: 'error', text: `${d.message || 'The run failed.'}${d.code ? ` (${d.code})` : ''}` });
+        push({
+          kind: 'error',
+          text: `${d.message || 'The run failed.'}${d.code ? ` (${d.code})` : ''}`,
+        });
         break;
       case 'done':
         handle.current = null;
@@ -201,7 +220,12 @@ export default function ChatPage({ session, id }) {
   // The plan a reopened session waits on, from the action record when this session may read the
   // queue; otherwise what the session record says (id and plan hash).
   async function pendingPlan(waiting) {
-    const base = { action_id: waiting.action_id, plan_hash: waiting.plan_hash, tool_name: waiting.tool_name, state: 'pending_approval' };
+    const base = {
+      action_id: waiting.action_id,
+      plan_hash: waiting.plan_hash,
+      tool_name: waiting.tool_name,
+      state: 'pending_approval',
+    };
     if (!hasScope(session, 'actions:approve')) {
       return base;
     }
@@ -251,7 +275,10 @@ export default function ChatPage({ session, id }) {
     }
     setMessage('');
     push({ kind: 'user', text });
-    start('/api/ai/chat', sessionRef.current ? { message: text, session_id: sessionRef.current } : { message: text });
+    start(
+      '/api/ai/chat',
+      sessionRef.current ? { message: text, session_id: sessionRef.current } : { message: text },
+    );
   }
 
   function resume() {
@@ -259,7 +286,10 @@ export default function ChatPage({ session, id }) {
   }
 
   function answer(item, value) {
-    update((it) => it === item, () => ({ answered: value }));
+    update(
+      (it) => it === item,
+      () => ({ answered: value }),
+    );
     push({ kind: 'user', text: value });
     const qid = item.question.question_id;
     start(`/api/ai/question/${encodeURIComponent(qid)}/answer`, { answers: [{ id: qid, value }] });
@@ -320,7 +350,10 @@ export default function ChatPage({ session, id }) {
                 session={session}
                 decided={item.decided}
                 onDecided={(outcome) => {
-                  update((it) => it === item, () => ({ decided: outcome }));
+                  update(
+                    (it) => it === item,
+                    () => ({ decided: outcome }),
+                  );
                   if (canExecute) {
                     resume();
                   }

@@ -7,7 +7,12 @@ import { ErrorNote, eventData, formatTime, StatusBadge, useLoad } from '../compo
 import '../components/pages.css';
 
 // Events that change what this page shows; a burst of them reloads once.
-const kRefreshOn = new Set(['fleet.change', 'finding.created', 'action.completed', 'approval.pending']);
+const kRefreshOn = new Set([
+  'fleet.change',
+  'finding.created',
+  'action.completed',
+  'approval.pending',
+]);
 const kRefreshDelayMs = 500;
 
 function intent(r) {
@@ -16,7 +21,8 @@ function intent(r) {
   if (r.maintenanceWindowActive) words.push('in maintenance');
   if (r.neverAutoRemediate) words.push('remediation locked');
   if (r.lifecycleState && r.lifecycleState !== 'active') words.push(r.lifecycleState);
-  if (r.monitoringMode && r.monitoringMode !== 'normal') words.push(r.monitoringMode.replace('_', ' '));
+  if (r.monitoringMode && r.monitoringMode !== 'normal')
+    words.push(r.monitoringMode.replace('_', ' '));
   return words.join(', ') || '—';
 }
 
@@ -28,7 +34,8 @@ function Sources({ sources }) {
     <ul class="c-list" aria-label="Fleet sources">
       {sources.map((s) => (
         <li class="c-card c-source">
-          <strong>{s.name}</strong> <span class="c-muted">{s.kind}</span> <StatusBadge value={s.state} />
+          <strong>{s.name}</strong> <span class="c-muted">{s.kind}</span>{' '}
+          <StatusBadge value={s.state} />
           <span>{s.resourceCount} resources</span>
           {s.lastSeenAt && <span class="c-muted">seen {formatTime(s.lastSeenAt)}</span>}
           {s.error && <span class="c-error-text">{s.error}</span>}
@@ -69,7 +76,10 @@ function useFleetEvents(onChange) {
 export default function FleetPage({ session }) {
   // The findings page needs ai:execute: without it the counts are plain numbers, not links.
   const findingsLinked = hasScope(session, 'ai:execute');
-  const { data, error, loading, reload } = useLoad(() => call('GET', '/api/agent/fleet-context'), []);
+  const { data, error, loading, reload } = useLoad(
+    () => call('GET', '/api/agent/fleet-context'),
+    [],
+  );
   const live = useFleetEvents(reload);
   const [filter, setFilter] = useState('');
   const [type, setType] = useState('');
@@ -80,7 +90,8 @@ export default function FleetPage({ session }) {
   const shown = resources.filter(
     (r) =>
       (!type || r.resourceType === type) &&
-      (!needle || `${r.canonicalId} ${r.resourceName} ${r.technology || ''}`.toLowerCase().includes(needle)),
+      (!needle ||
+        `${r.canonicalId} ${r.resourceName} ${r.technology || ''}`.toLowerCase().includes(needle)),
   );
 
   return (
@@ -102,7 +113,12 @@ export default function FleetPage({ session }) {
         <div class="c-filters">
           <div>
             <label for="fleet-filter">Search</label>
-            <input id="fleet-filter" type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+            <input
+              id="fleet-filter"
+              type="search"
+              value={filter}
+              onInput={(e) => setFilter(e.currentTarget.value)}
+            />
           </div>
           <div>
             <label for="fleet-type">Type</label>

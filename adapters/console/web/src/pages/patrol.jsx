@@ -29,10 +29,22 @@ function LoopStatus() {
             {data.progressLabel ? ` — ${data.progressLabel}` : ''}
           </p>
           <dl class="c-counts">
-            <div><dt>Active findings</dt><dd>{data.activeFindingCount ?? 0}</dd></div>
-            <div><dt>Approvals waiting</dt><dd>{data.pendingApprovalCount ?? 0}</dd></div>
-            <div><dt>Governed actions</dt><dd>{data.governedActionCount ?? 0}</dd></div>
-            <div><dt>Verified outcomes</dt><dd>{data.verifiedOutcomeCount ?? 0}</dd></div>
+            <div>
+              <dt>Active findings</dt>
+              <dd>{data.activeFindingCount ?? 0}</dd>
+            </div>
+            <div>
+              <dt>Approvals waiting</dt>
+              <dd>{data.pendingApprovalCount ?? 0}</dd>
+            </div>
+            <div>
+              <dt>Governed actions</dt>
+              <dd>{data.governedActionCount ?? 0}</dd>
+            </div>
+            <div>
+              <dt>Verified outcomes</dt>
+              <dd>{data.verifiedOutcomeCount ?? 0}</dd>
+            </div>
           </dl>
         </>
       )}
@@ -65,7 +77,9 @@ function RunsTable({ runs }) {
             <tr key={r.id} data-run-id={r.id}>
               <td>{formatTime(r.started_at)}</td>
               <td>{r.trigger_reason}</td>
-              <td><StatusBadge value={r.status} /></td>
+              <td>
+                <StatusBadge value={r.status} />
+              </td>
               <td>{r.resources_checked ?? '—'}</td>
               <td>{r.new_findings ?? 0}</td>
               <td>{r.existing_findings ?? 0}</td>
@@ -82,8 +96,14 @@ function RunsTable({ runs }) {
 
 export default function PatrolPage({ session }) {
   const canRun = hasScope(session, 'ai:execute');
-  const status = useLoad(() => (canRun ? call('GET', '/api/ai/patrol/status') : Promise.resolve(null)), [canRun]);
-  const runs = useLoad(() => (canRun ? call('GET', '/api/ai/patrol/runs') : Promise.resolve(null)), [canRun]);
+  const status = useLoad(
+    () => (canRun ? call('GET', '/api/ai/patrol/status') : Promise.resolve(null)),
+    [canRun],
+  );
+  const runs = useLoad(
+    () => (canRun ? call('GET', '/api/ai/patrol/runs') : Promise.resolve(null)),
+    [canRun],
+  );
   const [running, setRunning] = useState(null);
   const [runError, setRunError] = useState(null);
   const timer = useRef(null);
@@ -129,7 +149,12 @@ export default function PatrolPage({ session }) {
       <div class="c-head">
         <h1 id="patrol-title">Patrol</h1>
         {canRun && (
-          <button type="button" class="c-primary" disabled={Boolean(running) || (s && s.running)} onClick={runNow}>
+          <button
+            type="button"
+            class="c-primary"
+            disabled={Boolean(running) || (s && s.running)}
+            onClick={runNow}
+          >
             {running ? 'Patrol is running…' : 'Run Patrol now'}
           </button>
         )}

@@ -58,7 +58,11 @@ function SessionRow({ s, onDelete }) {
           </button>
         </span>
       ) : (
-        <button type="button" aria-label={`Delete session ${title(s)}`} onClick={() => setConfirming(true)}>
+        <button
+          type="button"
+          aria-label={`Delete session ${title(s)}`}
+          onClick={() => setConfirming(true)}
+        >
           Delete
         </button>
       )}
@@ -96,7 +100,13 @@ export default function SessionsPage() {
           ['patrol', 'Patrol sessions'],
         ].map(([value, label]) => (
           <label>
-            <input type="radio" name="session-kind" value={value} checked={kind === value} onChange={() => setKind(value)} />
+            <input
+              type="radio"
+              name="session-kind"
+              value={value}
+              checked={kind === value}
+              onChange={() => setKind(value)}
+            />
             {label}
           </label>
         ))}

@@ -16,7 +16,9 @@ export default function SettingsPage({ session }) {
           <SettingsTokens session={session} />
         </>
       ) : (
-        <p class="c-muted">Changing settings and tokens needs a token with the settings:write scope.</p>
+        <p class="c-muted">
+          Changing settings and tokens needs a token with the settings:write scope.
+        </p>
       )}
     </section>
   );
