@@ -14,6 +14,8 @@ import {
   startServer,
 } from './harness.mjs';
 import {
+  kHostileAnswer,
+  kHostilePrompt,
   kModels,
   kQuestionPrompt,
   kRestartPrompt,
@@ -201,6 +203,23 @@ test('chat: abort stops a run that waits for the model, and the chat can be used
       await page.getByLabel('Message').fill('and now?');
       await page.getByRole('button', { name: 'Send' }).click();
       await page.getByText('Scripted answer: nothing else to report.').waitFor({ timeout: 30000 });
+    });
+  } finally {
+    await provider.close();
+  }
+});
+
+test('chat: markup in an answer is shown as text, never rendered or run', async () => {
+  const provider = await startScriptedProvider();
+  try {
+    await withConsole({ provider }, async ({ page }) => {
+      await go(page, 'chat');
+      await page.getByLabel('Message').fill(kHostilePrompt);
+      await page.getByLabel('Message').press('Enter');
+      const log = page.getByRole('log', { name: 'Conversation' });
+      await log.getByText(kHostileAnswer, { exact: true }).waitFor({ timeout: 30000 });
+      assert.equal(await log.locator('img, script, strong').count(), 0);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
     });
   } finally {
     await provider.close();

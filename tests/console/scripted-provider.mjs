@@ -12,6 +12,8 @@
 //  * the last message is that read: the model answers with what it read (the verified answer);
 //  * the user asks "ask me which grafana": the model asks a question (pulse_question) with two
 //    options; once answered, it confirms the answer ("Noted: <answer>");
+//  * the user says "say something hostile": the answer is markup and script, which the page must
+//    show as text;
 //  * the user says "take your time": the model stays silent (the response is held open) until
 //    the client goes away, so a run can be aborted while it waits;
 //  * a request offering exactly one tool (a tool-call preflight): the model calls it;
@@ -33,6 +35,11 @@ export const kModels = ['scripted-small', 'scripted-large'];
 export const kQuestionPrompt = 'ask me which grafana';
 export const kQuestionArgs = { question: 'Which grafana?', options: ['prod', 'staging'] };
 export const kSlowPrompt = 'take your time';
+export const kHostilePrompt = 'say something hostile';
+// Markup a model (or the infrastructure data it quotes) may produce: the page must show it as
+// text, never run or render it.
+export const kHostileAnswer =
+  '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>**not bold**';
 const kHoldMs = 60000;
 
 const kMaxBody = 4 * 1024 * 1024;
@@ -120,6 +127,9 @@ export function scriptedTurn(request) {
   }
   if (last.role === 'user' && lastUserText(messages).toLowerCase().includes(kQuestionPrompt)) {
     return toolTurn(model, 'call_question', 'pulse_question', kQuestionArgs);
+  }
+  if (last.role === 'user' && lastUserText(messages).toLowerCase().includes(kHostilePrompt)) {
+    return textTurn(model, kHostileAnswer);
   }
   const questioned = messages.some((m) =>
     (m.tool_calls || []).some((c) => c.function && c.function.name === 'pulse_question'),
