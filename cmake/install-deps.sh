@@ -27,6 +27,9 @@ PACKAGES=(
   help2man
   # pulse-cli's zsh and fish completion scripts are parsed by their shells in the tests
   zsh fish
+  # the operator console's browser suite drives Debian's chromium through playwright-core
+  # (tests/console); no test tool downloads a browser of its own
+  chromium
 )
 
 # Node.js and npm install and run the interop tests' npm tools (cmake/install-node-tools.sh

@@ -2,7 +2,10 @@
 # Installs the third-party peers of the interop tests, pinned in tests/interop/package.json and
 # package-lock.json (a Node.js runtime, the aimock LLM API mock and the official MCP SDK), into
 # tests/interop/node_modules, and links the node they run on at the well-known path
-# tests/interop/node_modules/.pulse-tools/node, where CMake looks for it.
+# tests/interop/node_modules/.pulse-tools/node, where CMake looks for it. First it installs the
+# operator console's build tools (adapters/console/web: esbuild, Preact, uPlot) and its browser
+# tests' tools (tests/console: playwright-core, axe-core) from their own lock files; none of them
+# downloads a browser (the tests drive Debian's chromium, cmake/install-deps.sh).
 #
 # Idempotent and offline once installed: a stamp records the hash of the manifest and the lock,
 # and nothing is fetched while it matches and the tools run. Needs npm (install-deps.sh installs
@@ -10,8 +13,9 @@
 # node-linux-<arch> package; on other architectures a node on PATH is used if it is new enough.
 #
 # Failure policy: with CI=true or PULSE_REQUIRE_INTEROP=1 any failure exits 1 with the reason
-# (CI must not lose the interop tests silently); otherwise it warns and exits 0, and ctest
-# reports the interop tests as skipped.
+# (CI must not lose the interop or console tests silently); otherwise it warns and exits 0, and
+# ctest reports the interop tests (and the console's browser suite) as skipped; a build without
+# the console's tools serves a page saying the console is not built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$root/tests/interop
@@ -34,6 +38,36 @@ fail() {
   echo "install-node-tools: WARNING: $*; the interop tests will be reported as skipped" >&2
   exit 0
 }
+
+retries=0
+[ "$require" = 1 ] && retries=2
+
+# npm ci of one pinned package dir, skipped while the stamp in its node_modules matches the
+# manifest and the lock. npm ci installs exactly the lock (integrity-checked), fails if it
+# disagrees with the manifest and runs no install scripts (esbuild's binary comes from its
+# platform package; playwright-core downloads no browser).
+install_pinned() {
+  local pkg_dir=$1 check=$2
+  local stamp=$pkg_dir/node_modules/.pulse-stamp
+  local value
+  value=$( (cat "$pkg_dir/package.json" "$pkg_dir/package-lock.json"; uname -m) | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$value" ] && [ -f "$pkg_dir/node_modules/$check" ]; then
+    echo "install-node-tools: $pkg_dir already installed"
+    return
+  fi
+  echo "install-node-tools: installing the pinned tools of $pkg_dir/package-lock.json"
+  if ! timeout 900 npm ci --prefix "$pkg_dir" --no-audit --no-fund --ignore-scripts \
+    --prefer-offline --loglevel=error --fetch-retries="$retries" --fetch-timeout=120000; then
+    fail "npm ci in $pkg_dir failed (is the package registry reachable?)"
+  fi
+  [ -f "$pkg_dir/node_modules/$check" ] || fail "npm ci in $pkg_dir did not install $check"
+  echo "$value" >"$stamp"
+}
+
+if command -v npm >/dev/null 2>&1; then
+  install_pinned "$root/adapters/console/web" esbuild/package.json
+  install_pinned "$root/tests/console" playwright-core/package.json
+fi
 
 # The lowest node version the pinned tools accept, from the manifest's engines field.
 min_node=$(sed -n 's/.*"node": *">=\([0-9.]*\)".*/\1/p' "$dir/package.json" | head -n 1)
@@ -82,8 +116,6 @@ echo "install-node-tools: installing the pinned tools of $dir/package-lock.json"
 # manifest; packages already in npm's cache are not fetched again. No install scripts run:
 # every pinned tool is plain files. Where the tools are optional, an unreachable registry
 # fails fast instead of retrying for a minute.
-retries=0
-[ "$require" = 1 ] && retries=2
 if ! timeout 900 npm ci --prefix "$dir" --no-audit --no-fund --ignore-scripts --prefer-offline \
   --loglevel=error --fetch-retries="$retries" --fetch-timeout=120000; then
   fail "npm ci in $dir failed (is the package registry reachable?)"
