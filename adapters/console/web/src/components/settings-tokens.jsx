@@ -139,16 +139,18 @@ function TokenRow({ t, onRevoke }) {
   const [confirming, setConfirming] = useState(false);
   return (
     <tr data-token-id={t.id}>
-      <td>
+      <td data-label="Token">
         <span class="c-block">{t.name}</span>
         <code class="c-muted c-wrap">{t.id}</code>
       </td>
-      <td>{t.kind}</td>
-      <td class="c-wrap">{(t.scopes || []).join(', ')}</td>
-      <td>{formatTime(t.createdAt)}</td>
-      <td>{formatTime(t.lastUsedAt)}</td>
-      <td>{t.expiresAt ? formatTime(t.expiresAt) : 'never'}</td>
-      <td>
+      <td data-label="Kind">{t.kind}</td>
+      <td class="c-wrap" data-label="Scopes">
+        {(t.scopes || []).join(', ')}
+      </td>
+      <td data-label="Created">{formatTime(t.createdAt)}</td>
+      <td data-label="Last used">{formatTime(t.lastUsedAt)}</td>
+      <td data-label="Expires">{t.expiresAt ? formatTime(t.expiresAt) : 'never'}</td>
+      <td data-label="Revoke">
         {confirming ? (
           <span class="c-buttons">
             <button type="button" class="c-danger" onClick={() => onRevoke(t)}>
@@ -196,7 +198,7 @@ export default function SettingsTokens({ session }) {
       {created && <NewSecret created={created} onDone={() => setCreated(null)} />}
       {data && (
         <div class="c-table-wrap" role="region" aria-label="API tokens" tabIndex={0}>
-          <table class="c-table">
+          <table class="c-table c-table-cards">
             <thead>
               <tr>
                 <th scope="col">Token</th>

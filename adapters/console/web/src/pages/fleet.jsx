@@ -138,7 +138,7 @@ export default function FleetPage({ session }) {
         )}
         {shown.length > 0 && (
           <div class="c-table-wrap" role="region" aria-label="Resources" tabIndex={0}>
-            <table class="c-table">
+            <table class="c-table c-table-cards">
               <thead>
                 <tr>
                   <th scope="col">Resource</th>
@@ -152,18 +152,18 @@ export default function FleetPage({ session }) {
               <tbody>
                 {shown.map((r) => (
                   <tr key={r.canonicalId} data-resource-id={r.canonicalId}>
-                    <td>
+                    <td data-label="Resource">
                       <span class="c-block">{r.resourceName}</span>
                       <code class="c-muted c-wrap">{r.canonicalId}</code>
                     </td>
-                    <td>
+                    <td data-label="Type">
                       {r.resourceType}
                       {r.technology ? <span class="c-block c-muted">{r.technology}</span> : null}
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <StatusBadge value={r.status} />
                     </td>
-                    <td>
+                    <td data-label="Findings">
                       {r.findings && r.findings.total > 0 && findingsLinked ? (
                         <a href="#/findings">
                           {r.findings.total}
@@ -173,8 +173,8 @@ export default function FleetPage({ session }) {
                         (r.findings && r.findings.total) || 0
                       )}
                     </td>
-                    <td>{r.pendingApprovalCount || 0}</td>
-                    <td>{intent(r)}</td>
+                    <td data-label="Approvals">{r.pendingApprovalCount || 0}</td>
+                    <td data-label="Intent">{intent(r)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -58,7 +58,7 @@ function RunsTable({ runs }) {
   }
   return (
     <div class="c-table-wrap" role="region" aria-label="Recent Patrol runs" tabIndex={0}>
-      <table class="c-table">
+      <table class="c-table c-table-cards">
         <thead>
           <tr>
             <th scope="col">Started</th>
@@ -75,17 +75,19 @@ function RunsTable({ runs }) {
         <tbody>
           {runs.map((r) => (
             <tr key={r.id} data-run-id={r.id}>
-              <td>{formatTime(r.started_at)}</td>
-              <td>{r.trigger_reason}</td>
-              <td>
+              <td data-label="Started">{formatTime(r.started_at)}</td>
+              <td data-label="Trigger">{r.trigger_reason}</td>
+              <td data-label="Status">
                 <StatusBadge value={r.status} />
               </td>
-              <td>{r.resources_checked ?? '—'}</td>
-              <td>{r.new_findings ?? 0}</td>
-              <td>{r.existing_findings ?? 0}</td>
-              <td>{r.resolved_findings ?? 0}</td>
-              <td>{r.model_pass_ran ? 'ran' : r.model_pass_skipped_reason || 'skipped'}</td>
-              <td>{r.tool_call_count ?? 0}</td>
+              <td data-label="Checked">{r.resources_checked ?? '—'}</td>
+              <td data-label="New">{r.new_findings ?? 0}</td>
+              <td data-label="Existing">{r.existing_findings ?? 0}</td>
+              <td data-label="Resolved">{r.resolved_findings ?? 0}</td>
+              <td data-label="Model pass">
+                {r.model_pass_ran ? 'ran' : r.model_pass_skipped_reason || 'skipped'}
+              </td>
+              <td data-label="Tool calls">{r.tool_call_count ?? 0}</td>
             </tr>
           ))}
         </tbody>
