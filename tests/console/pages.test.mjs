@@ -147,6 +147,30 @@ test('chat: the plan the Assistant proposes is approved from its card and the ve
   }
 });
 
+test('chat: a plan rejected from its card is not executed, and the Assistant says so', async () => {
+  const provider = await startScriptedProvider();
+  try {
+    await withConsole({ provider }, async ({ server, page, token }) => {
+      const card = await chatUntilApprovalCard(page);
+      const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
+      const { awaiting_action: waiting } = (
+        await server.api('GET', `/api/ai/sessions/${session.id}`, token)
+      ).json;
+      await card.getByLabel('Reason (recorded in the audit trail)').fill('not during the demo');
+      await card.getByRole('button', { name: 'Reject' }).click();
+      await page.getByText('The restart of grafana was rejected; nothing was changed.').waitFor({
+        timeout: 30000,
+      });
+      const action = (await server.api('GET', `/api/actions/${waiting.action_id}`, token)).json;
+      assert.equal(action.audit.state, 'rejected');
+      assert.equal(action.audit.approvals[0].outcome, 'rejected');
+      assert.equal(action.audit.approvals[0].reason, 'not during the demo');
+    });
+  } finally {
+    await provider.close();
+  }
+});
+
 test('chat: a question the Assistant asks is answered with one of its options, also after a reload, and the run continues', async () => {
   const provider = await startScriptedProvider();
   try {

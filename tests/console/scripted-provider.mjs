@@ -8,7 +8,7 @@
 //    a controlled session holds for an approval;
 //  * the last message is pulse_control's result (after the approval, the executed action): the
 //    model reads the container's status back (pulse_read), as the loop requires before it may
-//    claim a change worked;
+//    claim a change worked, or, when an operator rejected the plan, says nothing changed;
 //  * the last message is that read: the model answers with what it read (the verified answer);
 //  * the user asks "ask me which grafana": the model asks a question (pulse_question) with two
 //    options; once answered, it confirms the answer ("Noted: <answer>");
@@ -117,6 +117,10 @@ export function scriptedTurn(request) {
     );
   }
   if (asked && answered === 'pulse_control') {
+    const content = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+    if (content.includes('rejected')) {
+      return textTurn(model, 'The restart of grafana was rejected; nothing was changed.');
+    }
     return toolTurn(model, 'call_read', 'pulse_read', kReadArgs);
   }
   if (asked && answered === 'pulse_query') {
