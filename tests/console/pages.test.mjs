@@ -271,17 +271,35 @@ test('sessions: deleting a session from the list removes it on the server', asyn
   }
 });
 
-test('chat: a session without actions:approve sees the plan but no approve or reject button', async () => {
+test('chat: a session without actions:approve sees the plan but no approve or reject button, and continues once an approver decided', async () => {
   const provider = await startScriptedProvider();
   try {
     await withConsole(
       { provider, scopes: 'monitoring:read,ai:chat,ai:execute' },
-      async ({ page }) => {
+      async ({ server, page, token }) => {
         const card = await chatUntilApprovalCard(page);
         await card.getByText(/waits for someone who may approve actions/).waitFor();
         assert.equal(await card.getByRole('button', { name: 'Approve' }).count(), 0);
         assert.equal(await card.getByRole('button', { name: 'Reject' }).count(), 0);
         assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+
+        // A second operator approves in the queue (here through the API, as the CLI would).
+        const [session] = (await server.api('GET', '/api/ai/sessions', token)).json;
+        const { awaiting_action: waiting } = (
+          await server.api('GET', `/api/ai/sessions/${session.id}`, token)
+        ).json;
+        const approver = server.mint({ name: 'approver', scopes: 'actions:approve' });
+        const decided = await server.api(
+          'POST',
+          `/api/actions/${waiting.action_id}/decision`,
+          approver,
+          { outcome: 'approved', reason: 'second pair of eyes', planHash: waiting.plan_hash },
+        );
+        assert.equal(decided.status, 200, decided.text);
+        await card.getByRole('button', { name: 'Continue after the decision' }).click();
+        await page
+          .getByText(/The restart of grafana finished; its status now:[\s\S]*"status":"running"/)
+          .waitFor({ timeout: 30000 });
       },
     );
   } finally {
