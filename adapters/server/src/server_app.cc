@@ -313,7 +313,8 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *storage->patrol_runs,
                                   *scheduler,
                                   *storage->database,
-                                  agent_hub.get()});
+                                  agent_hub.get(),
+                                  *history});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -326,6 +327,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context, *console_sessions));
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindMetricsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
   http::HttpServerOptions options;

@@ -30,6 +30,7 @@
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/metrics_history.h"
 #include "pulse/core/ports/operator_state_store.h"
 #include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/session_store.h"
@@ -61,6 +62,7 @@ struct ServerContext {
   PatrolScheduler& scheduler;
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
   adapters::hostagent::AgentHub* agents;              // never null in a running server
+  const core::MetricsHistory& history;  // recorded utilization series (charts, forecasts)
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -87,6 +89,7 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindHostAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindConsoleRoutes(adapters::http::Router& router, ServerContext& ctx,
                                              adapters::http::ConsoleSessions& sessions);
+[[nodiscard]] absl::Status BindMetricsRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -82,6 +82,16 @@ constexpr std::string_view kAiSettingsBodySchema = R"json({
   }
 })json";
 
+// GET /api/resources/{resourceId}/metrics: which series and how far back. metric is required
+// (the handler says so: query schemas here are closed but never require).
+constexpr std::string_view kResourceMetricsQuerySchema = R"json({
+  "type": "object",
+  "properties": {
+    "metric": {"type": "string", "pattern": "^[a-z][a-z0-9_.-]{0,63}$"},
+    "hours": {"type": "integer", "minimum": 1, "maximum": 2160}
+  }
+})json";
+
 constexpr std::string_view kFindingIdBodySchema = R"json({
   "type": "object",
   "additionalProperties": false,
@@ -307,6 +317,20 @@ std::vector<SurfaceRoute> BuildSurface() {
             "A pulse-agent answers a command of its own host: accepted is false for an unknown, "
             "finished or another host's command (late answers after a reconnect are normal).",
             "{ accepted }"),
+      // ---- metrics history, for charts (the console's capacity chart) ----
+      WithQuery(
+          Route("get_resource_metrics", "GET", "/api/resources/{resourceId}/metrics",
+                Scope::kMonitoringRead,
+                "A resource's recorded utilization (percent used) of one metric over the last "
+                "`hours` (1..2160, default 168): at most 500 points, averaged into equal time "
+                "buckets when more were recorded; the capacity forecast of the window (the one "
+                "Patrol's findings carry); and the forecast's line from the newest reading to the "
+                "day the resource is full, or as far ahead as the window reaches back. "
+                "resource_not_found for a resource the fleet does not have.",
+                "{ resource_id, metric, start, end, recorded, samples: [{ at, value }], "
+                "forecast: { reading, sample_count, current_pct, daily_change, days_to_full }, "
+                "line: [{ at, value }] }"),
+          kResourceMetricsQuerySchema),
       // ---- the operator console (docs/console.md): public rows; the session cookie is the
       // credential of every other route, checked by the transport (csrf_rejected) ----
       Route("console_page", "GET", "/", std::nullopt,

@@ -77,6 +77,7 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "report_host_agent",
                                           "host_agent_commands",
                                           "host_agent_result",
+                                          "get_resource_metrics",
                                           "console_page",
                                           "console_asset",
                                           "sign_in_console",
