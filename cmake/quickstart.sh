@@ -5,6 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/cmake/install-deps.sh"
+# The console's pinned build tools (esbuild, Preact, uPlot), so the server it starts serves the
+# console at / (docs/console.md); without them it warns and the server says the console is not
+# built.
+"$root/cmake/install-node-tools.sh"
 build_dir=${PULSE_BUILD_DIR:-$root/build/release}
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPULSE_BUILD_TESTS=OFF
 cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target pulse-server pulse-cli pulse-mcp

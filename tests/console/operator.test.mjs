@@ -40,7 +40,7 @@ async function waitForFindings(server, token) {
   return eventually(
     async () => {
       const reply = await server.api('GET', '/api/ai/patrol/findings?limit=500', token);
-      return reply.status === 200 && reply.json.items.length > 0 ? reply.json.items : null;
+      return reply.status === 200 && reply.json.length > 0 ? reply.json : null;
     },
     { what: 'Patrol findings', timeoutMs: 30000 },
   );
@@ -126,7 +126,18 @@ describe('findings', () => {
       await page.goto(`${server.url}/#/findings`);
       const list = page.getByRole('list', { name: 'Findings' });
       await list.getByRole('listitem').first().waitFor();
-      assert.equal(await list.getByRole('listitem').count(), findings.length);
+      // The page's default view is every open finding, of any severity.
+      const everything = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&include_resolved=1&limit=500', token);
+      const open = everything.json.filter((f) => !f.resolved_at && !f.dismissed_reason && !f.snoozed_until);
+      assert.ok(open.length >= findings.length);
+      assert.equal(await list.getByRole('listitem').count(), open.length);
+      // A capacity finding charts the storage's recorded usage and the forecast line.
+      const capacity = findings.find((f) => f.capacity_forecast);
+      assert.ok(capacity, 'the demo fleet has a storage that is filling up');
+      const chart = page.getByRole('figure', { name: `Capacity of ${capacity.resource_id}` }).first();
+      const plot = chart.getByRole('img', { name: /^[1-9]\d* readings of .* and the forecast line to full$/ });
+      await plot.waitFor();
+      assert.equal(await plot.locator('canvas').count(), 1);
       assert.deepEqual(await seriousViolations(page), []);
       const overflow = await photograph(page, 'findings', () =>
         list.getByRole('listitem').first().waitFor(),
@@ -139,7 +150,7 @@ describe('findings', () => {
       // The severity filter narrows the list to that severity.
       const severity = findings[0].severity;
       await page.getByLabel('Severity').selectOption(severity);
-      const expected = findings.filter((f) => f.severity === severity).length;
+      const expected = open.filter((f) => f.severity === severity).length;
       assert.equal(await list.getByRole('listitem').count(), expected);
       await page.getByLabel('Severity').selectOption('');
 
@@ -151,7 +162,7 @@ describe('findings', () => {
       await card.getByRole('button', { name: 'Snooze', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Snoozed for 4 h.' }).waitFor();
       const hidden = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&limit=500', token);
-      const snoozed = hidden.json.items.find((f) => f.id === first.id);
+      const snoozed = hidden.json.find((f) => f.id === first.id);
       const hours = (Date.parse(snoozed.snoozed_until) - Date.now()) / 3600000;
       assert.ok(hours > 3.9 && hours <= 4.01, `snoozed for ${hours} h`);
       // It left the open list; the snoozed filter shows it.
@@ -169,7 +180,7 @@ describe('findings', () => {
       await other.getByRole('button', { name: 'Dismiss', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Dismissed.' }).waitFor();
       const after = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&limit=500', token);
-      const dismissed = after.json.items.find((f) => f.id === second.id);
+      const dismissed = after.json.find((f) => f.id === second.id);
       assert.equal(dismissed.dismissed_reason, 'expected_behavior');
       assert.equal(dismissed.user_note, 'batch job window, every night at 02:00');
       await page.getByLabel('State').selectOption('dismissed');
@@ -217,10 +228,10 @@ describe('approvals', () => {
       });
       const timeline = page.getByRole('list', { name: 'Lifecycle timeline' });
       const steps = await timeline.innerText();
-      for (const step of ['planned', 'approved', 'executing', 'completed']) {
+      for (const step of ['planned', 'pending approval', 'approved', 'executing', 'completed']) {
         assert.match(steps, new RegExp(step), `timeline names ${step}`);
       }
-      assert.match(steps, /checked with the VM owner/);
+      assert.match(await page.getByRole('list', { name: 'Decisions' }).innerText(), /approved[\s\S]*checked with the VM owner/);
       const result = page.getByRole('region', { name: 'Result' });
       assert.match(await result.innerText(), /Execution[\s\S]*succeeded/);
       assert.match(await result.innerText(), /Verification[\s\S]*confirmed/);

@@ -120,16 +120,16 @@ export function sseParser(onEvent, maxEventBytes = 4 * 1024 * 1024) {
     }
     return undefined;
   };
+  // A chunk that ended in CR may have split a CRLF: the LF that opens the next chunk is then not
+  // a line of its own.
+  let afterCR = false;
   return (chunk) => {
-    buffer += chunk;
+    buffer += afterCR && chunk.startsWith('\n') ? chunk.slice(1) : chunk;
+    afterCR = chunk.endsWith('\r');
     let start = 0;
     for (;;) {
       const match = /\r\n|\r|\n/.exec(buffer.slice(start));
       if (!match) {
-        break;
-      }
-      // A lone CR at the very end may be the first half of CRLF: wait for more.
-      if (match[0] === '\r' && start + match.index + 1 === buffer.length) {
         break;
       }
       line(buffer.slice(start, start + match.index));

@@ -33,6 +33,18 @@ function List({ items }) {
   );
 }
 
+// Who acted: the token's name, its kind and its public id (tok_...), as the audit records it.
+export function Actor({ actor, fallback = 'unknown' }) {
+  if (!actor || !actor.id) {
+    return <span>{fallback}</span>;
+  }
+  return (
+    <span>
+      {actor.name || actor.id} <span class="muted">({actor.kind}, <code>{actor.id}</code>)</span>
+    </span>
+  );
+}
+
 // What the plan says: the change, its risk and approval requirement, the plan hash the decision
 // binds to, and the preflight (current state, intended change, safety checks, verification).
 export function PlanFacts({ audit }) {
@@ -53,7 +65,9 @@ export function PlanFacts({ audit }) {
         )}
       </dd>
       <dt>Requested by</dt>
-      <dd>{request.requestedBy || 'unknown'}</dd>
+      <dd>
+        <Actor actor={request.actor} fallback={request.requestedBy} />
+      </dd>
       <dt>Reason</dt>
       <dd>{request.reason}</dd>
       <dt>Risk</dt>
@@ -71,6 +85,8 @@ export function PlanFacts({ audit }) {
       <dd>
         <code>{plan.planHash}</code>
       </dd>
+      <dt>Blast radius</dt>
+      <dd>{(plan.predictedBlastRadius || []).join(', ') || 'this resource only'}</dd>
       <dt>Expires</dt>
       <dd>{when(plan.expiresAt)}</dd>
       <dt>Preflight</dt>

@@ -3,7 +3,7 @@
 // verified. An action still running is re-read until it settles.
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api.js';
-import { DecisionForm, ExecuteButton, PlanFacts, errorText, when } from '../components/action_parts.jsx';
+import { Actor, DecisionForm, ExecuteButton, PlanFacts, errorText, when } from '../components/action_parts.jsx';
 
 const kSettled = new Set(['completed', 'failed', 'rejected', 'expired']);
 
@@ -35,16 +35,33 @@ function Timeline({ events }) {
     <ol class="timeline" aria-label="Lifecycle timeline">
       {events.map((event) => (
         <li key={event.sequence}>
-          <strong>{event.kind.replaceAll('_', ' ')}</strong> → {event.state.replaceAll('_', ' ')}
-          {event.decision && ` (${event.decision})`}
+          <strong>{event.state.replaceAll('_', ' ')}</strong>
+          {event.kind === 'decision' && ` (decision: ${event.decision})`}
+          {event.message && <div>{event.message}</div>}
           <div class="muted">
             {when(event.timestamp)}
-            {event.actor && event.actor.id && ` · ${event.actor.name || event.actor.id}`}
+            {event.actor && event.actor.id && ` · ${event.actor.kind} ${event.actor.id}`}
           </div>
-          {event.message && <div>{event.message}</div>}
         </li>
       ))}
     </ol>
+  );
+}
+
+// The decisions recorded on the action, with who made them and why.
+function Decisions({ approvals }) {
+  if (!approvals || approvals.length === 0) {
+    return <p class="muted">No decision yet.</p>;
+  }
+  return (
+    <ul class="list" aria-label="Decisions">
+      {approvals.map((approval, i) => (
+        <li key={i}>
+          <strong>{approval.outcome}</strong> by <Actor actor={approval.actor} /> {when(approval.timestamp)}
+          {approval.reason && <div>Reason: {approval.reason}</div>}
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -110,6 +127,8 @@ export default function ActionPage({ session, id }) {
             <div class="panel">
               <h2>Timeline</h2>
               <Timeline events={detail.events || []} />
+              <h3>Decisions</h3>
+              <Decisions approvals={audit.approvals} />
             </div>
           </div>
           {result && (

@@ -1,10 +1,10 @@
 // Findings: what Patrol found, filtered by severity, state and resource, with the operator's
 // lifecycle actions (acknowledge, snooze, dismiss, resolve; a note where the route takes one)
-// and, for a capacity finding, a chart of its forecast.
+// and, for a capacity finding, a chart of the recorded usage and its forecast.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { ApiError, call, query } from '../api.js';
+import { ApiError, call, hasScope, query } from '../api.js';
 
 const kSeverities = ['critical', 'warning', 'watch', 'info'];
 const kStates = ['active', 'acknowledged', 'snoozed', 'dismissed', 'resolved'];
@@ -44,63 +44,103 @@ function errorText(failure) {
   return failure instanceof ApiError ? `${failure.message} (${failure.code})` : String(failure.message || failure);
 }
 
-// The forecast line of a capacity finding: its usage now and the trend it reported, projected
-// until it is full (or 30 days), against the 100 % line.
-function ForecastChart({ forecast, title }) {
+// The capacity chart of a finding with a forecast: the resource's recorded utilization of the
+// metric (GET /api/resources/{id}/metrics, needs monitoring:read) and the forecast's line to the
+// day it is full, against the 100 % line.
+function CapacityChart({ finding, session }) {
   const box = useRef(null);
+  const [series, setSeries] = useState(null);
+  const [error, setError] = useState('');
+  const forecast = finding.capacity_forecast;
+  const allowed = hasScope(session, 'monitoring:read');
   useEffect(() => {
-    if (!box.current || !Number.isFinite(forecast.current_pct)) {
+    if (!allowed) {
       return undefined;
     }
-    const daily = Number.isFinite(forecast.daily_change) ? forecast.daily_change : 0;
-    const horizon =
-      forecast.days_to_full > 0 ? Math.min(Math.max(forecast.days_to_full * 1.25, 1), 365) : 30;
-    const start = Date.now() / 1000;
-    const steps = 24;
-    const xs = [];
-    const ys = [];
-    const full = [];
-    for (let i = 0; i <= steps; i += 1) {
-      const day = (horizon * i) / steps;
-      xs.push(start + day * 86400);
-      ys.push(Math.min(Math.max(forecast.current_pct + daily * day, 0), 100));
-      full.push(100);
+    let live = true;
+    const path = `/api/resources/${encodeURIComponent(finding.resource_id)}/metrics${query({
+      metric: forecast.metric,
+      hours: 720,
+    })}`;
+    call('GET', path).then(
+      (answer) => live && setSeries(answer),
+      (failure) => live && setError(errorText(failure)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [finding.id]);
+  useEffect(() => {
+    const element = box.current;
+    if (!element || !series) {
+      return undefined;
     }
-    const width = () => Math.max(box.current.clientWidth, 200);
+    // One x axis for both series: each point's time, the other series empty (null) there.
+    const points = new Map();
+    const add = (list, index) => {
+      for (const point of list || []) {
+        const x = Date.parse(point.at) / 1000;
+        const row = points.get(x) || [null, null];
+        row[index] = point.value;
+        points.set(x, row);
+      }
+    };
+    add(series.samples, 0);
+    add(series.line, 1);
+    const xs = [...points.keys()].sort((a, b) => a - b);
+    const data = [
+      xs,
+      xs.map((x) => points.get(x)[0]),
+      xs.map((x) => points.get(x)[1]),
+      xs.map(() => 100),
+    ];
+    const width = () => Math.max(element.clientWidth, 200);
     const chart = new uPlot(
       {
         width: width(),
         height: 220,
-        title: undefined,
         scales: { y: { range: [0, 105] } },
         axes: [{}, { values: (u, ticks) => ticks.map((t) => `${t}%`) }],
         series: [
           {},
-          { label: 'forecast', stroke: '#0b5cad', width: 2 },
-          { label: 'full', stroke: '#a4161a', dash: [6, 4], width: 1 },
+          { label: 'recorded', stroke: '#1b1f24', width: 1.5 },
+          { label: 'forecast', stroke: '#0b5cad', width: 2, dash: [8, 4], spanGaps: true },
+          { label: 'full', stroke: '#a4161a', width: 1, dash: [3, 3] },
         ],
       },
-      [xs, ys, full],
-      box.current,
+      data,
+      element,
     );
     const resize = new ResizeObserver(() => chart.setSize({ width: width(), height: 220 }));
-    resize.observe(box.current);
+    resize.observe(element);
     return () => {
       resize.disconnect();
       chart.destroy();
     };
-  }, [forecast]);
+  }, [series]);
   const days = forecast.days_to_full;
   return (
-    <figure class="panel" aria-label={`Capacity forecast: ${title}`}>
+    <figure class="panel" aria-label={`Capacity of ${finding.resource_id}`}>
       <figcaption>
         <strong>{forecast.metric || 'capacity'}</strong>: {Number(forecast.current_pct).toFixed(1)} % now
         {Number.isFinite(forecast.daily_change) && `, ${forecast.daily_change.toFixed(2)} points a day`}
         {days >= 0 ? `, full in about ${Number(days).toFixed(1)} days` : ', not filling up'} (from{' '}
-        {forecast.sample_count} samples; the server offers no metrics history route yet, so the
-        chart shows the forecast only)
+        {forecast.sample_count} samples)
       </figcaption>
-      <div class="chart" ref={box} role="img" aria-label="forecast line of usage in percent over the coming days" />
+      {!allowed && <p class="muted">The recorded history needs the monitoring:read scope.</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {series && (
+        <div
+          class="chart"
+          ref={box}
+          role="img"
+          aria-label={`${series.recorded} readings of ${series.metric} over the last 30 days, and the forecast line to full`}
+        />
+      )}
     </figure>
   );
 }
@@ -228,7 +268,7 @@ function FindingActions({ finding, onDone }) {
   );
 }
 
-function FindingCard({ finding, onDone }) {
+function FindingCard({ finding, session, onDone }) {
   const state = findingState(finding);
   return (
     <li class="card" aria-labelledby={`f-${finding.id}`}>
@@ -257,14 +297,14 @@ function FindingCard({ finding, onDone }) {
           <strong>Operator note:</strong> {finding.user_note}
         </p>
       )}
-      {finding.capacity_forecast && <ForecastChart forecast={finding.capacity_forecast} title={finding.title} />}
+      {finding.capacity_forecast && <CapacityChart finding={finding} session={session} />}
       <FindingActions finding={finding} onDone={onDone} />
     </li>
   );
 }
 
 // The list route needs ai:execute, which the shell checked before showing this page.
-export default function FindingsPage() {
+export default function FindingsPage({ session }) {
   const [findings, setFindings] = useState(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -278,7 +318,7 @@ export default function FindingsPage() {
     // Every finding the list route gives (hidden and resolved ones too); the filters apply here,
     // so changing one needs no round trip.
     call('GET', `/api/ai/patrol/findings${query({ include_resolved: 1, include_hidden: 1, limit: 500 })}`).then(
-      (page) => live && (setFindings(page.items || []), setError('')),
+      (list) => live && (setFindings(Array.isArray(list) ? list : []), setError('')),
       (failure) => live && setError(errorText(failure)),
     );
     return () => {
@@ -337,7 +377,7 @@ export default function FindingsPage() {
       )}
       <ul class="list" aria-label="Findings">
         {shown.map((finding) => (
-          <FindingCard finding={finding} onDone={refresh} key={finding.id} />
+          <FindingCard finding={finding} session={session} onDone={refresh} key={finding.id} />
         ))}
       </ul>
     </section>
