@@ -5,6 +5,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api.js';
 import { DecisionForm, ExecuteButton, PlanFacts, errorText, when } from '../components/action_parts.jsx';
 
+function waiting(count) {
+  return count === 1 ? '1 action waiting.' : `${count} actions waiting.`;
+}
+
 function ActionCard({ session, audit, onChanged }) {
   const request = audit.request || {};
   const titleId = `a-${audit.id}`;
@@ -61,7 +65,7 @@ export default function ApprovalsPage({ session }) {
       <h1 id="approvals-title">Approvals</h1>
       <div class="row">
         <p role="status" class="muted">
-          {actions === null && !error ? 'Loading the queue…' : `${(actions || []).length} actions waiting.`}
+          {actions === null && !error ? 'Loading the queue…' : waiting((actions || []).length)}
           {notice && ` ${notice}`}
         </p>
         <button type="button" class="secondary" onClick={() => changed('')}>

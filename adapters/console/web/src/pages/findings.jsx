@@ -368,7 +368,7 @@ export default function FindingsPage({ session }) {
         <button type="button" class="secondary" onClick={() => refresh('')}>Refresh</button>
       </form>
       <p role="status" class="muted">
-        {findings === null && !error ? 'Loading findings…' : `${shown.length} of ${all.length} findings shown.`}
+        {findings === null && !error ? 'Loading findings…' : `${shown.length} of ${all.length} ${all.length === 1 ? 'finding' : 'findings'} shown.`}
         {notice && ` ${notice}`}
       </p>
       {error && <p role="alert" class="error">{error}</p>}
