@@ -117,7 +117,7 @@ describe('sign-in', () => {
 });
 
 describe('findings', () => {
-  test('findings appear after a Patrol run; one is snoozed, one dismissed with a note', async () => {
+  test('findings appear after a Patrol run; one is snoozed, one dismissed with a note, one acknowledged, one resolved with a note', async () => {
     await withServer({ patrolOnStart: true }, async (server) => {
       const token = server.mint({ name: 'alice', scopes: '*' });
       const findings = await waitForFindings(server, token);
@@ -185,6 +185,25 @@ describe('findings', () => {
       assert.equal(dismissed.user_note, 'batch job window, every night at 02:00');
       await page.getByLabel('State').selectOption('dismissed');
       await list.getByText('batch job window, every night at 02:00').waitFor();
+
+      // Acknowledge a third; resolve a fourth with what was done.
+      await page.getByLabel('State').selectOption('open');
+      const rest = findings.filter((f) => f.id !== first.id && f.id !== second.id);
+      assert.ok(rest.length >= 2, 'two more findings');
+      const byTitle = (f) =>
+        list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: f.title, exact: true }) }).first();
+      await byTitle(rest[0]).getByRole('button', { name: 'Acknowledge' }).click();
+      await page.getByRole('status').filter({ hasText: 'Acknowledged.' }).waitFor();
+      await byTitle(rest[0]).getByText('acknowledged', { exact: true }).waitFor();
+      await byTitle(rest[1]).getByRole('button', { name: 'Resolve…' }).click();
+      await byTitle(rest[1]).getByLabel('What was done (optional)').fill('restarted the unit by hand');
+      await byTitle(rest[1]).getByRole('button', { name: 'Resolve', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Marked resolved.' }).waitFor();
+      const last = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&include_resolved=1&limit=500', token);
+      assert.ok(last.json.find((f) => f.id === rest[0].id).acknowledged_at);
+      const resolved = last.json.find((f) => f.id === rest[1].id);
+      assert.ok(resolved.resolved_at);
+      assert.match(JSON.stringify(resolved), /restarted the unit by hand/);
       assertClean(page);
     });
   });
