@@ -159,12 +159,14 @@ describe('findings', () => {
       const card = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: first.title, exact: true }) }).first();
       await card.getByRole('button', { name: 'Snooze…' }).click();
       await card.getByLabel('Snooze for').selectOption('4');
+      await card.getByLabel('Note (optional)').fill('Waiting for the vendor patch on Friday');
       await card.getByRole('button', { name: 'Snooze', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Snoozed for 4 h.' }).waitFor();
       const hidden = await server.api('GET', '/api/ai/patrol/findings?include_hidden=1&limit=500', token);
       const snoozed = hidden.json.find((f) => f.id === first.id);
       const hours = (Date.parse(snoozed.snoozed_until) - Date.now()) / 3600000;
       assert.ok(hours > 3.9 && hours <= 4.01, `snoozed for ${hours} h`);
+      assert.equal(snoozed.user_note, 'Waiting for the vendor patch on Friday');
       // It left the open list; the snoozed filter shows it.
       await page.getByLabel('State').selectOption('snoozed');
       await list.getByRole('heading', { name: first.title, exact: true }).first().waitFor();

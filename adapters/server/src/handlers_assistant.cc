@@ -4,6 +4,7 @@
 // token scopes and the server's configured control level, which a chat body may only lower. Without
 // a configured provider the run routes answer 503 assistant_not_configured and everything else
 // keeps working.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -191,22 +192,25 @@ HttpReply StartRun(ServerContext& ctx, std::string session_id, RunBody body,
 
 // Starts a new turn of the loop (a chat message or an answer) on `session_id`, streamed; the
 // control level the run settled on is remembered for the session's later resumes.
-HttpReply StartLoopRun(ServerContext& ctx, std::string session_id, core::RunRequest run) {
-  core::AgenticLoop& loop = *ctx.loop;
+// The run holds `engine` to its end: a settings change meanwhile reaches the next run only.
+HttpReply StartLoopRun(ServerContext& ctx, std::shared_ptr<AiEngine> engine, std::string session_id,
+                       core::RunRequest run) {
   SessionLevels& levels = ctx.levels;
-  return StartRun(ctx, std::move(session_id),
-                  [&loop, &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
-                    run.cancelled = chat.cancel_flag();
-                    absl::StatusOr<core::RunOutcome> outcome = loop.Run(run, sink);
-                    if (outcome.ok()) {  // a refused run (session busy) set nothing
-                      levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
-                    }
-                    return outcome;
-                  });
+  return StartRun(
+      ctx, std::move(session_id),
+      [engine = std::move(engine), &levels, run](ChatRun& chat, core::EventSink& sink) mutable {
+        run.cancelled = chat.cancel_flag();
+        absl::StatusOr<core::RunOutcome> outcome = engine->chat->loop().Run(run, sink);
+        if (outcome.ok()) {  // a refused run (session busy) set nothing
+          levels.Remember(chat.session_id(), run.policy.EffectiveLevel());
+        }
+        return outcome;
+      });
 }
 
 HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
-  if (ctx.loop == nullptr) {
+  std::shared_ptr<AiEngine> engine = ctx.ai.Current();
+  if (engine == nullptr) {
     return NotConfigured();
   }
   absl::StatusOr<rapidjson::Document> body = core::ParseJson(request.body);
@@ -226,11 +230,12 @@ HttpReply Chat(ServerContext& ctx, const HttpRequest& request) {
       return *std::move(found.refusal);
     }
   }
-  return StartLoopRun(ctx, session_id, std::move(run));
+  return StartLoopRun(ctx, std::move(engine), session_id, std::move(run));
 }
 
 HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
-  if (ctx.loop == nullptr) {
+  std::shared_ptr<AiEngine> engine = ctx.ai.Current();
+  if (engine == nullptr) {
     return NotConfigured();
   }
   const std::string& id = PathParam(request, "sessionId");
@@ -242,7 +247,6 @@ HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
   core::ResumeRequest resume{
       id, core::InvocationPolicy::FromRequest(InputsFor(ctx, request, id), BodyObject(request)),
       ActorFor(request), nullptr, OwnerOf(request)};
-  core::AgenticLoop& loop = *ctx.loop;
   TokenBaseline baseline;
   if (session->suspended.has_value()) {
     baseline.input_tokens = session->suspended->counters.input_tokens;
@@ -250,9 +254,9 @@ HttpReply Resume(ServerContext& ctx, const HttpRequest& request) {
   }
   return StartRun(
       ctx, id,
-      [&loop, resume](ChatRun& chat, core::EventSink& sink) mutable {
+      [engine = std::move(engine), resume](ChatRun& chat, core::EventSink& sink) mutable {
         resume.cancelled = chat.cancel_flag();
-        return loop.Resume(resume, sink);
+        return engine->chat->loop().Resume(resume, sink);
       },
       baseline);
 }
@@ -290,7 +294,8 @@ absl::StatusOr<std::string> SessionAwaiting(core::SessionStore& sessions,
 }
 
 HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
-  if (ctx.loop == nullptr) {
+  std::shared_ptr<AiEngine> engine = ctx.ai.Current();
+  if (engine == nullptr) {
     return NotConfigured();
   }
   const std::string& question_id = PathParam(request, "questionId");
@@ -322,7 +327,7 @@ HttpReply Answer(ServerContext& ctx, const HttpRequest& request) {
       *session, absl::StrJoin(lines, "\n"),
       core::InvocationPolicy::FromRequest(InputsFor(ctx, request, *session), *body), nullptr,
       OwnerOf(request)};
-  return StartLoopRun(ctx, *session, std::move(run));
+  return StartLoopRun(ctx, std::move(engine), *session, std::move(run));
 }
 
 HttpReply Abort(ServerContext& ctx, const HttpRequest& request) {
@@ -411,11 +416,13 @@ HttpReply DeleteSession(ServerContext& ctx, const HttpRequest& request) {
 }
 
 HttpReply ListModels(ServerContext& ctx) {
-  if (ctx.provider == nullptr) {
+  const std::shared_ptr<AiEngine> engine = ctx.ai.Current();
+  if (engine == nullptr) {
     return NotConfigured();
   }
+  const adapters::providers::ProviderConfig& provider = engine->config;
   absl::StatusOr<std::vector<adapters::providers::ModelInfo>> models =
-      adapters::providers::ListModels(*ctx.provider);
+      adapters::providers::ListModels(provider);
   if (!models.ok()) {
     // Provider messages name neither the key nor the endpoint (provider_factory.h).
     return HttpReply::Error(
@@ -424,14 +431,14 @@ HttpReply ListModels(ServerContext& ctx) {
   }
   // The same resolution the server started with (it succeeded then; it is pure).
   absl::StatusOr<adapters::providers::ResolvedProvider> resolved =
-      adapters::providers::ResolveListing(*ctx.provider);
+      adapters::providers::ResolveListing(provider);
   if (!resolved.ok()) {
     return Unavailable("the provider configuration", resolved.status());
   }
   core::JsonWriter w;
   w.StartObject();
-  w.Member("provider", ctx.provider->provider);
-  w.Member("model", ctx.provider->model);
+  w.Member("provider", provider.provider);
+  w.Member("model", provider.model);
   // Whether this endpoint sees unredacted context, and why (endpoint_locality.h).
   w.Member("destination",
            std::string(adapters::providers::ToString(resolved->destination.locality)));

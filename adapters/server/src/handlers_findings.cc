@@ -88,7 +88,7 @@ absl::Status BindFindingRoutes(http::Router& router, ServerContext& ctx) {
     return Lifecycle<core::SnoozeRequest>(
         request, core::ParseSnoozeRequest,
         [&ctx](const core::SnoozeRequest& r) {
-          return ctx.findings.Snooze(r.finding_id, r.duration_hours);
+          return ctx.findings.Snooze(r.finding_id, r.duration_hours, r.note);
         },
         [](const core::SnoozeRequest& r) {
           return absl::StrCat("Finding snoozed for ", r.duration_hours,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -25,6 +26,8 @@ using core::MetricSample;
 
 constexpr std::int64_t kDefaultHours = 24 * 7;
 constexpr std::size_t kMaxPoints = 500;
+constexpr std::string_view kStorageMetric = "usage";
+constexpr std::string_view kDefaultMetric = "memory";
 
 // The finite samples in time order, averaged into kMaxPoints equal time buckets when there are
 // more (each bucket's point at the mean time of its samples, so a gap stays a gap).
@@ -95,11 +98,6 @@ void WritePoints(core::JsonWriter& w, std::string_view key,
 
 HttpReply ResourceMetrics(ServerContext& ctx, const HttpRequest& request) {
   const std::string& resource_id = PathParam(request, "resourceId");
-  auto metric = request.query.find("metric");
-  if (metric == request.query.end()) {
-    return HttpReply::Error(AgentErrorCode::kInvalidRequest,
-                            "the query parameter metric is required (e.g. metric=usage)");
-  }
   std::int64_t hours = kDefaultHours;
   if (auto it = request.query.find("hours"); it != request.query.end()) {
     if (!absl::SimpleAtoi(it->second, &hours)) {
@@ -113,11 +111,16 @@ HttpReply ResourceMetrics(ServerContext& ctx, const HttpRequest& request) {
   if (!resource.ok()) {
     return Unavailable("the fleet", resource.status());
   }
+  // The series a capacity chart wants: a storage's usage, anything else's memory.
+  auto given = request.query.find("metric");
+  const std::string metric = given != request.query.end()  ? given->second
+                             : resource->type == "storage" ? std::string(kStorageMetric)
+                                                           : std::string(kDefaultMetric);
   const absl::Time end = ctx.clock.Now();
   const absl::Duration window = absl::Hours(hours);
   const absl::Time start = end - window;
   absl::StatusOr<std::vector<MetricSample>> samples =
-      ctx.history.Samples(resource_id, metric->second, start, end);
+      ctx.history.Samples(resource_id, metric, start, end);
   if (!samples.ok()) {
     return Unavailable("the metrics history", samples.status());
   }
@@ -128,13 +131,13 @@ HttpReply ResourceMetrics(ServerContext& ctx, const HttpRequest& request) {
       latest = s.at;
     }
   }
-  const core::CapacityForecast forecast = core::ComputeCapacityForecast(metric->second, *samples);
+  const core::CapacityForecast forecast = core::ComputeCapacityForecast(metric, *samples);
   const std::vector<MetricSample> points = ChartPoints(*std::move(samples), start, end);
 
   core::JsonWriter w;
   w.StartObject();
   w.Member("resource_id", resource_id);
-  w.Member("metric", metric->second);
+  w.Member("metric", metric);
   w.TimeMember("start", start);
   w.TimeMember("end", end);
   w.Member("recorded", static_cast<std::int64_t>(recorded));

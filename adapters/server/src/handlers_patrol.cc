@@ -127,7 +127,21 @@ HttpReply Status(ServerContext& ctx) {
   w.Member("enabled", schedule.enabled);
   w.Member("interval_ms", absl::ToInt64Milliseconds(schedule.interval));
   w.TimeMemberIfSet("next_patrol_at", schedule.next_run_at);
-  w.Member("model_configured", ctx.patrol.model_configured());
+  // Whether the AI settings in force give Patrol a model, which one, and how its last tool-call
+  // preflight went (a model that cannot call tools leaves Patrol to its deterministic checks).
+  const AiSettings ai = ctx.ai.Settings();
+  w.Member("model_configured", !ai.provider.empty());
+  if (!ai.provider.empty()) {
+    w.Member("model", ModelIdentity(ai.provider, ai.EffectivePatrolModel()));
+  }
+  if (const std::optional<ModelPreflight> preflight = ctx.ai.PatrolPreflight()) {
+    w.Key("model_preflight");
+    w.StartObject();
+    w.Member("outcome", ToString(preflight->outcome));
+    w.Member("message", preflight->message);
+    w.TimeMember("checked_at", preflight->checked_at);
+    w.EndObject();
+  }
   w.Member("autonomy_level", core::ToString(core::EffectiveAutonomy(*autonomy)));
   if (!last->empty()) {
     const core::PatrolRunRecord& r = last->front();

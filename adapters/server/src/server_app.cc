@@ -20,6 +20,7 @@
 #include "pulse/adapters/providers/provider_factory.h"
 #include "pulse/adapters/proxmox/pve_source.h"
 #include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/ai_runtime.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/event_publisher.h"
 #include "pulse/adapters/server/fleet_change_publisher.h"
@@ -73,24 +74,23 @@ bool EntersState(const ActionChange& change) {
                                      change.record.state) == change.from_states.end();
 }
 
-std::string AssistantLabel(const ServerConfig& config, const std::optional<core::ModelRoute>& r,
-                           const std::optional<providers::Destination>& destination,
-                           const std::string& host) {
-  if (!config.assistant_configured()) {
+std::string AssistantLabel(const ServerConfig& config, const AiEngine* engine) {
+  if (engine == nullptr) {
     return "not configured";
   }
-  std::string label = r.has_value() ? r->Identity() : config.provider;
-  if (!config.api_key_variable.empty()) {
+  std::string label = engine->route.Identity();
+  if (!config.api_key_variable.empty() && engine->config.api_key == config.api_key) {
     absl::StrAppend(&label, " (API key from ", config.api_key_variable, ")");
   }
-  if (destination.has_value()) {
-    absl::StrAppend(&label, " at ", host, ", destination ",
-                    std::string(providers::ToString(destination->locality)), ": ",
-                    destination->reason,
-                    destination->locality == providers::Locality::kLocal
-                        ? "; context is sent unredacted"
-                        : "; secrets and localOnly resources are redacted");
+  if (engine->settings.updated_at.has_value()) {
+    absl::StrAppend(&label, " (settings changed at runtime by ", engine->settings.updated_by, ")");
   }
+  const providers::Destination& destination = engine->destination;
+  absl::StrAppend(&label, " at ", engine->host, ", destination ",
+                  std::string(providers::ToString(destination.locality)), ": ", destination.reason,
+                  destination.locality == providers::Locality::kLocal
+                      ? "; context is sent unredacted"
+                      : "; secrets and localOnly resources are redacted");
   return label;
 }
 
@@ -128,13 +128,9 @@ struct ServerApp::Parts {
   std::unique_ptr<core::FindingsService> findings;
   std::unique_ptr<core::AgentViews> views;
   std::unique_ptr<system::ThreadPoolTaskRunner> tool_runner;
-  std::optional<providers::ProviderConfig> provider_config;
-  std::optional<core::ModelRoute> route;
-  std::optional<providers::Destination> destination;  // where the provider's requests go
-  std::string provider_host;
-  std::unique_ptr<core::LlmProvider> provider;
-  // The chat flavour's registry, executor and loop (loop/loop_assembly.h).
-  std::unique_ptr<core::LoopAssembly> assistant;
+  // The AI settings and the engine built from them (provider, chat loop, Patrol's model),
+  // replaced whole by PUT /api/settings/ai.
+  std::unique_ptr<AiRuntime> ai;
   std::unique_ptr<ChatRuns> runs;
   std::unique_ptr<core::ActionService> autopilot_actions;  // Patrol at full; same stores
   std::unique_ptr<core::PatrolService> patrol;
@@ -149,6 +145,9 @@ struct ServerApp::Parts {
   absl::Status OpenFleet();
   absl::Status OpenServices();
   absl::Status OpenAssistant();
+  absl::StatusOr<std::shared_ptr<AiEngine>> BuildEngine(const AiSettings& settings,
+                                                        const std::string& api_key,
+                                                        const std::string& key_sources);
   void OpenPatrol();
   absl::Status OpenServer();
 };
@@ -223,52 +222,83 @@ absl::Status ServerApp::Parts::OpenServices() {
   return absl::OkStatus();
 }
 
-absl::Status ServerApp::Parts::OpenAssistant() {
-  if (!config.assistant_configured()) {
-    return absl::OkStatus();
-  }
+absl::StatusOr<std::shared_ptr<AiEngine>> ServerApp::Parts::BuildEngine(
+    const AiSettings& settings, const std::string& api_key, const std::string& key_sources) {
+  auto engine = std::make_shared<AiEngine>();
   providers::ProviderConfig pc;
-  pc.provider = config.provider;
-  pc.base_url = config.provider_base_url;
-  pc.model = config.model;
-  pc.api_key = config.api_key;
-  pc.key_sources = ProviderKeyVariables(config.provider);
+  pc.provider = settings.provider;
+  pc.base_url = settings.base_url;
+  pc.model = settings.model;
+  pc.api_key = api_key;
+  pc.key_sources = key_sources;
   pc.locality = config.provider_locality;
   PULSE_ASSIGN_OR_RETURN(providers::ResolvedProvider resolved, providers::ResolveProvider(pc));
   pc.model = resolved.model;
-  destination = resolved.destination;
-  provider_host = resolved.base_url.host;
-  PULSE_ASSIGN_OR_RETURN(route, providers::ResolveRoute(pc));
-  PULSE_ASSIGN_OR_RETURN(provider, providers::MakeProvider(pc));
-  provider_config = std::move(pc);
+  engine->settings = settings;
+  engine->settings.model = resolved.model;
+  engine->destination = resolved.destination;
+  engine->host = resolved.base_url.host;
+  PULSE_ASSIGN_OR_RETURN(engine->route, providers::ResolveRoute(pc));
+  PULSE_ASSIGN_OR_RETURN(engine->provider, providers::MakeProvider(pc));
 
-  PULSE_ASSIGN_OR_RETURN(tool_runner, system::ThreadPoolTaskRunner::Open(kToolThreads));
   core::LoopAssemblyOptions options;
   options.flavour = core::LoopFlavour::kChat;
   options.loop.system_prompt = std::string(kSystemPrompt);
-  options.loop.route = *route;
+  options.loop.route = engine->route;
+  if (settings.session_budget_usd > 0) {
+    // The loop bounds each run's cost on a metered route and fails closed on an unknown price.
+    options.loop.max_cost_usd = settings.session_budget_usd;
+  }
   core::OperatorStateStore* operator_state = storage->operator_state.get();
   core::Fleet* fleet_ptr = fleet.get();
-  options.loop.local_only = [operator_state, fleet_ptr] {
+  const core::LocalOnlySource local_only = [operator_state, fleet_ptr] {
     return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
   };
-  const core::LoopPorts ports{*provider,       *tool_runner, clock,  *storage->sessions,
-                              *action_service, *ids,         *fleet, *findings,
-                              history};
-  PULSE_ASSIGN_OR_RETURN(assistant, core::LoopAssembly::Assemble(ports, std::move(options)));
-  return absl::OkStatus();
+  options.loop.local_only = local_only;
+  const core::LoopPorts ports{
+      *engine->provider, *tool_runner, clock, *storage->sessions, *action_service, *ids, *fleet,
+      *findings,         history};
+  PULSE_ASSIGN_OR_RETURN(engine->chat, core::LoopAssembly::Assemble(ports, std::move(options)));
+
+  core::ModelRoute patrol_route = engine->route;
+  if (settings.EffectivePatrolModel() != resolved.model) {
+    providers::ProviderConfig patrol_config = pc;
+    patrol_config.model = settings.patrol_model;
+    absl::StatusOr<core::ModelRoute> route = providers::ResolveRoute(patrol_config);
+    absl::StatusOr<std::unique_ptr<core::LlmProvider>> made =
+        providers::MakeProvider(patrol_config);
+    if (!route.ok() || !made.ok()) {
+      const absl::Status& bad = !route.ok() ? route.status() : made.status();
+      return absl::Status(bad.code(), absl::StrCat("patrol_model: ", bad.message()));
+    }
+    patrol_route = *std::move(route);
+    engine->patrol_provider = *std::move(made);
+  }
+  engine->patrol.emplace(core::PatrolModel{engine->PatrolProvider(), *storage->sessions,
+                                           *tool_runner, std::move(patrol_route), local_only});
+  engine->config = std::move(pc);
+  return engine;
+}
+
+absl::Status ServerApp::Parts::OpenAssistant() {
+  // The tool threads serve every engine, so a provider set at runtime needs no restart.
+  PULSE_ASSIGN_OR_RETURN(tool_runner, system::ThreadPoolTaskRunner::Open(kToolThreads));
+  ai = std::make_unique<AiRuntime>(*storage->ai_settings, *storage->credentials, *storage->audit,
+                                   clock,
+                                   [this](const AiSettings& settings, const std::string& api_key,
+                                          const std::string& key_sources) {
+                                     return BuildEngine(settings, api_key, key_sources);
+                                   });
+  AiStartup startup;
+  startup.provider = config.provider;
+  startup.base_url = config.provider_base_url;
+  startup.model = config.model;
+  startup.api_key = config.api_key;
+  startup.key_sources = ProviderKeyVariables(config.provider);
+  return ai->Open(startup);
 }
 
 void ServerApp::Parts::OpenPatrol() {
-  std::optional<core::PatrolModel> model;
-  if (assistant != nullptr) {
-    core::OperatorStateStore* operator_state = storage->operator_state.get();
-    core::Fleet* fleet_ptr = fleet.get();
-    model.emplace(core::PatrolModel{
-        *provider, *storage->sessions, *tool_runner, *route, [operator_state, fleet_ptr] {
-          return core::LoadLocalOnlyResources(*operator_state, fleet_ptr);
-        }});
-  }
   // Autopilot (full, acknowledged by a human) plans under a ceiling that admits elevated
   // capabilities; every other caller keeps the default low_risk ceiling.
   core::ActionPolicyOptions autopilot_policy = action_service->options();
@@ -278,9 +308,14 @@ void ServerApp::Parts::OpenPatrol() {
   core::PatrolServiceOptions patrol_options;
   patrol_options.autopilot_actions = autopilot_actions.get();
   patrol_options.restart_observations = &verifier->restart_observations();
+  // Each run takes the model of the AI settings in force when it starts.
+  AiRuntime* runtime = ai.get();
+  patrol_options.model_source = [runtime](core::PatrolTrigger trigger) {
+    return runtime->PatrolModelFor(trigger);
+  };
   patrol = std::make_unique<core::PatrolService>(
       *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
-      clock, *ids, std::move(model), std::move(patrol_options));
+      clock, *ids, std::nullopt, std::move(patrol_options));
   scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval,
                                                 config.patrol_on_start);
 }
@@ -302,8 +337,7 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *action_service,
                                   *findings,
                                   *views,
-                                  assistant != nullptr ? &assistant->loop() : nullptr,
-                                  provider_config.has_value() ? &*provider_config : nullptr,
+                                  *ai,
                                   *runs,
                                   levels,
                                   *bus,
@@ -374,8 +408,11 @@ absl::StatusOr<std::unique_ptr<ServerApp>> ServerApp::Open(const ServerConfig& c
   PULSE_RETURN_IF_ERROR(parts->OpenServices());
   absl::Status assistant = parts->OpenAssistant();
   if (!assistant.ok()) {
-    return absl::Status(assistant.code(),
-                        absl::StrCat("--provider ", config.provider, ": ", assistant.message()));
+    return absl::Status(
+        assistant.code(),
+        config.provider.empty()
+            ? absl::StrCat("the stored AI settings: ", assistant.message())
+            : absl::StrCat("--provider ", config.provider, ": ", assistant.message()));
   }
   parts->OpenPatrol();
   PULSE_RETURN_IF_ERROR(parts->OpenServer());
@@ -443,9 +480,8 @@ std::string ServerApp::Describe() const {
   bound.port = p.server->port();
   return absl::StrCat("listening on ", bound.ToString(), " (data dir ", p.config.data_dir,
                       ", fleet ", p.config.fleet, ", assistant ",
-                      AssistantLabel(p.config, p.route, p.destination, p.provider_host),
-                      ", control level ", std::string(core::ToString(p.config.control_level)),
-                      ", patrol ",
+                      AssistantLabel(p.config, p.ai->Current().get()), ", control level ",
+                      std::string(core::ToString(p.config.control_level)), ", patrol ",
                       p.config.patrol_interval > absl::ZeroDuration()
                           ? absl::StrCat("every ", absl::FormatDuration(p.config.patrol_interval),
                                          p.config.patrol_on_start ? ", first run now" : "")

@@ -18,6 +18,7 @@
 #include "pulse/adapters/http/router.h"
 #include "pulse/adapters/providers/provider_factory.h"
 #include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/adapters/server/ai_runtime.h"
 #include "pulse/adapters/server/chat_runs.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
@@ -50,8 +51,7 @@ struct ServerContext {
   core::ActionService& action_service;
   core::FindingsService& findings;
   core::AgentViews& views;
-  core::AgenticLoop* loop;                              // nullable: no provider configured
-  const adapters::providers::ProviderConfig* provider;  // nullable, with `loop`
+  AiRuntime& ai;  // the AI settings and their engine (the chat loop, the provider)
   ChatRuns& runs;
   SessionLevels& levels;
   AgentEventBus& bus;

@@ -489,7 +489,24 @@ CREATE TABLE host_agents (
 );
 )sql";
 
-constexpr std::array<Migration, 10> kMigrations = {{
+// Version 11 (issue 26): the AI settings an operator changed at runtime (PUT
+// /api/settings/ai), one row. The API key is not here: it is sealed in provider_credentials
+// (docs/security.md). A spend cap of 0 means none.
+constexpr char kSchemaV11[] = R"sql(
+CREATE TABLE ai_settings (
+  id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  provider TEXT NOT NULL,
+  base_url TEXT NOT NULL,
+  model TEXT NOT NULL,
+  patrol_model TEXT NOT NULL,
+  monthly_budget_usd REAL NOT NULL CHECK (monthly_budget_usd >= 0),
+  session_budget_usd REAL NOT NULL CHECK (session_budget_usd >= 0),
+  updated_at_ns INTEGER NOT NULL,
+  updated_by TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 11> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -500,6 +517,7 @@ constexpr std::array<Migration, 10> kMigrations = {{
     {8, "action identity columns instead of its wire JSON", kSchemaV8},
     {9, "findings list order keys and page indexes", kSchemaV9},
     {10, "host agent registry", kSchemaV10},
+    {11, "runtime AI settings", kSchemaV11},
 }};
 
 }  // namespace

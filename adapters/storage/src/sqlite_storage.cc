@@ -87,6 +87,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::stri
   if (status.ok()) {
     status = Take(SqliteHostAgentStore::Open(db), storage->host_agents);
   }
+  if (status.ok()) {
+    status = Take(SqliteAiSettingsStore::Open(db), storage->ai_settings);
+  }
   if (!status.ok()) {
     return status;
   }

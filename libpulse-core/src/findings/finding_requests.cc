@@ -95,9 +95,10 @@ absl::StatusOr<FindingIdRequest> ParseFindingIdRequest(std::string_view body) {
 absl::StatusOr<SnoozeRequest> ParseSnoozeRequest(std::string_view body) {
   PULSE_ASSIGN_OR_RETURN(rapidjson::Document doc, ParseBody(body));
   JsonObjectReader in(doc, "request", kRequestReader);
-  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kDurationHours}));
+  PULSE_RETURN_IF_ERROR(in.ExpectMembers({w::kFindingId, w::kDurationHours, w::kNote}));
   SnoozeRequest out;
   out.finding_id = in.String(w::kFindingId, Text(kIdBytes, kRequired)).value_or("");
+  out.note = in.String(w::kNote, Text(kMaxNoteBytes, kOptional)).value_or("");
   PULSE_RETURN_IF_ERROR(in.status());
   const rapidjson::Value* hours = in.Member(w::kDurationHours);
   if (hours == nullptr) {

@@ -192,14 +192,17 @@ absl::StatusOr<Finding> FindingsService::Acknowledge(std::string_view finding_id
 }
 
 absl::StatusOr<Finding> FindingsService::Snooze(std::string_view finding_id,
-                                                std::int64_t duration_hours) {
+                                                std::int64_t duration_hours,
+                                                std::string_view note) {
   if (duration_hours < kMinSnoozeHours || duration_hours > kMaxSnoozeHours) {
     return InvalidFindingRequest(
         fmt::format("duration_hours must be between {} and {}", kMinSnoozeHours, kMaxSnoozeHours),
         {{std::string(w::kDurationHours),
           fmt::format("must be between {} and {}", kMinSnoozeHours, kMaxSnoozeHours)}});
   }
-  return MutateOperator(finding_id, [duration_hours](Transition& tx) {
+  const std::string clean_note = findings_internal::Trimmed(note);
+  PULSE_RETURN_IF_ERROR(CheckField(w::kNote, clean_note, kMaxNoteBytes, false));
+  return MutateOperator(finding_id, [duration_hours, &clean_note](Transition& tx) {
     Finding& f = tx.finding;
     if (f.resolved_at.has_value()) {
       return NotAllowed(f, "a resolved finding cannot be snoozed");
@@ -211,6 +214,10 @@ absl::StatusOr<Finding> FindingsService::Snooze(std::string_view finding_id,
     tx.Event(LifecycleEventType::kSnoozed,
              fmt::format("Finding snoozed for {} hours", duration_hours),
              {{std::string(w::kMetaUntil), FormatRfc3339(*f.snoozed_until)}});
+    if (!clean_note.empty() && f.user_note != clean_note) {
+      f.user_note = clean_note;
+      tx.Event(LifecycleEventType::kUserNoteUpdated);
+    }
     return absl::OkStatus();
   });
 }

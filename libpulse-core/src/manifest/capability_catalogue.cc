@@ -194,7 +194,7 @@ std::vector<AgentCapability> BuildCatalogue() {
       .action_mode = ActionMode::kWrite,
       .approval_policy = ApprovalPolicy::kScopeOnly,
       .response_shape = std::string(kFindingActionResponse),
-      .request_body_shape = "{ finding_id: string, duration_hours: number }",
+      .request_body_shape = "{ finding_id: string, duration_hours: number, note? }",
       .input_schema = std::string(mi::kSnoozeFindingInput),
       .output_schema = std::string(mi::kFindingActionOutput),
       .error_codes = FindingErrorCodes(),

@@ -71,7 +71,8 @@ inline constexpr std::string_view kSnoozeFindingInput = R"json({
   "properties": {
     "finding_id": {"type": "string", "minLength": 1, "description": "ID of the finding."},
     "duration_hours": {"type": "integer", "minimum": 1, "maximum": 168,
-      "description": "How long to hide the finding, in whole hours."}
+      "description": "How long to hide the finding, in whole hours."},
+    "note": {"type": "string", "description": "Optional operator note, kept on the finding."}
   },
   "required": ["finding_id", "duration_hours"]
 })json";

@@ -82,12 +82,11 @@ constexpr std::string_view kAiSettingsBodySchema = R"json({
   }
 })json";
 
-// GET /api/resources/{resourceId}/metrics: which series and how far back. metric is required
-// (the handler says so: query schemas here are closed but never require).
+// GET /api/resources/{resourceId}/metrics: which series and how far back.
 constexpr std::string_view kResourceMetricsQuerySchema = R"json({
   "type": "object",
   "properties": {
-    "metric": {"type": "string", "pattern": "^[a-z][a-z0-9_.-]{0,63}$"},
+    "metric": {"type": "string", "pattern": "^[a-z][a-z0-9_.-]{0,63}$", "examples": ["usage"]},
     "hours": {"type": "integer", "minimum": 1, "maximum": 2160}
   }
 })json";
@@ -321,8 +320,9 @@ std::vector<SurfaceRoute> BuildSurface() {
       WithQuery(
           Route("get_resource_metrics", "GET", "/api/resources/{resourceId}/metrics",
                 Scope::kMonitoringRead,
-                "A resource's recorded utilization (percent used) of one metric over the last "
-                "`hours` (1..2160, default 168): at most 500 points, averaged into equal time "
+                "A resource's recorded utilization (percent used) of one metric (default: usage "
+                "for a storage, memory for anything else) over the last `hours` (1..2160, default "
+                "168): at most 500 points, averaged into equal time "
                 "buckets when more were recorded; the capacity forecast of the window (the one "
                 "Patrol's findings carry); and the forecast's line from the newest reading to the "
                 "day the resource is full, or as far ahead as the window reaches back. "
@@ -360,13 +360,20 @@ std::vector<SurfaceRoute> BuildSurface() {
             "{ signed_out: true }"),
       // ---- AI settings at runtime (docs/providers.md): human tokens only ----
       Route("get_ai_settings", "GET", "/api/settings/ai", Scope::kSettingsWrite,
-            "The AI settings in force: provider, base URL, model, Patrol model, whether a key is "
-            "set (never the key), spend caps, and the last tool-call preflight of each model.",
-            "{ provider, base_url, model, patrol_model, api_key_set, monthly_budget_usd, "
-            "session_budget_usd, preflight, models }"),
+            "The AI settings in force: provider, base URL, model, the Patrol model and the one "
+            "Patrol uses, whether a key is set (never the key), the spend caps, who changed them "
+            "and when, the last tool-call preflight of each model, and the models the provider "
+            "lists (asked each time; models_error when it cannot be read). Human tokens only: "
+            "human_token_required.",
+            "{ provider, base_url, model, patrol_model, effective_patrol_model, api_key_set, "
+            "monthly_budget_usd, session_budget_usd, updated_at, updated_by, preflight, models, "
+            "models_error? }"),
       Route("update_ai_settings", "PUT", "/api/settings/ai", Scope::kSettingsWrite,
-            "Changes the AI settings; the next run uses them, without a restart. The key is "
-            "sealed with the credential store. Each change is audited.",
+            "Changes the AI settings; the next run uses them, without a restart (runs in flight "
+            "finish on the settings they started with). A provider named without a model gets "
+            "the first model the provider lists (provider_unavailable when it cannot be asked). "
+            "The key is sealed with the credential store and never answered. Each change is "
+            "audited. Human tokens only: human_token_required.",
             "the settings as get_ai_settings answers them", kAiSettingsBodySchema),
   };
 }

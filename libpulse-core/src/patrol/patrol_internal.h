@@ -61,6 +61,8 @@ struct PatrolService::Work {
   // outcome; a deterministic re-detection does not count as the model's verdict.
   patrol_internal::PatrolRunState state;
   std::vector<std::string> errors;
+  // This run's model (PatrolModelChoice); null: deterministic checks only.
+  std::shared_ptr<const PatrolModel> model;
 
   void Error(std::string text) { errors.push_back(std::move(text)); }
   bool InScope(std::string_view id) const { return scope_ids.count(id) > 0; }

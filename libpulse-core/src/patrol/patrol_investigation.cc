@@ -213,11 +213,17 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   o.max_turns = kInvestigationMaxTurns;
   o.max_provider_calls = kInvestigationMaxTurns + 4;
   o.max_evidence_calls = static_cast<int>(work.settings.investigation_budget);
-  o.route = model_->route;
-  o.local_only = model_->local_only;
-  const LoopPorts ports{model_->provider, model_->runner, clock_,
-                        model_->sessions, actions_,       ids_,
-                        fleet_,           findings_,      &metrics_};
+  o.route = work.model->route;
+  o.local_only = work.model->local_only;
+  const LoopPorts ports{work.model->provider,
+                        work.model->runner,
+                        clock_,
+                        work.model->sessions,
+                        actions_,
+                        ids_,
+                        fleet_,
+                        findings_,
+                        &metrics_};
   absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
       LoopAssembly::Assemble(ports, std::move(assembly));
   if (!assembled.ok()) {

@@ -184,9 +184,18 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   work.effective = settings.ok() ? EffectiveAutonomy(work.settings) : AutonomyLevel::kMonitor;
   r.autonomy_level = std::string(ToString(work.effective));
 
+  PatrolModelChoice choice;
+  if (options_.model_source) {
+    choice = options_.model_source(r.trigger);
+  } else if (model_.has_value()) {
+    // The service owns this model and outlives the run: a non-owning pointer.
+    choice.model = std::shared_ptr<const PatrolModel>(std::shared_ptr<void>(), &*model_);
+  }
+  work.model = std::move(choice.model);
   Triage(work);
-  if (!model_.has_value()) {
-    r.model_pass_skipped_reason = std::string(kSkipNoProvider);
+  if (work.model == nullptr) {
+    r.model_pass_skipped_reason = choice.skipped_reason.empty() ? std::string(kSkipNoProvider)
+                                                                : std::move(choice.skipped_reason);
   } else if (!work.errors.empty()) {
     r.model_pass_skipped_reason = std::string(kSkipTriageErrors);
   } else {
@@ -345,11 +354,17 @@ void PatrolService::WatchPass(Work& work) {
   o.lifecycle_repair_turn = true;
   o.max_tokens = kWatchMaxTokensPerTurn;
   o.summary_max_tokens = kWatchSummaryMaxTokens;
-  o.route = model_->route;
-  o.local_only = model_->local_only;
-  const LoopPorts ports{model_->provider, model_->runner, clock_,
-                        model_->sessions, actions_,       ids_,
-                        fleet_,           findings_,      &metrics_};
+  o.route = work.model->route;
+  o.local_only = work.model->local_only;
+  const LoopPorts ports{work.model->provider,
+                        work.model->runner,
+                        clock_,
+                        work.model->sessions,
+                        actions_,
+                        ids_,
+                        fleet_,
+                        findings_,
+                        &metrics_};
   absl::StatusOr<std::unique_ptr<LoopAssembly>> assembled =
       LoopAssembly::Assemble(ports, std::move(assembly));
   if (!assembled.ok()) {
@@ -429,7 +444,7 @@ void PatrolService::Reconcile(Work& work) {
 }
 
 void PatrolService::Remediate(Work& work) {
-  if (!Investigates(work.effective) || !model_.has_value() || cancelled_->load()) {
+  if (!Investigates(work.effective) || work.model == nullptr || cancelled_->load()) {
     return;
   }
   std::size_t investigated = 0;

@@ -39,6 +39,10 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 11 (the runtime AI settings), for the tests that roll a file back to an
+// older release and reopen it.
+inline void UndoAiSettings(SQLite::Database& raw) { raw.exec("DROP TABLE ai_settings"); }
+
 // Undoes migration 10 (the host agent registry), for the tests that roll a file back to an
 // older release and reopen it.
 inline void UndoHostAgents(SQLite::Database& raw) { raw.exec("DROP TABLE host_agents"); }

@@ -124,6 +124,16 @@ TEST_CASE("snooze bodies need whole hours from 1 to 168", "[core][findings]") {
             .at("duration_hours") == "must be a whole number of hours");
   CHECK(DetailsOf(ParseSnoozeRequest(R"({"finding_id":"f1"})").status()).at("duration_hours") ==
         "required");
+  // An optional note, bounded like every operator note.
+  CHECK(
+      ParseSnoozeRequest(R"({"finding_id":"f1","duration_hours":4,"note":"vendor patch"})")->note ==
+      "vendor patch");
+  CHECK(ParseSnoozeRequest(R"({"finding_id":"f1","duration_hours":4})")->note.empty());
+  CHECK(DetailsOf(ParseSnoozeRequest(R"({"finding_id":"f1","duration_hours":4,"note":7})").status())
+            .count("note") == 1);
+  CHECK_FALSE(ParseSnoozeRequest(R"({"finding_id":"f1","duration_hours":4,"note":")" +
+                                 std::string(kMaxNoteBytes + 1, 'n') + R"("})")
+                  .ok());
 }
 
 TEST_CASE("dismiss bodies accept the three operator reasons only", "[core][findings]") {

@@ -100,6 +100,25 @@ TEST_CASE("a snoozed finding is inactive until the snooze ends", "[core][finding
   CHECK(fx.service.List({})->size() == 1);
 }
 
+TEST_CASE("a snooze keeps its note on the finding in the same write", "[core][findings]") {
+  Fixture fx;
+  const std::string id = Seed(fx);
+  auto snoozed = fx.service.Snooze(id, 4, "  waiting for the vendor patch  ");
+  REQUIRE(snoozed.ok());
+  CHECK(snoozed->user_note == "waiting for the vendor patch");
+  CHECK(snoozed->lifecycle.back().type == E::kUserNoteUpdated);
+  CHECK(fx.Stored(id).user_note == "waiting for the vendor patch");
+  // Without a note the one already there stays; an oversized one changes nothing at all.
+  REQUIRE(fx.service.Unsnooze(id).ok());
+  REQUIRE(fx.service.Snooze(id, 1).ok());
+  CHECK(fx.Stored(id).user_note == "waiting for the vendor patch");
+  REQUIRE(fx.service.Unsnooze(id).ok());
+  const std::size_t events = fx.Stored(id).lifecycle.size();
+  CHECK_FALSE(fx.service.Snooze(id, 1, std::string(kMaxNoteBytes + 1, 'n')).ok());
+  CHECK(fx.Stored(id).lifecycle.size() == events);
+  CHECK_FALSE(fx.Stored(id).snoozed_until.has_value());
+}
+
 TEST_CASE("unsnooze wakes a snoozed finding and refuses one that is not snoozed",
           "[core][findings]") {
   Fixture fx;

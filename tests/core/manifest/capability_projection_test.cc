@@ -67,7 +67,7 @@ TEST_CASE("the description ends with the capability metadata block",
       "\n- required scope: ai:execute"
       "\n- action mode: write"
       "\n- approval policy: scope_only"
-      "\n- request body: { finding_id: string, duration_hours: number }"
+      "\n- request body: { finding_id: string, duration_hours: number, note? }"
       "\n- response: { success: true, message: string }"
       "\n- stable error codes: invalid_finding_request, finding_not_found, "
       "finding_action_not_allowed, patrol_unavailable";

@@ -594,6 +594,54 @@ TEST_CASE(
   CHECK(RemediationFor(*r, kBackupFailed)->outcome == "no_proposal");
 }
 
+TEST_CASE(
+    "a model source is asked at the start of every run, with its trigger, and its refusal "
+    "is the run record's reason",
+    "[core][patrol]") {
+  Fixture f;
+  ScriptedLlmProvider second;
+  std::vector<core::PatrolTrigger> asked;
+  int answer = 0;  // 0: the fixture's provider; 1: none, with a reason; 2: the second provider
+  core::PatrolServiceOptions options;
+  options.model_source = [&](core::PatrolTrigger trigger) -> core::PatrolModelChoice {
+    asked.push_back(trigger);
+    if (answer == 1) {
+      return {nullptr, "model_cannot_call_tools"};
+    }
+    return {std::make_shared<const core::PatrolModel>(
+                core::PatrolModel{answer == 0 ? static_cast<core::LlmProvider&>(f.provider)
+                                              : static_cast<core::LlmProvider&>(second),
+                                  f.sessions, f.runner, core::ModelRoute{}, nullptr}),
+            ""};
+  };
+  core::PatrolService patrol(f.fleet, f.findings, f.actions, f.operator_state, f.runs, f.history,
+                             f.clock, f.ids, std::nullopt, std::move(options));
+  CHECK(patrol.model_configured());
+  f.provider.Add(ScriptedTurn::Text("Nothing beyond the deterministic findings."));
+  absl::StatusOr<core::PatrolRunRecord> first = patrol.Run({}, core::PatrolTrigger::kManual);
+  REQUIRE(first.ok());
+  CHECK(first->model_pass_ran);
+  CHECK(f.provider.RequestCount() == 1);
+
+  answer = 1;
+  absl::StatusOr<core::PatrolRunRecord> refused = patrol.Run({}, core::PatrolTrigger::kScheduled);
+  REQUIRE(refused.ok());
+  CHECK_FALSE(refused->model_pass_ran);
+  CHECK(refused->model_pass_skipped_reason == "model_cannot_call_tools");
+  CHECK(refused->resources_checked > 0);  // the deterministic checks still ran
+
+  answer = 2;
+  second.Add(ScriptedTurn::Text("Still nothing new."));
+  absl::StatusOr<core::PatrolRunRecord> third = patrol.Run({}, core::PatrolTrigger::kManual);
+  REQUIRE(third.ok());
+  CHECK(third->model_pass_ran);
+  CHECK(second.RequestCount() == 1);
+  CHECK(f.provider.RequestCount() == 1);  // the first provider was not asked again
+  CHECK(asked == std::vector<core::PatrolTrigger>{core::PatrolTrigger::kManual,
+                                                  core::PatrolTrigger::kScheduled,
+                                                  core::PatrolTrigger::kManual});
+}
+
 TEST_CASE("an investigation within its timeout is not stopped by the deadline check",
           "[core][patrol]") {
   Fixture f;

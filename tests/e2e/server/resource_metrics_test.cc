@@ -79,6 +79,14 @@ TEST_CASE("a resource's metrics come in time order with their forecast and its l
     CHECK(long_body["samples"].Size() < long_body["recorded"].GetInt64());
   }
 
+  // Without a metric: a storage's usage, anything else's memory.
+  const Reply by_default = Send(server.port(), "GET", path, token);
+  REQUIRE(by_default.status == 200);
+  CHECK(Str(Json(by_default.body), "metric") == "usage");
+  const Reply vm = Send(server.port(), "GET", "/api/resources/vm%3A101/metrics?hours=24", token);
+  REQUIRE(vm.status == 200);
+  CHECK(Str(Json(vm.body), "metric") == "memory");
+
   // A resource without that series: an honest empty answer, no line.
   const Reply none =
       Send(server.port(), "GET", "/api/resources/vm%3A101/metrics?metric=usage", token);
@@ -95,8 +103,7 @@ TEST_CASE("malformed metrics queries are refused with their code", "[e2e][metric
   ServerProcess server(dir.path());
   const std::string base = "/api/resources/storage%3Apve1%2Flocal-zfs/metrics";
   for (const std::string& query :
-       {std::string(""), std::string("?hours=24"), std::string("?metric="),
-        std::string("?metric=Usage"), std::string("?metric=usage%00"),
+       {std::string("?metric="), std::string("?metric=Usage"), std::string("?metric=usage%00"),
         std::string("?metric=../../etc"), std::string("?metric=") + std::string(65, 'a'),
         std::string("?metric=usage&hours=0"), std::string("?metric=usage&hours=2161"),
         std::string("?metric=usage&hours=-5"), std::string("?metric=usage&hours=1e3"),

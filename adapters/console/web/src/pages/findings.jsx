@@ -1,5 +1,5 @@
 // Findings: what Patrol found, filtered by severity, state and resource, with the operator's
-// lifecycle actions (acknowledge, snooze, dismiss, resolve; a note where the route takes one)
+// lifecycle actions (acknowledge; snooze, dismiss and resolve with a note)
 // and, for a capacity finding, a chart of the recorded usage and its forecast.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
@@ -174,7 +174,11 @@ function FindingActions({ finding, onDone }) {
   const submit = (event) => {
     event.preventDefault();
     if (open === 'snooze') {
-      run('/api/ai/patrol/snooze', { finding_id: id, duration_hours: Number(hours) }, `Snoozed for ${hours} h.`);
+      const body = { finding_id: id, duration_hours: Number(hours) };
+      if (note.trim()) {
+        body.note = note.trim();
+      }
+      run('/api/ai/patrol/snooze', body, `Snoozed for ${hours} h.`);
     } else if (open === 'dismiss') {
       const body = { finding_id: id, reason };
       if (note.trim()) {
@@ -249,7 +253,7 @@ function FindingActions({ finding, onDone }) {
               </select>
             </div>
           )}
-          {(open === 'dismiss' || open === 'resolve') && (
+          {open && (
             <div class="field">
               <label for={`${formId}-note`}>{open === 'resolve' ? 'What was done (optional)' : 'Note (optional)'}</label>
               <textarea id={`${formId}-note`} maxLength={2000} value={note} onInput={(e) => setNote(e.currentTarget.value)} />

@@ -29,6 +29,7 @@ struct FindingIdRequest {
 struct SnoozeRequest {
   std::string finding_id;
   std::int64_t duration_hours = 0;
+  std::string note;  // optional: kept on the finding as its user note
 };
 // {finding_id, reason, note?}: reason not_an_issue|expected_behavior|will_fix_later.
 struct DismissRequest {

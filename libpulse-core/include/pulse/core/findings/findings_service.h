@@ -222,10 +222,12 @@ class FindingsService {
 
   // Sets acknowledged_at; no state change. Acknowledging an acknowledged finding is a no-op.
   [[nodiscard]] absl::StatusOr<Finding> Acknowledge(std::string_view finding_id);
-  // snoozed_until = now + hours. InvalidArgument outside [kMinSnoozeHours, kMaxSnoozeHours];
-  // FailedPrecondition for a resolved, dismissed or suppressed finding.
+  // snoozed_until = now + hours; a non-empty note becomes user_note in the same write
+  // (user_note_updated). InvalidArgument outside [kMinSnoozeHours, kMaxSnoozeHours] or for a
+  // note over kMaxNoteBytes; FailedPrecondition for a resolved, dismissed or suppressed finding.
   [[nodiscard]] absl::StatusOr<Finding> Snooze(std::string_view finding_id,
-                                               std::int64_t duration_hours);
+                                               std::int64_t duration_hours,
+                                               std::string_view note = {});
   // FailedPrecondition unless currently snoozed.
   [[nodiscard]] absl::StatusOr<Finding> Unsnooze(std::string_view finding_id);
   // not_an_issue also sets suppressed (no rule); will_fix_later sets remind_at = now + 7

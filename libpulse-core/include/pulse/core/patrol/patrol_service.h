@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,17 @@ struct PatrolModel {
   LocalOnlySource local_only;  // as LoopOptions::local_only
 };
 
+// A run's model side: a model, or none and why. The model is held for the whole run, so a
+// change of the source's answer reaches the next run only (runs in flight finish on theirs).
+struct PatrolModelChoice {
+  std::shared_ptr<const PatrolModel> model;  // null: deterministic checks only
+  // With no model: the run record's model_pass_skipped_reason ("" = kSkipNoProvider).
+  std::string skipped_reason;
+};
+// Asked once at the start of every run, with the run's trigger (a scheduled run may first
+// check the model, docs/patrol.md). Called on the run's thread; must be thread-safe.
+using PatrolModelSource = std::function<PatrolModelChoice(PatrolTrigger)>;
+
 struct PatrolServiceOptions {
   TriageThresholds thresholds;
   // Nullable borrow: where triage records containers' restart counts across runs (share the
@@ -98,6 +110,9 @@ struct PatrolServiceOptions {
   std::size_t max_investigations_per_run = 3;
   std::string watch_prompt;          // system prompt of the Watch pass ("" = built-in)
   std::string investigation_prompt;  // system prompt of investigations ("" = built-in)
+  // Set: where each run gets its model, instead of the constructor's `model` (pulse-server's
+  // runtime AI settings, which an operator changes without a restart).
+  PatrolModelSource model_source;
 };
 
 // A reserved run, from Begin to Execute.
@@ -170,7 +185,9 @@ class PatrolService {
 
   // Ids of the runs in progress (any scope), oldest first.
   std::vector<std::string> RunningIds() const;
-  bool model_configured() const { return model_.has_value(); }
+  // Whether runs may have a model: a constructor model or a model source (which may still
+  // answer none for a run).
+  bool model_configured() const { return model_.has_value() || options_.model_source != nullptr; }
 
  private:
   struct Work;  // one run's state (patrol_service.cc)

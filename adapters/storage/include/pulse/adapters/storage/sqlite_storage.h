@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/adapters/storage/secret_box.h"
 #include "pulse/adapters/storage/sqlite_action_store.h"
+#include "pulse/adapters/storage/sqlite_ai_settings_store.h"
 #include "pulse/adapters/storage/sqlite_audit_log.h"
 #include "pulse/adapters/storage/sqlite_credential_store.h"
 #include "pulse/adapters/storage/sqlite_database.h"
@@ -38,6 +39,7 @@ struct SqliteStorage {
   std::unique_ptr<SqliteCredentialStore> credentials;
   std::unique_ptr<SqlitePatrolRunStore> patrol_runs;
   std::unique_ptr<SqliteHostAgentStore> host_agents;
+  std::unique_ptr<SqliteAiSettingsStore> ai_settings;
 };
 
 // Opens (creating what is missing) the storage of `data_dir`. Errors: those of
