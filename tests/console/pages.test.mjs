@@ -419,46 +419,36 @@ test('settings: a token created on the page works with its secret shown once, an
   });
 });
 
-// Needs GET/PUT /api/settings/ai (helper B's branch h26-settings), which main answers 503 until it
-// is merged; it passed against h26-settings at 3a57b84 merged with this branch.
-const kSettingsRoute = 'skipped until h26-settings (runtime AI settings) is merged into main';
+test('settings: the model changed on the page is the model the next chat asks for', async () => {
+  const provider = await startScriptedProvider();
+  try {
+    await withConsole({ provider }, async ({ page }) => {
+      await go(page, 'settings');
+      const model = page.getByLabel('Model', { exact: true });
+      await model.waitFor();
+      assert.equal(await model.inputValue(), kModels[0]);
+      await model.fill(kModels[1]);
+      await page.getByRole('button', { name: 'Save AI settings' }).click();
+      await page.getByText('Saved: the next run uses these settings.').waitFor();
+      // Setting a model runs its tool-call preflight, which the scripted model passes.
+      const preflight = page.getByRole('list', { name: 'Tool-call preflight' }).locator('li');
+      await preflight.filter({ hasText: kModels[1] }).filter({ hasText: 'ok' }).waitFor();
 
-test(
-  'settings: the model changed on the page is the model the next chat asks for',
-  { skip: kSettingsRoute },
-  async () => {
-    const provider = await startScriptedProvider();
-    try {
-      await withConsole({ provider }, async ({ page }) => {
-        await go(page, 'settings');
-        const model = page.getByLabel('Model', { exact: true });
-        await model.waitFor();
-        assert.equal(await model.inputValue(), kModels[0]);
-        await model.fill(kModels[1]);
-        await page.getByRole('button', { name: 'Save AI settings' }).click();
-        await page.getByText('Saved: the next run uses these settings.').waitFor();
-        // Setting a model runs its tool-call preflight, which the scripted model passes.
-        const preflight = page.getByRole('list', { name: 'Tool-call preflight' }).locator('li');
-        await preflight.filter({ hasText: kModels[1] }).filter({ hasText: 'ok' }).waitFor();
-
-        const before = provider.requests.length;
-        await go(page, 'chat');
-        await page.getByLabel('Message').fill('which model answers?');
-        await page.getByRole('button', { name: 'Send' }).click();
-        await page
-          .getByText('Scripted answer: nothing else to report.')
-          .waitFor({ timeout: 30000 });
-        const chat = provider.requests
-          .slice(before)
-          .filter((r) => r.lastUser.includes('which model answers?'));
-        assert.ok(chat.length > 0, 'the chat reached the provider');
-        assert.deepEqual([...new Set(chat.map((r) => r.model))], [kModels[1]]);
-      });
-    } finally {
-      await provider.close();
-    }
-  },
-);
+      const before = provider.requests.length;
+      await go(page, 'chat');
+      await page.getByLabel('Message').fill('which model answers?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('Scripted answer: nothing else to report.').waitFor({ timeout: 30000 });
+      const chat = provider.requests
+        .slice(before)
+        .filter((r) => r.lastUser.includes('which model answers?'));
+      assert.ok(chat.length > 0, 'the chat reached the provider');
+      assert.deepEqual([...new Set(chat.map((r) => r.model))], [kModels[1]]);
+    });
+  } finally {
+    await provider.close();
+  }
+});
 
 test('chat, sessions, Patrol, fleet and settings: no serious or critical axe violation, and no sideways overflow, at 1280x800 and 390x844', async () => {
   const provider = await startScriptedProvider();
