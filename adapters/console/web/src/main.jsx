@@ -42,8 +42,10 @@ function useHash() {
   return parseHash(hash);
 }
 
+// The page module by name. esbuild's bundled glob import throws synchronously for a name it has
+// no file for; inside then() that becomes a rejection, so only that page says it is missing.
 function loadPage(module) {
-  return import(`./pages/${module}.jsx`);
+  return Promise.resolve().then(() => import(`./pages/${module}.jsx`));
 }
 
 function Page({ page, session, id }) {
