@@ -275,7 +275,7 @@ TEST_CASE("a run in flight when the model changes finishes on the model it start
 }
 
 TEST_CASE(
-    "the Patrol model serves Patrol runs only; a model that cannot call tools is reported "
+    "the Patrol model serves Patrol runs only, and a model that cannot call tools is reported "
     "and Patrol falls back to its deterministic checks",
     "[e2e][server][ai_settings][patrol]") {
   TempDir dir;
