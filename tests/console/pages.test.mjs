@@ -427,6 +427,9 @@ test('settings: the model changed on the page is the model the next chat asks fo
       const model = page.getByLabel('Model', { exact: true });
       await model.waitFor();
       assert.equal(await model.inputValue(), kModels[0]);
+      // The month's metered spend the monthly cap is checked against (a local route: none).
+      const month = new Date().toISOString().slice(0, 7);
+      await page.getByText(`Metered spend in ${month} (UTC): 0.0000 USD`).waitFor();
       await model.fill(kModels[1]);
       await page.getByRole('button', { name: 'Save AI settings' }).click();
       await page.getByText('Saved: the next run uses these settings.').waitFor();

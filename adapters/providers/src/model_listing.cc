@@ -1,9 +1,12 @@
 // ListModels: each family's model-listing endpoint, fetched with the streaming provider's
 // transport and error mapping, and read leniently (unknown members are ignored; entries
 // without an id are skipped) but within bounds.
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "pulse/adapters/providers/anthropic_protocol.h"
@@ -199,6 +202,25 @@ absl::StatusOr<std::vector<ModelInfo>> ListModels(const ProviderConfig& config,
     return fail(models.status());
   }
   return models;
+}
+
+std::optional<std::string> FirstChatModel(const std::vector<ModelInfo>& models) {
+  // Substrings of model ids that are not chat models, lowercase. OpenAI's list, for one, is in
+  // no useful order and starts with whatever the account was given first.
+  static constexpr absl::string_view kNotChat[] = {
+      "embed", "whisper", "tts",    "dall-e", "moderation", "transcribe", "realtime",
+      "audio", "image",   "rerank", "guard",  "davinci",    "babbage",    "sora"};
+  for (const ModelInfo& m : models) {
+    const std::string id = absl::AsciiStrToLower(m.id);
+    bool chat = !id.empty();
+    for (absl::string_view bad : kNotChat) {
+      chat = chat && !absl::StrContains(id, bad);
+    }
+    if (chat) {
+      return m.id;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace pulse::adapters::providers

@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "pulse/core/status_macros.h"
 
 namespace pulse::server {
@@ -116,6 +118,78 @@ ModelPreflight RunToolPreflight(const providers::ProviderConfig& config, absl::T
   return out;
 }
 
+MonthlySpend::MonthlySpend(storage::SqliteAiSettingsStore& store, const core::Clock& clock,
+                           std::function<double()> cap)
+    : store_(store), clock_(clock), cap_(std::move(cap)) {}
+
+std::string MonthlySpend::MonthNow() const {
+  return absl::FormatTime("%Y-%m", clock_.Now(), absl::UTCTimeZone());
+}
+
+bool MonthlySpend::Capped() const { return cap_() > 0; }
+
+absl::StatusOr<double> MonthlySpend::TotalLocked(const std::string& month) {
+  if (month == month_) {
+    return total_;
+  }
+  if (!month_.empty() && unsaved_ > 0 && store_.AddSpend(month_, unsaved_).ok()) {
+    unsaved_ = 0;  // the last month's unsaved cost, saved late (else it is lost with the month)
+  }
+  PULSE_ASSIGN_OR_RETURN(double stored, store_.MonthSpend(month));
+  month_ = month;
+  total_ = stored;
+  unsaved_ = 0;
+  return total_;
+}
+
+absl::Status MonthlySpend::Admit() {
+  const double cap = cap_();
+  if (cap <= 0) {
+    return absl::OkStatus();
+  }
+  const std::string month = MonthNow();
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<double> total = TotalLocked(month);
+  if (!total.ok()) {
+    return absl::UnavailableError(
+        "This month's model spend cannot be read, so the monthly spend cap cannot be checked: "
+        "no call is made.");
+  }
+  if (*total >= cap) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "This month's metered model spend, %.4f USD, has reached the monthly spend cap of %.2f "
+        "USD (AI settings). It resets on the first of next month (UTC), or raise the cap.",
+        *total, cap));
+  }
+  return absl::OkStatus();
+}
+
+void MonthlySpend::Record(double cost_usd) {
+  if (!(cost_usd > 0)) {
+    return;
+  }
+  const std::string month = MonthNow();
+  absl::MutexLock lock(&mu_);
+  if (!TotalLocked(month).ok()) {
+    // Unreadable now: count it against a month whose total is loaded later (fail closed by
+    // Admit meanwhile when a cap is set).
+    month_.clear();
+    return;
+  }
+  total_ += cost_usd;
+  unsaved_ += cost_usd;
+  if (store_.AddSpend(month_, unsaved_).ok()) {
+    unsaved_ = 0;
+  }
+}
+
+absl::StatusOr<std::pair<std::string, double>> MonthlySpend::ThisMonth() {
+  const std::string month = MonthNow();
+  absl::MutexLock lock(&mu_);
+  PULSE_ASSIGN_OR_RETURN(double total, TotalLocked(month));
+  return std::make_pair(month, total);
+}
+
 AiRuntime::AiRuntime(storage::SqliteAiSettingsStore& store,
                      storage::SqliteCredentialStore& credentials, core::AuditLog& audit,
                      const core::Clock& clock, AiEngineBuilder build)
@@ -123,7 +197,30 @@ AiRuntime::AiRuntime(storage::SqliteAiSettingsStore& store,
       credentials_(credentials),
       audit_(audit),
       clock_(clock),
-      build_(std::move(build)) {}
+      build_(std::move(build)),
+      spend_(store, clock, [this] { return Settings().monthly_budget_usd; }) {}
+
+void AiRuntime::PickStartupModel(AiSettings& s, const std::string& key) const {
+  providers::ProviderConfig listing;
+  listing.provider = s.provider;
+  listing.base_url = s.base_url;
+  listing.api_key = key;
+  listing.timeouts = kStartupListTimeouts;
+  absl::StatusOr<std::vector<providers::ModelInfo>> models = providers::ListModels(listing);
+  if (models.ok()) {
+    if (std::optional<std::string> chat = providers::FirstChatModel(*models); chat.has_value()) {
+      s.model = *std::move(chat);
+      s.model_note = "the first chat model the provider lists";
+      return;
+    }
+    s.model_note = "the provider lists no chat model, so the registry's default";
+    return;
+  }
+  // The registry's default is the fallback (the build reports a provider that has none): a
+  // provider that is down at start-up must not keep the server from starting.
+  s.model_note = absl::StrCat("the provider's model list could not be read (",
+                              models.status().message(), "), so the registry's default");
+}
 
 absl::Status AiRuntime::Open(const AiStartup& startup) {
   PULSE_ASSIGN_OR_RETURN(std::optional<storage::StoredAiSettings> stored, store_.Load());
@@ -157,6 +254,9 @@ absl::Status AiRuntime::Open(const AiStartup& startup) {
     }
   }
   s.api_key_set = !key.empty();
+  if (!s.provider.empty() && s.model.empty()) {
+    PickStartupModel(s, key);
+  }
   std::shared_ptr<AiEngine> engine;
   if (!s.provider.empty()) {
     PULSE_ASSIGN_OR_RETURN(engine, build_(s, key, startup.key_sources));
@@ -223,6 +323,9 @@ absl::StatusOr<AiSettings> AiRuntime::Update(const AiSettingsChange& change,
   if (next.provider.empty()) {
     return absl::InvalidArgumentError("provider: no provider is set; name one");
   }
+  if (provider_changed || change.model.has_value()) {
+    next.model_note.clear();  // the start-up choice no longer describes the model
+  }
   const bool model_picked = next.model.empty();
   if (model_picked) {
     // The provider's own list at configuration time, not an id baked into this release.
@@ -244,7 +347,12 @@ absl::StatusOr<AiSettings> AiRuntime::Update(const AiSettingsChange& change,
       return absl::InvalidArgumentError(
           "model: none was given and the provider lists no model; name one");
     }
-    next.model = models->front().id;
+    std::optional<std::string> chat = providers::FirstChatModel(*models);
+    if (!chat.has_value()) {
+      return absl::InvalidArgumentError(
+          "model: none was given and the provider lists no chat model; name one");
+    }
+    next.model = *std::move(chat);
   }
   next.api_key_set = !key.empty();
   next.updated_at = clock_.Now();
@@ -315,6 +423,9 @@ core::PatrolModelChoice AiRuntime::PatrolModelFor(core::PatrolTrigger trigger) {
   std::shared_ptr<AiEngine> engine = Current();
   if (engine == nullptr || !engine->patrol.has_value()) {
     return {};
+  }
+  if (!spend_.Admit().ok()) {
+    return {nullptr, std::string(core::kSkipSpendCapReached)};
   }
   const std::string id =
       ModelIdentity(engine->settings.provider, engine->settings.EffectivePatrolModel());

@@ -109,7 +109,7 @@ void WritePreflight(core::JsonWriter& w, const ModelPreflight& p) {
 }
 
 // The settings as GET answers them: never the key, only whether one is set.
-std::string SettingsJson(const AiRuntime& ai, const AiSettings& s) {
+std::string SettingsJson(AiRuntime& ai, const AiSettings& s) {
   core::JsonWriter w;
   w.StartObject();
   w.Member("provider", s.provider);
@@ -122,6 +122,16 @@ std::string SettingsJson(const AiRuntime& ai, const AiSettings& s) {
   w.Double(s.monthly_budget_usd);
   w.Key("session_budget_usd");
   w.Double(s.session_budget_usd);
+  // This month's metered spend the monthly cap is checked against (every chat and Patrol run).
+  if (absl::StatusOr<std::pair<std::string, double>> spent = ai.Spend().ThisMonth(); spent.ok()) {
+    w.Key("month_spend");
+    w.StartObject();
+    w.Member("month", spent->first);
+    w.Key("cost_usd");
+    w.Double(spent->second);
+    w.Member("cap_reached", s.monthly_budget_usd > 0 && spent->second >= s.monthly_budget_usd);
+    w.EndObject();
+  }
   w.TimeMemberIfSet("updated_at", s.updated_at);
   w.MemberIfNotEmpty("updated_by", s.updated_by);
   w.Key("preflight");

@@ -82,6 +82,9 @@ std::string AssistantLabel(const ServerConfig& config, const AiEngine* engine) {
   if (!config.api_key_variable.empty() && engine->config.api_key == config.api_key) {
     absl::StrAppend(&label, " (API key from ", config.api_key_variable, ")");
   }
+  if (!engine->settings.model_note.empty()) {
+    absl::StrAppend(&label, " (model: ", engine->settings.model_note, ")");
+  }
   if (engine->settings.updated_at.has_value()) {
     absl::StrAppend(&label, " (settings changed at runtime by ", engine->settings.updated_by, ")");
   }
@@ -246,9 +249,12 @@ absl::StatusOr<std::shared_ptr<AiEngine>> ServerApp::Parts::BuildEngine(
   options.loop.system_prompt = std::string(kSystemPrompt);
   options.loop.route = engine->route;
   if (settings.session_budget_usd > 0) {
-    // The loop bounds each run's cost on a metered route and fails closed on an unknown price.
-    options.loop.max_cost_usd = settings.session_budget_usd;
+    // The loop bounds each session's whole cost (its earlier runs included) on a metered route
+    // and fails closed on an unknown price.
+    options.loop.max_session_cost_usd = settings.session_budget_usd;
   }
+  // The monthly cap: every engine's runs count against the one month total.
+  options.loop.spend_guard = &ai->Spend();
   core::OperatorStateStore* operator_state = storage->operator_state.get();
   core::Fleet* fleet_ptr = fleet.get();
   const core::LocalOnlySource local_only = [operator_state, fleet_ptr] {
@@ -275,7 +281,8 @@ absl::StatusOr<std::shared_ptr<AiEngine>> ServerApp::Parts::BuildEngine(
     engine->patrol_provider = *std::move(made);
   }
   engine->patrol.emplace(core::PatrolModel{engine->PatrolProvider(), *storage->sessions,
-                                           *tool_runner, std::move(patrol_route), local_only});
+                                           *tool_runner, std::move(patrol_route), local_only,
+                                           &ai->Spend()});
   engine->config = std::move(pc);
   return engine;
 }

@@ -506,7 +506,17 @@ CREATE TABLE ai_settings (
 );
 )sql";
 
-constexpr std::array<Migration, 11> kMigrations = {{
+// Version 12 (issue 26): metered model spend per calendar month (UTC), for the monthly spend
+// cap: one row a month, "YYYY-MM", added to after every priced provider call.
+constexpr char kSchemaV12[] = R"sql(
+CREATE TABLE ai_spend (
+  month TEXT NOT NULL PRIMARY KEY CHECK (length(month) = 7),
+  cost_usd REAL NOT NULL CHECK (cost_usd >= 0),
+  calls INTEGER NOT NULL CHECK (calls >= 0)
+);
+)sql";
+
+constexpr std::array<Migration, 12> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -518,6 +528,7 @@ constexpr std::array<Migration, 11> kMigrations = {{
     {9, "findings list order keys and page indexes", kSchemaV9},
     {10, "host agent registry", kSchemaV10},
     {11, "runtime AI settings", kSchemaV11},
+    {12, "metered model spend per month", kSchemaV12},
 }};
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <cmath>
+#include <cstddef>
+#include <string>
 #include <utility>
 
 #include "sqlite_connection.h"
@@ -11,6 +13,20 @@ namespace pulse::adapters::storage {
 namespace {
 
 bool ValidBudget(double usd) { return std::isfinite(usd) && usd >= 0 && usd <= kMaxAiBudgetUsd; }
+
+// "YYYY-MM" with a month of 01..12.
+bool ValidMonth(std::string_view month) {
+  if (month.size() != 7 || month[4] != '-') {
+    return false;
+  }
+  for (std::size_t i : {0, 1, 2, 3, 5, 6}) {
+    if (month[i] < '0' || month[i] > '9') {
+      return false;
+    }
+  }
+  const int m = (month[5] - '0') * 10 + (month[6] - '0');
+  return m >= 1 && m <= 12;
+}
 
 }  // namespace
 
@@ -79,6 +95,47 @@ absl::Status SqliteAiSettingsStore::Save(const StoredAiSettings& settings) {
     upsert.bind(6, settings.session_budget_usd);
     upsert.bind(7, static_cast<std::int64_t>(*at));
     upsert.bind(8, settings.updated_by);
+    upsert.exec();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<double> SqliteAiSettingsStore::MonthSpend(std::string_view month) const {
+  if (!ValidMonth(month)) {
+    return absl::InvalidArgumentError("a spend month is YYYY-MM");
+  }
+  double total = 0;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, "SELECT cost_usd FROM ai_spend WHERE month = ?");
+    q.bind(1, std::string(month));
+    if (q.executeStep()) {
+      total = q.getColumn(0).getDouble();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!std::isfinite(total) || total < 0) {
+    return absl::DataLossError("the stored monthly spend is not one pulse-server writes");
+  }
+  return total;
+}
+
+absl::Status SqliteAiSettingsStore::AddSpend(std::string_view month, double cost_usd) {
+  if (!ValidMonth(month)) {
+    return absl::InvalidArgumentError("a spend month is YYYY-MM");
+  }
+  if (!ValidBudget(cost_usd)) {
+    return absl::InvalidArgumentError("a call's cost must be a number from 0 to 1000000");
+  }
+  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement upsert(db,
+                             "INSERT INTO ai_spend (month, cost_usd, calls) VALUES (?, ?, 1) "
+                             "ON CONFLICT (month) DO UPDATE SET cost_usd = cost_usd + "
+                             "excluded.cost_usd, calls = calls + 1");
+    upsert.bind(1, std::string(month));
+    upsert.bind(2, cost_usd);
     upsert.exec();
     return absl::OkStatus();
   });

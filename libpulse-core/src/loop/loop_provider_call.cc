@@ -9,6 +9,7 @@
 #include "loop_run.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/model/usage.h"
+#include "pulse/core/string_view.h"
 
 namespace pulse::core {
 namespace {
@@ -56,20 +57,41 @@ bool LoopRun::AdmitProviderCall() {
   if (!PrepareOutbound()) {
     return false;
   }
-  if (o.max_cost_usd.has_value() && BudgetApplicable(o.route.route)) {
-    if (!UsablePrice(o.route).has_value() || counters_.cost_unknown) {
-      const std::string label = RouteLabel(o.route);
-      Fail(kErrorCodeBoundedFailure, kReasonCostUnknown,
-           absl::StrCat("The run has a money budget but the price of ",
-                        label.empty() ? std::string("the model") : label,
-                        " is unknown, so the cost of a call cannot be bounded. Configure the "
-                        "model's price or remove the budget."));
-      return false;
-    }
+  if (!BudgetApplicable(o.route.route)) {
+    return true;  // no per-token cost: no money budget bounds it
+  }
+  const bool capped = o.max_cost_usd.has_value() || o.max_session_cost_usd.has_value() ||
+                      (o.spend_guard != nullptr && o.spend_guard->Capped());
+  if (capped && (!UsablePrice(o.route).has_value() || counters_.cost_unknown)) {
+    const std::string label = RouteLabel(o.route);
+    Fail(kErrorCodeBoundedFailure, kReasonCostUnknown,
+         absl::StrCat("The run has a money budget but the price of ",
+                      label.empty() ? std::string("the model") : label,
+                      " is unknown, so the cost of a call cannot be bounded. Configure the "
+                      "model's price or remove the budget."));
+    return false;
+  }
+  if (o.max_cost_usd.has_value()) {
     const double cap = *o.max_cost_usd;
     if (std::isnan(cap) || counters_.cost_usd >= cap) {
       Fail(kErrorCodeBoundedFailure, kReasonCostBudgetExhausted,
            absl::StrCat("The run spent its money budget of ", cap, " USD."));
+      return false;
+    }
+  }
+  if (o.max_session_cost_usd.has_value()) {
+    const double cap = *o.max_session_cost_usd;
+    if (std::isnan(cap) || session_.usage_totals.priced_cost_usd >= cap) {
+      Fail(kErrorCodeBoundedFailure, kReasonCostBudgetExhausted,
+           absl::StrCat("The session spent its money budget of ", cap,
+                        " USD. Start a new session, or raise the per-session cap in the AI "
+                        "settings."));
+      return false;
+    }
+  }
+  if (o.spend_guard != nullptr) {
+    if (absl::Status admitted = o.spend_guard->Admit(); !admitted.ok()) {
+      Fail(kErrorCodeBoundedFailure, kReasonSpendCapReached, ToStd(admitted.message()));
       return false;
     }
   }
@@ -100,6 +122,9 @@ absl::Status LoopRun::CallProvider(const LlmRequest& request,
   counters_.output_tokens += used.output_tokens;
   if (cost.cost_usd.has_value()) {
     counters_.cost_usd += *cost.cost_usd;
+    if (loop_.options_.spend_guard != nullptr && *cost.cost_usd > 0) {
+      loop_.options_.spend_guard->Record(*cost.cost_usd);
+    }
   } else {
     counters_.cost_unknown = true;
   }

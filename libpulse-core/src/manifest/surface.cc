@@ -362,12 +362,13 @@ std::vector<SurfaceRoute> BuildSurface() {
       Route("get_ai_settings", "GET", "/api/settings/ai", Scope::kSettingsWrite,
             "The AI settings in force: provider, base URL, model, the Patrol model and the one "
             "Patrol uses, whether a key is set (never the key), the spend caps, who changed them "
-            "and when, the last tool-call preflight of each model, and the models the provider "
-            "lists (asked each time; models_error when it cannot be read). Human tokens only: "
+            "and when, this month's metered spend the monthly cap is checked against, the last "
+            "tool-call preflight of each model, and the models the provider lists (asked each "
+            "time; models_error when it cannot be read). Human tokens only: "
             "human_token_required.",
             "{ provider, base_url, model, patrol_model, effective_patrol_model, api_key_set, "
-            "monthly_budget_usd, session_budget_usd, updated_at, updated_by, preflight, models, "
-            "models_error? }"),
+            "monthly_budget_usd, session_budget_usd, month_spend: { month, cost_usd, "
+            "cap_reached }, updated_at, updated_by, preflight, models, models_error? }"),
       Route("update_ai_settings", "PUT", "/api/settings/ai", Scope::kSettingsWrite,
             "Changes the AI settings; the next run uses them, without a restart (runs in flight "
             "finish on the settings they started with). A provider named without a model gets "

@@ -215,6 +215,7 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   o.max_evidence_calls = static_cast<int>(work.settings.investigation_budget);
   o.route = work.model->route;
   o.local_only = work.model->local_only;
+  o.spend_guard = work.model->spend_guard;
   const LoopPorts ports{work.model->provider,
                         work.model->runner,
                         clock_,

@@ -356,6 +356,7 @@ void PatrolService::WatchPass(Work& work) {
   o.summary_max_tokens = kWatchSummaryMaxTokens;
   o.route = work.model->route;
   o.local_only = work.model->local_only;
+  o.spend_guard = work.model->spend_guard;
   const LoopPorts ports{work.model->provider,
                         work.model->runner,
                         clock_,

@@ -471,5 +471,29 @@ TEST_CASE("the fake server answers unscripted requests with 500 and records them
   CHECK(server->Requests()[0].path == "/v1/models");
 }
 
+TEST_CASE("a configuration without a model starts with the first chat model listed",
+          "[adapters][providers][registry]") {
+  // OpenAI's own list, in its order: embeddings, speech and image models come first.
+  const std::vector<ModelInfo> openai = {{"text-embedding-3-large", ""},
+                                         {"whisper-1", ""},
+                                         {"tts-1-hd", ""},
+                                         {"dall-e-3", ""},
+                                         {"gpt-image-1", ""},
+                                         {"omni-moderation-latest", ""},
+                                         {"gpt-4o-realtime-preview", ""},
+                                         {"gpt-4o-audio-preview", ""},
+                                         {"gpt-4o-transcribe", ""},
+                                         {"davinci-002", ""},
+                                         {"babbage-002", ""},
+                                         {"gpt-4.1-mini", ""},
+                                         {"gpt-4o", ""}};
+  CHECK(FirstChatModel(openai) == "gpt-4.1-mini");
+  CHECK(FirstChatModel({{"Llama-Guard-3-8B", ""}, {"BGE-Reranker", ""}, {"qwen3:8b", ""}}) ==
+        "qwen3:8b");
+  CHECK(FirstChatModel({{"nomic-embed-text", "Nomic Embed"}}) == std::nullopt);
+  CHECK(FirstChatModel({{"", ""}}) == std::nullopt);
+  CHECK(FirstChatModel({}) == std::nullopt);
+}
+
 }  // namespace
 }  // namespace pulse::adapters::providers

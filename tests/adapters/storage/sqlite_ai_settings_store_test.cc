@@ -1,6 +1,7 @@
 // SqliteAiSettingsStore: the runtime AI settings are one row that survives a reopen of its
 // file, a bad value is refused with nothing written, a row no Save would write reads as
-// DataLoss, and migration 11 adds the table to a version-10 file.
+// DataLoss, and migration 11 adds the table to a version-10 file; the metered spend adds up per
+// calendar month (migration 12).
 #include "pulse/adapters/storage/sqlite_ai_settings_store.h"
 
 #include <SQLiteCpp/Database.h>
@@ -113,6 +114,7 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAiSpend(raw);  // migration 12
     UndoAiSettings(raw);
     raw.exec("DELETE FROM schema_version WHERE version >= 11");
   }
@@ -122,6 +124,63 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   CHECK_FALSE(store.Load()->has_value());
   REQUIRE(store.Save(Sample()).ok());
   CHECK(**store.Load() == Sample());
+}
+
+TEST_CASE("the metered spend adds up per calendar month and survives a reopen",
+          "[adapters][storage][ai_settings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  {
+    auto db = MustOpen(path);
+    SqliteAiSettingsStore store(*db);
+    CHECK(*store.MonthSpend("2026-12") == 0);
+    REQUIRE(store.AddSpend("2026-12", 0.25).ok());
+    REQUIRE(store.AddSpend("2026-12", 0.5).ok());
+    REQUIRE(store.AddSpend("2027-01", 1).ok());
+  }
+  auto db = MustOpen(path);
+  SqliteAiSettingsStore store(*db);
+  CHECK(*store.MonthSpend("2026-12") == Approx(0.75));
+  CHECK(*store.MonthSpend("2027-01") == Approx(1));
+  CHECK(*store.MonthSpend("2026-11") == 0);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  CHECK(raw.execAndGet("SELECT calls FROM ai_spend WHERE month = '2026-12'").getInt() == 2);
+}
+
+TEST_CASE("a malformed month or cost is refused and nothing is written",
+          "[adapters][storage][ai_settings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  auto db = MustOpen(path);
+  SqliteAiSettingsStore store(*db);
+  for (const char* month : {"", "2026-1", "2026-13", "2026-00", "2026/12", "26-12-01", "abcd-ef",
+                            "2026-12'; DROP TABLE ai_spend; --"}) {
+    INFO(month);
+    CHECK(store.AddSpend(month, 1).code() == absl::StatusCode::kInvalidArgument);
+    CHECK(store.MonthSpend(month).status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  for (double bad : {-0.01, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN(), 1e7}) {
+    INFO(bad);
+    CHECK(store.AddSpend("2026-12", bad).code() == absl::StatusCode::kInvalidArgument);
+  }
+  CHECK(*store.MonthSpend("2026-12") == 0);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  CHECK(raw.execAndGet("SELECT COUNT(*) FROM ai_spend").getInt() == 0);
+}
+
+TEST_CASE("a spend row no AddSpend would write reads as DataLoss",
+          "[adapters][storage][ai_settings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  MustOpen(path).reset();
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("INSERT INTO ai_spend (month, cost_usd, calls) VALUES ('2026-12', 1e999, 1)");
+  }
+  auto db = MustOpen(path);
+  SqliteAiSettingsStore store(*db);
+  CHECK(store.MonthSpend("2026-12").status().code() == absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

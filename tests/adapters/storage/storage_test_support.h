@@ -39,6 +39,10 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 12 (the metered spend per month), for the tests that roll a file back to an
+// older release and reopen it.
+inline void UndoAiSpend(SQLite::Database& raw) { raw.exec("DROP TABLE ai_spend"); }
+
 // Undoes migration 11 (the runtime AI settings), for the tests that roll a file back to an
 // older release and reopen it.
 inline void UndoAiSettings(SQLite::Database& raw) { raw.exec("DROP TABLE ai_settings"); }

@@ -10,6 +10,7 @@
 
 #include "loop_test_support.h"
 #include "pulse/core/model/usage.h"
+#include "pulse/core/ports/spend_guard.h"
 
 namespace pulse::testing::loop {
 namespace {
@@ -186,6 +187,143 @@ TEST_CASE("an unnamed route is reported with an empty label", "[core][loop]") {
   CHECK(Str(done, "route").empty());
   CHECK(done["cost_usd"].IsNull());  // the default route is metered with an unknown price
   CHECK(core::GetBool(done, "budget_applicable") == true);
+}
+
+// A cap shared by runs, as pulse-server's monthly spend cap: a running total and a limit.
+class TotalGuard final : public core::SpendGuard {
+ public:
+  explicit TotalGuard(double cap) : cap_(cap) {}
+  bool Capped() const override { return cap_ > 0; }
+  absl::Status Admit() override {
+    ++admits;
+    if (unreadable) {
+      return absl::UnavailableError("the total cannot be read");
+    }
+    if (cap_ > 0 && total >= cap_) {
+      return absl::ResourceExhaustedError("this month's cap of 0.005 USD is reached");
+    }
+    return absl::OkStatus();
+  }
+  void Record(double cost_usd) override {
+    total += cost_usd;
+    recorded.push_back(cost_usd);
+  }
+
+  double total = 0;
+  int admits = 0;
+  bool unreadable = false;
+  std::vector<double> recorded;
+
+ private:
+  double cap_;
+};
+
+TEST_CASE("a per-session money budget counts the session's earlier runs", "[core][loop]") {
+  // Each run costs $0.006 (3000 input tokens); the session's cap is $0.010: the first two runs
+  // are admitted (the second starts at $0.006 spent), the third is refused before any call.
+  core::LoopOptions options = WithRoute(core::InferenceRoute::kMeteredApi, kPrice);
+  options.max_session_cost_usd = 0.010;
+  Harness h(options);
+  h.BindDefaults();
+  h.provider.Add(ScriptedTurn::Text("one").WithUsage(3000, 0));
+  h.provider.Add(ScriptedTurn::Text("two").WithUsage(3000, 0));
+  h.provider.Add(ScriptedTurn::Text("never"));
+  CHECK(h.Run("first")->end == RunEnd::kAnswered);
+  CHECK(h.Run("second")->end == RunEnd::kAnswered);
+  absl::StatusOr<core::RunOutcome> third = h.Run("third");
+  REQUIRE(third.ok());
+  CHECK(third->end == RunEnd::kFailed);
+  CHECK(third->failure_reason == "cost_budget_exhausted");
+  CHECK(h.provider.RequestCount() == 2);
+  const rapidjson::Document error = FirstEvent(h.events, LoopEventType::kError);
+  CHECK(Str(error, "message").find("session") != std::string::npos);
+  CHECK(h.Session().usage_totals.priced_cost_usd == Approx(0.012));
+
+  // Another session starts from nothing.
+  h.provider.Add(ScriptedTurn::Text("fresh").WithUsage(10, 0));
+  CHECK(h.Run("hello", Policy(), "ses_other")->end == RunEnd::kAnswered);
+}
+
+TEST_CASE("a shared spend guard is told every priced call and stops runs once its cap is reached",
+          "[core][loop]") {
+  TotalGuard guard(0.005);
+  core::LoopOptions options = WithRoute(core::InferenceRoute::kMeteredApi, kPrice);
+  options.spend_guard = &guard;
+  Harness h(options);
+  h.BindDefaults();
+  h.provider.Add(ScriptedTurn::Calls({Call("r1", "pulse_read", kReadVm)}).WithUsage(1000, 0));
+  h.provider.Add(ScriptedTurn::Text("done").WithUsage(2000, 0));
+  CHECK(h.Run("check")->end == RunEnd::kAnswered);
+  REQUIRE(guard.recorded.size() == 2);
+  CHECK(guard.recorded[0] == Approx(0.002));
+  CHECK(guard.recorded[1] == Approx(0.004));
+  CHECK(guard.admits == 2);
+
+  // $0.006 spent, over the cap: the next run (any session) makes no call.
+  h.provider.Add(ScriptedTurn::Text("never"));
+  absl::StatusOr<core::RunOutcome> refused = h.Run("again", Policy(), "ses_next");
+  REQUIRE(refused.ok());
+  CHECK(refused->end == RunEnd::kFailed);
+  CHECK(refused->failure_reason == "spend_cap_reached");
+  CHECK(h.provider.RequestCount() == 2);
+  const rapidjson::Document error = FirstEvent(h.events, LoopEventType::kError);
+  CHECK(Str(error, "code") == "TOOL_LOOP_BOUNDED_FAILURE");
+  CHECK(Str(error, "message") == "this month's cap of 0.005 USD is reached");
+}
+
+TEST_CASE("a spend guard that cannot read its total stops the run before the call",
+          "[core][loop]") {
+  TotalGuard guard(1.0);
+  guard.unreadable = true;
+  core::LoopOptions options = WithRoute(core::InferenceRoute::kMeteredApi, kPrice);
+  options.spend_guard = &guard;
+  Harness h(options);
+  h.BindDefaults();
+  h.provider.Add(ScriptedTurn::Text("never"));
+  absl::StatusOr<core::RunOutcome> out = h.Run("check");
+  REQUIRE(out.ok());
+  CHECK(out->failure_reason == "spend_cap_reached");
+  CHECK(h.provider.RequestCount() == 0);
+}
+
+TEST_CASE("an uncapped spend guard records the spend and refuses nothing, unknown prices included",
+          "[core][loop]") {
+  TotalGuard guard(0);
+  {
+    core::LoopOptions options = WithRoute(core::InferenceRoute::kMeteredApi, std::nullopt);
+    options.spend_guard = &guard;
+    Harness h(options);
+    h.BindDefaults();
+    ScriptTwoTurns(h);
+    CHECK(h.Run("check")->end == RunEnd::kAnswered);  // no cap: an unknown price is fine
+    CHECK(guard.recorded.empty());                    // and an unknown cost is not recorded
+  }
+  {
+    // With a cap, the same unknown price fails closed.
+    TotalGuard capped(1.0);
+    core::LoopOptions options = WithRoute(core::InferenceRoute::kMeteredApi, std::nullopt);
+    options.spend_guard = &capped;
+    Harness h(options);
+    h.BindDefaults();
+    ScriptTwoTurns(h);
+    absl::StatusOr<core::RunOutcome> out = h.Run("check");
+    REQUIRE(out.ok());
+    CHECK(out->failure_reason == "cost_unknown");
+    CHECK(h.provider.RequestCount() == 0);
+  }
+  {
+    // A local route is never metered: the guard is neither asked nor told.
+    TotalGuard capped(0.000001);
+    capped.total = 5;
+    core::LoopOptions options = WithRoute(core::InferenceRoute::kLocalModelServer, kPrice);
+    options.spend_guard = &capped;
+    Harness h(options);
+    h.BindDefaults();
+    ScriptTwoTurns(h);
+    CHECK(h.Run("check")->end == RunEnd::kAnswered);
+    CHECK(capped.admits == 0);
+    CHECK(capped.recorded.empty());
+  }
 }
 
 }  // namespace

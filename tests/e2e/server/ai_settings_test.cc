@@ -5,7 +5,8 @@
 // settings and Patrol's status, and a model that cannot call tools leaves Patrol to its
 // deterministic checks with the reason in the run record; the key is sealed (neither the
 // database files nor any answer or log line hold it); only a human token with settings:write
-// may read or change the settings; a bad body changes nothing; each change is audited.
+// may read or change the settings; a bad body changes nothing; each change is audited; the
+// monthly spend cap holds across runs and restarts, the per-session cap across a session's turns.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -19,6 +20,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "pulse/core/json/json.h"
 #include "pulse/testing/fake_provider_server.h"
 #include "server_harness.h"
@@ -397,6 +399,45 @@ TEST_CASE("the API key set at runtime is sealed, used, kept across a restart and
 }
 
 TEST_CASE(
+    "a provider configured at start-up without a model starts with the first chat model "
+    "it lists, or the registry's default when the list cannot be read",
+    "[e2e][server][ai_settings]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  const std::string admin = MintToken(dir.path(), "*", "alice");
+  const std::vector<std::string> args = {"--provider",          "openai-compatible",
+                                         "--provider-base-url", fake.base_url() + "/v1",
+                                         "--patrol-interval",   "0"};
+  {
+    ScriptedResponse list = JsonResponse(
+        200, R"({"object":"list","data":[{"id":"text-embedding-3-small"},{"id":"whisper-1"},)"
+             R"({"id":"listed-chat-model"},{"id":"another-chat-model"}]})");
+    list.path = "/v1/models";
+    fake.Enqueue(list);
+    ServerProcess server(dir.path(), {.args = args});
+    CHECK(Str(GetSettings(server.port(), admin), "model") == "listed-chat-model");
+    fake.Enqueue(Turn(TextTurn("hello from the listed model")));
+    CHECK(Chat(server.port(), admin, "hi") == "answered");
+    CHECK(ModelsRequested(fake).back() == "listed-chat-model");
+    CHECK(server.Stop() == "exited 0");
+    CHECK(server.Log().find("(model: the first chat model the provider lists)") !=
+          std::string::npos);
+  }
+  {
+    // Ollama's list unreadable (nothing scripted: 500): the registry's default, said so.
+    TempDir other;
+    const std::string token = MintToken(other.path(), "*", "alice");
+    ServerProcess server(other.path(), {.args = {"--provider", "ollama", "--provider-base-url",
+                                                 fake.base_url(), "--patrol-interval", "0"}});
+    CHECK(Str(GetSettings(server.port(), token), "model") == "qwen3:8b");
+    CHECK(server.Stop() == "exited 0");
+    CHECK(server.Log().find("model list could not be read") != std::string::npos);
+  }
+}
+
+TEST_CASE(
     "a provider named without a model gets the first model its list names, and the old "
     "provider's key stays behind",
     "[e2e][server][ai_settings]") {
@@ -473,6 +514,116 @@ TEST_CASE("a spend cap set at runtime refuses the next run that it cannot bound,
   REQUIRE(Put(server.port(), admin, R"({"session_budget_usd":0})").status == 200);
   fake.Enqueue(Turn(TextTurn("uncapped again")));
   CHECK(Chat(server.port(), admin, "and now?") == "answered");
+}
+
+// A priced route: OpenAI's gpt-4o-mini ($0.15 / $0.60 per million tokens) served by the fake,
+// declared remote so it is metered. Each scripted answer uses 100 + 20 tokens: $0.000027.
+std::vector<std::string> PricedArgs(const FakeProviderServer& fake) {
+  return {"--provider",
+          "openai",
+          "--provider-base-url",
+          fake.base_url() + "/v1",
+          "--model",
+          "gpt-4o-mini",
+          "--provider-locality",
+          "remote",
+          "--patrol-interval",
+          "0"};
+}
+constexpr double kCallCost = (100 * 0.15 + 20 * 0.60) / 1e6;
+
+TEST_CASE(
+    "the monthly spend cap counts every run's metered spend, survives a restart and stops "
+    "chats and Patrol's model once reached",
+    "[e2e][server][ai_settings]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  const std::string admin = MintToken(dir.path(), "*", "alice");
+  const std::string month = absl::FormatTime("%Y-%m", absl::Now(), absl::UTCTimeZone());
+  {
+    ServerProcess server(dir.path(), {.args = PricedArgs(fake)});
+    rapidjson::Document fresh = GetSettings(server.port(), admin);
+    CHECK(Str(fresh["month_spend"], "month") == month);
+    CHECK(fresh["month_spend"]["cost_usd"].GetDouble() == 0);
+    CHECK_FALSE(fresh["month_spend"]["cap_reached"].GetBool());
+
+    // Below one call's cost: the first chat is admitted (nothing spent yet), the next is not.
+    const Reply capped = Put(server.port(), admin, R"({"monthly_budget_usd":0.00002})");
+    INFO(capped.body);
+    REQUIRE(capped.status == 200);
+    fake.Enqueue(Turn(TextTurn("first answer")));
+    CHECK(Chat(server.port(), admin, "hello") == "answered");
+    rapidjson::Document spent = GetSettings(server.port(), admin);
+    CHECK(spent["month_spend"]["cost_usd"].GetDouble() == Approx(kCallCost));
+    CHECK(spent["month_spend"]["cap_reached"].GetBool());
+
+    const std::size_t before = ModelsRequested(fake).size();
+    const ChatStream refused =
+        PostStream(server.port(), "/api/ai/chat", admin, R"({"message":"hello again"})");
+    INFO(refused.raw);
+    REQUIRE(refused.status == 200);
+    const rapidjson::Document error = refused.First("error");
+    CHECK(Str(error, "reason") == "spend_cap_reached");
+    CHECK(Str(error, "message").find("monthly spend cap") != std::string::npos);
+    CHECK(Str(Json(refused.Last()->data_json), "outcome") == "failed");
+    // Patrol keeps its deterministic checks and says why its model did not run.
+    const rapidjson::Document run =
+        WaitPatrolRun(server.port(), admin, StartPatrolRun(server.port(), admin));
+    INFO(core::ToJsonString(run));
+    CHECK_FALSE(run["model_pass_ran"].GetBool());
+    CHECK(Str(run, "model_pass_skipped_reason") == "spend_cap_reached");
+    CHECK(ModelsRequested(fake).size() == before);  // the provider was asked nothing
+  }
+  {
+    // The month's spend is durable: a restart does not reset the cap.
+    ServerProcess server(dir.path(), {.args = PricedArgs(fake)});
+    rapidjson::Document after = GetSettings(server.port(), admin);
+    CHECK(after["month_spend"]["cost_usd"].GetDouble() == Approx(kCallCost));
+    const ChatStream refused =
+        PostStream(server.port(), "/api/ai/chat", admin, R"({"message":"after restart"})");
+    REQUIRE(refused.status == 200);
+    CHECK(Str(refused.First("error"), "reason") == "spend_cap_reached");
+
+    // Raising the cap lets the next chat run, and its cost adds to the month.
+    REQUIRE(Put(server.port(), admin, R"({"monthly_budget_usd":5})").status == 200);
+    fake.Enqueue(Turn(TextTurn("second answer")));
+    CHECK(Chat(server.port(), admin, "and now?") == "answered");
+    CHECK(GetSettings(server.port(), admin)["month_spend"]["cost_usd"].GetDouble() ==
+          Approx(2 * kCallCost));
+  }
+}
+
+TEST_CASE("the per-session spend cap counts the session's earlier turns, not other sessions",
+          "[e2e][server][ai_settings]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  const std::string admin = MintToken(dir.path(), "*", "alice");
+  ServerProcess server(dir.path(), {.args = PricedArgs(fake)});
+  // Room for one call and a half: the second turn of a session starts under the cap, the third
+  // starts over it.
+  REQUIRE(Put(server.port(), admin, R"({"session_budget_usd":0.00004})").status == 200);
+  fake.Enqueue(Turn(TextTurn("one")));
+  const ChatStream first =
+      PostStream(server.port(), "/api/ai/chat", admin, R"({"message":"first"})");
+  REQUIRE(first.status == 200);
+  const std::string session = Str(first.First("session"), "id");
+  REQUIRE_FALSE(session.empty());
+  const std::string more = R"({"message":"more","session_id":")" + session + "\"}";
+  fake.Enqueue(Turn(TextTurn("two")));
+  const ChatStream second = PostStream(server.port(), "/api/ai/chat", admin, more);
+  INFO(second.raw);
+  CHECK(Str(Json(second.Last()->data_json), "outcome") == "answered");
+  const ChatStream third = PostStream(server.port(), "/api/ai/chat", admin, more);
+  INFO(third.raw);
+  CHECK(Str(third.First("error"), "reason") == "cost_budget_exhausted");
+  CHECK(Str(third.First("error"), "message").find("session") != std::string::npos);
+  // A new session has its own allowance.
+  fake.Enqueue(Turn(TextTurn("fresh")));
+  CHECK(Chat(server.port(), admin, "a new session") == "answered");
 }
 
 TEST_CASE("only a human token with settings:write reads or changes the AI settings",

@@ -202,6 +202,14 @@ export default function SettingsAi() {
             value={form.monthly_budget_usd}
             onInput={set('monthly_budget_usd')}
           />
+          {data.month_spend && (
+            <p class={data.month_spend.cap_reached ? 'error' : 'hint'}>
+              Metered spend in {data.month_spend.month} (UTC):{' '}
+              {data.month_spend.cost_usd.toFixed(4)} USD
+              {data.month_spend.cap_reached &&
+                ': the monthly cap is reached, so the Assistant and Patrol make no more model calls this month.'}
+            </p>
+          )}
           <label for="ai-session">Per-session spend cap in USD (0: none)</label>
           <input
             id="ai-session"

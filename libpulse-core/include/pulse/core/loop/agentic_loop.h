@@ -59,6 +59,7 @@
 #include "pulse/core/ports/id_source.h"
 #include "pulse/core/ports/llm_provider.h"
 #include "pulse/core/ports/session_store.h"
+#include "pulse/core/ports/spend_guard.h"
 #include "pulse/core/ports/task_runner.h"
 #include "pulse/core/tools/tool_registry.h"
 
@@ -88,6 +89,14 @@ struct LoopOptions {
   // not bounded by it). Checked before every provider call: a spent budget fails the run with
   // cost_budget_exhausted, an unknown price with cost_unknown (no call is made). Unset: none.
   std::optional<double> max_cost_usd;
+  // Money per session in US dollars, for a metered route: the session's whole priced cost, its
+  // earlier runs included (SessionRecord::usage_totals), so a chat continued turn after turn
+  // stops at the operator's per-session cap (cost_budget_exhausted). Unset: none.
+  std::optional<double> max_session_cost_usd;
+  // Nullable borrow, outliving the loop: a cap shared by every run (the monthly spend cap),
+  // asked before each metered provider call and told each priced call's cost. A refusal fails
+  // the run with spend_cap_reached before the call is made.
+  SpendGuard* spend_guard = nullptr;
   std::optional<int> max_tokens;  // completion cap per turn
   int summary_max_tokens = 1024;  // completion cap of the tool-free summary call
   // A declining allowance of output tokens per run (Patrol's Watch economy); 0 means

@@ -74,8 +74,12 @@ inline constexpr std::string_view kErrorCodeCancelled = "RUN_CANCELLED";
 inline constexpr std::string_view kReasonRepeatedDeniedCall = "repeated_denied_tool_call";
 inline constexpr std::string_view kReasonMaxProviderCalls = "max_provider_calls";
 inline constexpr std::string_view kReasonTokenAllowance = "token_allowance_exhausted";
-// The run's money budget (LoopOptions::max_cost_usd) is spent; checked before every call.
+// The run's or the session's money budget (LoopOptions::max_cost_usd, max_session_cost_usd)
+// is spent; checked before every call.
 inline constexpr std::string_view kReasonCostBudgetExhausted = "cost_budget_exhausted";
+// A cap shared by every run (LoopOptions::spend_guard: the operator's monthly spend cap) is
+// reached, or its total cannot be read; checked before every metered call.
+inline constexpr std::string_view kReasonSpendCapReached = "spend_cap_reached";
 // A money budget is set but the metered route's price is unknown: the cost of a call cannot be
 // bounded, so no call is made (fail closed).
 inline constexpr std::string_view kReasonCostUnknown = "cost_unknown";

@@ -57,6 +57,7 @@
 #include "pulse/core/ports/operator_state_store.h"
 #include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/session_store.h"
+#include "pulse/core/ports/spend_guard.h"
 #include "pulse/core/ports/task_runner.h"
 
 namespace pulse::core {
@@ -72,6 +73,9 @@ inline constexpr int kInvestigationMaxTurns = 8;
 // Reasons the model pass did not run.
 inline constexpr std::string_view kSkipNoProvider = "no_provider_configured";
 inline constexpr std::string_view kSkipTriageErrors = "triage_failed";
+// The monthly spend cap is reached (the model source says so before the run; a pass whose
+// call is refused mid-run ends with the loop's spend_cap_reached).
+inline constexpr std::string_view kSkipSpendCapReached = "spend_cap_reached";
 
 // The model side of Patrol; absent when no provider is configured.
 struct PatrolModel {
@@ -79,7 +83,8 @@ struct PatrolModel {
   SessionStore& sessions;
   TaskRunner& runner;
   ModelRoute route;
-  LocalOnlySource local_only;  // as LoopOptions::local_only
+  LocalOnlySource local_only;         // as LoopOptions::local_only
+  SpendGuard* spend_guard = nullptr;  // as LoopOptions::spend_guard (the monthly spend cap)
 };
 
 // A run's model side: a model, or none and why. The model is held for the whole run, so a

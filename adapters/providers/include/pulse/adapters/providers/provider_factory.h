@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,5 +85,11 @@ struct ModelInfo {
 // provider, and IncompleteStreamError (DataLoss) for a listing that is not the expected JSON.
 [[nodiscard]] absl::StatusOr<std::vector<ModelInfo>> ListModels(
     const ProviderConfig& config, const std::atomic<bool>* cancelled = nullptr);
+
+// The model a configuration without one starts with: the first of `models` (the provider's
+// order) that serves chat, skipping ids that name another kind of model (embedding, speech,
+// transcription, realtime audio, image, moderation, rerank, guard and legacy completion models:
+// the substrings are in model_listing.cc and docs/providers.md). nullopt when none is left.
+[[nodiscard]] std::optional<std::string> FirstChatModel(const std::vector<ModelInfo>& models);
 
 }  // namespace pulse::adapters::providers

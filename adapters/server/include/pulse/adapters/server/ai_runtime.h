@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,6 +29,7 @@
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/ports/audit_log.h"
 #include "pulse/core/ports/clock.h"
+#include "pulse/core/ports/spend_guard.h"
 
 namespace pulse::server {
 
@@ -42,6 +44,9 @@ struct AiSettings {
   bool api_key_set = false;
   std::optional<absl::Time> updated_at;  // unset: start-up settings no one changed
   std::string updated_by;                // token id of the last change
+  // How the model was chosen when no one named it (start-up without a model: the provider's
+  // list, or the registry's default and why); "" when it was named.
+  std::string model_note;
 
   // The model Patrol runs with: patrol_model, else model.
   const std::string& EffectivePatrolModel() const {
@@ -120,9 +125,47 @@ struct AiStartup {
 inline constexpr adapters::providers::HttpTimeouts kSettingsProbeTimeouts{
     absl::Seconds(5), absl::Seconds(20), absl::Seconds(20), absl::Seconds(30)};
 
+// The model-list request at start-up when no model is configured: short, so a silent
+// provider delays the server's start by seconds, not minutes.
+inline constexpr adapters::providers::HttpTimeouts kStartupListTimeouts{
+    absl::Seconds(2), absl::Seconds(5), absl::Seconds(5), absl::Seconds(8)};
+
 // Why a Patrol run has no model although a provider is set (PatrolModelChoice).
 inline constexpr std::string_view kSkipModelCannotCallTools = "model_cannot_call_tools";
 inline constexpr std::string_view kSkipPreflightFailed = "model_preflight_failed";
+
+// The monthly spend cap (AiSettings::monthly_budget_usd) as the loop's SpendGuard: the metered
+// spend of the calendar month (UTC) across every chat and Patrol run, kept in the ai_spend
+// table and cached here. A cap of 0 records the spend but refuses nothing.
+class MonthlySpend final : public core::SpendGuard {
+ public:
+  // `cap` answers the cap in force (0 = none); called without MonthlySpend's lock held.
+  MonthlySpend(adapters::storage::SqliteAiSettingsStore& store, const core::Clock& clock,
+               std::function<double()> cap);
+
+  bool Capped() const override;
+  // ResourceExhausted when this month's spend has reached the cap (the message names both and
+  // when it resets); Unavailable when a cap is set and the month's total cannot be read.
+  absl::Status Admit() override;
+  // Adds to the month's total; a total that cannot be saved now is saved with the next call.
+  void Record(double cost_usd) override;
+
+  // This month's spend ("YYYY-MM" UTC, and its total); the store's error when unreadable.
+  absl::StatusOr<std::pair<std::string, double>> ThisMonth();
+
+ private:
+  // The total of `month`, loading it when the month changed. Errors: the store's.
+  absl::StatusOr<double> TotalLocked(const std::string& month) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string MonthNow() const;
+
+  adapters::storage::SqliteAiSettingsStore& store_;
+  const core::Clock& clock_;
+  const std::function<double()> cap_;
+  absl::Mutex mu_;
+  std::string month_ ABSL_GUARDED_BY(mu_);   // "" until loaded
+  double total_ ABSL_GUARDED_BY(mu_) = 0;    // month_'s total, unsaved cost included
+  double unsaved_ ABSL_GUARDED_BY(mu_) = 0;  // recorded but not yet in the store
+};
 
 class AiRuntime {
  public:
@@ -134,7 +177,9 @@ class AiRuntime {
   // at start-up (flag or pulse.json) wins, with its base URL, model and key where given; what
   // it leaves unset comes from the stored settings when they name the same provider. Without
   // a start-up provider the stored settings apply whole. The Patrol model and the spend caps
-  // only ever come from the stored settings. Errors: the store's; InvalidArgument when the
+  // only ever come from the stored settings. A provider without a model, after that, gets the
+  // first chat model its list names (kStartupListTimeouts), else the registry's default
+  // (AiSettings::model_note says which). Errors: the store's; InvalidArgument when the
   // resulting settings do not build (the message names the field).
   [[nodiscard]] absl::Status Open(const AiStartup& startup);
 
@@ -161,10 +206,17 @@ class AiRuntime {
   // Patrol's model for a run (PatrolServiceOptions::model_source): none without a provider;
   // for a scheduled run the model is checked first, and one that fails the check is not used
   // (kSkipModelCannotCallTools or kSkipPreflightFailed). Manual runs use the last result.
+  // When the monthly spend cap is reached, no model either (core::kSkipSpendCapReached).
   core::PatrolModelChoice PatrolModelFor(core::PatrolTrigger trigger);
+
+  // The monthly spend cap every engine's runs are held to (LoopOptions::spend_guard).
+  MonthlySpend& Spend() { return spend_; }
 
  private:
   ModelPreflight RunPreflight(const adapters::providers::ProviderConfig& config);
+  // Start-up without a model: the first chat model the provider lists, else (the list cannot
+  // be read or has none) the registry's default; says which in s.model_note.
+  void PickStartupModel(AiSettings& s, const std::string& key) const;
   absl::Status AuditChange(const AiSettings& before, const AiSettings& after,
                            const core::ActionActor& actor, bool key_changed);
 
@@ -180,6 +232,7 @@ class AiRuntime {
   std::string api_key_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<AiEngine> engine_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ModelPreflight> preflights_ ABSL_GUARDED_BY(mu_);
+  MonthlySpend spend_;
 };
 
 // Asks the model of `config` to call a trivial tool, once, over a provider of its own with

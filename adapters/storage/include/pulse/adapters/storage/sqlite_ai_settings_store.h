@@ -1,5 +1,6 @@
 // SqliteAiSettingsStore: the AI settings an operator set at runtime (PUT /api/settings/ai,
-// docs/server.md), one row of the shared SQLite database (migration 11). The API key is not
+// docs/server.md), one row of the shared SQLite database (migration 11), and the metered spend
+// per calendar month the monthly spend cap is checked against (migration 12). The API key is not
 // part of them: pulse-server seals it in the credential store (sqlite_credential_store.h)
 // under kAiSettingsCredential, so this table never holds a secret.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
@@ -8,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +53,14 @@ class SqliteAiSettingsStore final {
   // Replaces the saved settings. InvalidArgument (nothing written) for an empty provider, a
   // cap that is negative, not finite or over kMaxAiBudgetUsd, or a time out of range.
   [[nodiscard]] absl::Status Save(const StoredAiSettings& settings);
+
+  // The metered spend recorded for a calendar month ("YYYY-MM", UTC), 0 when none was.
+  // InvalidArgument for a malformed month; DataLoss for a row Add never writes.
+  [[nodiscard]] absl::StatusOr<double> MonthSpend(std::string_view month) const;
+
+  // Adds a priced call's cost to the month's total. InvalidArgument (nothing written) for a
+  // malformed month or a cost that is negative, not finite or over kMaxAiBudgetUsd.
+  [[nodiscard]] absl::Status AddSpend(std::string_view month, double cost_usd);
 
  private:
   SqliteDatabase& database_;
