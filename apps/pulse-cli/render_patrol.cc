@@ -111,7 +111,12 @@ void RenderPatrolStatus(const Console& console, const rapidjson::Value& reply) {
     RenderGeneric(console, reply);
     return;
   }
+  std::string state = Dash(Cut(reply, "runtime_state", 12));
+  if (!Str(reply, "blocked_reason").empty()) {
+    state += " (" + Cut(reply, "blocked_reason", 32) + ")";
+  }
   std::vector<std::pair<std::string, std::string>> fields = {
+      {"state", state},
       {"running", YesNo(reply, "running")},
       {"schedule", Bool(reply, "enabled").value_or(false) ? "every " + IntervalText(reply)
                                                           : std::string("manual runs only")},
@@ -128,8 +133,10 @@ void RenderPatrolStatus(const Console& console, const rapidjson::Value& reply) {
     fields.emplace_back("last run", Cut(reply, "last_run_id", 48) + " " +
                                         console.PaintOut(StateStyle(last).value_or(Style::kBold),
                                                          SafeCell(last, 20)));
-    fields.emplace_back("last started", When(reply, "last_patrol_at", true));
     fields.emplace_back("active findings", IntText(reply, "findings_count"));
+  }
+  if (!Str(reply, "last_patrol_at").empty()) {
+    fields.emplace_back("last full patrol", When(reply, "last_patrol_at", true));
   }
   RenderFields(console, fields);
 }

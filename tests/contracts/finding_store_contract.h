@@ -67,6 +67,7 @@ inline core::Finding FullFinding(const std::string& id) {
   f.investigation_outcome = core::InvestigationOutcome::kFixQueued;
   f.last_investigated_at = kContractT0 + absl::Minutes(30);
   f.investigation_attempts = 1;
+  f.fix_action_id = "act_0123456789abcdef0123456789abcdef";
   f.investigation_record_json = R"({"proposed_fix":{"description":"prune"},"steps":[1,2]})";
   f.objective_context_json = R"({"objective_id":"obj-1"})";
   f.loop_state = core::LoopState::kResolved;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/autonomy.h"
+#include "pulse/core/model/loop_event.h"
 #include "pulse/core/model/patrol_run.h"
 #include "pulse/core/status_macros.h"
 #include "server_context.h"
@@ -108,19 +109,111 @@ HttpReply GetRun(ServerContext& ctx, const HttpRequest& request) {
   return HttpReply::Json(core::PatrolRunToJson(*run));
 }
 
+// Why Patrol cannot do its model work now (C-API-10), from live inputs: the AI settings in
+// force, the last tool-call preflight of Patrol's model, the model's record in this process and
+// the schedule — never only from the last failed run. First match wins.
+struct Blocked {
+  std::string_view reason;  // no_provider | preflight_failed | budget_exhausted | paused
+  std::string message;
+};
+
+constexpr std::string_view kWhereToFix =
+    "Settings > AI (Provider & Models): configure a provider and pick a Patrol model that can "
+    "call tools";
+
+std::optional<Blocked> BlockedNow(const AiSettings& ai,
+                                  const std::optional<ModelPreflight>& preflight,
+                                  const core::PatrolModelHealth& health,
+                                  const PatrolSchedule& schedule) {
+  if (ai.provider.empty()) {
+    return Blocked{"no_provider",
+                   absl::StrCat("no model provider is configured, so Patrol runs only its "
+                                "deterministic checks; ",
+                                std::string(kWhereToFix))};
+  }
+  if (preflight.has_value() && preflight->outcome != ModelPreflight::Outcome::kOk) {
+    return Blocked{"preflight_failed",
+                   absl::StrCat("the Patrol model ", preflight->model,
+                                " failed its tool-call "
+                                "preflight (",
+                                std::string(ToString(preflight->outcome)),
+                                "): ", preflight->message, "; ", std::string(kWhereToFix))};
+  }
+  if (health.consecutive_failures > 0 && (health.last_failure == core::kReasonCostBudgetExhausted ||
+                                          health.last_failure == core::kReasonCostUnknown)) {
+    return Blocked{"budget_exhausted",
+                   absl::StrCat("Patrol's last model call stopped on its spend budget (",
+                                health.last_failure, "); raise the budget in Settings > AI")};
+  }
+  if (!schedule.enabled) {
+    return Blocked{"paused",
+                   "the schedule is off (patrol interval 0): Patrol runs only when started"};
+  }
+  return std::nullopt;
+}
+
+// The end times Patrol's status reports (C-API-11): the newest full run that finished without
+// error, the newest such scoped run, and the newest finished run of any kind.
+struct RunTimes {
+  std::optional<absl::Time> full;
+  std::string full_run_id;
+  std::optional<absl::Time> scoped;
+  std::optional<absl::Time> activity;
+};
+
+RunTimes EndTimes(const std::vector<core::PatrolRunRecord>& runs) {
+  RunTimes t;
+  const auto later = [](std::optional<absl::Time>& slot, absl::Time at) {
+    if (!slot.has_value() || at > *slot) {
+      slot = at;
+      return true;
+    }
+    return false;
+  };
+  for (const core::PatrolRunRecord& r : runs) {
+    if (r.status == core::PatrolRunStatus::kRunning || !r.completed_at.has_value()) {
+      continue;
+    }
+    later(t.activity, *r.completed_at);
+    if (r.status == core::PatrolRunStatus::kError) {
+      continue;
+    }
+    if (r.scope.Full()) {
+      if (later(t.full, *r.completed_at)) {
+        t.full_run_id = r.id;
+      }
+    } else {
+      later(t.scoped, *r.completed_at);
+    }
+  }
+  return t;
+}
+
 HttpReply Status(ServerContext& ctx) {
   absl::StatusOr<core::AutonomySettings> autonomy = ctx.patrol.Autonomy();
   if (!autonomy.ok()) {
     return Unavailable("the Patrol settings", autonomy.status());
   }
-  absl::StatusOr<std::vector<core::PatrolRunRecord>> last = ctx.patrol_runs.List(1);
-  if (!last.ok()) {
-    return Unavailable("the Patrol run store", last.status());
+  absl::StatusOr<std::vector<core::PatrolRunRecord>> runs =
+      ctx.patrol_runs.List(core::kPatrolRunHistoryLimit);
+  if (!runs.ok()) {
+    return Unavailable("the Patrol run store", runs.status());
   }
   const std::vector<std::string> running = ctx.patrol.RunningIds();
   const PatrolSchedule schedule = ctx.scheduler.Schedule();
+  const AiSettings ai = ctx.ai.Settings();
+  const std::optional<ModelPreflight> preflight = ctx.ai.PatrolPreflight();
+  const core::PatrolModelHealth health = ctx.patrol.ModelHealth();
+  const std::optional<Blocked> blocked = BlockedNow(ai, preflight, health, schedule);
   core::JsonWriter w;
   w.StartObject();
+  w.Member("runtime_state", !running.empty()      ? "running"
+                            : blocked.has_value() ? "blocked"
+                                                  : "idle");
+  if (blocked.has_value()) {
+    w.Member("blocked_reason", blocked->reason);
+    w.Member("blocked_message", blocked->message);
+  }
   w.Member("running", !running.empty());
   w.Key("running_run_ids");
   w.StringArray(running);
@@ -129,12 +222,11 @@ HttpReply Status(ServerContext& ctx) {
   w.TimeMemberIfSet("next_patrol_at", schedule.next_run_at);
   // Whether the AI settings in force give Patrol a model, which one, and how its last tool-call
   // preflight went (a model that cannot call tools leaves Patrol to its deterministic checks).
-  const AiSettings ai = ctx.ai.Settings();
   w.Member("model_configured", !ai.provider.empty());
   if (!ai.provider.empty()) {
     w.Member("model", ModelIdentity(ai.provider, ai.EffectivePatrolModel()));
   }
-  if (const std::optional<ModelPreflight> preflight = ctx.ai.PatrolPreflight()) {
+  if (preflight.has_value()) {
     w.Key("model_preflight");
     w.StartObject();
     w.Member("outcome", ToString(preflight->outcome));
@@ -142,12 +234,29 @@ HttpReply Status(ServerContext& ctx) {
     w.TimeMember("checked_at", preflight->checked_at);
     w.EndObject();
   }
+  w.Key("model_failures");
+  w.StartObject();
+  w.Member("consecutive", static_cast<std::int64_t>(health.consecutive_failures));
+  w.Member("threshold", static_cast<std::int64_t>(core::kModelFailureThreshold));
+  if (!health.last_failure.empty()) {
+    w.Member("last_reason", health.last_failure);
+    w.Member("last_detail", health.last_failure_detail);
+  }
+  w.TimeMemberIfSet("last_failed_at", health.last_failure_at);
+  w.TimeMemberIfSet("last_succeeded_at", health.last_success_at);
+  w.EndObject();
   w.Member("autonomy_level", core::ToString(core::EffectiveAutonomy(*autonomy)));
-  if (!last->empty()) {
-    const core::PatrolRunRecord& r = last->front();
+  const RunTimes times = EndTimes(*runs);
+  w.TimeMemberIfSet("last_patrol_at", times.full);
+  if (!times.full_run_id.empty()) {
+    w.Member("last_full_run_id", times.full_run_id);
+  }
+  w.TimeMemberIfSet("last_scoped_patrol_at", times.scoped);
+  w.TimeMemberIfSet("last_activity_at", times.activity);
+  if (!runs->empty()) {
+    const core::PatrolRunRecord& r = runs->front();
     w.Member("last_run_id", r.id);
     w.Member("last_status", core::ToString(r.status));
-    w.TimeMember("last_patrol_at", r.started_at);
     w.Member("findings_count", static_cast<std::int64_t>(r.finding_ids.size()));
     w.Member("error_count", r.error_count);
     w.Member("healthy", r.status == core::PatrolRunStatus::kHealthy);

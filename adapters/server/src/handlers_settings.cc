@@ -184,6 +184,7 @@ HttpReply UpdateSettings(ServerContext& ctx, const HttpRequest& request) {
     return HttpReply::Error(AgentErrorCode::kInvalidRequest,
                             std::string(change.status().message()));
   }
+  const absl::Time before = ctx.clock.Now();
   absl::StatusOr<AiSettings> updated = ctx.ai.Update(*change, ActorFor(request));
   if (absl::IsInvalidArgument(updated.status())) {
     return HttpReply::Error(AgentErrorCode::kInvalidRequest,
@@ -199,6 +200,18 @@ HttpReply UpdateSettings(ServerContext& ctx, const HttpRequest& request) {
   }
   LogLine(absl::StrCat("the AI settings were changed by ", ActorFor(request).id, ": ",
                        updated->provider, ":", updated->model));
+  // A preflight of Patrol's model that this change ran is a model check for Patrol: one that
+  // observed a tool call clears the runtime finding, a failed one counts (docs/patrol.md).
+  if (const std::optional<ModelPreflight> preflight = ctx.ai.PatrolPreflight();
+      preflight.has_value() && preflight->checked_at >= before) {
+    const bool ok = preflight->outcome == ModelPreflight::Outcome::kOk;
+    absl::Status observed = ctx.patrol.ObserveModel(
+        ok, ok ? "" : absl::StrCat("preflight_", std::string(ToString(preflight->outcome))),
+        preflight->message);
+    if (!observed.ok()) {
+      LogLine(absl::StrCat("the Patrol runtime finding was not updated: ", observed.ToString()));
+    }
+  }
   return HttpReply::Json(SettingsJson(ctx.ai, *updated));
 }
 

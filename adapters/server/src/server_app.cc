@@ -39,6 +39,7 @@
 #include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/loop/outbound_context.h"
 #include "pulse/core/manifest/capability_manifest.h"
+#include "pulse/core/patrol/fix_projection.h"
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/patrol/triage.h"
 #include "pulse/core/ports/finding_verifier.h"
@@ -129,6 +130,9 @@ struct ServerApp::Parts {
   std::unique_ptr<core::TriageFindingVerifier> verifier;
   std::unique_ptr<core::ActionService> action_service;
   std::unique_ptr<core::FindingsService> findings;
+  // Projects a Patrol fix's action onto its finding after every action change (a wakeup; it
+  // re-reads the stored action) and once at start-up (patrol/fix_projection.h).
+  std::unique_ptr<core::FixProjector> fixes;
   std::unique_ptr<core::AgentViews> views;
   std::unique_ptr<system::ThreadPoolTaskRunner> tool_runner;
   // The AI settings and the engine built from them (provider, chat loop, Patrol's model),
@@ -192,13 +196,18 @@ absl::Status ServerApp::Parts::OpenServices() {
   publisher = std::make_unique<AgentEventPublisher>(*bus, *fleet, clock);
   changes = std::make_unique<FleetChangePublisher>(*fleet, *bus);
   AgentEventPublisher* p = publisher.get();
-  actions =
-      std::make_unique<ObservedActionStore>(*storage->actions, [m, p](const ActionChange& change) {
-        if (EntersState(change)) {
-          m->ActionEntered(change.record.state);
-        }
-        p->OnActionChange(change);
-      });
+  actions = std::make_unique<ObservedActionStore>(*storage->actions,
+                                                  [this, m, p](const ActionChange& change) {
+                                                    if (EntersState(change)) {
+                                                      m->ActionEntered(change.record.state);
+                                                    }
+                                                    p->OnActionChange(change);
+                                                    if (fixes != nullptr) {
+                                                      // Best effort: a projection lost here is made
+                                                      // by the start-up reconciliation.
+                                                      fixes->Wake(change.record.id()).IgnoreError();
+                                                    }
+                                                  });
   finding_store = std::make_unique<ObservedFindingStore>(
       *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); });
   core::ActionPolicyOptions action_policy;
@@ -212,6 +221,7 @@ absl::Status ServerApp::Parts::OpenServices() {
                                                          *storage->audit, clock, action_policy);
   verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
   findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history);
+  fixes = std::make_unique<core::FixProjector>(*storage->actions, *findings);
   views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
                                              *storage->operator_state, clock);
   // An execution a previous process admitted but never settled: its outcome is unknown, and it
@@ -221,6 +231,12 @@ absl::Status ServerApp::Parts::OpenServices() {
   if (!reconciled.settled.empty()) {
     LogLine(absl::StrCat("settled ", reconciled.settled.size(),
                          " action(s) interrupted while executing as failed (inconclusive)"));
+  }
+  // A decision or an execution whose projection onto its finding a restart lost.
+  PULSE_ASSIGN_OR_RETURN(std::size_t projected, fixes->ReconcileAll());
+  if (projected > 0) {
+    LogLine(absl::StrCat("projected the outcome of ", projected,
+                         " Patrol fix(es) onto their findings"));
   }
   return absl::OkStatus();
 }

@@ -166,6 +166,10 @@ ToolResult PatrolGetFindingsHandler::Run(const rapidjson::Value& args,
     return ToolResult::Failure(FindingStatusToToolError(listed.status()));
   }
   std::vector<Finding>& findings = *listed;
+  // Patrol's own runtime finding is about Patrol, not the fleet: not the model's to assess.
+  findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                [](const Finding& f) { return IsRuntimeFinding(f); }),
+                 findings.end());
   // The most severe and most recent first, so a cut drops the least important.
   std::sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) {

@@ -120,6 +120,7 @@ void WriteFinding(JsonWriter& out, const Finding& f, const FindingJsonOptions& o
   }
   out.TimeMemberIfSet(w::kLastInvestigatedAt, f.last_investigated_at);
   out.Member(w::kInvestigationAttempts, f.investigation_attempts);
+  out.MemberIfNotEmpty(w::kFixActionId, f.fix_action_id);
   WriteOpaque(out, w::kInvestigationRecord, f.investigation_record_json);
   const std::optional<LoopState> loop_state =
       options.now.has_value() ? std::optional<LoopState>(DeriveLoopState(f, *options.now))
@@ -251,6 +252,7 @@ void ReadText(JsonObjectReader& in, Finding& f) {
   f.alert_identifier = in.String(w::kAlertIdentifier, id).value_or("");
   f.user_note = in.String(w::kUserNote, text).value_or("");
   f.investigation_session_id = in.String(w::kInvestigationSessionId, id).value_or("");
+  f.fix_action_id = in.String(w::kFixActionId, id).value_or("");
 }
 
 void ReadState(JsonObjectReader& in, Finding& f) {
@@ -365,6 +367,7 @@ absl::StatusOr<Finding> FindingFromJson(std::string_view json) {
       w::kLastInvestigatedAt,
       w::kInvestigationAttempts,
       w::kInvestigationRecord,
+      w::kFixActionId,
       w::kLoopState,
       w::kLifecycle,
       w::kRegressionCount,

@@ -12,7 +12,9 @@
 #include "fmt/format.h"
 #include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/findings/finding_errors.h"
+#include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/findings_service.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/model/finding_wire.h"
 #include "pulse/core/status_macros.h"
 
@@ -317,6 +319,71 @@ absl::StatusOr<std::vector<std::string>> FindingsService::StampCapacityForecast(
     }
   }
   return stamped;
+}
+
+absl::StatusOr<bool> FindingsService::ProjectFixOutcome(std::string_view finding_id,
+                                                        std::string_view action_id,
+                                                        InvestigationOutcome outcome,
+                                                        std::string_view action_state) {
+  if (action_id.empty()) {
+    return false;
+  }
+  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding_id, [&](Transition& tx) {
+                           Finding& f = tx.finding;
+                           if (f.fix_action_id != action_id || f.investigation_outcome == outcome) {
+                             return absl::OkStatus();  // not its fix, or already projected
+                           }
+                           f.investigation_outcome = outcome;
+                           tx.Event(LifecycleEventType::kInvestigationRecordUpdated,
+                                    "Patrol fix outcome projected from its action",
+                                    {{"outcome", std::string(ToString(outcome))},
+                                     {"action_id", std::string(action_id)},
+                                     {"action_state", std::string(action_state)}});
+                           return absl::OkStatus();
+                         }));
+  return m.written;
+}
+
+absl::StatusOr<ReportOutcome> FindingsService::ReportRuntimeFailure(std::string_view evidence) {
+  FindingReport report;
+  report.resource_id = kRuntimeFindingResourceId;
+  report.resource_name = "Pulse Patrol";
+  report.resource_type = "ai-service";
+  report.category = Category::kReliability;
+  report.severity = Severity::kWarning;
+  report.key = kRuntimeFindingKey;
+  report.title = std::string(kRuntimeFindingTitle);
+  report.description =
+      "Patrol's model calls keep failing, so Patrol runs only its deterministic checks: the "
+      "Watch pass and investigations do not run.";
+  report.impact = "Problems that only the model would notice go unreported.";
+  report.recommendation =
+      "Check the provider, key and Patrol model in the AI settings (Settings > AI: provider "
+      "and models; the Patrol model must be able to call tools). The finding clears by "
+      "itself when Patrol's model works again.";
+  report.evidence = TruncateUtf8(evidence, kMaxReportTextBytes);
+  report.source = std::string(kRuntimeFindingSource);
+  return Report(report);
+}
+
+absl::StatusOr<bool> FindingsService::ResolveRuntimeFailure(std::string_view reason) {
+  const std::string id =
+      FindingIdFor(kRuntimeFindingResourceId, Category::kReliability, kRuntimeFindingKey);
+  absl::StatusOr<StoredFinding> stored = store_.Get(id);
+  if (absl::IsNotFound(stored.status())) {
+    return false;
+  }
+  PULSE_RETURN_IF_ERROR(stored.status());
+  if (!IsActive(stored->finding, clock_.Now())) {
+    return false;
+  }
+  PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(id, [&](Transition& tx) -> absl::Status {
+                           if (!IsActive(tx.finding, tx.now)) {
+                             return absl::OkStatus();
+                           }
+                           return ResolveChange(tx, reason, {}, kVerificationNotRequired);
+                         }));
+  return m.written;
 }
 
 }  // namespace pulse::core

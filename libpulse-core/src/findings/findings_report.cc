@@ -111,6 +111,7 @@ void ClearInvestigation(Finding& f) {
   f.last_investigated_at.reset();
   f.investigation_attempts = 0;
   f.investigation_record_json.clear();
+  f.fix_action_id.clear();
 }
 
 bool HasMergedDuplicate(const Finding& f, const std::string& duplicate_id) {

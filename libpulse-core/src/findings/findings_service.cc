@@ -387,17 +387,22 @@ absl::StatusOr<Finding> FindingsService::SetNote(std::string_view finding_id,
 
 absl::StatusOr<Finding> FindingsService::RecordInvestigation(
     std::string_view finding_id, InvestigationStatus status,
-    std::optional<InvestigationOutcome> outcome, std::string_view session_id) {
+    std::optional<InvestigationOutcome> outcome, std::string_view session_id,
+    std::string_view fix_action_id) {
   PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(finding_id, [&](Transition& tx) {
                            tx.finding.investigation_status = status;
                            tx.finding.investigation_outcome = outcome;
                            tx.finding.investigation_session_id = std::string(session_id);
+                           tx.finding.fix_action_id = std::string(fix_action_id);
                            tx.finding.last_investigated_at = tx.now;
                            ++tx.finding.investigation_attempts;
                            std::map<std::string, std::string> metadata;
                            metadata["status"] = std::string(ToString(status));
                            if (outcome.has_value()) {
                              metadata["outcome"] = std::string(ToString(*outcome));
+                           }
+                           if (!fix_action_id.empty()) {
+                             metadata["action_id"] = std::string(fix_action_id);
                            }
                            tx.Event(LifecycleEventType::kInvestigationRecordUpdated,
                                     "Patrol investigation recorded", metadata);

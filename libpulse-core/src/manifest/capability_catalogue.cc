@@ -278,8 +278,11 @@ std::vector<AgentCapability> BuildCatalogue() {
   out.push_back({
       .name = "get_patrol_status",
       .title = "Get Patrol status",
-      .description = "Reports whether Patrol is running, its schedule, the effective autonomy "
-                     "level, whether the model pass is available, and the last run's outcome.",
+      .description = "Reports Patrol's runtime state (idle, running or blocked, with the "
+                     "reason: no provider, preflight failed, budget exhausted, paused), its "
+                     "schedule and next run, the effective autonomy level, the model's recent "
+                     "failures, when the last full run ended (last_patrol_at; scoped runs "
+                     "advance last_activity_at) and the last run's outcome.",
       .category = std::string(kCategoryPatrol),
       .action_mode = ActionMode::kRead,
       .approval_policy = ApprovalPolicy::kScopeOnly,

@@ -467,13 +467,24 @@ inline constexpr std::string_view kPatrolStatusOutput = R"json({
   "type": "object",
   "additionalProperties": true,
   "properties": {
+    "runtime_state": {"type": "string", "enum": ["idle", "running", "blocked"]},
+    "blocked_reason": {
+      "type": "string",
+      "enum": ["no_provider", "preflight_failed", "budget_exhausted", "paused"]
+    },
+    "blocked_message": {"type": "string"},
     "running": {"type": "boolean"},
     "enabled": {"type": "boolean"},
     "interval_ms": {"type": "integer"},
+    "next_patrol_at": {"type": "string", "format": "date-time"},
     "model_configured": {"type": "boolean"},
-    "autonomy_level": {"type": "string"}
+    "model_failures": {"type": "object"},
+    "autonomy_level": {"type": "string"},
+    "last_patrol_at": {"type": "string", "format": "date-time"},
+    "last_scoped_patrol_at": {"type": "string", "format": "date-time"},
+    "last_activity_at": {"type": "string", "format": "date-time"}
   },
-  "required": ["running", "enabled", "interval_ms"]
+  "required": ["runtime_state", "running", "enabled", "interval_ms"]
 })json";
 
 inline constexpr std::string_view kPatrolAutonomyOutput = R"json({

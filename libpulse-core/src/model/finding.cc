@@ -26,6 +26,7 @@ std::optional<LoopState> StateForOutcome(InvestigationOutcome outcome) {
       return LoopState::kRemediationFailed;
     case InvestigationOutcome::kFixRejected:
     case InvestigationOutcome::kFixVerificationUnknown:
+    case InvestigationOutcome::kFixNotAdmitted:
     case InvestigationOutcome::kNeedsAttention:
     case InvestigationOutcome::kCannotFix:
       return LoopState::kNeedsAttention;

@@ -53,7 +53,7 @@ constexpr std::array<WireName<InvestigationStatus>, 5> kInvestigationStatuses = 
     {InvestigationStatus::kNeedsAttention, "needs_attention"},
 }};
 
-constexpr std::array<WireName<InvestigationOutcome>, 11> kInvestigationOutcomes = {{
+constexpr std::array<WireName<InvestigationOutcome>, 12> kInvestigationOutcomes = {{
     {InvestigationOutcome::kResolved, "resolved"},
     {InvestigationOutcome::kFixQueued, "fix_queued"},
     {InvestigationOutcome::kFixExecuted, "fix_executed"},
@@ -62,6 +62,7 @@ constexpr std::array<WireName<InvestigationOutcome>, 11> kInvestigationOutcomes 
     {InvestigationOutcome::kFixVerified, "fix_verified"},
     {InvestigationOutcome::kFixVerificationFailed, "fix_verification_failed"},
     {InvestigationOutcome::kFixVerificationUnknown, "fix_verification_unknown"},
+    {InvestigationOutcome::kFixNotAdmitted, "fix_not_admitted"},
     {InvestigationOutcome::kNeedsAttention, "needs_attention"},
     {InvestigationOutcome::kCannotFix, "cannot_fix"},
     {InvestigationOutcome::kTimedOut, "timed_out"},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ struct PatrolService::Work {
   std::vector<std::string> errors;
   // This run's model (PatrolModelChoice); null: deterministic checks only.
   std::shared_ptr<const PatrolModel> model;
+  // How this run's model fared (TrackModelHealth): nullopt when it did not try to use one
+  // (no provider, triage failed); set when the model answered (empty reason) or could not be
+  // used (the reason code, e.g. provider_unavailable or model_preflight_failed).
+  std::optional<std::string> model_failure;
+  std::string model_failure_detail;
 
   void Error(std::string text) { errors.push_back(std::move(text)); }
   bool InScope(std::string_view id) const { return scope_ids.count(id) > 0; }

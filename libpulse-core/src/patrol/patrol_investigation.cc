@@ -17,6 +17,7 @@
 #include "pulse/core/loop/loop_assembly.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/model/operator_state.h"
+#include "pulse/core/patrol/fix_projection.h"
 
 namespace pulse::core {
 namespace {
@@ -152,16 +153,18 @@ std::optional<PatrolService::FixHold> PatrolService::HoldFor(const Work& work,
 void PatrolService::Investigate(Work& work, const Finding& finding) {
   std::string session_id;
   PatrolRemediation m = InvestigateOnce(work, finding, session_id);
-  // The finding carries the investigation's outcome (its derived loop state follows). A fix
-  // that ran and verified is "executed" here: the finding itself resolves when the triage
-  // verifier confirms the signal is gone on a later run.
+  // The finding carries the investigation's outcome (its derived loop state follows). An
+  // independently verified fix is fix_verified; the lifecycle refusing Patrol's own plan is
+  // fix_not_admitted (fix_rejected is a human's denial, projected from the action later).
   InvestigationStatus status = InvestigationStatus::kCompleted;
   std::optional<InvestigationOutcome> outcome;
   if (m.outcome == "fix_queued") {
     outcome = InvestigationOutcome::kFixQueued;
   } else if (m.outcome == "fix_refused") {
-    outcome = InvestigationOutcome::kFixRejected;
-  } else if (m.outcome == "fix_verified" || m.outcome == "fix_executed") {
+    outcome = InvestigationOutcome::kFixNotAdmitted;
+  } else if (m.outcome == "fix_verified") {
+    outcome = InvestigationOutcome::kFixVerified;
+  } else if (m.outcome == "fix_executed") {
     outcome = InvestigationOutcome::kFixExecuted;
   } else if (m.outcome == "fix_unrecorded") {
     outcome = InvestigationOutcome::kFixVerificationUnknown;
@@ -187,12 +190,24 @@ void PatrolService::Investigate(Work& work, const Finding& finding) {
     status = InvestigationStatus::kFailed;
   }
   absl::StatusOr<Finding> recorded =
-      findings_.RecordInvestigation(finding.id, status, outcome, session_id);
+      findings_.RecordInvestigation(finding.id, status, outcome, session_id, m.action_id);
   if (!recorded.ok()) {
     m.note = Bounded(
         absl::StrCat(m.note, m.note.empty() ? "" : "; ",
                      "investigation not recorded on the finding: ", recorded.status().message()),
         kMaxErrorDetailBytes);
+  } else if (outcome == InvestigationOutcome::kFixQueued && !m.action_id.empty()) {
+    // A human may have decided the queued plan before the link was written (the action
+    // store's wakeup found no link then): read the action once more and project it.
+    absl::StatusOr<Refusable<ActionRecord>> now = actions_.Get(m.action_id);
+    if (now.ok() && !now->refused()) {
+      const ActionRecord& current = now->value();
+      // Best effort: the action store's next wakeup and the start-up reconciliation retry.
+      findings_
+          .ProjectFixOutcome(finding.id, current.id(), FixOutcomeOf(current),
+                             ToString(current.state))
+          .IgnoreError();
+    }
   }
   work.record.remediations.push_back(std::move(m));
 }

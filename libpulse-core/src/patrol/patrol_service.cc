@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "patrol_internal.h"
@@ -196,6 +197,12 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   if (work.model == nullptr) {
     r.model_pass_skipped_reason = choice.skipped_reason.empty() ? std::string(kSkipNoProvider)
                                                                 : std::move(choice.skipped_reason);
+    if (r.model_pass_skipped_reason != kSkipNoProvider) {
+      // A provider is set but its model cannot be used (its check failed).
+      work.model_failure = r.model_pass_skipped_reason;
+      work.model_failure_detail =
+          absl::StrCat("the Patrol model was not used: ", r.model_pass_skipped_reason);
+    }
   } else if (!work.errors.empty()) {
     r.model_pass_skipped_reason = std::string(kSkipTriageErrors);
   } else {
@@ -211,9 +218,54 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   }
   Reconcile(work);
   Remediate(work);
+  TrackModelHealth(work);
   Finish(work);
   Release(work.ticket);
   return r;
+}
+
+PatrolModelHealth PatrolService::ModelHealth() const {
+  absl::MutexLock lock(&mu_);
+  return model_health_;
+}
+
+absl::Status PatrolService::ObserveModel(bool ok, std::string_view reason,
+                                         std::string_view detail) {
+  const absl::Time now = clock_.Now();
+  int failures = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (ok) {
+      model_health_.consecutive_failures = 0;
+      model_health_.last_success_at = now;
+    } else {
+      failures = ++model_health_.consecutive_failures;
+      model_health_.last_failure = std::string(reason);
+      model_health_.last_failure_detail = Bounded(std::string(detail), kMaxErrorDetailBytes);
+      model_health_.last_failure_at = now;
+    }
+  }
+  if (ok) {
+    return findings_.ResolveRuntimeFailure("Patrol's model answered again").status();
+  }
+  if (failures < kModelFailureThreshold) {
+    return absl::OkStatus();
+  }
+  return findings_
+      .ReportRuntimeFailure(absl::StrCat(failures, " consecutive failures; the last (",
+                                         std::string(reason), "): ", std::string(detail)))
+      .status();
+}
+
+void PatrolService::TrackModelHealth(Work& work) {
+  if (!work.model_failure.has_value() || cancelled_->load()) {
+    return;  // no model was tried, or shutdown cut it short: neither a failure nor a success
+  }
+  const bool ok = work.model_failure->empty();
+  if (absl::Status observed = ObserveModel(ok, *work.model_failure, work.model_failure_detail);
+      !observed.ok()) {
+    work.Error(absl::StrCat("the Patrol runtime finding was not updated: ", observed.message()));
+  }
 }
 
 void PatrolService::Release(const PatrolTicket& ticket) {
@@ -415,6 +467,15 @@ void PatrolService::WatchPass(Work& work) {
   r.input_tokens = outcome->counters.input_tokens;
   r.output_tokens = outcome->counters.output_tokens;
   r.ai_analysis = Bounded(outcome->final_text, kMaxAnalysisBytes);
+  // The model answered unless the provider failed or the spend budget stopped it.
+  const std::string& reason = outcome->failure_reason;
+  const bool model_failed = outcome->end == RunEnd::kFailed &&
+                            (absl::StartsWith(reason, "provider_") ||
+                             reason == kReasonCostBudgetExhausted || reason == kReasonCostUnknown);
+  work.model_failure = model_failed ? reason : std::string();
+  if (model_failed) {
+    work.model_failure_detail = absl::StrCat("the Watch pass failed: ", reason);
+  }
   if (outcome->end == RunEnd::kFailed) {
     work.Error(absl::StrCat("model pass failed: ", outcome->failure_reason));
   }

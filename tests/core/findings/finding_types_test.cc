@@ -43,6 +43,7 @@ TEST_CASE("finding vocabularies round trip exactly and reject near misses", "[co
   CHECK_FALSE(ParseAssessVerdict("unknown").has_value());
   CHECK(ParseInvestigationOutcome("fix_verification_unknown") ==
         InvestigationOutcome::kFixVerificationUnknown);
+  CHECK(ParseInvestigationOutcome("fix_not_admitted") == InvestigationOutcome::kFixNotAdmitted);
   CHECK(ParseInvestigationStatus("needs_attention") == InvestigationStatus::kNeedsAttention);
   CHECK(ParseVerifierVerdict("signal_gone") == VerifierVerdict::kSignalGone);
   CHECK(ToString(static_cast<Category>(42)) == "unknown");
@@ -124,6 +125,7 @@ TEST_CASE("loop state derivation follows the wire precedence", "[core][findings]
       {InvestigationOutcome::kFixVerificationFailed, LoopState::kRemediationFailed},
       {InvestigationOutcome::kFixRejected, LoopState::kNeedsAttention},
       {InvestigationOutcome::kFixVerificationUnknown, LoopState::kNeedsAttention},
+      {InvestigationOutcome::kFixNotAdmitted, LoopState::kNeedsAttention},
       {InvestigationOutcome::kNeedsAttention, LoopState::kNeedsAttention},
       {InvestigationOutcome::kCannotFix, LoopState::kNeedsAttention},
       {InvestigationOutcome::kTimedOut, LoopState::kTimedOut},

@@ -348,7 +348,8 @@ TEST_CASE("assisted auto-fixes a low_risk capability and records the independent
   absl::StatusOr<core::Finding> worker = f.findings.Get(kWorkerExited);
   REQUIRE(worker.ok());
   CHECK(worker->investigation_status == core::InvestigationStatus::kCompleted);
-  CHECK(worker->investigation_outcome == core::InvestigationOutcome::kFixExecuted);
+  CHECK(worker->investigation_outcome == core::InvestigationOutcome::kFixVerified);
+  CHECK(worker->fix_action_id == m->action_id);
   CHECK(worker->investigation_attempts == 1);
   CHECK_FALSE(worker->investigation_session_id.empty());
   CHECK(f.findings.Get(kBackupFailed)->investigation_outcome ==

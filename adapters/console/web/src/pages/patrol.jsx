@@ -170,6 +170,13 @@ export default function PatrolPage({ session }) {
           <ErrorNote error={status.error} context="Patrol's status could not be read" />
           {s && (
             <dl class="c-facts">
+              <dt>State</dt>
+              <dd>
+                {s.runtime_state || '—'}
+                {s.blocked_reason && ` (${s.blocked_reason}): ${s.blocked_message || ''}`}
+              </dd>
+              <dt>Last full patrol</dt>
+              <dd>{s.last_patrol_at || 'none yet'}</dd>
               <dt>Schedule</dt>
               <dd>{s.enabled ? `every ${Math.round(s.interval_ms / 60000)} min` : 'off'}</dd>
               <dt>Running now</dt>

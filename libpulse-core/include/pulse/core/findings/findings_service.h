@@ -212,11 +212,30 @@ class FindingsService {
   // Records what a Patrol investigation of the finding came to: status, outcome (nullopt:
   // none yet), the investigation's session id, last_investigated_at = now, attempts + 1, and one
   // `investigation_record_updated` event carrying the outcome. The derived loop state follows
-  // the outcome (fix_queued -> remediation_planned, fix_verified -> remediated, ...).
-  // NotFound for an unknown id.
+  // the outcome (fix_queued -> remediation_planned, fix_verified -> resolved, ...).
+  // `fix_action_id` becomes the finding's fix link ("" clears it: this investigation planned
+  // nothing). NotFound for an unknown id.
   [[nodiscard]] absl::StatusOr<Finding> RecordInvestigation(
       std::string_view finding_id, InvestigationStatus status,
-      std::optional<InvestigationOutcome> outcome, std::string_view session_id);
+      std::optional<InvestigationOutcome> outcome, std::string_view session_id,
+      std::string_view fix_action_id = {});
+
+  // Projects what became of the finding's fix (patrol/fix_projection.h) onto
+  // investigation_outcome, with one `investigation_record_updated` event (metadata outcome,
+  // action_id, action_state). Idempotent: nothing is written when the finding's fix link is not
+  // `action_id` (an older plan, or none) or the outcome is already `outcome`. Returns whether
+  // it wrote. NotFound for an unknown id; FailedPrecondition when the loop state may not move.
+  [[nodiscard]] absl::StatusOr<bool> ProjectFixOutcome(std::string_view finding_id,
+                                                       std::string_view action_id,
+                                                       InvestigationOutcome outcome,
+                                                       std::string_view action_state);
+
+  // --- The Patrol runtime finding (kRuntimeFindingKey on kRuntimeFindingResourceId) ---
+  // Reports it (source patrol-runtime, reliability, warning) with `evidence` saying what
+  // failed; a heartbeat while it is active. InvalidArgument for empty evidence.
+  [[nodiscard]] absl::StatusOr<ReportOutcome> ReportRuntimeFailure(std::string_view evidence);
+  // Resolves it when active (auto_resolved, `reason`); returns whether it did.
+  [[nodiscard]] absl::StatusOr<bool> ResolveRuntimeFailure(std::string_view reason);
 
   // --- Operator operations (each returns the finding as written) ---
 

@@ -33,6 +33,8 @@ inline constexpr std::size_t kMaxEventMetadataValueBytes = 2048;
 // resolve or suppress it.
 inline constexpr char kRuntimeFindingResourceId[] = "ai-service";
 inline constexpr char kRuntimeFindingKey[] = "ai-patrol-error";
+inline constexpr char kRuntimeFindingTitle[] = "Patrol cannot use its model";
+inline constexpr char kRuntimeFindingSource[] = "patrol-runtime";
 
 struct LifecycleEvent {
   absl::Time at;
@@ -83,6 +85,10 @@ struct Finding {
   std::optional<InvestigationOutcome> investigation_outcome;
   std::optional<absl::Time> last_investigated_at;
   std::int64_t investigation_attempts = 0;
+  // The governed action Patrol planned as this finding's fix ("" when none): the link the
+  // action-store observer follows to project a human decision or an execution's verified
+  // result onto investigation_outcome (patrol/fix_projection.h).
+  std::string fix_action_id;
   // Owned by the investigation and objective features: kept as canonical JSON object text
   // (empty = absent) so this record round-trips them without interpreting them.
   std::string investigation_record_json;

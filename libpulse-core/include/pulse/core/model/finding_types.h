@@ -45,6 +45,9 @@ enum class InvestigationOutcome {
   kFixVerified,
   kFixVerificationFailed,
   kFixVerificationUnknown,
+  // The action lifecycle refused Patrol's own plan (refused at planning, or failed before
+  // dispatch: drift, a remediation lock). Not a human's denial, which is kFixRejected.
+  kFixNotAdmitted,
   kNeedsAttention,
   kCannotFix,
   kTimedOut,

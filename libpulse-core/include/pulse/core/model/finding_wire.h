@@ -46,6 +46,7 @@ inline constexpr std::string_view kInvestigationOutcome = "investigation_outcome
 inline constexpr std::string_view kLastInvestigatedAt = "last_investigated_at";
 inline constexpr std::string_view kInvestigationAttempts = "investigation_attempts";
 inline constexpr std::string_view kInvestigationRecord = "investigation_record";
+inline constexpr std::string_view kFixActionId = "fix_action_id";
 inline constexpr std::string_view kLoopState = "loop_state";
 inline constexpr std::string_view kLifecycle = "lifecycle";
 inline constexpr std::string_view kRegressionCount = "regression_count";

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/loop/outbound_context.h"
@@ -76,6 +77,21 @@ inline constexpr std::string_view kSkipTriageErrors = "triage_failed";
 // The monthly spend cap is reached (the model source says so before the run; a pass whose
 // call is refused mid-run ends with the loop's spend_cap_reached).
 inline constexpr std::string_view kSkipSpendCapReached = "spend_cap_reached";
+
+// Consecutive model failures (runs whose model could not be used, or a failed model check)
+// before Patrol reports its runtime finding "Patrol cannot use its model" (docs/patrol.md).
+inline constexpr int kModelFailureThreshold = 3;
+
+// What Patrol learned about its model from its latest runs and checks (ModelHealth). In memory:
+// a restart starts the count afresh (the runtime finding itself is stored and stays until the
+// model works again).
+struct PatrolModelHealth {
+  int consecutive_failures = 0;
+  std::string last_failure;  // reason code of the newest failure ("" when none)
+  std::string last_failure_detail;
+  std::optional<absl::Time> last_failure_at;
+  std::optional<absl::Time> last_success_at;
+};
 
 // The model side of Patrol; absent when no provider is configured.
 struct PatrolModel {
@@ -190,6 +206,17 @@ class PatrolService {
 
   // Ids of the runs in progress (any scope), oldest first.
   std::vector<std::string> RunningIds() const;
+
+  // The model's recent record (PatrolModelHealth).
+  PatrolModelHealth ModelHealth() const;
+  // Records one use of the model: ok resets the failure count and resolves the runtime
+  // finding; a failure (`reason` a stable code, `detail` for the operator) counts, and the
+  // kModelFailureThreshold-th consecutive one reports the runtime finding (a heartbeat after
+  // that). Runs call it themselves; pulse-server calls it for a tool-call preflight (a
+  // preflight that observed a tool call is ok; one that answered without calling the tool is
+  // not). Finding-store errors are returned; the count is updated regardless.
+  [[nodiscard]] absl::Status ObserveModel(bool ok, std::string_view reason,
+                                          std::string_view detail);
   // Whether runs may have a model: a constructor model or a model source (which may still
   // answer none for a run).
   bool model_configured() const { return model_.has_value() || options_.model_source != nullptr; }
@@ -204,6 +231,8 @@ class PatrolService {
   void Investigate(Work& work, const Finding& finding);
   PatrolRemediation InvestigateOnce(Work& work, const Finding& finding, std::string& session_id);
   void Finish(Work& work);
+  // Feeds the run's model outcome (Work::model_failure) to ObserveModel.
+  void TrackModelHealth(Work& work);
   void Release(const PatrolTicket& ticket);
 
   // The autonomy in force for a fix now: the settings read again, never above the level the
@@ -251,6 +280,7 @@ class PatrolService {
   std::uint64_t next_investigation_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> running_ ABSL_GUARDED_BY(mu_);  // scope key -> run id
   std::vector<std::string> running_order_ ABSL_GUARDED_BY(mu_);
+  PatrolModelHealth model_health_ ABSL_GUARDED_BY(mu_);
   // Serializes read-modify-write of the autonomy settings (which live in the run store).
   absl::Mutex settings_mu_;
 };
