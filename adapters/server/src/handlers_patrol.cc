@@ -124,7 +124,7 @@ constexpr std::string_view kWhereToFix =
 std::optional<Blocked> BlockedNow(const AiSettings& ai,
                                   const std::optional<ModelPreflight>& preflight,
                                   const core::PatrolModelHealth& health,
-                                  const PatrolSchedule& schedule) {
+                                  const PatrolSchedule& schedule, const absl::Status& month_spend) {
   if (ai.provider.empty()) {
     return Blocked{"no_provider",
                    absl::StrCat("no model provider is configured, so Patrol runs only its "
@@ -138,6 +138,12 @@ std::optional<Blocked> BlockedNow(const AiSettings& ai,
                                 "preflight (",
                                 std::string(ToString(preflight->outcome)),
                                 "): ", preflight->message, "; ", std::string(kWhereToFix))};
+  }
+  if (!month_spend.ok()) {
+    // The monthly spend cap (AI settings) refuses every metered call until the month ends.
+    return Blocked{"budget_exhausted",
+                   absl::StrCat(std::string(month_spend.message()),
+                                " Patrol runs only its deterministic checks meanwhile.")};
   }
   if (health.consecutive_failures > 0 && (health.last_failure == core::kReasonCostBudgetExhausted ||
                                           health.last_failure == core::kReasonCostUnknown)) {
@@ -204,7 +210,8 @@ HttpReply Status(ServerContext& ctx) {
   const AiSettings ai = ctx.ai.Settings();
   const std::optional<ModelPreflight> preflight = ctx.ai.PatrolPreflight();
   const core::PatrolModelHealth health = ctx.patrol.ModelHealth();
-  const std::optional<Blocked> blocked = BlockedNow(ai, preflight, health, schedule);
+  const std::optional<Blocked> blocked =
+      BlockedNow(ai, preflight, health, schedule, ctx.ai.Spend().Admit());
   core::JsonWriter w;
   w.StartObject();
   w.Member("runtime_state", !running.empty()      ? "running"

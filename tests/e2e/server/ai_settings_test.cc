@@ -575,6 +575,10 @@ TEST_CASE(
     CHECK_FALSE(run["model_pass_ran"].GetBool());
     CHECK(Str(run, "model_pass_skipped_reason") == "spend_cap_reached");
     CHECK(ModelsRequested(fake).size() == before);  // the provider was asked nothing
+    const rapidjson::Document status =
+        Json(Send(server.port(), "GET", "/api/ai/patrol/status", admin).body);
+    CHECK(Str(status, "runtime_state") == "blocked");
+    CHECK(Str(status, "blocked_reason") == "budget_exhausted");
   }
   {
     // The month's spend is durable: a restart does not reset the cap.
