@@ -24,7 +24,6 @@ using patrol_internal::Bounded;
 using patrol_internal::Contains;
 using patrol_internal::kMaxAnalysisBytes;
 using patrol_internal::kMaxErrorDetailBytes;
-using patrol_internal::NullSink;
 using patrol_internal::PatrolRunState;
 
 constexpr std::string_view kWatchPrompt =
@@ -192,6 +191,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
     choice.model = std::shared_ptr<const PatrolModel>(std::shared_ptr<void>(), &*model_);
   }
   work.model = std::move(choice.model);
+  ObservePhase(work, kPatrolPhaseTriage);
   Triage(work);
   if (work.model == nullptr) {
     r.model_pass_skipped_reason = choice.skipped_reason.empty() ? std::string(kSkipNoProvider)
@@ -199,6 +199,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   } else if (!work.errors.empty()) {
     r.model_pass_skipped_reason = std::string(kSkipTriageErrors);
   } else {
+    ObservePhase(work, kPatrolPhaseWatch);
     WatchPass(work);
   }
   absl::Status assessed;
@@ -209,11 +210,19 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   if (!assessed.ok()) {
     work.Error(absl::StrCat("missing verdicts: ", assessed.message()));
   }
+  ObservePhase(work, kPatrolPhaseReconcile);
   Reconcile(work);
+  ObservePhase(work, kPatrolPhaseRemediate);
   Remediate(work);
   Finish(work);
   Release(work.ticket);
   return r;
+}
+
+void PatrolService::ObservePhase(const Work& work, std::string_view phase) const {
+  if (options_.observer != nullptr) {
+    options_.observer->OnPhase(work.record.id, phase);
+  }
 }
 
 void PatrolService::Release(const PatrolTicket& ticket) {
@@ -385,7 +394,7 @@ void PatrolService::WatchPass(Work& work) {
       r.existing_finding_ids.size(),
       " already known finding(s). Review the active findings, assess each one you are shown, "
       "report anything new the evidence shows, then summarize.");
-  NullSink sink;
+  patrol_internal::ObserverSink sink(options_.observer, r.id);
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   absl::MutexLock lock(&work.state.mu);
   r.tool_calls = work.state.calls;
