@@ -18,9 +18,13 @@ ServerRoute FromSurface(const core::SurfaceRoute& row) {
   route.spec.scope = row.scope;
   route.spec.body_schema = row.body_schema;
   route.spec.streaming = row.streaming;
-  route.spec.stream_budget = row.path.rfind("/api/agents/", 0) == 0 ? StreamBudget::kHostAgent
-                             : row.method == "GET"                  ? StreamBudget::kSubscription
-                                                                    : StreamBudget::kRun;
+  if (row.path.rfind("/api/agents/", 0) == 0) {
+    route.spec.stream_budget = StreamBudget::kHostAgent;
+  } else if (row.streaming && row.method == "GET") {
+    route.spec.stream_budget = StreamBudget::kSubscription;
+  } else {
+    route.spec.stream_budget = StreamBudget::kRun;
+  }
   route.spec.query_schema = row.query_schema;
   route.spec.query_param_codes = row.query_param_codes;
   route.description = row.description;
