@@ -255,11 +255,12 @@ void PatrolStreamHub::OnFindingWritten(const core::Finding& finding, bool create
     return;
   }
   const core::LifecycleEvent& last = finding.lifecycle.back();
+  if (!created && last.at < clock_.Now() - kChangeWindow) {
+    return;  // a write that appended nothing recent: a heartbeat (decided without the lock, so
+             // a reconciliation of many findings does not contend with the subscribers)
+  }
   {
     absl::MutexLock lock(&mu_);
-    if (!created && last.at < clock_.Now() - kChangeWindow) {
-      return;  // a write that appended nothing recent: a heartbeat
-    }
     std::string key = absl::StrCat(finding.id, "|", absl::ToUnixNanos(last.at), "|",
                                    core::ToAbsl(core::ToString(last.type)));
     if (!recent_set_.insert(key).second) {
