@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "fmt/core.h"
 #include "http_pulse_caller.h"
+#include "notification_bridge.h"
 #include "pulse/adapters/mcp/mcp_server.h"
 #include "pulse/adapters/mcp/mcp_session.h"
 #include "pulse/adapters/mcp/tool_allowlist.h"
@@ -76,7 +77,7 @@ std::string DescribeError(const std::string& body) {
 constexpr int kExitCannotServe = 1;
 constexpr int kExitUsage = 2;
 
-int Serve(const std::string& server, const std::string& token_env_name) {
+int Serve(const std::string& server, const std::string& token_env_name, bool emit_notifications) {
   namespace mcp = pulse::adapters::mcp;
   const char* token_env = std::getenv(token_env_name.c_str());
   const std::string token = token_env == nullptr ? "" : token_env;
@@ -131,7 +132,22 @@ int Serve(const std::string& server, const std::string& token_env_name) {
   mcp::McpSession session(mcp_server);
   fmt::print(stderr, "pulse-mcp {}: {} tools from {}; reading JSON-RPC on stdin\n",
              PULSE_CORE_VERSION_STRING, tool_count, server);
-  return pulse::apps::mcp::RunStdioLoop(session, STDIN_FILENO, STDOUT_FILENO);
+  pulse::apps::mcp::OutputLines out(STDOUT_FILENO);
+  if (!emit_notifications) {
+    return pulse::apps::mcp::RunStdioLoop(session, STDIN_FILENO, out, nullptr);
+  }
+  auto bridge = pulse::apps::mcp::NotificationBridge::Start(server, token, out);
+  if (!bridge.ok()) {
+    fmt::print(stderr, "pulse-mcp: {}\n", std::string(bridge.status().message()));
+    return kExitUsage;
+  }
+  const int status = pulse::apps::mcp::RunStdioLoop(session, STDIN_FILENO, out, [&] {
+    if (!mcp_server.protocol_version().empty()) {
+      (*bridge)->Open();  // the client initialized: notifications may flow
+    }
+  });
+  (*bridge)->Stop();
+  return status;
 }
 
 int Run(int argc, char** argv) {
@@ -150,6 +166,10 @@ int Run(int argc, char** argv) {
                  "Name of the environment variable holding the API token (never the token "
                  "itself, which would show in ps and shell history)")
       ->capture_default_str();
+  bool emit_notifications = false;
+  app.add_flag("--emit-notifications", emit_notifications,
+               "Forward pulse-server's Patrol stream as notifications/pulse/patrol JSON-RPC "
+               "notifications (after initialize; the token needs ai:execute)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -160,7 +180,7 @@ int Run(int argc, char** argv) {
                pulse::core::kMcpTokenEnv);
     return kExitUsage;
   }
-  return Serve(server, token_env);
+  return Serve(server, token_env, emit_notifications);
 }
 
 }  // namespace

@@ -8,15 +8,19 @@
 #include <string_view>
 
 namespace pulse::apps::mcp {
-namespace {
 
-bool WriteAll(int fd, std::string_view bytes) {
+bool OutputLines::Write(std::string_view bytes) {
+  absl::MutexLock lock(&mu_);
+  if (failed_) {
+    return false;
+  }
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
+      failed_ = true;
       return false;
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
@@ -24,9 +28,13 @@ bool WriteAll(int fd, std::string_view bytes) {
   return true;
 }
 
-}  // namespace
-
 int RunStdioLoop(adapters::mcp::McpSession& session, int in_fd, int out_fd) {
+  OutputLines out(out_fd);
+  return RunStdioLoop(session, in_fd, out, nullptr);
+}
+
+int RunStdioLoop(adapters::mcp::McpSession& session, int in_fd, OutputLines& out,
+                 const std::function<void()>& after_feed) {
   std::array<char, 64 * 1024> buffer{};
   while (true) {
     const ssize_t n = ::read(in_fd, buffer.data(), buffer.size());
@@ -38,11 +46,15 @@ int RunStdioLoop(adapters::mcp::McpSession& session, int in_fd, int out_fd) {
     }
     const std::string replies =
         session.Feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-    if (!WriteAll(out_fd, replies)) {
+    if (!replies.empty() && !out.Write(replies)) {
       return 1;
     }
+    if (after_feed) {
+      after_feed();
+    }
   }
-  return WriteAll(out_fd, session.Finish()) ? 0 : 1;
+  const std::string last = session.Finish();
+  return last.empty() || out.Write(last) ? 0 : 1;
 }
 
 }  // namespace pulse::apps::mcp

@@ -67,6 +67,12 @@ std::string FormatSseComment(std::string_view text) {
   return absl::StrCat(": ", clean, "\n\n");
 }
 
+std::string FormatSseRecord(std::uint64_t id, std::string_view data) {
+  std::string out = absl::StrCat("id: ", id, "\n");
+  AppendDataLines(out, data);
+  return out;
+}
+
 std::shared_ptr<SseStream> SseStream::Create(SseOptions options) {
   return std::shared_ptr<SseStream>(new SseStream(std::move(options)));
 }
@@ -84,6 +90,8 @@ bool SseStream::SendEvent(std::string_view event, std::string_view data,
   }
   return Enqueue(*std::move(frame));
 }
+
+bool SseStream::SendFrame(std::string frame) { return Enqueue(std::move(frame)); }
 
 bool SseStream::Enqueue(std::string frame) {
   {

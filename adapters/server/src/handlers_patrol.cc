@@ -6,17 +6,23 @@
 // is an operator credential, so the route's scope is the whole guard — ai:execute to run and
 // read Patrol, settings:write to read and change its autonomy and to record or revoke the
 // Autopilot acknowledgement (humans only).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "pulse/adapters/http/sse_stream.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/model/autonomy.h"
 #include "pulse/core/model/loop_event.h"
 #include "pulse/core/model/patrol_run.h"
 #include "pulse/core/status_macros.h"
+#include "pulse/core/string_view.h"
 #include "server_context.h"
 
 namespace pulse::server {
@@ -409,9 +415,35 @@ HttpReply Revoke(ServerContext& ctx, const HttpRequest& request) {
   return HttpReply::Json(w.Take());
 }
 
+// GET /api/ai/patrol/stream (docs/patrol.md "The Patrol stream"). Last-Event-ID, when sent, is
+// the decimal seq of the last event the client saw (1..20 digits); anything else is refused.
+HttpReply SubscribePatrolStream(ServerContext& ctx, const HttpRequest& request) {
+  const std::string_view header = request.Header("last-event-id");
+  std::optional<std::uint64_t> last_event_id;
+  if (!header.empty()) {
+    std::uint64_t id = 0;
+    const bool digits =
+        header.size() <= 20 &&
+        std::all_of(header.begin(), header.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || !absl::SimpleAtoi(core::ToAbsl(header), &id)) {
+      return HttpReply::Error(AgentErrorCode::kInvalidRequest,
+                              "Last-Event-ID must be the decimal id of a Patrol stream event");
+    }
+    last_event_id = id;
+  }
+  std::shared_ptr<http::SseStream> stream = ctx.patrol_stream.Subscribe(last_event_id);
+  if (stream == nullptr) {
+    return HttpReply::Error(AgentErrorCode::kServiceUnavailable, "the server is shutting down");
+  }
+  return HttpReply::EventStream(std::move(stream));
+}
+
 }  // namespace
 
 absl::Status BindPatrolRoutes(http::Router& router, ServerContext& ctx) {
+  PULSE_RETURN_IF_ERROR(router.Handle("patrol_stream", [&ctx](const HttpRequest& request) {
+    return SubscribePatrolStream(ctx, request);
+  }));
   PULSE_RETURN_IF_ERROR(router.Handle(
       "run_patrol", [&ctx](const HttpRequest& request) { return RunPatrol(ctx, request); }));
   PULSE_RETURN_IF_ERROR(

@@ -27,19 +27,37 @@ absl::StatusOr<std::int64_t> ObservedFindingStore::Put(const core::Finding& find
   if (out.ok() && expected_version == 0 && on_created_) {
     on_created_(finding);
   }
+  if (out.ok() && on_written_) {
+    on_written_(finding, expected_version == 0);
+  }
   return out;
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> ObservedFindingStore::PutBatch(
     const std::vector<core::FindingWrite>& writes) {
   absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> out = inner_.PutBatch(writes);
-  if (!out.ok() || !on_created_) {
+  if (!out.ok() || (!on_created_ && !on_written_)) {
     return out;
   }
   for (std::size_t i = 0; i < writes.size() && i < out->size(); ++i) {
-    if ((*out)[i].ok() && writes[i].expected_version == 0) {
+    if (!(*out)[i].ok()) {
+      continue;
+    }
+    const bool created = writes[i].expected_version == 0;
+    if (created && on_created_) {
       on_created_(writes[i].finding);
     }
+    if (on_written_) {
+      on_written_(writes[i].finding, created);
+    }
+  }
+  return out;
+}
+
+absl::Status ObservedPatrolRunStore::Put(const core::PatrolRunRecord& record) {
+  absl::Status out = inner_.Put(record);
+  if (out.ok() && on_stored_) {
+    on_stored_(record);
   }
   return out;
 }

@@ -26,6 +26,7 @@
 #include "pulse/adapters/server/fleet_change_publisher.h"
 #include "pulse/adapters/server/fleet_sample_recorder.h"
 #include "pulse/adapters/server/observed_stores.h"
+#include "pulse/adapters/server/patrol_stream.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/adapters/system/random_id_source.h"
@@ -124,7 +125,11 @@ struct ServerApp::Parts {
   std::unique_ptr<AgentEventPublisher> publisher;
   std::unique_ptr<FleetChangePublisher> changes;  // the fleet's change feed as fleet.change
   std::unique_ptr<ObservedActionStore> actions;
+  // GET /api/ai/patrol/stream: runs (observed run records), their phases and Watch events
+  // (PatrolObserver) and finding changes (observed finding writes).
+  std::unique_ptr<PatrolStreamHub> patrol_stream;
   std::unique_ptr<ObservedFindingStore> finding_store;
+  std::unique_ptr<ObservedPatrolRunStore> patrol_runs;
   // The deterministic re-check of Patrol's own triage keys (patrol/triage.h); any other finding
   // has no verifier, so a verified resolve of it is refused (fail closed).
   std::unique_ptr<core::TriageFindingVerifier> verifier;
@@ -208,8 +213,14 @@ absl::Status ServerApp::Parts::OpenServices() {
                                                       fixes->Wake(change.record.id()).IgnoreError();
                                                     }
                                                   });
+  patrol_stream = std::make_unique<PatrolStreamHub>(clock);
+  PatrolStreamHub* ps = patrol_stream.get();
   finding_store = std::make_unique<ObservedFindingStore>(
-      *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); });
+      *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); },
+      [ps](const core::Finding& finding, bool created) { ps->OnFindingWritten(finding, created); });
+  patrol_runs = std::make_unique<ObservedPatrolRunStore>(
+      *storage->patrol_runs,
+      [ps](const core::PatrolRunRecord& record) { ps->OnRunStored(record); });
   core::ActionPolicyOptions action_policy;
   action_policy.require_requester_separation = config.requester_separation;
   if (!config.requester_separation) {
@@ -331,14 +342,15 @@ void ServerApp::Parts::OpenPatrol() {
   core::PatrolServiceOptions patrol_options;
   patrol_options.autopilot_actions = autopilot_actions.get();
   patrol_options.restart_observations = &verifier->restart_observations();
+  patrol_options.observer = patrol_stream.get();
   // Each run takes the model of the AI settings in force when it starts.
   AiRuntime* runtime = ai.get();
   patrol_options.model_source = [runtime](core::PatrolTrigger trigger) {
     return runtime->PatrolModelFor(trigger);
   };
   patrol = std::make_unique<core::PatrolService>(
-      *fleet, *findings, *action_service, *storage->operator_state, *storage->patrol_runs, *history,
-      clock, *ids, std::nullopt, std::move(patrol_options));
+      *fleet, *findings, *action_service, *storage->operator_state, *patrol_runs, *history, clock,
+      *ids, std::nullopt, std::move(patrol_options));
   scheduler = std::make_unique<PatrolScheduler>(*patrol, clock, config.patrol_interval,
                                                 config.patrol_on_start);
 }
@@ -367,11 +379,12 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *metrics,
                                   registry,
                                   *patrol,
-                                  *storage->patrol_runs,
+                                  *patrol_runs,
                                   *scheduler,
                                   *storage->database,
                                   agent_hub.get(),
-                                  *history});
+                                  *history,
+                                  *patrol_stream});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -489,6 +502,7 @@ bool ServerApp::Shutdown() {
   p.changes->Stop();
   p.recorder->Stop();
   p.bus->Close();
+  p.patrol_stream->Close();
   p.server->Stop();
   if (!runs_ended) {
     // Their streams are gone now; give the runs one more chance to notice.

@@ -20,6 +20,7 @@
 #include "pulse/adapters/server/agent_event_bus.h"
 #include "pulse/adapters/server/ai_runtime.h"
 #include "pulse/adapters/server/chat_runs.h"
+#include "pulse/adapters/server/patrol_stream.h"
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_database.h"
@@ -63,6 +64,7 @@ struct ServerContext {
   const adapters::storage::SqliteDatabase& database;  // for its read-pool statistics
   adapters::hostagent::AgentHub* agents;              // never null in a running server
   const core::MetricsHistory& history;  // recorded utilization series (charts, forecasts)
+  PatrolStreamHub& patrol_stream;       // GET /api/ai/patrol/stream
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),

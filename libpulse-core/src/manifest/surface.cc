@@ -289,6 +289,15 @@ std::vector<SurfaceRoute> BuildSurface() {
       Route("render_workflow_prompt", "POST", "/api/ai/workflow-prompts/render", Scope::kAiChat,
             "Renders a workflow prompt of the manifest with its arguments.",
             "{ description, text }", kRenderPromptBodySchema),
+      Route("patrol_stream", "GET", "/api/ai/patrol/stream", Scope::kAiExecute,
+            "Patrol as it happens: comment `: connected` first, then `id: <seq>` + data events "
+            "(run start, phase, content, tool_start, tool_end, error, complete, finding changes) "
+            "and `: ping <unix>` after 15 seconds of silence. Last-Event-ID resumes after that "
+            "event from a bounded replay buffer; a fresh client, or one whose id fell out of "
+            "the buffer, gets a snapshot event (runs in progress, buffer bounds) with "
+            "resync_reason late_joiner or stale_last_event_id. A malformed Last-Event-ID is "
+            "invalid_request. docs/patrol.md has the event shapes.",
+            "text/event-stream of PatrolStreamEvent", "", true),
       Route("unsnooze_finding", "POST", "/api/ai/patrol/unsnooze", Scope::kAiExecute,
             "Ends a finding's snooze now: it is active again. An operator's undo, not offered "
             "to agents. finding_action_not_allowed unless the finding is snoozed.",

@@ -16,6 +16,7 @@
 #include "pulse/core/findings/run_ledger.h"
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/ports/event_sink.h"
+#include "pulse/core/ports/patrol_observer.h"
 
 namespace pulse::core {
 
@@ -28,6 +29,22 @@ inline constexpr std::size_t kMaxAnalysisBytes = 8192;
 class NullSink final : public EventSink {
  public:
   void Emit(const LoopEvent&) override {}
+};
+
+// Hands a run's loop events to the PatrolObserver (borrowed, non-null) under the run's id.
+class ObserverSink final : public EventSink {
+ public:
+  ObserverSink(PatrolObserver* observer, std::string run_id)
+      : observer_(observer), run_id_(std::move(run_id)) {}
+  void Emit(const LoopEvent& event) override {
+    if (observer_ != nullptr) {
+      observer_->OnModelEvent(run_id_, event);
+    }
+  }
+
+ private:
+  PatrolObserver* observer_;  // nullable: then the sink drops every event
+  std::string run_id_;
 };
 
 inline std::string Bounded(std::string text, std::size_t max) {

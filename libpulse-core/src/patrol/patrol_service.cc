@@ -25,7 +25,6 @@ using patrol_internal::Bounded;
 using patrol_internal::Contains;
 using patrol_internal::kMaxAnalysisBytes;
 using patrol_internal::kMaxErrorDetailBytes;
-using patrol_internal::NullSink;
 using patrol_internal::PatrolRunState;
 
 constexpr std::string_view kWatchPrompt =
@@ -193,6 +192,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
     choice.model = std::shared_ptr<const PatrolModel>(std::shared_ptr<void>(), &*model_);
   }
   work.model = std::move(choice.model);
+  ObservePhase(work, kPatrolPhaseTriage);
   Triage(work);
   if (work.model == nullptr) {
     r.model_pass_skipped_reason = choice.skipped_reason.empty() ? std::string(kSkipNoProvider)
@@ -206,6 +206,7 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   } else if (!work.errors.empty()) {
     r.model_pass_skipped_reason = std::string(kSkipTriageErrors);
   } else {
+    ObservePhase(work, kPatrolPhaseWatch);
     WatchPass(work);
   }
   absl::Status assessed;
@@ -216,7 +217,9 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
   if (!assessed.ok()) {
     work.Error(absl::StrCat("missing verdicts: ", assessed.message()));
   }
+  ObservePhase(work, kPatrolPhaseReconcile);
   Reconcile(work);
+  ObservePhase(work, kPatrolPhaseRemediate);
   Remediate(work);
   TrackModelHealth(work);
   Finish(work);
@@ -265,6 +268,12 @@ void PatrolService::TrackModelHealth(Work& work) {
   if (absl::Status observed = ObserveModel(ok, *work.model_failure, work.model_failure_detail);
       !observed.ok()) {
     work.Error(absl::StrCat("the Patrol runtime finding was not updated: ", observed.message()));
+  }
+}
+
+void PatrolService::ObservePhase(const Work& work, std::string_view phase) const {
+  if (options_.observer != nullptr) {
+    options_.observer->OnPhase(work.record.id, phase);
   }
 }
 
@@ -438,7 +447,7 @@ void PatrolService::WatchPass(Work& work) {
       r.existing_finding_ids.size(),
       " already known finding(s). Review the active findings, assess each one you are shown, "
       "report anything new the evidence shows, then summarize.");
-  NullSink sink;
+  patrol_internal::ObserverSink sink(options_.observer, r.id);
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   absl::MutexLock lock(&work.state.mu);
   r.tool_calls = work.state.calls;

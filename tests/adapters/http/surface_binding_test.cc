@@ -47,10 +47,13 @@ TEST_CASE("the server routes are the surface table's server rows", "[adapters][h
     CHECK(route.spec.body_schema == rows[i]->body_schema);
     CHECK(route.spec.query_schema == rows[i]->query_schema);
     CHECK(route.spec.query_param_codes == rows[i]->query_param_codes);
-    // A host agent's command stream has a budget of its own; every other stream is a run.
-    CHECK(route.spec.stream_budget == (rows[i]->path.rfind("/api/agents/", 0) == 0
-                                           ? StreamBudget::kHostAgent
-                                           : StreamBudget::kRun));
+    // A host agent's command stream has a budget of its own, a GET stream (the Patrol stream)
+    // is a subscription; every other stream is a run.
+    const bool host_agent = rows[i]->path.rfind("/api/agents/", 0) == 0;
+    const bool listens = rows[i]->streaming && rows[i]->method == "GET";
+    CHECK(route.spec.stream_budget == (host_agent ? StreamBudget::kHostAgent
+                                       : listens  ? StreamBudget::kSubscription
+                                                  : StreamBudget::kRun));
     CHECK(route.description == rows[i]->description);
     CHECK(route.response == rows[i]->response);
   }

@@ -72,6 +72,7 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "list_actions",
                                           "get_action",
                                           "render_workflow_prompt",
+                                          "patrol_stream",
                                           "unsnooze_finding",
                                           "reopen_finding",
                                           "report_host_agent",

@@ -56,6 +56,7 @@
 #include "pulse/core/ports/llm_provider.h"
 #include "pulse/core/ports/metrics_history.h"
 #include "pulse/core/ports/operator_state_store.h"
+#include "pulse/core/ports/patrol_observer.h"
 #include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/session_store.h"
 #include "pulse/core/ports/spend_guard.h"
@@ -134,6 +135,9 @@ struct PatrolServiceOptions {
   // Set: where each run gets its model, instead of the constructor's `model` (pulse-server's
   // runtime AI settings, which an operator changes without a restart).
   PatrolModelSource model_source;
+  // Nullable borrow: told each phase a run enters and each event of its Watch pass (the
+  // Patrol stream). Must outlive the service.
+  PatrolObserver* observer = nullptr;
 };
 
 // A reserved run, from Begin to Execute.
@@ -234,6 +238,7 @@ class PatrolService {
   // Feeds the run's model outcome (Work::model_failure) to ObserveModel.
   void TrackModelHealth(Work& work);
   void Release(const PatrolTicket& ticket);
+  void ObservePhase(const Work& work, std::string_view phase) const;
 
   // The autonomy in force for a fix now: the settings read again, never above the level the
   // run started at; `withdrawn` says why when it is lower (or could not be read).

@@ -51,6 +51,8 @@ std::optional<std::string> FormatSseEvent(std::string_view event, std::string_vi
                                           std::optional<std::uint64_t> id = std::nullopt);
 // ": <text>\n\n"; line breaks in `text` become spaces.
 std::string FormatSseComment(std::string_view text);
+// "id: <id>\n" + the data lines: an unnamed event a client can resume after (Last-Event-ID).
+std::string FormatSseRecord(std::uint64_t id, std::string_view data);
 
 class SseStream {
  public:
@@ -67,6 +69,9 @@ class SseStream {
   // Queues a named event (FormatSseEvent). Also false for an invalid event name.
   bool SendEvent(std::string_view event, std::string_view data,
                  std::optional<std::uint64_t> id = std::nullopt);
+  // Queues frames already formatted (FormatSse*; several may be one string, which counts as
+  // one queued frame). False as for Send.
+  bool SendFrame(std::string frame);
   // No more frames: the stream ends once the queued ones are written.
   void Close();
 

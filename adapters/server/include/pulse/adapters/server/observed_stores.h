@@ -1,6 +1,7 @@
 // Store decorators that tell the server what the core services changed, without the services
 // knowing: ObservedActionStore reports every action created and every transition committed,
-// ObservedFindingStore every finding created. The server hangs the agent event stream
+// ObservedFindingStore every finding created (and, for the Patrol stream, every finding written),
+// ObservedPatrolRunStore every run record written. The server hangs the agent event stream
 // (approval.pending, action.completed, finding.created) and the action metrics on them, so an
 // event is published exactly when the durable change happened, whichever path caused it (the
 // HTTP routes, the Assistant's tools, a resume). Observers run on the writer's thread after the
@@ -16,6 +17,7 @@
 #include "pulse/core/ports/action_store.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/finding_store.h"
+#include "pulse/core/ports/patrol_run_store.h"
 
 namespace pulse::server {
 
@@ -55,11 +57,14 @@ class ObservedActionStore final : public core::ActionStore {
 
 // Called with a finding the store just created (Put with expected version 0).
 using FindingObserver = std::function<void(const core::Finding&)>;
+// Called with every finding the store just wrote; `created` as above.
+using FindingWriteObserver = std::function<void(const core::Finding&, bool created)>;
 
 class ObservedFindingStore final : public core::FindingStore {
  public:
-  ObservedFindingStore(core::FindingStore& inner, FindingObserver on_created)
-      : inner_(inner), on_created_(std::move(on_created)) {}
+  ObservedFindingStore(core::FindingStore& inner, FindingObserver on_created,
+                       FindingWriteObserver on_written = nullptr)
+      : inner_(inner), on_created_(std::move(on_created)), on_written_(std::move(on_written)) {}
 
   absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override {
     return inner_.Get(id);
@@ -93,6 +98,34 @@ class ObservedFindingStore final : public core::FindingStore {
  private:
   core::FindingStore& inner_;
   FindingObserver on_created_;
+  FindingWriteObserver on_written_;
+};
+
+// Called with every run record the store just wrote (a run starting, a run ending).
+using PatrolRunObserver = std::function<void(const core::PatrolRunRecord&)>;
+
+class ObservedPatrolRunStore final : public core::PatrolRunStore {
+ public:
+  ObservedPatrolRunStore(core::PatrolRunStore& inner, PatrolRunObserver on_stored)
+      : inner_(inner), on_stored_(std::move(on_stored)) {}
+
+  absl::Status Put(const core::PatrolRunRecord& record) override;
+  absl::StatusOr<core::PatrolRunRecord> Get(std::string_view id) const override {
+    return inner_.Get(id);
+  }
+  absl::StatusOr<std::vector<core::PatrolRunRecord>> List(std::size_t limit) const override {
+    return inner_.List(limit);
+  }
+  absl::StatusOr<core::AutonomySettings> LoadAutonomy() const override {
+    return inner_.LoadAutonomy();
+  }
+  absl::Status SaveAutonomy(const core::AutonomySettings& settings) override {
+    return inner_.SaveAutonomy(settings);
+  }
+
+ private:
+  core::PatrolRunStore& inner_;
+  PatrolRunObserver on_stored_;
 };
 
 }  // namespace pulse::server
