@@ -187,6 +187,21 @@ std::string_view CauseMessage(OperatorStateCause cause) {
   return "Dismissed automatically by operator state";
 }
 
+// Whether operator state keeps the resource quiet, the cause written to `cause`. False when
+// none holds or the state is unknown (nullopt). (A flag and a plain value, not an optional:
+// GCC 12 takes an inlined optional enum for maybe-uninitialized.)
+bool QuietCause(const std::optional<OperatorStateProjection>& op, OperatorStateCause& cause) {
+  if (!op.has_value()) {
+    return false;
+  }
+  const std::optional<OperatorStateCause> held = op->SuppressionCause();
+  if (!held.has_value()) {
+    return false;
+  }
+  cause = *held;
+  return true;
+}
+
 // Dismisses an active finding because operator state keeps its resource quiet (C-FND-9/10):
 // expected_behavior, not acknowledged (no human looked at it), no reminder.
 void DismissByOperatorState(Transition& tx, const OperatorStateProjection& op,
@@ -245,8 +260,8 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming,
   Finding& f = tx.finding;
   ReportDisposition disposition = ReportDisposition::kHeartbeat;
   tx.dirty = true;
-  const std::optional<OperatorStateCause> cause =
-      op.has_value() ? op->SuppressionCause() : std::nullopt;
+  OperatorStateCause cause = OperatorStateCause::kIntentionallyOffline;
+  const bool quiet = QuietCause(op, cause);
   if (op.has_value()) {
     f.resource_criticality = std::string(ToString(op->criticality));
   }
@@ -256,7 +271,7 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming,
           ? OperatorStateDismissCause(f)
           : std::string();
   if (!dismissed_by.empty() && op.has_value()) {
-    if (cause.has_value()) {
+    if (quiet) {
       // Still quiet: a sighting, never a wake (not even by an escalation).
       f.last_seen_at = tx.now;
       ++f.times_raised;
@@ -273,14 +288,14 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming,
       return ReportDisposition::kSeenWhileSuppressed;
     }
     disposition = ReportDisposition::kReactivated;
-  } else if (cause.has_value() && f.resolved_at.has_value()) {
+  } else if (quiet && f.resolved_at.has_value()) {
     // A resolved finding stays resolved while its resource is kept quiet (a resolved finding
     // cannot become dismissed); once the cause lifts a re-detection reopens it.
     f.last_seen_at = tx.now;
     if (f.lifecycle.empty() ||
         f.lifecycle.back().type != LifecycleEventType::kSeenWhileSuppressed) {
       tx.Event(LifecycleEventType::kSeenWhileSuppressed, {},
-               {{kMetaOperatorStateCause, std::string(ToString(*cause))}});
+               {{kMetaOperatorStateCause, std::string(ToString(cause))}});
     }
     return ReportDisposition::kSeenWhileSuppressed;
   }
@@ -300,8 +315,8 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming,
   OverwriteText(f, incoming);
   ++f.times_raised;
   f.last_seen_at = tx.now;
-  if (cause.has_value() && !f.dismissed_reason.has_value() && !f.suppressed) {
-    DismissByOperatorState(tx, *op, *cause);
+  if (quiet && !f.dismissed_reason.has_value() && !f.suppressed) {
+    DismissByOperatorState(tx, *op, cause);
     return ReportDisposition::kDismissedByOperatorState;
   }
   return disposition;
@@ -353,9 +368,9 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(
     return std::optional<ReportOutcome>(std::move(outcome));
   }
   const absl::Time now = clock_.Now();
-  const std::optional<OperatorStateCause> cause =
-      op.has_value() ? op->SuppressionCause() : std::nullopt;
-  if (!cause.has_value()) {
+  OperatorStateCause cause = OperatorStateCause::kIntentionallyOffline;
+  const bool quiet = QuietCause(op, cause);
+  if (!quiet) {
     // A report on a quiet resource is never merged into an active sibling (which may sit on a
     // related resource the operator did not quiet): it is kept on its own, dismissed.
     PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> merged, MergeIntoSibling(incoming, now));
@@ -373,14 +388,14 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(
   detected.type = LifecycleEventType::kDetected;
   detected.to = created.loop_state;
   AppendLifecycleEvent(created, std::move(detected));
-  if (cause.has_value()) {
+  if (quiet) {
     // Stored for audit, dismissed in the same write: it never shows as active, so nothing
     // announces it (finding.created goes out for active findings only) or investigates it.
     LifecycleEvent dismissed;
     dismissed.at = now;
     dismissed.type = LifecycleEventType::kDismissed;
-    dismissed.message = std::string(CauseMessage(*cause));
-    dismissed.metadata = OperatorStateMetadata(*op, *cause);
+    dismissed.message = std::string(CauseMessage(cause));
+    dismissed.metadata = OperatorStateMetadata(*op, cause);
     dismissed.from = created.loop_state;
     created.dismissed_reason = DismissReason::kExpectedBehavior;
     created.loop_state = DeriveLoopState(created, now);
@@ -397,11 +412,11 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(
   ReportOutcome outcome;
   outcome.finding_id = created.id;
   outcome.reported_id = created.id;
-  outcome.is_new = !cause.has_value();
-  outcome.disposition = cause.has_value() ? ReportDisposition::kDismissedByOperatorState
-                                          : ReportDisposition::kCreated;
+  outcome.is_new = !quiet;
+  outcome.disposition =
+      quiet ? ReportDisposition::kDismissedByOperatorState : ReportDisposition::kCreated;
   outcome.events = {LifecycleEventType::kDetected};
-  if (cause.has_value()) {
+  if (quiet) {
     outcome.events.push_back(LifecycleEventType::kDismissed);
   }
   return std::optional<ReportOutcome>(std::move(outcome));

@@ -67,9 +67,9 @@ std::string WatchEvidenceText(std::vector<patrol_internal::ResourceEvidence> evi
                    evidence.end());
     withheld = before - evidence.size();
   }
-  std::map<std::string, std::size_t> index;
+  std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < evidence.size(); ++i) {
-    index.emplace(evidence[i].resource.id, i);
+    position.emplace(evidence[i].resource.id, i);
     absl::StatusOr<OperatorStateProjection> op =
         findings.OperatorStateProjectionFor(evidence[i].resource.id);
     if (op.ok()) {
@@ -79,8 +79,8 @@ std::string WatchEvidenceText(std::vector<patrol_internal::ResourceEvidence> evi
   absl::StatusOr<std::vector<Finding>> active = findings.List(FindingQuery{});
   if (active.ok()) {
     for (Finding& f : *active) {
-      auto it = index.find(f.resource_id);
-      if (it != index.end()) {
+      auto it = position.find(f.resource_id);
+      if (it != position.end()) {
         evidence[it->second].findings.push_back(std::move(f));
       }
     }

@@ -192,7 +192,8 @@ TEST_CASE(
                  "maintenance window none."));
   CHECK(Contains(ask, "Operational memory: raised 2 time(s), regressed 0 time(s)."));
   std::vector<core::LifecycleEventType> types;
-  for (const core::LifecycleEvent& e : f.findings.Get(kWorkerExited)->lifecycle) {
+  const core::Finding awake = *f.findings.Get(kWorkerExited);
+  for (const core::LifecycleEvent& e : awake.lifecycle) {
     types.push_back(e.type);
   }
   CHECK(types == std::vector<core::LifecycleEventType>{
