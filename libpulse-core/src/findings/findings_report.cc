@@ -214,7 +214,8 @@ void DismissByOperatorState(Transition& tx, const OperatorStateProjection& op,
   tx.Event(LifecycleEventType::kDismissed, CauseMessage(cause), OperatorStateMetadata(op, cause));
 }
 
-// Wakes a finding operator state had dismissed once no cause holds any more (C-FND-11).
+// Wakes a finding operator state had dismissed once no cause holds any more (C-FND-11), with
+// its lifecycle and counters.
 void WakeSuppressionLifted(Transition& tx, const std::string& previous_cause) {
   Finding& f = tx.finding;
   f.dismissed_reason.reset();
@@ -222,6 +223,9 @@ void WakeSuppressionLifted(Transition& tx, const std::string& previous_cause) {
   f.remind_at.reset();
   f.acknowledged_at.reset();
   f.snoozed_until.reset();
+  // A new occurrence for Patrol: investigated afresh (an earlier outcome would also leave it
+  // in a state a dismissed finding may not move to); the lifecycle keeps what happened.
+  ClearInvestigation(f);
   tx.Event(LifecycleEventType::kSuppressionLifted,
            "Re-detected after the operator state that dismissed it lifted",
            {{kMetaOperatorStateCause, previous_cause}});
