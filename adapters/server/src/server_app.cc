@@ -231,7 +231,8 @@ absl::Status ServerApp::Parts::OpenServices() {
   action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
                                                          *storage->audit, clock, action_policy);
   verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
-  findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history);
+  findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history,
+                                                     storage->operator_state.get());
   fixes = std::make_unique<core::FixProjector>(*storage->actions, *findings);
   views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
                                              *storage->operator_state, clock);

@@ -77,6 +77,10 @@ std::string_view ReportMessage(ReportDisposition disposition) {
     case ReportDisposition::kBlockedBySuppressionRule:
       return "An operator suppression rule covers this resource and category; nothing was "
              "recorded.";
+    case ReportDisposition::kDismissedByOperatorState:
+      return "The operator keeps this resource quiet (intentionally offline, muted or in a "
+             "maintenance window); the finding was recorded dismissed and will not be "
+             "investigated until that lifts.";
   }
   return "Recorded.";
 }

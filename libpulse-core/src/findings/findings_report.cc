@@ -164,6 +164,74 @@ bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
   return true;
 }
 
+// The lifecycle metadata of an operator-state dismissal.
+std::map<std::string, std::string> OperatorStateMetadata(const OperatorStateProjection& op,
+                                                         OperatorStateCause cause) {
+  std::map<std::string, std::string> metadata = {
+      {std::string(w::kMetaReason), std::string(ToString(DismissReason::kExpectedBehavior))},
+      {kMetaOperatorStateCause, std::string(ToString(cause))}};
+  if (cause == OperatorStateCause::kMaintenanceWindow && op.maintenance_end_at.has_value()) {
+    metadata.emplace(kMetaMaintenanceEndAt, FormatRfc3339(*op.maintenance_end_at));
+  }
+  return metadata;
+}
+
+std::string_view CauseMessage(OperatorStateCause cause) {
+  switch (cause) {
+    case OperatorStateCause::kMaintenanceWindow:
+      return "Dismissed automatically: the resource is in a maintenance window";
+    case OperatorStateCause::kIntentionallyOffline:
+      return "Dismissed automatically: the operator marked the resource intentionally offline";
+    case OperatorStateCause::kMuted:
+      return "Dismissed automatically: the operator muted monitoring of the resource";
+  }
+  return "Dismissed automatically by operator state";
+}
+
+// Whether operator state keeps the resource quiet, the cause written to `cause`. False when
+// none holds or the state is unknown (nullopt). (A flag and a plain value, not an optional:
+// GCC 12 takes an inlined optional enum for maybe-uninitialized.)
+bool QuietCause(const std::optional<OperatorStateProjection>& op, OperatorStateCause& cause) {
+  if (!op.has_value()) {
+    return false;
+  }
+  const std::optional<OperatorStateCause> held = op->SuppressionCause();
+  if (!held.has_value()) {
+    return false;
+  }
+  cause = *held;
+  return true;
+}
+
+// Dismisses an active finding because operator state keeps its resource quiet (C-FND-9/10):
+// expected_behavior, not acknowledged (no human looked at it), no reminder.
+void DismissByOperatorState(Transition& tx, const OperatorStateProjection& op,
+                            OperatorStateCause cause) {
+  Finding& f = tx.finding;
+  f.dismissed_reason = DismissReason::kExpectedBehavior;
+  f.suppressed = false;
+  f.remind_at.reset();
+  f.snoozed_until.reset();
+  tx.Event(LifecycleEventType::kDismissed, CauseMessage(cause), OperatorStateMetadata(op, cause));
+}
+
+// Wakes a finding operator state had dismissed once no cause holds any more (C-FND-11), with
+// its lifecycle and counters.
+void WakeSuppressionLifted(Transition& tx, const std::string& previous_cause) {
+  Finding& f = tx.finding;
+  f.dismissed_reason.reset();
+  f.suppressed = false;
+  f.remind_at.reset();
+  f.acknowledged_at.reset();
+  f.snoozed_until.reset();
+  // A new occurrence for Patrol: investigated afresh (an earlier outcome would also leave it
+  // in a state a dismissed finding may not move to); the lifecycle keeps what happened.
+  ClearInvestigation(f);
+  tx.Event(LifecycleEventType::kSuppressionLifted,
+           "Re-detected after the operator state that dismissed it lifted",
+           {{kMetaOperatorStateCause, previous_cause}});
+}
+
 // A resolved finding seen again is a new occurrence.
 void Regress(Transition& tx) {
   Finding& f = tx.finding;
@@ -191,15 +259,50 @@ void Regress(Transition& tx) {
 
 // Same-id re-detection (docs/architecture.md "Findings"): the latest report owns the text;
 // events only for a wake, a content replacement or a regression.
-ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming) {
+// `op`: the resource's operator state (nullopt: unreadable, so it neither dismisses nor wakes).
+ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming,
+                                   const std::optional<OperatorStateProjection>& op) {
   Finding& f = tx.finding;
   ReportDisposition disposition = ReportDisposition::kHeartbeat;
   tx.dirty = true;
-  if (f.dismissed_reason.has_value() || f.suppressed) {
+  OperatorStateCause cause = OperatorStateCause::kIntentionallyOffline;
+  const bool quiet = QuietCause(op, cause);
+  if (op.has_value()) {
+    f.resource_criticality = std::string(ToString(op->criticality));
+  }
+  const bool dismissed = f.dismissed_reason.has_value() || f.suppressed;
+  const std::string dismissed_by =
+      dismissed && f.dismissed_reason == DismissReason::kExpectedBehavior
+          ? OperatorStateDismissCause(f)
+          : std::string();
+  if (!dismissed_by.empty() && op.has_value()) {
+    if (quiet) {
+      // Still quiet: a sighting, never a wake (not even by an escalation).
+      f.last_seen_at = tx.now;
+      ++f.times_raised;
+      if (f.lifecycle.empty() ||
+          f.lifecycle.back().type != LifecycleEventType::kSeenWhileSuppressed) {
+        tx.Event(LifecycleEventType::kSeenWhileSuppressed);
+      }
+      return ReportDisposition::kSeenWhileSuppressed;
+    }
+    WakeSuppressionLifted(tx, dismissed_by);
+    disposition = ReportDisposition::kReactivated;
+  } else if (dismissed) {
     if (!WakeOrRecordSighting(tx, incoming)) {
       return ReportDisposition::kSeenWhileSuppressed;
     }
     disposition = ReportDisposition::kReactivated;
+  } else if (quiet && f.resolved_at.has_value()) {
+    // A resolved finding stays resolved while its resource is kept quiet (a resolved finding
+    // cannot become dismissed); once the cause lifts a re-detection reopens it.
+    f.last_seen_at = tx.now;
+    if (f.lifecycle.empty() ||
+        f.lifecycle.back().type != LifecycleEventType::kSeenWhileSuppressed) {
+      tx.Event(LifecycleEventType::kSeenWhileSuppressed, {},
+               {{kMetaOperatorStateCause, std::string(ToString(cause))}});
+    }
+    return ReportDisposition::kSeenWhileSuppressed;
   }
   if (f.title != incoming.title &&
       KeywordOverlap(f.title, incoming.title) <= kContentReplacedMaxTitleOverlap) {
@@ -217,6 +320,10 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming) {
   OverwriteText(f, incoming);
   ++f.times_raised;
   f.last_seen_at = tx.now;
+  if (quiet && !f.dismissed_reason.has_value() && !f.suppressed) {
+    DismissByOperatorState(tx, *op, cause);
+    return ReportDisposition::kDismissedByOperatorState;
+  }
   return disposition;
 }
 
@@ -224,8 +331,17 @@ ReportDisposition ApplyRedetection(Transition& tx, const Finding& incoming) {
 
 absl::StatusOr<ReportOutcome> FindingsService::Report(const FindingReport& report) {
   PULSE_ASSIGN_OR_RETURN(Finding incoming, IncomingFinding(report));
+  // One read of the resource's operator state per report (C-FND-7). Unreadable: the report is
+  // handled as if the resource had none, and nothing operator state dismissed is woken.
+  std::optional<OperatorStateProjection> op;
+  if (absl::StatusOr<OperatorStateProjection> read =
+          OperatorStateProjectionFor(incoming.resource_id);
+      read.ok()) {
+    op = *read;
+    incoming.resource_criticality = std::string(ToString(read->criticality));
+  }
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-    PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> outcome, ReportOnce(incoming));
+    PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> outcome, ReportOnce(incoming, op));
     if (outcome.has_value()) {
       return std::move(*outcome);
     }
@@ -238,10 +354,11 @@ absl::StatusOr<ReportOutcome> FindingsService::Report(const FindingReport& repor
 }
 
 // One attempt; nullopt when a concurrent writer got in the way and the caller should retry.
-absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const Finding& incoming) {
+absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(
+    const Finding& incoming, const std::optional<OperatorStateProjection>& op) {
   absl::StatusOr<StoredFinding> existing = store_.Get(incoming.id);
   if (existing.ok()) {
-    PULSE_ASSIGN_OR_RETURN(ReportOutcome outcome, ReportExisting(incoming));
+    PULSE_ASSIGN_OR_RETURN(ReportOutcome outcome, ReportExisting(incoming, op));
     return std::optional<ReportOutcome>(std::move(outcome));
   }
   if (!absl::IsNotFound(existing.status())) {
@@ -256,9 +373,15 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const F
     return std::optional<ReportOutcome>(std::move(outcome));
   }
   const absl::Time now = clock_.Now();
-  PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> merged, MergeIntoSibling(incoming, now));
-  if (merged.has_value()) {
-    return merged;
+  OperatorStateCause cause = OperatorStateCause::kIntentionallyOffline;
+  const bool quiet = QuietCause(op, cause);
+  if (!quiet) {
+    // A report on a quiet resource is never merged into an active sibling (which may sit on a
+    // related resource the operator did not quiet): it is kept on its own, dismissed.
+    PULSE_ASSIGN_OR_RETURN(std::optional<ReportOutcome> merged, MergeIntoSibling(incoming, now));
+    if (merged.has_value()) {
+      return merged;
+    }
   }
   Finding created = incoming;
   created.detected_at = now;
@@ -270,6 +393,20 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const F
   detected.type = LifecycleEventType::kDetected;
   detected.to = created.loop_state;
   AppendLifecycleEvent(created, std::move(detected));
+  if (quiet) {
+    // Stored for audit, dismissed in the same write: it never shows as active, so nothing
+    // announces it (finding.created goes out for active findings only) or investigates it.
+    LifecycleEvent dismissed;
+    dismissed.at = now;
+    dismissed.type = LifecycleEventType::kDismissed;
+    dismissed.message = std::string(CauseMessage(cause));
+    dismissed.metadata = OperatorStateMetadata(*op, cause);
+    dismissed.from = created.loop_state;
+    created.dismissed_reason = DismissReason::kExpectedBehavior;
+    created.loop_state = DeriveLoopState(created, now);
+    dismissed.to = created.loop_state;
+    AppendLifecycleEvent(created, std::move(dismissed));
+  }
   absl::StatusOr<std::int64_t> put = store_.Put(created, 0);
   if (!put.ok()) {
     if (absl::IsAborted(put.status())) {
@@ -280,16 +417,21 @@ absl::StatusOr<std::optional<ReportOutcome>> FindingsService::ReportOnce(const F
   ReportOutcome outcome;
   outcome.finding_id = created.id;
   outcome.reported_id = created.id;
-  outcome.is_new = true;
-  outcome.disposition = ReportDisposition::kCreated;
+  outcome.is_new = !quiet;
+  outcome.disposition =
+      quiet ? ReportDisposition::kDismissedByOperatorState : ReportDisposition::kCreated;
   outcome.events = {LifecycleEventType::kDetected};
+  if (quiet) {
+    outcome.events.push_back(LifecycleEventType::kDismissed);
+  }
   return std::optional<ReportOutcome>(std::move(outcome));
 }
 
-absl::StatusOr<ReportOutcome> FindingsService::ReportExisting(const Finding& incoming) {
+absl::StatusOr<ReportOutcome> FindingsService::ReportExisting(
+    const Finding& incoming, const std::optional<OperatorStateProjection>& op) {
   ReportDisposition disposition = ReportDisposition::kHeartbeat;
   PULSE_ASSIGN_OR_RETURN(Mutation m, Mutate(incoming.id, [&](Transition& tx) {
-                           disposition = ApplyRedetection(tx, incoming);
+                           disposition = ApplyRedetection(tx, incoming, op);
                            return absl::OkStatus();
                          }));
   ReportOutcome outcome;

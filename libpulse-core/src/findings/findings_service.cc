@@ -20,7 +20,7 @@ namespace {
 
 namespace w = finding_wire;
 
-constexpr std::array<WireName<ReportDisposition>, 8> kDispositions = {{
+constexpr std::array<WireName<ReportDisposition>, 9> kDispositions = {{
     {ReportDisposition::kCreated, "created"},
     {ReportDisposition::kHeartbeat, "heartbeat"},
     {ReportDisposition::kContentReplaced, "content_replaced"},
@@ -29,6 +29,7 @@ constexpr std::array<WireName<ReportDisposition>, 8> kDispositions = {{
     {ReportDisposition::kSeenWhileSuppressed, "seen_while_suppressed"},
     {ReportDisposition::kMerged, "merged"},
     {ReportDisposition::kBlockedBySuppressionRule, "blocked_by_suppression_rule"},
+    {ReportDisposition::kDismissedByOperatorState, "dismissed_by_intent"},
 }};
 
 constexpr std::array<WireName<ResolveRefusal>, 4> kRefusals = {{
@@ -107,8 +108,12 @@ void findings_internal::Transition::Event(LifecycleEventType type, std::string_v
 }
 
 FindingsService::FindingsService(FindingStore& store, const Clock& clock, FindingVerifier& verifier,
-                                 const MetricsHistory& metrics)
-    : store_(store), clock_(clock), verifier_(verifier), metrics_(metrics) {}
+                                 const MetricsHistory& metrics, OperatorStateStore* operator_state)
+    : store_(store),
+      clock_(clock),
+      verifier_(verifier),
+      metrics_(metrics),
+      operator_state_(operator_state) {}
 
 absl::StatusOr<findings_internal::Mutation> findings_internal::ApplyChange(
     const Finding& before, absl::Time now, absl::FunctionRef<absl::Status(Transition&)> change) {
@@ -420,6 +425,19 @@ absl::StatusOr<Finding> FindingsService::Get(std::string_view finding_id) const 
     return stored.status();
   }
   return std::move(stored->finding);
+}
+
+absl::StatusOr<OperatorStateProjection> FindingsService::OperatorStateProjectionFor(
+    std::string_view resource_id) const {
+  if (operator_state_ == nullptr) {
+    return OperatorStateProjection{};
+  }
+  absl::StatusOr<OperatorState> state = operator_state_->Get(resource_id);
+  if (absl::IsNotFound(state.status()) || absl::IsInvalidArgument(state.status())) {
+    return OperatorStateProjection{};  // nothing declared (a non-canonical id has nothing)
+  }
+  PULSE_RETURN_IF_ERROR(state.status());
+  return ProjectOperatorState(*state, clock_.Now());
 }
 
 absl::StatusOr<std::vector<Finding>> FindingsService::List(const FindingQuery& query) const {

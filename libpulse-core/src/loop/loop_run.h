@@ -169,6 +169,10 @@ class LoopRun {
   // next turn is that repair-only turn.
   bool repair_granted_ = false;
   bool repair_only_next_ = false;
+  // The current turn is the last one and offers only the lifecycle tools
+  // (LoopOptions::final_turn_lifecycle_tools): its request carries the final-decision
+  // instruction.
+  bool final_decision_turn_ = false;
 
   std::optional<RunEnd> end_;
   std::string final_text_;

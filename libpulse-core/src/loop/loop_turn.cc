@@ -6,9 +6,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/substitute.h"
 #include "absl/time/time.h"
 #include "loop_run.h"
+#include "pulse/core/json/json.h"
 #include "pulse/core/json/json_object.h"
 #include "pulse/core/loop/loop_texts.h"
 #include "pulse/core/loop/transcript.h"
@@ -122,8 +124,10 @@ std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
   std::vector<ToolDefinition> tools;
   const bool repair_only = repair_only_next_;
   repair_only_next_ = false;
-  if (turn >= MaxTurns() - 1 && !repair_only) {
-    return tools;  // the last allowed turn is always tool-free
+  final_decision_turn_ = false;
+  const bool final_turn = turn >= MaxTurns() - 1 && !repair_only;
+  if (final_turn && !o.final_turn_lifecycle_tools) {
+    return tools;  // the last allowed turn is tool-free
   }
   if (brake_next_turn_) {
     brake_next_turn_ = false;
@@ -143,14 +147,41 @@ std::vector<ToolDefinition> LoopRun::ToolsForTurn(int turn) {
     if (evidence_spent && projected.action_mode == ActionMode::kRead && !traits.proposes_action) {
       continue;  // evidence tools are structurally removed once the budget is spent
     }
-    if (repair_only && traits.findings != FindingRole::kLifecycleWrite) {
-      continue;  // the repair turn offers only the finding lifecycle tools
+    if ((repair_only || final_turn) && traits.findings != FindingRole::kLifecycleWrite) {
+      continue;  // the repair and final turns offer only the finding lifecycle tools
     }
     tools.push_back(
         ToolDefinition{projected.name, projected.description, projected.input_schema_json});
   }
+  final_decision_turn_ = final_turn && !tools.empty();
   return tools;
 }
+
+namespace {
+
+// kFinalDecisionInstructionFormat over the offered tools, each with the required arguments of
+// its registered schema (never a hand-written copy of them).
+std::string FinalDecisionInstruction(const std::vector<ToolDefinition>& tools) {
+  std::vector<std::string> offered;
+  for (const ToolDefinition& tool : tools) {
+    std::vector<std::string> required;
+    absl::StatusOr<rapidjson::Document> schema = ParseJson(tool.input_schema_json);
+    const rapidjson::Value* list = schema.ok() ? GetMember(*schema, "required") : nullptr;
+    if (list != nullptr && list->IsArray()) {
+      for (const rapidjson::Value& name : list->GetArray()) {
+        if (name.IsString()) {
+          required.emplace_back(StringViewOf(name));
+        }
+      }
+    }
+    offered.push_back(required.empty() ? tool.name
+                                       : absl::StrCat(tool.name, " (requires ",
+                                                      absl::StrJoin(required, ", "), ")"));
+  }
+  return absl::Substitute(ToAbsl(kFinalDecisionInstructionFormat), absl::StrJoin(offered, "; "));
+}
+
+}  // namespace
 
 std::string LoopRun::SystemPrompt() const {
   std::string prompt = loop_.options_.system_prompt;
@@ -328,7 +359,11 @@ void LoopRun::RunTurns() {
       advertised_.push_back(tool.name);
     }
     const bool offered_tools = !tools.empty();
-    const LlmRequest request = BuildRequest(std::move(tools), {});
+    std::vector<Message> extra;
+    if (final_decision_turn_) {
+      extra.push_back(Message::User(FinalDecisionInstruction(tools)));
+    }
+    const LlmRequest request = BuildRequest(std::move(tools), std::move(extra));
     if (turn > first_turn_) {
       events_.WorkflowState("model_processing",
                             "Working on the response with the gathered results.", fsm_.State());

@@ -17,6 +17,7 @@
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/ports/event_sink.h"
 #include "pulse/core/ports/patrol_observer.h"
+#include "watch_evidence.h"
 
 namespace pulse::core {
 
@@ -79,6 +80,8 @@ struct PatrolService::Work {
   // outcome; a deterministic re-detection does not count as the model's verdict.
   patrol_internal::PatrolRunState state;
   std::vector<std::string> errors;
+  // What triage read of each resource in scope, for the Watch pass's evidence summary.
+  std::vector<patrol_internal::ResourceEvidence> evidence;
   // This run's model (PatrolModelChoice); null: deterministic checks only.
   std::shared_ptr<const PatrolModel> model;
   // How this run's model fared (TrackModelHealth): nullopt when it did not try to use one

@@ -86,6 +86,38 @@ std::optional<ProposalDropReason> IncompleteInvestigation(
   return ProposalDropReason::kEngineError;
 }
 
+// The finding's situation the investigation starts from (C-FND-20): what the operator declared
+// about the resource (the projection suppression reads too, C-FND-21) and what Pulse remembers
+// of the finding.
+std::string InvestigationContext(const Finding& finding,
+                                 const absl::StatusOr<OperatorStateProjection>& op) {
+  std::string text = " Operator context: ";
+  if (!op.ok()) {
+    absl::StrAppend(&text, "unknown (the operator state could not be read).");
+  } else {
+    absl::StrAppend(
+        &text, "intentionally offline ", op->intentionally_offline ? "yes" : "no",
+        "; never auto-remediate ", op->never_auto_remediate ? "yes" : "no", "; maintenance window ",
+        op->maintenance_end_at.has_value()
+            ? absl::StrCat(
+                  "active until ",
+                  absl::FormatTime(absl::RFC3339_sec, *op->maintenance_end_at, absl::UTCTimeZone()))
+            : std::string("none"),
+        op->criticality == Criticality::kUnset
+            ? std::string()
+            : absl::StrCat("; criticality ", std::string(ToString(op->criticality))),
+        ".");
+  }
+  absl::StrAppend(&text, " Operational memory: raised ", finding.times_raised,
+                  " time(s), regressed ", finding.regression_count, " time(s)");
+  if (!finding.previous_resolved_fix_summary.empty()) {
+    absl::StrAppend(&text, "; the fix that resolved it before: ",
+                    Bounded(finding.previous_resolved_fix_summary, 512));
+  }
+  absl::StrAppend(&text, ".");
+  return text;
+}
+
 }  // namespace
 
 PatrolService::FixAuthority PatrolService::AuthorityNow(const Work& work) const {
@@ -259,7 +291,8 @@ PatrolRemediation PatrolService::InvestigateOnce(Work& work, const Finding& find
   request.user_message = absl::StrCat(
       "Investigate finding ", finding.id, " (", std::string(ToString(finding.severity)), ", ",
       std::string(ToString(finding.category)), ") on ", finding.resource_id, ": ", finding.title,
-      ". ", finding.description, " Evidence: ", finding.evidence);
+      ". ", finding.description, " Evidence: ", finding.evidence,
+      InvestigationContext(finding, findings_.OperatorStateProjectionFor(finding.resource_id)));
   DeadlineSink sink(clock_, watch.deadline, *watch.cancelled);
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   Unwatch(watch_key);

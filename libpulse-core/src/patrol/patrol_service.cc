@@ -1,6 +1,7 @@
 #include "pulse/core/patrol/patrol_service.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -28,12 +29,64 @@ using patrol_internal::kMaxErrorDetailBytes;
 using patrol_internal::PatrolRunState;
 
 constexpr std::string_view kWatchPrompt =
-    "You are Pulse Patrol, watching a fleet on a schedule without a user present. Use "
-    "patrol_get_findings to see the active findings in this run's scope; every finding you are "
-    "shown needs exactly one verdict through patrol_assess_finding (present, resolved or "
-    "uncertain) backed by evidence you read. Report a new problem only with "
-    "patrol_report_finding and only when a tool result shows it. You cannot change "
-    "infrastructure. Finish with a short plain-text summary.";
+    "You are Pulse Patrol, watching a fleet on a schedule without a user present. The first "
+    "message holds a bounded evidence summary of the resources in scope (live status, metrics "
+    "against the thresholds, changes since the previous run, operator state, active findings "
+    "with their lifecycle); it says when it was cut. Call patrol_get_findings once near the "
+    "start and reuse that snapshot for every decision; every finding you are shown needs "
+    "exactly one verdict through patrol_assess_finding (present, resolved or uncertain) backed "
+    "by the evidence. A problem the deterministic checks already flagged is confirmed from the "
+    "summary and recorded before any broader read; finding its root cause is a separate "
+    "investigation. Report a new problem only with patrol_report_finding and only when the "
+    "summary or a tool result shows it. You cannot change infrastructure. Finish with a short "
+    "plain-text summary.";
+
+// The Watch pass's evidence summary (PAT-2): what triage read of each resource, its active
+// findings and its operator state. For a model that is not served locally, local-only
+// resources are only counted, and when the local-only list cannot be read nothing is given
+// (fail closed, as the outbound context policy does).
+std::string WatchEvidenceText(std::vector<patrol_internal::ResourceEvidence> evidence,
+                              FindingsService& findings, const PatrolModel& model,
+                              const TriageThresholds& thresholds, absl::Time now) {
+  std::size_t withheld = 0;
+  if (model.route.route != InferenceRoute::kLocalModelServer && model.local_only) {
+    absl::StatusOr<std::vector<LocalOnlyResource>> local = model.local_only();
+    if (!local.ok()) {
+      return "Evidence summary withheld: the local-only resources could not be read. Read what "
+             "you need with the tools.";
+    }
+    absl::flat_hash_set<std::string> ids;
+    for (const LocalOnlyResource& l : *local) {
+      ids.insert(l.id);
+    }
+    const std::size_t before = evidence.size();
+    evidence.erase(std::remove_if(evidence.begin(), evidence.end(),
+                                  [&](const patrol_internal::ResourceEvidence& e) {
+                                    return ids.contains(e.resource.id);
+                                  }),
+                   evidence.end());
+    withheld = before - evidence.size();
+  }
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    position.emplace(evidence[i].resource.id, i);
+    absl::StatusOr<OperatorStateProjection> op =
+        findings.OperatorStateProjectionFor(evidence[i].resource.id);
+    if (op.ok()) {
+      evidence[i].operator_state = *op;
+    }
+  }
+  absl::StatusOr<std::vector<Finding>> active = findings.List(FindingQuery{});
+  if (active.ok()) {
+    for (Finding& f : *active) {
+      auto it = position.find(f.resource_id);
+      if (it != position.end()) {
+        evidence[it->second].findings.push_back(std::move(f));
+      }
+    }
+  }
+  return patrol_internal::RenderWatchEvidence(std::move(evidence), thresholds, now, withheld);
+}
 
 }  // namespace
 
@@ -50,7 +103,8 @@ PatrolService::PatrolService(Fleet& fleet, FindingsService& findings, ActionServ
       clock_(clock),
       ids_(ids),
       model_(std::move(model)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      last_status_(std::make_unique<patrol_internal::StatusMemory>()) {}
 
 PatrolService::~PatrolService() = default;
 
@@ -359,6 +413,9 @@ void PatrolService::Triage(Work& work) {
     if (!status.ok()) {
       work.Error(
           absl::StrCat("status of ", resource.id, " unreadable: ", status.status().message()));
+      patrol_internal::ResourceEvidence unread;
+      unread.resource = resource;
+      work.evidence.push_back(std::move(unread));
       continue;
     }
     ++r.resources_checked;
@@ -367,6 +424,12 @@ void PatrolService::Triage(Work& work) {
         options_.restart_observations != nullptr ? *options_.restart_observations : own_restarts_;
     const TriageHistory history =
         restarts.Observe(resource, *status, now, options_.thresholds.crash_loop_window);
+    patrol_internal::ResourceEvidence seen;
+    seen.resource = resource;
+    seen.status = *status;
+    seen.previous_status = last_status_->Exchange(resource.id, status->status);
+    seen.restarts_in_window = history.restarts_in_window;
+    work.evidence.push_back(std::move(seen));
     for (const FindingReport& report :
          TriageResource(resource, *status, forecast, options_.thresholds, history)) {
       absl::StatusOr<ReportOutcome> outcome = findings_.Report(report);
@@ -382,7 +445,8 @@ void PatrolService::Triage(Work& work) {
                           outcome->disposition == ReportDisposition::kRegressed ||
                           outcome->disposition == ReportDisposition::kReactivated;
       if (outcome->disposition == ReportDisposition::kBlockedBySuppressionRule ||
-          outcome->disposition == ReportDisposition::kSeenWhileSuppressed) {
+          outcome->disposition == ReportDisposition::kSeenWhileSuppressed ||
+          outcome->disposition == ReportDisposition::kDismissedByOperatorState) {
         continue;
       }
       work.seen.RecordReported(outcome->finding_id, is_new);
@@ -413,6 +477,7 @@ void PatrolService::WatchPass(Work& work) {
   o.max_provider_calls = kWatchMaxTurns + 4;
   o.output_token_allowance = kWatchTokenAllowance;
   o.lifecycle_repair_turn = true;
+  o.final_turn_lifecycle_tools = true;  // a model that read until the end can still decide
   o.max_tokens = kWatchMaxTokensPerTurn;
   o.summary_max_tokens = kWatchSummaryMaxTokens;
   o.route = work.model->route;
@@ -446,7 +511,9 @@ void PatrolService::WatchPass(Work& work) {
       " resources). Deterministic checks this run: ", r.new_finding_ids.size(), " new and ",
       r.existing_finding_ids.size(),
       " already known finding(s). Review the active findings, assess each one you are shown, "
-      "report anything new the evidence shows, then summarize.");
+      "report anything new the evidence shows, then summarize.\n\n",
+      WatchEvidenceText(std::move(work.evidence), findings_, *work.model, options_.thresholds,
+                        clock_.Now()));
   patrol_internal::ObserverSink sink(options_.observer, r.id);
   absl::StatusOr<RunOutcome> outcome = (*assembled)->loop().Run(request, sink);
   absl::MutexLock lock(&work.state.mu);
@@ -525,8 +592,8 @@ void PatrolService::Remediate(Work& work) {
       break;  // a level lowered to monitor during the run investigates nothing more
     }
     absl::StatusOr<Finding> finding = findings_.Get(id);
-    if (!finding.ok() || finding->resolved_at.has_value() ||
-        finding->severity < Severity::kWarning) {
+    // Never one operator state dismissed (C-FND-12), nor one resolved or below warning.
+    if (!finding.ok() || !ShouldInvestigate(*finding, clock_.Now())) {
       continue;
     }
     ++investigated;

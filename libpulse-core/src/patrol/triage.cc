@@ -15,8 +15,8 @@ namespace pulse::core {
 namespace {
 
 constexpr absl::Duration kForecastWindow = absl::Hours(24 * 7);
-constexpr double kCriticalUtilizationPct = 98;
-constexpr double kCriticalCapacityPct = 95;
+constexpr double kCriticalUtilizationPct = kTriageCriticalUtilizationPct;
+constexpr double kCriticalCapacityPct = kTriageCriticalCapacityPct;
 
 std::optional<double> Fact(const FleetStatus& status, const char* key) {
   auto it = status.facts.find(key);

@@ -294,7 +294,7 @@ TEST_CASE("a partly rejected lifecycle batch earns one repair-only turn beyond t
   }
   std::sort(offered.begin(), offered.end());
   CHECK(offered == std::vector<std::string>{"patrol_assess_finding", "patrol_report_finding"});
-  // Without a mixed batch the fourth turn is the tool-free last turn.
+  // Without a mixed batch the fourth turn is the last: it offers exactly the lifecycle tools.
   Fixture plain(/*with_model=*/true);
   plain.provider.Add(ScriptedTurn::Calls(
       {Call("c1", "patrol_get_findings", R"({"resource_id":"backup-job:nightly"})")}));
@@ -304,7 +304,12 @@ TEST_CASE("a partly rejected lifecycle batch earns one repair-only turn beyond t
   plain.provider.Add(ScriptedTurn::Text("Done."));
   plain.Run();
   REQUIRE(plain.provider.RequestCount() == 4);
-  CHECK(plain.provider.Request(3).tools.empty());
+  offered.clear();
+  for (const core::ToolDefinition& t : plain.provider.Request(3).tools) {
+    offered.push_back(t.name);
+  }
+  std::sort(offered.begin(), offered.end());
+  CHECK(offered == std::vector<std::string>{"patrol_assess_finding", "patrol_report_finding"});
 }
 
 TEST_CASE("a second verdict on one finding in one run is refused", "[core][patrol]") {

@@ -65,10 +65,10 @@ struct Fixture {
   FakeFleet fleet;
   InMemoryMetricsHistory history;
   InMemoryFindingStore finding_store;
-  core::TriageFindingVerifier verifier{fleet, history, clock};
-  core::FindingsService findings{finding_store, clock, verifier, history};
-  InMemoryActionStore action_store;
   InMemoryOperatorStateStore operator_state;
+  core::TriageFindingVerifier verifier{fleet, history, clock};
+  core::FindingsService findings{finding_store, clock, verifier, history, &operator_state};
+  InMemoryActionStore action_store;
   InMemoryAuditLog audit;
   core::ActionService actions{action_store, fleet, operator_state, audit, clock};
   // What the server gives Patrol for an acknowledged Autopilot: the same stores under a

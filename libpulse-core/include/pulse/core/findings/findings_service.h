@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
+#include "pulse/core/findings/operator_suppression.h"
 #include "pulse/core/findings/run_ledger.h"
 #include "pulse/core/model/finding.h"
 #include "pulse/core/model/suppression_rule.h"
@@ -38,6 +39,7 @@
 #include "pulse/core/ports/finding_store.h"
 #include "pulse/core/ports/finding_verifier.h"
 #include "pulse/core/ports/metrics_history.h"
+#include "pulse/core/ports/operator_state_store.h"
 
 namespace pulse::core {
 
@@ -94,9 +96,12 @@ enum class ReportDisposition {
   kSeenWhileSuppressed,       // dismissed/suppressed and not woken
   kMerged,                    // a new id folded into an equivalent active sibling
   kBlockedBySuppressionRule,  // a new id a rule covers: nothing stored
+  // Operator state keeps the resource quiet (OperatorStateProjection::SuppressionCause): the
+  // finding is stored (new) or kept, dismissed as expected_behavior with the cause recorded.
+  kDismissedByOperatorState,
 };
 // Wire strings: created, heartbeat, content_replaced, regressed, reactivated,
-// seen_while_suppressed, merged, blocked_by_suppression_rule.
+// seen_while_suppressed, merged, blocked_by_suppression_rule, dismissed_by_intent.
 std::string_view ToString(ReportDisposition disposition);
 
 struct ReportOutcome {
@@ -164,8 +169,11 @@ struct StaleReconciliation {
 
 class FindingsService {
  public:
+  // `operator_state` (nullable borrow): where the operator's declarations about resources are
+  // read (C-FND-7). Without it reports behave as if no resource had any (suppression by
+  // operator state is opt-in).
   FindingsService(FindingStore& store, const Clock& clock, FindingVerifier& verifier,
-                  const MetricsHistory& metrics);
+                  const MetricsHistory& metrics, OperatorStateStore* operator_state = nullptr);
 
   // --- Patrol ---
 
@@ -174,6 +182,14 @@ class FindingsService {
   // woken or seen_while_suppressed), or, for a new id, drops it when a suppression rule covers
   // resource + category, merges it into the best equivalent active sibling
   // (SiblingEquivalence; `duplicate_merged` once per duplicate id), or creates it.
+  // Operator state (one OperatorStateProjectionFor read per report, docs/patrol.md "Operator
+  // intent and maintenance"): the finding is stamped with the resource's criticality; while a
+  // suppression cause holds, a new finding is created dismissed (expected_behavior, `detected`
+  // then `dismissed` carrying operator_state_cause and, for a window, maintenance_end_at) and
+  // an active one is dismissed the same way (kDismissedByOperatorState); a finding whose latest
+  // dismissal carries a cause stays dismissed while one holds (no escalation wakes it) and
+  // wakes with `suppression_lifted` (kReactivated) once none does. An operator's own later
+  // dismissal is never woken this way. When the state cannot be read, nothing of this applies.
   [[nodiscard]] absl::StatusOr<ReportOutcome> Report(const FindingReport& report);
 
   // One verdict on an active finding: present refreshes evidence and last_seen_at (no
@@ -269,6 +285,11 @@ class FindingsService {
 
   // --- Reads ---
   [[nodiscard]] absl::StatusOr<Finding> Get(std::string_view finding_id) const;
+  // The resource's operator state projected at now (C-FND-21): the one read suppression and
+  // the investigation context share. A resource without state, or a service without the
+  // store, projects to the defaults. Unavailable (or the store's error) when it cannot be read.
+  [[nodiscard]] absl::StatusOr<OperatorStateProjection> OperatorStateProjectionFor(
+      std::string_view resource_id) const;
   // Ordered by id; active only unless include_inactive.
   [[nodiscard]] absl::StatusOr<std::vector<Finding>> List(const FindingQuery& query) const;
 
@@ -306,8 +327,11 @@ class FindingsService {
   absl::StatusOr<Mutation> Mutate(std::string_view finding_id, Change change);
   absl::StatusOr<Finding> MutateOperator(std::string_view finding_id, Change change);
 
-  absl::StatusOr<std::optional<ReportOutcome>> ReportOnce(const Finding& incoming);
-  absl::StatusOr<ReportOutcome> ReportExisting(const Finding& incoming);
+  // `op`: the resource's operator state, nullopt when it could not be read.
+  absl::StatusOr<std::optional<ReportOutcome>> ReportOnce(
+      const Finding& incoming, const std::optional<OperatorStateProjection>& op);
+  absl::StatusOr<ReportOutcome> ReportExisting(const Finding& incoming,
+                                               const std::optional<OperatorStateProjection>& op);
   absl::StatusOr<std::optional<ReportOutcome>> MergeIntoSibling(const Finding& incoming,
                                                                 absl::Time now);
   absl::StatusOr<bool> BlockedByRule(const Finding& incoming) const;
@@ -319,6 +343,7 @@ class FindingsService {
   const Clock& clock_;
   FindingVerifier& verifier_;
   const MetricsHistory& metrics_;
+  OperatorStateStore* operator_state_;  // nullable: no operator state is read
 };
 
 }  // namespace pulse::core

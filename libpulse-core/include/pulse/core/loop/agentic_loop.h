@@ -110,6 +110,13 @@ struct LoopOptions {
   // one extra turn — once per run — that offers only those lifecycle tools, to repair the
   // rejected ones. Off: the turn budget is fixed.
   bool lifecycle_repair_turn = false;
+  // Patrol's Watch: the last allowed turn offers exactly the finding-lifecycle tools
+  // (patrol_report/assess_finding as the profile projects them) instead of none, with a
+  // final-decision instruction that renders each one's required arguments from its registered
+  // schema, so a model that read on every earlier turn can still record its verdicts; a write
+  // there is followed by the tool-free summary call. The spent-allowance and error-brake turns
+  // stay tool-free. Off: the last turn offers no tools.
+  bool final_turn_lifecycle_tools = false;
   int max_evidence_calls = 12;                        // patrol_investigation only
   int max_consecutive_error_turns = 3;                // then the next turn offers no tools
   int max_calls_per_turn = 16;                        // later calls of a turn are refused, not run

@@ -30,6 +30,15 @@ inline constexpr std::string_view kVerificationInstructionFormat =
     "verification evidence yet. Gather current evidence about the changed target with the tools "
     "offered, then answer. Do not state that the change worked until that evidence shows it.";
 
+// The user-role message of a final turn that offers only the finding-lifecycle tools
+// (LoopOptions::final_turn_lifecycle_tools). $0 = the offered tools, each with the required
+// arguments of its registered schema ("name (requires a, b)"), joined by "; ".
+inline constexpr std::string_view kFinalDecisionInstructionFormat =
+    "This is the final turn: no more reads are available. Record, from the tool results above "
+    "only, an outcome for every finding you were shown that has none yet and each new problem "
+    "those results show, with the tools offered now: $0. Do not repeat calls that were already "
+    "accepted. Without further calls, answer with a short summary.";
+
 // The user-role message of the one tool-free summary call.
 inline constexpr std::string_view kSummaryInstruction =
     "Tools are no longer available in this run. Using only the tool results above, write your "

@@ -157,6 +157,10 @@ struct PatrolBegin {
   std::string running_run_id;
 };
 
+namespace patrol_internal {
+class StatusMemory;  // src/patrol/watch_evidence.h
+}  // namespace patrol_internal
+
 class PatrolService {
  public:
   // `model` is nullable (no provider: deterministic checks only).
@@ -268,6 +272,8 @@ class PatrolService {
   std::optional<PatrolModel> model_;
   PatrolServiceOptions options_;
   RestartObservations own_restarts_;  // used when options_.restart_observations is null
+  // Each resource's status at the previous run (the Watch evidence's state changes).
+  std::unique_ptr<patrol_internal::StatusMemory> last_status_;
 
   std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
   // An investigation in progress: its own cancellation flag and when it must end.

@@ -87,6 +87,10 @@ inline constexpr char kTriageFindingSource[] = "patrol-triage";
 // The metric a storage pool's forecast reads (MetricsHistory, target = the canonical id).
 inline constexpr std::string_view kStorageUsageMetric = "usage";
 
+// The critical levels of the utilization (cpu, memory) and capacity (disk, storage) rules.
+inline constexpr double kTriageCriticalUtilizationPct = 98;
+inline constexpr double kTriageCriticalCapacityPct = 95;
+
 struct TriageThresholds {
   double cpu_pct = 90;
   double memory_pct = 90;
