@@ -207,7 +207,8 @@ absl::Status ServerApp::Parts::OpenServices() {
   }
   action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
                                                          *storage->audit, clock, action_policy);
-  verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
+  verifier = std::make_unique<core::TriageFindingVerifier>(
+      *fleet, *history, clock, core::TriageThresholds{}, storage->patrol_runs.get());
   findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history);
   views = std::make_unique<core::AgentViews>(*fleet, *finding_store, *actions, *action_service,
                                              *storage->operator_state, clock);
@@ -348,7 +349,8 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *scheduler,
                                   *storage->database,
                                   agent_hub.get(),
-                                  *history});
+                                  *history,
+                                  *storage->audit});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -361,6 +363,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context, *console_sessions));
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindNoteRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindMetricsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
