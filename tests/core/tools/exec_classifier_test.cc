@@ -436,7 +436,7 @@ TEST_CASE("accepted commands are split without a shell", "[core][tools][exec]") 
   CHECK(v.argv == std::vector<std::string>{"systemctl", "status", "nginx.service"});
 }
 
-TEST_CASE("a curl probe's status format is one argument, quoted or not", "[core][tools][exec]") {
+TEST_CASE("the curl probe status format is one argument, quoted or not", "[core][tools][exec]") {
   for (const std::string command : {"curl -o /dev/null -w '%{http_code}' http://10.0.0.5/",
                                     "curl -o /dev/null -w \"%{http_code}\" http://10.0.0.5/",
                                     "curl -o /dev/null -w %{http_code} http://10.0.0.5/"}) {

@@ -117,7 +117,7 @@ TEST_CASE("a chat cannot read a file outside the roots through /proc/self/cwd on
 
 // Issue 28, item 6 (C-CLS-10, B-POL-9): the health probes the seed allows pass the governed
 // exec path on the demo fleet; a probe that sends data is refused there with its code.
-TEST_CASE("a chat's HTTP probe and ping run on the demo fleet and a data-sending curl is refused",
+TEST_CASE("HTTP probes and ping from a chat run on the demo fleet and a data-sending curl is refused",
           "[e2e][server][reads][probes]") {
   TempDir dir;
   auto provider = FakeProviderServer::Start();

@@ -199,7 +199,7 @@ std::string LastPrompt(const FakeProviderServer& fake) {
   return requests.back().body;
 }
 
-TEST_CASE("an operator's note on a resource is in Patrol's prompt for it, redacted, and no other",
+TEST_CASE("an operator note on a resource is in the Patrol prompt for it, redacted, and no other",
           "[e2e][server][patrol][notes]") {
   TempDir dir;
   auto provider = FakeProviderServer::Start();
