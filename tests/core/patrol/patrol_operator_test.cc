@@ -131,7 +131,8 @@ std::vector<std::string> Prompts(const ScriptedLlmProvider& provider) {
   return out;
 }
 
-TEST_CASE("the note on a resource reaches the Patrol passes over it and no other", "[core][patrol]") {
+TEST_CASE("the note on a resource reaches the Patrol passes over it and no other",
+          "[core][patrol]") {
   Fixture f(/*with_model=*/true);
   f.SetAutonomy(core::AutonomyLevel::kAssisted);
   core::OperatorState noted;
