@@ -38,8 +38,9 @@ HttpReply ListNotes(ServerContext& ctx) {
   if (!resources.ok()) {
     return Unavailable("the operator state store", resources.status());
   }
-  absl::StatusOr<std::vector<core::Finding>> findings =
-      ctx.findings.List(core::FindingQuery{.include_inactive = true});
+  core::FindingQuery every;
+  every.include_inactive = true;
+  absl::StatusOr<std::vector<core::Finding>> findings = ctx.findings.List(every);
   if (!findings.ok()) {
     return Unavailable("the findings", findings.status());
   }
