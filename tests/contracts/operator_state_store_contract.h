@@ -126,6 +126,27 @@ void RunOperatorStateStoreContract(MakeStore make) {
     CHECK(*ids == std::vector<std::string>{"service:pve1/nginx"});
   }
 
+  SECTION("WithNotes lists exactly the states with a note, sorted, as stored") {
+    absl::StatusOr<std::vector<core::OperatorState>> none = store->WithNotes();
+    REQUIRE(none.ok());
+    CHECK(none->empty());
+    REQUIRE(store->Set(LockedState("vm:102")).ok());
+    REQUIRE(store->Set(LockedState("node:pve1")).ok());
+    core::OperatorState silent = LockedState("vm:101");
+    silent.note.clear();
+    REQUIRE(store->Set(silent).ok());
+    absl::StatusOr<std::vector<core::OperatorState>> noted = store->WithNotes();
+    REQUIRE(noted.ok());
+    REQUIRE(noted->size() == 2);
+    CHECK((*noted)[0] == LockedState("node:pve1"));
+    CHECK((*noted)[1] == LockedState("vm:102"));
+    REQUIRE(store->Clear("node:pve1").ok());
+    noted = store->WithNotes();
+    REQUIRE(noted.ok());
+    REQUIRE(noted->size() == 1);
+    CHECK((*noted)[0].resource_id == "vm:102");
+  }
+
   SECTION("states of different resources are independent") {
     REQUIRE(store->Set(LockedState("vm:101")).ok());
     REQUIRE(store->Set(LockedState("service:pve1/nginx")).ok());

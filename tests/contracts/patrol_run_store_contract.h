@@ -101,4 +101,21 @@ inline core::PatrolRunRecord ContractRun(std::string id, absl::Time started) {
         "ack-1", "tok_def", absl::FromUnixSeconds(1'800'000'100), "change freeze"};              \
     REQUIRE(store->SaveAutonomy(s).ok());                                                        \
     CHECK(*store->LoadAutonomy() == s);                                                          \
+  }                                                                                              \
+  TEST_CASE(NAME " saves and loads the Patrol thresholds", TAGS) {                               \
+    auto store = FACTORY();                                                                      \
+    CHECK(absl::IsNotFound(store->LoadThresholds().status()));                                   \
+    ::pulse::core::PatrolThresholdSettings t;                                                    \
+    t.defaults.cpu = ::pulse::core::ThresholdLevels{70, 80.5};                                   \
+    t.resource_types["vm"].memory = ::pulse::core::ThresholdLevels{60, 75};                      \
+    t.resources["storage:pve1/local"].storage = ::pulse::core::ThresholdLevels{50, 99};          \
+    t.updated_at = absl::FromUnixSeconds(1'800'000'000);                                         \
+    t.updated_by = "tok_abc";                                                                    \
+    REQUIRE(store->SaveThresholds(t).ok());                                                      \
+    CHECK(*store->LoadThresholds() == t);                                                        \
+    t.resources.clear();                                                                         \
+    REQUIRE(store->SaveThresholds(t).ok());                                                      \
+    CHECK(*store->LoadThresholds() == t);                                                        \
+    /* The autonomy settings are a separate row. */                                              \
+    CHECK(absl::IsNotFound(store->LoadAutonomy().status()));                                     \
   }

@@ -612,6 +612,24 @@ core::ExecOutput SimulateCommand(const DemoWorld& world, const DemoResource& hos
         "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500\n    inet {}/24 scope global eth0\n",
         AttrText(host, "ip", "10.0.9.9")));
   }
+  // Health probes (the classifier admitted only their bounded forms): the simulated network
+  // answers every probe.
+  if (p == "curl") {
+    const bool status_only = HasFlag(argv, "-w") || HasFlag(argv, "--write-out");
+    return Out(status_only ? "200" : "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n");
+  }
+  if (p == "wget") {
+    return Out(
+        "Spider mode enabled. Check if remote file exists.\nHTTP request sent, awaiting "
+        "response... 200 OK\nRemote file exists.\n");
+  }
+  if (p == "ping") {
+    const std::string& target = argv.back();
+    return Out(fmt::format(
+        "PING {0} ({0}) 56(84) bytes of data.\n64 bytes from {0}: icmp_seq=1 ttl=64 time=0.4 ms\n"
+        "\n--- {0} ping statistics ---\n1 packets transmitted, 1 received, 0% packet loss\n",
+        target));
+  }
   return Out(
       fmt::format("(demo fleet: `{}` is accepted as read-only but has no simulated "
                   "output)\n",

@@ -1,9 +1,12 @@
 // Settings changed at runtime: the AI settings (GET/PUT /api/settings/ai, docs/server.md).
 // Both need settings:write (the HTTP layer checks it) and a human token: the settings decide
 // where fleet context is sent and what it may cost, so software acting on its own judgement
-// (an agent) or a script (a service) may neither read nor change them.
+// (an agent) or a script (a service) may neither read nor change them. The Patrol thresholds
+// (GET/PUT /api/settings/patrol, docs/patrol.md "Thresholds"): anyone with monitoring:read
+// reads them; a change needs settings:write and a human token, and is audited.
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +18,7 @@
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
+#include "pulse/core/model/patrol_thresholds.h"
 #include "pulse/core/status_macros.h"
 #include "server_context.h"
 
@@ -215,6 +219,92 @@ HttpReply UpdateSettings(ServerContext& ctx, const HttpRequest& request) {
   return HttpReply::Json(SettingsJson(ctx.ai, *updated));
 }
 
+// ---- the Patrol thresholds ---------------------------------------------------------------
+
+HttpReply GetPatrolSettings(ServerContext& ctx) {
+  absl::StatusOr<core::PatrolThresholdSettings> current = ctx.patrol.Thresholds();
+  if (!current.ok()) {
+    return Unavailable("the Patrol thresholds", current.status());
+  }
+  return HttpReply::Json(
+      absl::StrCat(R"({"thresholds":)", core::PatrolThresholdsToJson(*current), "}"));
+}
+
+// The audit details of a change: each section's JSON before and after, when it changed.
+void ThresholdChanges(const core::PatrolThresholdSettings& before,
+                      const core::PatrolThresholdSettings& after,
+                      std::map<std::string, std::string>& details) {
+  const auto section = [](const core::PatrolThresholdSettings& s, int which) {
+    core::PatrolThresholdSettings only;
+    only.updated_at.reset();
+    if (which == 0) {
+      only.defaults = s.defaults;
+    } else if (which == 1) {
+      only.resource_types = s.resource_types;
+    } else {
+      only.resources = s.resources;
+    }
+    return core::PatrolThresholdsToJson(only);
+  };
+  static constexpr std::string_view kNames[] = {"defaults", "resource_types", "resources"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string was = section(before, i);
+    const std::string now = section(after, i);
+    if (was != now) {
+      // Bounded: a detail is a small fact, not the whole table.
+      details[std::string(kNames[i])] =
+          absl::StrCat(was.size() > 512 ? was.substr(0, 512) + "..." : was, " -> ",
+                       now.size() > 512 ? now.substr(0, 512) + "..." : now);
+    }
+  }
+}
+
+HttpReply UpdatePatrolSettings(ServerContext& ctx, const HttpRequest& request) {
+  if (std::optional<HttpReply> refused = RefuseNonHuman(request)) {
+    return *std::move(refused);
+  }
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(request.body);
+  if (!doc.ok() || !doc->IsObject()) {
+    return HttpReply::Error(AgentErrorCode::kInvalidRequest, "the body must be a JSON object");
+  }
+  const rapidjson::Value* thresholds = core::GetMember(*doc, "thresholds");
+  if (thresholds == nullptr || doc->MemberCount() != 1) {
+    return HttpReply::Error(AgentErrorCode::kInvalidRequest,
+                            "the body is { thresholds: { defaults, resource_types, resources } }");
+  }
+  absl::StatusOr<core::PatrolThresholdSettings> next =
+      core::PatrolThresholdsFromJson(core::ToJsonString(*thresholds), /*with_meta=*/false);
+  if (!next.ok()) {
+    return HttpReply::Error(AgentErrorCode::kInvalidRequest, std::string(next.status().message()));
+  }
+  absl::StatusOr<core::PatrolThresholdSettings> before = ctx.patrol.Thresholds();
+  if (!before.ok()) {
+    return Unavailable("the Patrol thresholds", before.status());
+  }
+  const core::ActionActor actor = ActorFor(request);
+  next->updated_at = ctx.clock.Now();
+  next->updated_by = actor.id;
+  core::AuditEntry entry;
+  entry.at = *next->updated_at;
+  entry.category = "settings";
+  entry.event = "patrol_thresholds_changed";
+  entry.subject_id = "patrol";
+  entry.actor_kind = std::string(core::ToString(actor.kind));
+  entry.actor_id = actor.id;
+  entry.message = "the Patrol thresholds were changed";
+  ThresholdChanges(*before, *next, entry.details);
+  // Audited first: a change the log cannot record is not made.
+  if (absl::Status audited = ctx.audit.Append(entry); !audited.ok()) {
+    return Unavailable("the audit log", audited);
+  }
+  if (absl::Status saved = ctx.patrol.SetThresholds(*next); !saved.ok()) {
+    return Unavailable("the Patrol thresholds", saved);
+  }
+  LogLine(absl::StrCat("the Patrol thresholds were changed by ", actor.id));
+  return HttpReply::Json(
+      absl::StrCat(R"({"thresholds":)", core::PatrolThresholdsToJson(*next), "}"));
+}
+
 }  // namespace
 
 absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx) {
@@ -222,6 +312,11 @@ absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& c
       "get_ai_settings", [&ctx](const HttpRequest& request) { return GetSettings(ctx, request); }));
   PULSE_RETURN_IF_ERROR(router.Handle("update_ai_settings", [&ctx](const HttpRequest& request) {
     return UpdateSettings(ctx, request);
+  }));
+  PULSE_RETURN_IF_ERROR(router.Handle(
+      "get_patrol_settings", [&ctx](const HttpRequest&) { return GetPatrolSettings(ctx); }));
+  PULSE_RETURN_IF_ERROR(router.Handle("update_patrol_settings", [&ctx](const HttpRequest& request) {
+    return UpdatePatrolSettings(ctx, request);
   }));
   return absl::OkStatus();
 }

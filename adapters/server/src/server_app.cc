@@ -230,7 +230,8 @@ absl::Status ServerApp::Parts::OpenServices() {
   }
   action_service = std::make_unique<core::ActionService>(*actions, *fleet, *storage->operator_state,
                                                          *storage->audit, clock, action_policy);
-  verifier = std::make_unique<core::TriageFindingVerifier>(*fleet, *history, clock);
+  verifier = std::make_unique<core::TriageFindingVerifier>(
+      *fleet, *history, clock, core::TriageThresholds{}, storage->patrol_runs.get());
   findings = std::make_unique<core::FindingsService>(*finding_store, clock, *verifier, *history,
                                                      storage->operator_state.get());
   fixes = std::make_unique<core::FixProjector>(*storage->actions, *findings);
@@ -385,7 +386,8 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *storage->database,
                                   agent_hub.get(),
                                   *history,
-                                  *patrol_stream});
+                                  *patrol_stream,
+                                  *storage->audit});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -398,6 +400,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindHostAgentRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context, *console_sessions));
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindNoteRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindMetricsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());

@@ -30,6 +30,7 @@
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/patrol/patrol_service.h"
+#include "pulse/core/ports/audit_log.h"
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
 #include "pulse/core/ports/metrics_history.h"
@@ -65,6 +66,7 @@ struct ServerContext {
   adapters::hostagent::AgentHub* agents;              // never null in a running server
   const core::MetricsHistory& history;  // recorded utilization series (charts, forecasts)
   PatrolStreamHub& patrol_stream;       // GET /api/ai/patrol/stream
+  core::AuditLog& audit;                // settings changes (the Patrol thresholds)
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -93,5 +95,6 @@ void LogLine(std::string_view line);
                                              adapters::http::ConsoleSessions& sessions);
 [[nodiscard]] absl::Status BindMetricsRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindNoteRoutes(adapters::http::Router& router, ServerContext& ctx);
 
 }  // namespace pulse::server

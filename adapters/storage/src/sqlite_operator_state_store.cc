@@ -156,6 +156,37 @@ absl::StatusOr<std::vector<std::string>> SqliteOperatorStateStore::LocalOnlyReso
   return ids;
 }
 
+absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::WithNotes() {
+  std::vector<std::string> ids;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db,
+                        "SELECT resource_id FROM operator_state WHERE note != '' "
+                        "ORDER BY resource_id LIMIT ?");
+    q.bind(1, static_cast<std::int64_t>(core::kMaxListedResourceNotes));
+    while (q.executeStep()) {
+      ids.push_back(q.getColumn(0).getString());
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  std::vector<core::OperatorState> out;
+  for (const std::string& id : ids) {
+    absl::StatusOr<core::OperatorState> state = Get(id);
+    if (absl::IsNotFound(state.status())) {
+      continue;  // cleared since the list was read
+    }
+    if (!state.ok()) {
+      return state.status();
+    }
+    if (!state->note.empty()) {
+      out.push_back(*std::move(state));
+    }
+  }
+  return out;
+}
+
 absl::Status SqliteOperatorStateStore::Clear(std::string_view resource_id) {
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement del(db, "DELETE FROM operator_state WHERE resource_id = ?");

@@ -13,6 +13,7 @@ namespace pulse::adapters::storage {
 namespace {
 
 constexpr char kAutonomySetting[] = "autonomy";
+constexpr char kThresholdsSetting[] = "thresholds";
 
 absl::StatusOr<core::PatrolRunRecord> Decode(const std::string& json) {
   absl::StatusOr<core::PatrolRunRecord> record = core::PatrolRunFromJson(json);
@@ -141,6 +142,44 @@ absl::Status SqlitePatrolRunStore::SaveAutonomy(const core::AutonomySettings& se
                              "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
                              "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
     upsert.bind(1, kAutonomySetting);
+    upsert.bind(2, json);
+    upsert.exec();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<core::PatrolThresholdSettings> SqlitePatrolRunStore::LoadThresholds() const {
+  std::optional<std::string> json;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
+    q.bind(1, kThresholdsSetting);
+    if (q.executeStep()) {
+      json = q.getColumn(0).getString();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!json.has_value()) {
+    return absl::NotFoundError("no thresholds saved");
+  }
+  absl::StatusOr<core::PatrolThresholdSettings> settings =
+      core::PatrolThresholdsFromJson(*json, /*with_meta=*/true);
+  if (!settings.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("stored Patrol thresholds are unreadable: ", settings.status().message()));
+  }
+  return settings;
+}
+
+absl::Status SqlitePatrolRunStore::SaveThresholds(const core::PatrolThresholdSettings& settings) {
+  const std::string json = core::PatrolThresholdsToJson(settings);
+  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement upsert(db,
+                             "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
+                             "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
+    upsert.bind(1, kThresholdsSetting);
     upsert.bind(2, json);
     upsert.exec();
     return absl::OkStatus();

@@ -150,7 +150,7 @@ bool WakeOrRecordSighting(Transition& tx, const Finding& incoming) {
              {{std::string(w::kMetaCause), "severity_escalated"},
               {std::string(w::kMetaPreviousSeverity), std::string(ToString(f.severity))},
               {std::string(w::kMetaSeverity), std::string(ToString(incoming.severity))}});
-    f.user_note.clear();
+    // The operator's note stays: it is context for whoever looks next (issue 28, item 4).
   } else {
     ++f.remind_count;
     tx.Event(LifecycleEventType::kReminded, "Re-detected after the will-fix-later reminder",

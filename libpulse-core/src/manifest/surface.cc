@@ -82,6 +82,43 @@ constexpr std::string_view kAiSettingsBodySchema = R"json({
   }
 })json";
 
+// PUT /api/settings/patrol: the whole threshold table (absent sections: none; absent default
+// metrics: the built-in levels). warning < critical, canonical resource ids and the type
+// grammar are checked by the core's parser (model/patrol_thresholds.h).
+constexpr std::string_view kPatrolSettingsBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["thresholds"],
+  "properties": {
+    "thresholds": {"type": "object", "additionalProperties": false, "properties": {
+      "defaults": {"type": "object", "additionalProperties": false, "properties": {
+        "cpu": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "memory": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "disk": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "storage": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}}}},
+      "resource_types": {"type": "object", "maxProperties": 64, "additionalProperties": {"type": "object", "additionalProperties": false, "properties": {
+        "cpu": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "memory": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "disk": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "storage": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}}}}},
+      "resources": {"type": "object", "maxProperties": 1024, "additionalProperties": {"type": "object", "additionalProperties": false, "properties": {
+        "cpu": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "memory": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "disk": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "storage": {"type": "object", "additionalProperties": false, "required": ["warning", "critical"], "properties": {"warning": {"type": "number", "minimum": 0, "maximum": 100}, "critical": {"type": "number", "minimum": 0, "maximum": 100}}}}}}}}
+  }
+})json";
+
+// PUT /api/ai/notes/resources/{resourceId}: the note (OperatorState::note's limit).
+constexpr std::string_view kResourceNoteBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["note"],
+  "properties": {
+    "note": {"type": "string", "minLength": 1, "maxLength": 2048}
+  }
+})json";
+
 // GET /api/resources/{resourceId}/metrics: which series and how far back.
 constexpr std::string_view kResourceMetricsQuerySchema = R"json({
   "type": "object",
@@ -385,6 +422,44 @@ std::vector<SurfaceRoute> BuildSurface() {
             "The key is sealed with the credential store and never answered. Each change is "
             "audited. Human tokens only: human_token_required.",
             "the settings as get_ai_settings answers them", kAiSettingsBodySchema),
+      // ---- Patrol thresholds at runtime (docs/patrol.md "Thresholds") ----
+      Route("get_patrol_settings", "GET", "/api/settings/patrol", Scope::kMonitoringRead,
+            "Patrol's utilization thresholds: a warning and a critical level (percent) for cpu, "
+            "memory, disk and storage as defaults, per resource type and per resource (an "
+            "override names some metrics; the rest come from the level below), who changed them "
+            "and when. Without a change, the built-in levels (cpu and memory 90/98, disk and "
+            "storage 85/95).",
+            "{ thresholds: { defaults: { cpu: { warning, critical }, memory, disk, storage }, "
+            "resource_types: { <type>: { <metric>: { warning, critical } } }, resources: { <id>: "
+            "{ ... } }, updated_at?, updated_by? } }"),
+      Route("update_patrol_settings", "PUT", "/api/settings/patrol", Scope::kSettingsWrite,
+            "Replaces Patrol's thresholds; the next Patrol run (and the next verification of a "
+            "finding) uses them, without a restart. Levels are 0..100 with warning below "
+            "critical; resource types are [a-z][a-z0-9-]{0,31}, resources canonical ids "
+            "(type:local-id); at most 64 type and 1024 resource overrides. invalid_request "
+            "(nothing changes) otherwise. Each change is audited. Human tokens only: "
+            "human_token_required.",
+            "the thresholds as get_patrol_settings answers them", kPatrolSettingsBodySchema),
+      // ---- operator notes, Patrol's context (docs/patrol.md "Operator notes") ----
+      Route("list_notes", "GET", "/api/ai/notes", Scope::kMonitoringRead,
+            "Every operator note: the notes on resources (a resource's operator-state note, "
+            "written here or with set_operator_state) and the notes on findings (given with "
+            "snooze, dismiss or resolve; a finding woken from dismissal keeps its note). Patrol "
+            "gives each pass the notes of the resources it looks at, redacted like all outbound "
+            "context. At most 500 of each.",
+            "{ resource_notes: [{ resource_id, note, set_at, set_by }], finding_notes: "
+            "[{ finding_id, resource_id, title, note }] }"),
+      Route("set_resource_note", "PUT", "/api/ai/notes/resources/{resourceId}",
+            Scope::kMonitoringWrite,
+            "Creates or replaces the note on a resource (1..2048 bytes of clean UTF-8), keeping "
+            "the rest of its operator state. resource_not_found for a resource the fleet does "
+            "not have; invalid_request (nothing changes) for a bad body.",
+            "{ resource_id, note, set_at, set_by }", kResourceNoteBodySchema),
+      Route("delete_resource_note", "DELETE", "/api/ai/notes/resources/{resourceId}",
+            Scope::kMonitoringWrite,
+            "Removes the note on a resource, keeping the rest of its operator state. "
+            "Idempotent: deleted is false when there was none.",
+            "{ deleted }"),
   };
 }
 

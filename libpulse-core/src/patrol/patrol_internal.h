@@ -65,6 +65,10 @@ inline void AddUnique(std::vector<std::string>& list, const std::string& item) {
   }
 }
 
+// An operator's note as one prompt line (patrol_service.cc): control characters become
+// spaces; at most 512 bytes, cut at a UTF-8 character boundary and ended with "...".
+std::string NoteLine(std::string_view note);
+
 }  // namespace patrol_internal
 
 struct PatrolService::Work {

@@ -15,8 +15,6 @@ namespace pulse::core {
 namespace {
 
 constexpr absl::Duration kForecastWindow = absl::Hours(24 * 7);
-constexpr double kCriticalUtilizationPct = kTriageCriticalUtilizationPct;
-constexpr double kCriticalCapacityPct = kTriageCriticalCapacityPct;
 
 std::optional<double> Fact(const FleetStatus& status, const char* key) {
   auto it = status.facts.find(key);
@@ -83,7 +81,7 @@ void Storage(const FleetResource& resource, const FleetStatus& status,
   if (!high && !filling) {
     return;
   }
-  const bool critical = (usage.has_value() && *usage >= kCriticalCapacityPct) ||
+  const bool critical = (usage.has_value() && *usage >= t.storage_critical_pct) ||
                         (filling && *forecast->days_to_full <= t.forecast_critical_days);
   FindingReport r = Base(resource, kTriageKeyStorageCapacity, Category::kCapacity,
                          critical ? Severity::kCritical : Severity::kWarning);
@@ -168,9 +166,8 @@ bool ContainerRules(const FleetResource& resource, const FleetStatus& status,
   }
   const double pct = *used / *limit * 100;
   if (pct >= t.memory_pct) {
-    FindingReport r =
-        Base(resource, kTriageKeyContainerMemoryLimit, Category::kPerformance,
-             pct >= kCriticalUtilizationPct ? Severity::kCritical : Severity::kWarning);
+    FindingReport r = Base(resource, kTriageKeyContainerMemoryLimit, Category::kPerformance,
+                           pct >= t.memory_critical_pct ? Severity::kCritical : Severity::kWarning);
     r.title = absl::StrCat("Container ", resource.name, " is near its memory limit");
     r.description = absl::StrCat(resource.name, " uses ", Pct(pct), " of its memory limit (",
                                  FactText(status, "memory_limit_bytes"),
@@ -205,7 +202,7 @@ void PbsRules(const FleetResource& resource, const FleetStatus& status, const Tr
     if (usage.has_value() && *usage >= t.storage_pct) {
       FindingReport r =
           Base(resource, kTriageKeyPbsDatastoreFull, Category::kCapacity,
-               *usage >= kCriticalCapacityPct ? Severity::kCritical : Severity::kWarning);
+               *usage >= t.storage_critical_pct ? Severity::kCritical : Severity::kWarning);
       r.title = absl::StrCat("Backup datastore ", resource.name, " is nearly full");
       r.description = absl::StrCat("Proxmox Backup Server datastore ", resource.name, " is ",
                                    Pct(*usage), " used (threshold ", Pct(t.storage_pct),
@@ -357,7 +354,38 @@ void ProxmoxRules(const FleetResource& resource, const FleetStatus& status,
 
 // ---- end of the Proxmox VE rules ------------------------------------------------------------
 
+void ApplyLevels(const ThresholdSet& set, TriageThresholds& t) {
+  if (set.cpu.has_value()) {
+    t.cpu_pct = set.cpu->warning;
+    t.cpu_critical_pct = set.cpu->critical;
+  }
+  if (set.memory.has_value()) {
+    t.memory_pct = set.memory->warning;
+    t.memory_critical_pct = set.memory->critical;
+  }
+  if (set.disk.has_value()) {
+    t.disk_pct = set.disk->warning;
+    t.disk_critical_pct = set.disk->critical;
+  }
+  if (set.storage.has_value()) {
+    t.storage_pct = set.storage->warning;
+    t.storage_critical_pct = set.storage->critical;
+  }
+}
+
 }  // namespace
+
+TriageThresholds EffectiveThresholds(const PatrolThresholdSettings& settings,
+                                     const FleetResource& resource, TriageThresholds base) {
+  ApplyLevels(settings.defaults, base);
+  if (auto it = settings.resource_types.find(resource.type); it != settings.resource_types.end()) {
+    ApplyLevels(it->second, base);
+  }
+  if (auto it = settings.resources.find(resource.id); it != settings.resources.end()) {
+    ApplyLevels(it->second, base);
+  }
+  return base;
+}
 
 TriageHistory RestartObservations::Observe(const FleetResource& resource, const FleetStatus& status,
                                            absl::Time now, absl::Duration window) {
@@ -486,14 +514,14 @@ std::vector<FindingReport> TriageResource(const FleetResource& resource, const F
     r.evidence = status.summary;
     out.push_back(std::move(r));
   }
-  Utilization(resource, status, "cpu_pct", kTriageKeyCpuHigh, "CPU", t.cpu_pct,
-              kCriticalUtilizationPct, Category::kPerformance, out);
+  Utilization(resource, status, "cpu_pct", kTriageKeyCpuHigh, "CPU", t.cpu_pct, t.cpu_critical_pct,
+              Category::kPerformance, out);
   if (!memory_limited) {
     Utilization(resource, status, "memory_pct", kTriageKeyMemoryHigh, "memory", t.memory_pct,
-                kCriticalUtilizationPct, Category::kPerformance, out);
+                t.memory_critical_pct, Category::kPerformance, out);
   }
   Utilization(resource, status, "disk_pct", kTriageKeyDiskHigh, "disk", t.disk_pct,
-              kCriticalCapacityPct, Category::kCapacity, out);
+              t.disk_critical_pct, Category::kCapacity, out);
   return out;
 }
 
@@ -557,10 +585,15 @@ absl::StatusOr<VerifierVerdict> TriageFindingVerifier::Verify(const Finding& fin
   }
   const absl::Time now = clock_.Now();
   const std::optional<CapacityForecast> forecast = StorageForecast(*resource, metrics_, now);
+  TriageThresholds thresholds = thresholds_;
+  if (levels_ != nullptr) {
+    if (absl::StatusOr<PatrolThresholdSettings> saved = levels_->LoadThresholds(); saved.ok()) {
+      thresholds = EffectiveThresholds(*saved, *resource, thresholds_);
+    }
+  }
   const TriageHistory history =
-      restarts_.Peek(*resource, *status, now, thresholds_.crash_loop_window);
-  for (const FindingReport& r :
-       TriageResource(*resource, *status, forecast, thresholds_, history)) {
+      restarts_.Peek(*resource, *status, now, thresholds.crash_loop_window);
+  for (const FindingReport& r : TriageResource(*resource, *status, forecast, thresholds, history)) {
     if (r.key == finding.key) {
       return VerifierVerdict::kSignalPresent;
     }

@@ -17,15 +17,15 @@ namespace {
 struct MetricRule {
   std::string_view fact;
   double TriageThresholds::*warning;
-  double critical;
+  double TriageThresholds::*critical;
 };
 
 // The facts the triage rules compare with a threshold (triage.h), with the levels in force.
 constexpr std::array<MetricRule, 4> kMetricRules = {{
-    {"cpu_pct", &TriageThresholds::cpu_pct, kTriageCriticalUtilizationPct},
-    {"memory_pct", &TriageThresholds::memory_pct, kTriageCriticalUtilizationPct},
-    {"disk_pct", &TriageThresholds::disk_pct, kTriageCriticalCapacityPct},
-    {"usage_pct", &TriageThresholds::storage_pct, kTriageCriticalCapacityPct},
+    {"cpu_pct", &TriageThresholds::cpu_pct, &TriageThresholds::cpu_critical_pct},
+    {"memory_pct", &TriageThresholds::memory_pct, &TriageThresholds::memory_critical_pct},
+    {"disk_pct", &TriageThresholds::disk_pct, &TriageThresholds::disk_critical_pct},
+    {"usage_pct", &TriageThresholds::storage_pct, &TriageThresholds::storage_critical_pct},
 }};
 
 bool IsMetricFact(std::string_view key) {
@@ -55,12 +55,11 @@ std::vector<std::string> MetricLines(const FleetStatus& status, const TriageThre
       continue;
     }
     const double warning = t.*rule.warning;
-    std::string_view level = value >= rule.critical ? ": CRITICAL"
-                             : value >= warning     ? ": WARNING"
-                                                    : "";
+    const double critical = t.*rule.critical;
+    std::string_view level = value >= critical ? ": CRITICAL" : value >= warning ? ": WARNING" : "";
     over = over || value >= warning;
     out.push_back(absl::StrFormat("%s %.1f (warning >= %g, critical >= %g%s)", rule.fact, value,
-                                  warning, rule.critical, level));
+                                  warning, critical, level));
   }
   return out;
 }
@@ -186,7 +185,7 @@ std::string RenderWatchEvidence(std::vector<ResourceEvidence> items,
   std::vector<Rendered> rendered;
   rendered.reserve(items.size());
   for (const ResourceEvidence& e : items) {
-    rendered.push_back(RenderOne(e, thresholds, now));
+    rendered.push_back(RenderOne(e, e.thresholds.value_or(thresholds), now));
   }
   std::stable_sort(rendered.begin(), rendered.end(), [](const Rendered& a, const Rendered& b) {
     if (a.notable != b.notable) {

@@ -37,6 +37,9 @@ struct ResourceEvidence {
   std::optional<FleetStatus> status;  // nullopt: its status could not be read this run
   std::string previous_status;        // at the previous run; "" when unknown
   std::optional<std::int64_t> restarts_in_window;
+  // The levels in force for it (the operator's settings, patrol_thresholds.h); the service's
+  // thresholds when unset.
+  std::optional<TriageThresholds> thresholds;
   std::vector<Finding> findings;                          // its active findings
   std::optional<OperatorStateProjection> operator_state;  // nullopt: none declared or unread
 };

@@ -556,6 +556,155 @@ Check DockerRule(const Argv& argv) {
   return bad;
 }
 
+// ---- health probes (C-CLS-10, B-POL-9) -----------------------------------------------------
+
+// A number in [lo, hi].
+bool InRange(std::string_view s, int lo, int hi) {
+  if (!IsDigits(s) || s.size() > 3) {
+    return false;
+  }
+  int n = 0;
+  for (const char c : s) {
+    n = n * 10 + (c - '0');
+  }
+  return n >= lo && n <= hi;
+}
+
+// One http:// or https:// URL with a host: the only operand a probe takes.
+Check ProbeUrl(std::string_view program, const std::vector<std::string>& operands) {
+  if (operands.size() != 1) {
+    return operands.empty()
+               ? Unsafe(Cat(program, ": give one http:// or https:// URL"))
+               : Problem{ExecRefusal::kTooManyArguments, Cat(program, ": probes exactly one URL")};
+  }
+  std::string_view url = operands[0];
+  if (StartsWith(url, "http://")) {
+    url.remove_prefix(7);
+  } else if (StartsWith(url, "https://")) {
+    url.remove_prefix(8);
+  } else {
+    return Unsafe(Cat(program, ": only an http:// or https:// URL is probed, not ", operands[0]));
+  }
+  if (url.empty() || url.front() == '/' || url.front() == ':' || url.front() == '@' ||
+      url.find(' ') != std::string_view::npos) {
+    return Unsafe(Cat(program, ": the URL ", operands[0], " has no host"));
+  }
+  return std::nullopt;
+}
+
+// An HTTP(S) health probe: status only. Never a request body (-d, -F, -T), a method (-X), a
+// config file (-K), a cookie jar (-b, -c), an output file other than /dev/null, headers (-H)
+// or a redirect chain (-L). The body never reaches the caller: -o /dev/null or -I is required.
+Check CurlRule(const Argv& argv) {
+  static constexpr std::string_view kNull[] = {"/dev/null"};
+  static constexpr std::string_view kStatus[] = {"%{http_code}"};
+  // clang-format off
+  static constexpr Opt kOpts[] = {
+      {"-s"}, {"-S"}, {"--silent"}, {"--show-error"}, {"-I"}, {"--head"},
+      {"-o", Val::kWord, kNull}, {"--output", Val::kWord, kNull}, {"-w", Val::kWord, kStatus},
+      {"--write-out", Val::kWord, kStatus}, {"-m", Val::kCount}, {"--max-time", Val::kCount}};
+  // clang-format on
+  std::vector<std::string> operands;
+  std::vector<std::pair<std::string, std::string>> options;
+  if (Check bad = SplitArgs(argv, 1, kOpts, &operands, &options)) {
+    return bad;
+  }
+  bool discarded = false;
+  for (const auto& [name, value] : options) {
+    if ((name == "-m" || name == "--max-time") && !InRange(value, 1, 60)) {
+      return Unsafe("curl: -m takes 1..60 seconds");
+    }
+    discarded = discarded || name == "-I" || name == "--head" || name == "-o" || name == "--output";
+  }
+  if (Check bad = ProbeUrl("curl", operands)) {
+    return bad;
+  }
+  if (!discarded) {
+    return Unsafe("curl: a probe discards the body: add -o /dev/null (or -I for the headers)");
+  }
+  return std::nullopt;
+}
+
+// wget only as a spider: it checks the URL and saves nothing.
+Check WgetRule(const Argv& argv) {
+  // clang-format off
+  static constexpr Opt kOpts[] = {
+      {"--spider"}, {"-q"}, {"--quiet"}, {"--no-verbose"}, {"-S"}, {"--server-response"},
+      {"-T", Val::kCount}, {"--timeout", Val::kCount}, {"-t", Val::kCount},
+      {"--tries", Val::kCount}};
+  // clang-format on
+  std::vector<std::string> operands;
+  std::vector<std::pair<std::string, std::string>> options;
+  if (Check bad = SplitArgs(argv, 1, kOpts, &operands, &options)) {
+    return bad;
+  }
+  bool spider = false;
+  for (const auto& [name, value] : options) {
+    if ((name == "-T" || name == "--timeout") && !InRange(value, 1, 60)) {
+      return Unsafe("wget: -T takes 1..60 seconds");
+    }
+    if ((name == "-t" || name == "--tries") && !InRange(value, 1, 3)) {
+      return Unsafe("wget: -t takes 1..3 tries");
+    }
+    spider = spider || name == "--spider";
+  }
+  if (!spider) {
+    return Unsafe("wget: only --spider checks are read-only (anything else saves files)");
+  }
+  return ProbeUrl("wget", operands);
+}
+
+// An IPv4/IPv6 address or a host name: [A-Za-z0-9.:-], not starting with '-' or '.'.
+bool IsPingTarget(std::string_view target) {
+  if (target.empty() || target.size() > 253 || target.front() == '-' || target.front() == '.') {
+    return false;
+  }
+  return std::all_of(target.begin(), target.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == ':';
+  });
+}
+
+// A bounded reachability check: -c 1..3 and -W 1..5 both required, one target. Never -f
+// (flood), -i (interval), -s (size), -p (pattern), -b (broadcast) or -I (interface).
+Check PingRule(const Argv& argv) {
+  // clang-format off
+  static constexpr Opt kOpts[] = {
+      {"-c", Val::kCount}, {"-W", Val::kCount}, {"-n"}, {"-q"}, {"-4"}, {"-6"}};
+  // clang-format on
+  std::vector<std::string> operands;
+  std::vector<std::pair<std::string, std::string>> options;
+  if (Check bad = SplitArgs(argv, 1, kOpts, &operands, &options)) {
+    return bad;
+  }
+  bool count = false;
+  bool wait = false;
+  for (const auto& [name, value] : options) {
+    if (name == "-c") {
+      if (!InRange(value, 1, 3)) {
+        return Unsafe("ping: -c takes 1..3 packets");
+      }
+      count = true;
+    }
+    if (name == "-W") {
+      if (!InRange(value, 1, 5)) {
+        return Unsafe("ping: -W takes 1..5 seconds");
+      }
+      wait = true;
+    }
+  }
+  if (!count || !wait) {
+    return Unsafe("ping: give -c 1..3 and -W 1..5 (it pings forever otherwise)");
+  }
+  if (Check bad = OperandCount("ping", operands, 1, 1)) {
+    return bad;
+  }
+  if (!IsPingTarget(operands[0])) {
+    return Unsafe(Cat("ping: ", operands[0], " is not an address or host name"));
+  }
+  return std::nullopt;
+}
+
 bool IsDuration(std::string_view s) {
   if (s.empty()) {
     return false;
@@ -609,6 +758,7 @@ Check TimeoutRule(const Argv& argv) {
 constexpr Program kPrograms[] = {
     {"arch", NoArgsRule},
     {"cat", CatRule},
+    {"curl", CurlRule},
     {"date", DateRule},
     {"df", DfRule},
     {"dmesg", DmesgRule},
@@ -628,6 +778,7 @@ constexpr Program kPrograms[] = {
     {"mount", MountRule},
     {"nproc", NprocRule},
     {"pct", ProxmoxGuestRule},
+    {"ping", PingRule},
     {"ps", PsRule},
     {"pvesm", PvesmRule},
     {"pveversion", PveversionRule},
@@ -641,6 +792,7 @@ constexpr Program kPrograms[] = {
     {"uptime", UptimeRule},
     {"vmstat", VmstatRule},
     {"wc", WcRule},
+    {"wget", WgetRule},
     {"whoami", NoArgsRule},
 };
 

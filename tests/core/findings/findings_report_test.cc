@@ -261,7 +261,7 @@ TEST_CASE("a dismissed finding wakes only when its severity escalates", "[core][
   const Finding f = fx.Stored(id);
   CHECK(IsActive(f, fx.clock.Now()));
   CHECK(f.severity == Severity::kCritical);
-  CHECK(f.user_note.empty());
+  CHECK(f.user_note == "nightly batch");  // a woken finding keeps the operator's note
   CHECK_FALSE(f.acknowledged_at.has_value());
   CHECK(f.lifecycle.back().metadata.at("cause") == "severity_escalated");
   CHECK(f.lifecycle.back().metadata.at("previous_severity") == "warning");

@@ -85,7 +85,12 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "get_console_session",
                                           "sign_out_console",
                                           "get_ai_settings",
-                                          "update_ai_settings"});
+                                          "update_ai_settings",
+                                          "get_patrol_settings",
+                                          "update_patrol_settings",
+                                          "list_notes",
+                                          "set_resource_note",
+                                          "delete_resource_note"});
   // Public: the manifest itself, health and the console's page, assets and sign-in (whose
   // handlers read the session cookie themselves); everything else needs a scope.
   for (const SurfaceRoute* row : ServerSurfaceRoutes()) {
@@ -97,6 +102,8 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
   CHECK(FindSurfaceRoute("console_page")->path == "/");
   CHECK(FindSurfaceRoute("get_ai_settings")->scope == Scope::kSettingsWrite);
   CHECK(FindSurfaceRoute("update_ai_settings")->scope == Scope::kSettingsWrite);
+  CHECK(FindSurfaceRoute("get_patrol_settings")->scope == Scope::kMonitoringRead);
+  CHECK(FindSurfaceRoute("update_patrol_settings")->scope == Scope::kSettingsWrite);
   CHECK(FindSurfaceRoute("get_capabilities")->scope == std::nullopt);
   CHECK(FindSurfaceRoute("get_capabilities")->path == "/api/agent/capabilities");
   CHECK(FindSurfaceRoute("healthz")->scope == std::nullopt);

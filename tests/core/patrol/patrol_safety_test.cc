@@ -37,6 +37,9 @@ class HookedOperatorState final : public core::OperatorStateStore {
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override {
     return inner_.LocalOnlyResourceIds();
   }
+  absl::StatusOr<std::vector<core::OperatorState>> WithNotes() override {
+    return inner_.WithNotes();
+  }
   std::function<void()> on_get;
 
  private:

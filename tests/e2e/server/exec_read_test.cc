@@ -115,5 +115,52 @@ TEST_CASE("a chat cannot read a file outside the roots through /proc/self/cwd on
   CHECK(messages.body.find("SQLite format") == std::string::npos);
 }
 
+// Issue 28, item 6 (C-CLS-10, B-POL-9): the health probes the seed allows pass the governed
+// exec path on the demo fleet; a probe that sends data is refused there with its code.
+TEST_CASE("HTTP probes and ping from a chat run on the demo fleet and a data-sending curl is refused",
+          "[e2e][server][reads][probes]") {
+  TempDir dir;
+  auto provider = FakeProviderServer::Start();
+  REQUIRE(provider.ok());
+  FakeProviderServer& fake = **provider;
+  fake.Enqueue(Turn(ToolTurn(
+      "call_probe", "pulse_read",
+      ExecArgs("node:pve1", "curl -sS -o /dev/null -w '%{http_code}' -m 5 http://10.0.1.1/"))));
+  fake.Enqueue(
+      Turn(ToolTurn("call_ping", "pulse_read", ExecArgs("node:pve1", "ping -c 1 -W 1 10.0.1.1"))));
+  fake.Enqueue(Turn(
+      ToolTurn("call_post", "pulse_read",
+               ExecArgs("node:pve1", "curl -sS -o /dev/null -d x=1 -X POST http://10.0.1.1/api"))));
+  fake.Enqueue(Turn(TextTurn("web-01 answers; the POST was refused.")));
+
+  const std::string token = MintToken(dir.path(), "ai:chat", "chat-only");
+  ServerProcess server(dir.path(),
+                       {.args = {"--provider", "openai-compatible", "--provider-base-url",
+                                 fake.base_url() + "/v1", "--model", "test-model"}});
+  const ChatStream chat =
+      PostStream(server.port(), "/api/ai/chat", token, R"({"message":"is web-01 up?"})");
+  INFO(chat.raw);
+  REQUIRE(chat.status == 200);
+  REQUIRE(chat.Last() != nullptr);
+  REQUIRE(chat.Last()->type == "done");
+  std::vector<rapidjson::Document> ends;
+  for (const ChatEvent& e : chat.events) {
+    if (e.type == "tool_end") {
+      ends.push_back(Json(e.data_json));
+    }
+  }
+  REQUIRE(ends.size() == 3);
+  CHECK(ends[0]["success"].GetBool());
+  CHECK(Str(ends[0], "output").find("200") != std::string::npos);
+  CHECK(ends[1]["success"].GetBool());
+  CHECK(Str(ends[1], "output").find("1 received") != std::string::npos);
+  CHECK_FALSE(ends[2]["success"].GetBool());
+  CHECK(Str(ends[2], "output").find("unsafe_argument") != std::string::npos);
+  // The model was told the refusal and its code.
+  const std::vector<RecordedRequest> requests = fake.Requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[3].body.find("unsafe_argument") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace pulse::testing::e2e

@@ -64,6 +64,9 @@ std::string ValidBody(const std::string& name) {
       {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
       {"sign_in_console", R"({"token":"pulse_x"})"},
       {"update_ai_settings", R"({"model":"model-b"})"},
+      {"update_patrol_settings",
+       R"({"thresholds":{"defaults":{"cpu":{"warning":80,"critical":90}}}})"},
+      {"set_resource_note", R"({"note":"a cold spare"})"},
   };
   auto it = bodies.find(name);
   REQUIRE(it != bodies.end());
@@ -82,6 +85,8 @@ std::string WrongTyped(const std::string& valid) {
     v.SetInt(12345);
   } else if (v.IsBool() || v.IsNumber()) {
     v.SetString("4", alloc);
+  } else if (v.IsObject()) {
+    v.SetInt(12345);  // an object's type is another one
   } else {
     v.SetObject();
   }

@@ -212,6 +212,12 @@ class PatrolService {
       absl::FunctionRef<absl::StatusOr<std::optional<AutonomySettings>>(const AutonomySettings&)>;
   [[nodiscard]] absl::StatusOr<AutonomySettings> UpdateAutonomy(AutonomyUpdate update);
 
+  // The utilization thresholds (docs/patrol.md "Thresholds"): the saved ones, or the
+  // defaults when none were saved. Each run reads them when its triage starts, so a change
+  // reaches the next run without a restart.
+  [[nodiscard]] absl::StatusOr<PatrolThresholdSettings> Thresholds() const;
+  [[nodiscard]] absl::Status SetThresholds(const PatrolThresholdSettings& settings);
+
   // Ids of the runs in progress (any scope), oldest first.
   std::vector<std::string> RunningIds() const;
 
@@ -238,6 +244,9 @@ class PatrolService {
   void Remediate(Work& work);
   void Investigate(Work& work, const Finding& finding);
   PatrolRemediation InvestigateOnce(Work& work, const Finding& finding, std::string& session_id);
+  // The operators' notes on the run's resources in scope (only `resource_id`'s when it is not
+  // empty) as a prompt paragraph, "" when there are none (docs/patrol.md "Operator notes").
+  std::string OperatorNotes(const Work& work, std::string_view resource_id) const;
   void Finish(Work& work);
   // Feeds the run's model outcome (Work::model_failure) to ObserveModel.
   void TrackModelHealth(Work& work);

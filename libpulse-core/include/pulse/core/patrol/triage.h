@@ -51,8 +51,10 @@
 #include "absl/time/time.h"
 #include "pulse/core/findings/capacity_forecast.h"
 #include "pulse/core/findings/findings_service.h"
+#include "pulse/core/model/patrol_thresholds.h"
 #include "pulse/core/ports/finding_verifier.h"
 #include "pulse/core/ports/fleet.h"
+#include "pulse/core/ports/patrol_run_store.h"
 
 namespace pulse::core {
 
@@ -87,15 +89,17 @@ inline constexpr char kTriageFindingSource[] = "patrol-triage";
 // The metric a storage pool's forecast reads (MetricsHistory, target = the canonical id).
 inline constexpr std::string_view kStorageUsageMetric = "usage";
 
-// The critical levels of the utilization (cpu, memory) and capacity (disk, storage) rules.
-inline constexpr double kTriageCriticalUtilizationPct = 98;
-inline constexpr double kTriageCriticalCapacityPct = 95;
-
+// The warning levels (*_pct) and critical levels (*_critical_pct) of the utilization rules;
+// the operator's settings (patrol_thresholds.h) choose them per resource.
 struct TriageThresholds {
   double cpu_pct = 90;
   double memory_pct = 90;
   double disk_pct = 85;
   double storage_pct = 85;
+  double cpu_critical_pct = 98;
+  double memory_critical_pct = 98;
+  double disk_critical_pct = 95;
+  double storage_critical_pct = 95;
   std::int64_t forecast_warning_days = 30;
   std::int64_t forecast_critical_days = 7;
   // A container crash-loops when its restart_count rose by at least `crash_loop_restarts`
@@ -103,6 +107,12 @@ struct TriageThresholds {
   std::int64_t crash_loop_restarts = 2;
   absl::Duration crash_loop_window = absl::Minutes(30);
 };
+
+// `base` with the operator's levels for `resource` (docs/patrol.md "Thresholds"): its id's
+// override, else its type's, else the settings' defaults, metric by metric. The crash-loop and
+// forecast fields of `base` are kept. Default settings give TriageThresholds{}'s levels.
+TriageThresholds EffectiveThresholds(const PatrolThresholdSettings& settings,
+                                     const FleetResource& resource, TriageThresholds base = {});
 
 // What earlier observations of the same resource saw (RestartObservations): the restart
 // count's rise within the crash-loop window. nullopt: no earlier observation in the window.
@@ -161,9 +171,11 @@ bool IsTriageKey(std::string_view key);
 // triage records into (PatrolServiceOptions::restart_observations) and only peeks at them.
 class TriageFindingVerifier final : public FindingVerifier {
  public:
+  // `levels` (nullable borrow): where the operator's thresholds are saved; each Verify reads
+  // them as Patrol's triage does, so a re-check judges by the levels that raised the finding.
   TriageFindingVerifier(Fleet& fleet, const MetricsHistory& metrics, const Clock& clock,
-                        TriageThresholds thresholds = {})
-      : fleet_(fleet), metrics_(metrics), clock_(clock), thresholds_(thresholds) {}
+                        TriageThresholds thresholds = {}, const PatrolRunStore* levels = nullptr)
+      : fleet_(fleet), metrics_(metrics), clock_(clock), thresholds_(thresholds), levels_(levels) {}
 
   bool CanVerify(const Finding& finding) const override;
   absl::StatusOr<VerifierVerdict> Verify(const Finding& finding) override;
@@ -175,6 +187,7 @@ class TriageFindingVerifier final : public FindingVerifier {
   const MetricsHistory& metrics_;
   const Clock& clock_;
   TriageThresholds thresholds_;
+  const PatrolRunStore* levels_;
   RestartObservations restarts_;
 };
 

@@ -18,6 +18,9 @@
 
 namespace pulse::core {
 
+// The most notes WithNotes answers (the rest are not listed, and Patrol does not see them).
+inline constexpr std::size_t kMaxListedResourceNotes = 500;
+
 class OperatorStateStore {
  public:
   virtual ~OperatorStateStore() = default;
@@ -36,6 +39,10 @@ class OperatorStateStore {
   // context policy withholds them from non-local models). A caller that gets Unavailable does
   // not know what to withhold and must fail closed.
   [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() = 0;
+
+  // The states whose note is not empty (the operator's notes on resources, docs/patrol.md
+  // "Operator notes"), sorted by resource id ascending, at most kMaxListedResourceNotes.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<OperatorState>> WithNotes() = 0;
 };
 
 }  // namespace pulse::core

@@ -1,4 +1,5 @@
-// PatrolRunStore: durable Patrol run history and the Patrol autonomy settings. A record is
+// PatrolRunStore: durable Patrol run history, the Patrol autonomy settings and its
+// utilization thresholds (model/patrol_thresholds.h). A record is
 // written when a run starts (status running) and replaced when it ends; only the newest
 // kPatrolRunHistoryLimit records are kept (older ones are pruned on write).
 // Thread-safety: implementations must be safe to call from any thread; every call is atomic.
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/model/autonomy.h"
 #include "pulse/core/model/patrol_run.h"
+#include "pulse/core/model/patrol_thresholds.h"
 
 namespace pulse::core {
 
@@ -40,6 +42,11 @@ class PatrolRunStore {
   [[nodiscard]] virtual absl::StatusOr<AutonomySettings> LoadAutonomy() const = 0;
   // Replaces the saved autonomy settings.
   [[nodiscard]] virtual absl::Status SaveAutonomy(const AutonomySettings& settings) = 0;
+
+  // The saved thresholds. NotFound when none were ever saved (callers use the defaults).
+  [[nodiscard]] virtual absl::StatusOr<PatrolThresholdSettings> LoadThresholds() const = 0;
+  // Replaces the saved thresholds (validated by the caller: PatrolThresholdsFromJson's rules).
+  [[nodiscard]] virtual absl::Status SaveThresholds(const PatrolThresholdSettings& settings) = 0;
 };
 
 }  // namespace pulse::core

@@ -11,6 +11,7 @@
 //  * words are separated by spaces and made of [A-Za-z0-9] and - _ . / : = , + @ % only; every
 //    other character (; & | ` $ ( ) < > \ ! * ? [ ] { } ~ # ^ and so on) is refused, quoted or
 //    not, so there is no chaining, piping, redirection, substitution, expansion or globbing;
+//    the one exception is the whole word %{http_code} (curl's -w status format), as written;
 //  * a word may be wrapped in '...' or "..." to contain spaces; quotes must open at the start
 //    of a word and close at its end, nothing is escaped, an empty quoted word is refused;
 //  * at most kMaxExecCommandBytes of text, kMaxExecArgs words of kMaxExecArgBytes each.
@@ -40,11 +41,19 @@
 //   qm, pct                    list | status <id> | config <id>
 //   pvesm status, pveversion   as written
 //   docker                     ps | images | logs (no -f) | top | stats --no-stream
+//   curl                       an HTTP(S) health probe of one http(s):// URL: -s -S -I
+//                              -o /dev/null -w %{http_code} -m 1..60 only, and the body
+//                              discarded (-o /dev/null or -I); never -d/-F/-T (data, upload),
+//                              -X (method), -K (config), -b/-c (cookies), another -o, -H, -L
+//   wget                       --spider (required) with -q, --no-verbose, -S, -T 1..60,
+//                              -t 1..3 and one http(s):// URL; nothing is saved
+//   ping                       -c 1..3 and -W 1..5 (both required), -n -q -4 -6, one address
+//                              or host name; never -f, -i, -s, -p, -b, -I
 //   timeout DURATION CMD ...   only when CMD ... is itself accepted (no nested timeout)
 // Refused outright: shells and dual-use interpreters (sh, bash, python, perl, ruby, node, ...),
 // wrappers (env, sudo, xargs, nice, nohup, watch, ...), editors and stream editors (sed, awk,
-// tee, dd, vi, ...), network clients (curl, wget, ping, ssh, nc, ...) and every program not
-// listed above.
+// tee, dd, vi, ...), other network clients (ssh, scp, nc, socat, rsync, ...) and every program
+// not listed above.
 #pragma once
 
 #include <cstddef>

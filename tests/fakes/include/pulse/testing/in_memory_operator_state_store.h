@@ -69,6 +69,20 @@ class InMemoryOperatorStateStore final : public core::OperatorStateStore {
     return ids;
   }
 
+  absl::StatusOr<std::vector<core::OperatorState>> WithNotes() override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = TakeInjectedLocked(); !s.ok()) {
+      return s;
+    }
+    std::vector<core::OperatorState> out;
+    for (const auto& [id, state] : states_) {
+      if (!state.note.empty() && out.size() < core::kMaxListedResourceNotes) {
+        out.push_back(state);
+      }
+    }
+    return out;
+  }
+
   // Every Get answers `status` until ClearFailGets().
   void FailGets(absl::Status status) {
     absl::MutexLock lock(&mu_);

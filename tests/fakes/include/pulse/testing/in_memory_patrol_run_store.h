@@ -70,6 +70,20 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<core::PatrolThresholdSettings> LoadThresholds() const override {
+    absl::MutexLock lock(&mu_);
+    if (!thresholds_.has_value()) {
+      return absl::NotFoundError("no thresholds saved");
+    }
+    return *thresholds_;
+  }
+
+  absl::Status SaveThresholds(const core::PatrolThresholdSettings& settings) override {
+    absl::MutexLock lock(&mu_);
+    thresholds_ = settings;
+    return absl::OkStatus();
+  }
+
  private:
   // Newest first: started_at descending, then id descending.
   std::vector<const core::PatrolRunRecord*> SortedLocked() const
@@ -90,6 +104,7 @@ class InMemoryPatrolRunStore final : public core::PatrolRunStore {
   mutable absl::Mutex mu_;
   std::map<std::string, core::PatrolRunRecord> records_ ABSL_GUARDED_BY(mu_);
   std::optional<core::AutonomySettings> autonomy_ ABSL_GUARDED_BY(mu_);
+  std::optional<core::PatrolThresholdSettings> thresholds_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pulse::testing

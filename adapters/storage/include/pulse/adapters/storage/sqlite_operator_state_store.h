@@ -29,6 +29,7 @@ class SqliteOperatorStateStore final : public core::OperatorStateStore {
   absl::Status Set(const core::OperatorState& state) override;
   absl::Status Clear(std::string_view resource_id) override;
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override;
+  absl::StatusOr<std::vector<core::OperatorState>> WithNotes() override;
 
  private:
   SqliteDatabase& database_;

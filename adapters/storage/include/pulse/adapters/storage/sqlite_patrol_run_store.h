@@ -1,7 +1,8 @@
 // SqlitePatrolRunStore: the PatrolRunStore port on the shared SQLite database (migration 4):
 // patrol_runs holds the core's PatrolRunRecord JSON (patrol/patrol_run.h) next to the columns
 // List orders by; every Put prunes to the newest kPatrolRunHistoryLimit in the same
-// transaction. patrol_settings holds the autonomy settings as one JSON row.
+// transaction. patrol_settings holds the autonomy settings and the thresholds, one JSON row
+// each.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
@@ -30,6 +31,8 @@ class SqlitePatrolRunStore final : public core::PatrolRunStore {
   absl::StatusOr<std::vector<core::PatrolRunRecord>> List(std::size_t limit) const override;
   absl::StatusOr<core::AutonomySettings> LoadAutonomy() const override;
   absl::Status SaveAutonomy(const core::AutonomySettings& settings) override;
+  absl::StatusOr<core::PatrolThresholdSettings> LoadThresholds() const override;
+  absl::Status SaveThresholds(const core::PatrolThresholdSettings& settings) override;
 
  private:
   SqliteDatabase& database_;
