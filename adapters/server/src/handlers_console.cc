@@ -39,7 +39,7 @@ constexpr std::string_view kNotBuiltPage =
     "<p>To build the console: run <code>cmake/install-node-tools.sh</code> (it installs the "
     "console's pinned build tools with <code>npm ci</code>), reconfigure with "
     "<code>-DPULSE_CONSOLE=ON</code> and rebuild <code>pulse-server</code>. See "
-    "docs/console.md.</p>\n</body></html>\n";
+    "docs/console.md.</p>\n<p>Error code: <code>console_not_built</code></p>\n</body></html>\n";
 
 // Whether If-None-Match names `etag`: "*", or the tag in a comma-separated list, compared
 // weakly as RFC 9110 asks for this header (a W/ prefix is ignored).

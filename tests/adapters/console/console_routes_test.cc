@@ -106,6 +106,7 @@ TEST_CASE("a server without the console says so at / and under /assets/", "[cons
   CHECK(page.Header("Content-Type") == "text/html; charset=utf-8");
   CHECK(page.body.find("not built") != std::string::npos);
   CHECK(page.body.find("install-node-tools.sh") != std::string::npos);
+  CHECK(page.body.find("console_not_built") != std::string::npos);  // the stable code
   CHECK(page.Header("Content-Security-Policy") == kPolicy);
   const Reply asset = Send(server.port(), "GET", "/assets/app-AAAAAAAA.js");
   CHECK(asset.status == 404);

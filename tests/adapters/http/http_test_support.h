@@ -303,6 +303,9 @@ inline std::string ValidBody(const std::string& name) {
       {"unsnooze_finding", R"({"finding_id":"f-1"})"},
       {"reopen_finding", R"({"finding_id":"f-1"})"},
       {"create_api_token", R"({"name":"t","scopes":["monitoring:read"]})"},
+      {"update_patrol_settings",
+       R"({"thresholds":{"defaults":{"cpu":{"warning":80,"critical":90}}}})"},
+      {"set_resource_note", R"({"note":"a cold spare"})"},
   };
   auto it = bodies.find(name);
   return it == bodies.end() ? "" : it->second;

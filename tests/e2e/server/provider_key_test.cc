@@ -25,6 +25,8 @@ ScriptedResponse Models() {
 std::string KeySeenByProvider(const std::vector<std::string>& env) {
   auto fake = FakeProviderServer::Start();
   REQUIRE(fake.ok());
+  // One listing for the start-up (no --model: the first chat model listed), one for the route.
+  (*fake)->Enqueue(Models());
   (*fake)->Enqueue(Models());
   TempDir dir;
   const std::string token = MintToken(dir.path(), "*");

@@ -122,6 +122,12 @@ class ObservedPatrolRunStore final : public core::PatrolRunStore {
   absl::Status SaveAutonomy(const core::AutonomySettings& settings) override {
     return inner_.SaveAutonomy(settings);
   }
+  absl::StatusOr<core::PatrolThresholdSettings> LoadThresholds() const override {
+    return inner_.LoadThresholds();
+  }
+  absl::Status SaveThresholds(const core::PatrolThresholdSettings& settings) override {
+    return inner_.SaveThresholds(settings);
+  }
 
  private:
   core::PatrolRunStore& inner_;
