@@ -43,7 +43,7 @@ std::string_view StringOr(const rapidjson::Value& object, std::string_view key) 
 }  // namespace
 
 PatrolStreamHub::PatrolStreamHub(const core::Clock& clock, PatrolStreamOptions options)
-    : clock_(clock), options_(std::move(options)) {}
+    : clock_(clock), options_(options) {}
 
 template <typename Fill>
 void PatrolStreamHub::Publish(std::string_view type, std::string_view run_id, Fill fill) {
