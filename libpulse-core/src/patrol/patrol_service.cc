@@ -85,7 +85,7 @@ std::string WatchEvidenceText(std::vector<patrol_internal::ResourceEvidence> evi
       }
     }
   }
-  return patrol_internal::RenderWatchEvidence(std::move(evidence), thresholds, now, withheld);
+  return patrol_internal::RenderWatchEvidence(evidence, thresholds, now, withheld);
 }
 
 }  // namespace

@@ -179,7 +179,7 @@ Rendered RenderOne(const ResourceEvidence& e, const TriageThresholds& t, absl::T
 
 }  // namespace
 
-std::string RenderWatchEvidence(std::vector<ResourceEvidence> items,
+std::string RenderWatchEvidence(const std::vector<ResourceEvidence>& items,
                                 const TriageThresholds& thresholds, absl::Time now,
                                 std::size_t withheld, const WatchEvidenceLimits& limits) {
   std::vector<Rendered> rendered;

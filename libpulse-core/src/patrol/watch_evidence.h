@@ -53,7 +53,7 @@ struct WatchEvidenceLimits {
 // over its threshold, a status change or operator state first; then the rest, each group in
 // id order), and, when a cap cut it, a line saying how many resources are not shown and that
 // they can be read with the tools. `withheld` local-only resources are only counted.
-std::string RenderWatchEvidence(std::vector<ResourceEvidence> items,
+std::string RenderWatchEvidence(const std::vector<ResourceEvidence>& items,
                                 const TriageThresholds& thresholds, absl::Time now,
                                 std::size_t withheld = 0, const WatchEvidenceLimits& limits = {});
 
