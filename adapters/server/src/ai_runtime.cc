@@ -171,8 +171,9 @@ void MonthlySpend::Record(double cost_usd) {
   const std::string month = MonthNow();
   absl::MutexLock lock(&mu_);
   if (!TotalLocked(month).ok()) {
-    // Unreadable now: count it against a month whose total is loaded later (fail closed by
-    // Admit meanwhile when a cap is set).
+    // Unreadable now: this call's cost is not counted (a store that cannot be read cannot be
+    // added to either); Admit fails closed meanwhile when a cap is set, and the total is loaded
+    // afresh on the next call.
     month_.clear();
     return;
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/status_macros.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {
@@ -22,6 +23,36 @@ absl::StatusOr<core::PatrolRunRecord> Decode(const std::string& json) {
         absl::StrCat("stored patrol run is unreadable: ", record.status().message()));
   }
   return record;
+}
+
+// The JSON value of one patrol_settings row; nullopt when none is saved.
+absl::StatusOr<std::optional<std::string>> ReadSetting(SqliteDatabase& database, const char* name) {
+  std::optional<std::string> json;
+  absl::Status status = ReadTransaction(database, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
+    q.bind(1, name);
+    if (q.executeStep()) {
+      json = q.getColumn(0).getString();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return json;
+}
+
+// Replaces one patrol_settings row.
+absl::Status WriteSetting(SqliteDatabase& database, const char* name, const std::string& json) {
+  return WriteTransaction(database, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement upsert(db,
+                             "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
+                             "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
+    upsert.bind(1, name);
+    upsert.bind(2, json);
+    upsert.exec();
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace
@@ -112,18 +143,7 @@ absl::StatusOr<std::vector<core::PatrolRunRecord>> SqlitePatrolRunStore::List(
 }
 
 absl::StatusOr<core::AutonomySettings> SqlitePatrolRunStore::LoadAutonomy() const {
-  std::optional<std::string> json;
-  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
-    q.bind(1, kAutonomySetting);
-    if (q.executeStep()) {
-      json = q.getColumn(0).getString();
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) {
-    return status;
-  }
+  PULSE_ASSIGN_OR_RETURN(std::optional<std::string> json, ReadSetting(database_, kAutonomySetting));
   if (!json.has_value()) {
     return absl::NotFoundError("no autonomy settings saved");
   }
@@ -137,30 +157,12 @@ absl::StatusOr<core::AutonomySettings> SqlitePatrolRunStore::LoadAutonomy() cons
 
 absl::Status SqlitePatrolRunStore::SaveAutonomy(const core::AutonomySettings& settings) {
   const std::string json = core::AutonomySettingsToStorageJson(settings);
-  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
-                             "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
-                             "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
-    upsert.bind(1, kAutonomySetting);
-    upsert.bind(2, json);
-    upsert.exec();
-    return absl::OkStatus();
-  });
+  return WriteSetting(database_, kAutonomySetting, json);
 }
 
 absl::StatusOr<core::PatrolThresholdSettings> SqlitePatrolRunStore::LoadThresholds() const {
-  std::optional<std::string> json;
-  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
-    q.bind(1, kThresholdsSetting);
-    if (q.executeStep()) {
-      json = q.getColumn(0).getString();
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) {
-    return status;
-  }
+  PULSE_ASSIGN_OR_RETURN(std::optional<std::string> json,
+                         ReadSetting(database_, kThresholdsSetting));
   if (!json.has_value()) {
     return absl::NotFoundError("no thresholds saved");
   }
@@ -175,15 +177,7 @@ absl::StatusOr<core::PatrolThresholdSettings> SqlitePatrolRunStore::LoadThreshol
 
 absl::Status SqlitePatrolRunStore::SaveThresholds(const core::PatrolThresholdSettings& settings) {
   const std::string json = core::PatrolThresholdsToJson(settings);
-  return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
-                             "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
-                             "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
-    upsert.bind(1, kThresholdsSetting);
-    upsert.bind(2, json);
-    upsert.exec();
-    return absl::OkStatus();
-  });
+  return WriteSetting(database_, kThresholdsSetting, json);
 }
 
 }  // namespace pulse::adapters::storage
