@@ -1,7 +1,8 @@
 // InMemoryFindingStore: a FindingStore held in memory, faithful to the port's contract
-// (tests/contracts/finding_store_contract.h). By default every record is stored as its JSON
-// encoding and decoded on read, like a real store, so a field the codec loses is caught by
-// every service test. Thread-safe (one absl::Mutex). Test hooks:
+// (tests/contracts/finding_store_contract.h). By default every record is encoded to JSON and
+// decoded back when it is written, like a trip through a real store, so a field the codec loses
+// is caught by every service test; reads copy the decoded record (decoding every record on
+// every List made a test that reports a thousand findings quadratic in JSON parsing). Thread-safe (one absl::Mutex). Test hooks:
 // FailNext injects one error into any or one named method; SetBeforePut runs a callback before
 // the next Put commits (to simulate a concurrent writer).
 #pragma once
@@ -57,11 +58,7 @@ class InMemoryFindingStore final : public core::FindingStore {
     }
     std::vector<core::StoredFinding> out;
     for (const auto& [id, record] : findings_) {
-      absl::StatusOr<core::StoredFinding> stored = Load(record);
-      if (!stored.ok()) {
-        return stored.status();
-      }
-      const core::Finding& f = stored->finding;
+      const core::Finding& f = record.finding;
       if (filter.resource_id.has_value() && f.resource_id != *filter.resource_id) {
         continue;
       }
@@ -74,7 +71,7 @@ class InMemoryFindingStore final : public core::FindingStore {
       if (filter.related_to.has_value() && !core::MatchesRelatedResource(*filter.related_to, f)) {
         continue;
       }
-      out.push_back(std::move(*stored));
+      out.push_back(Load(record));
     }
     return out;
   }
@@ -252,23 +249,13 @@ class InMemoryFindingStore final : public core::FindingStore {
  private:
   struct Record {
     std::int64_t version = 0;
-    std::string json;       // when round-tripping
-    core::Finding finding;  // otherwise
+    core::Finding finding;  // as decoded from its JSON encoding when round-tripping
   };
 
-  absl::StatusOr<core::StoredFinding> Load(const Record& record) const {
+  static core::StoredFinding Load(const Record& record) {
     core::StoredFinding stored;
     stored.version = record.version;
-    if (!options_.round_trip_json) {
-      stored.finding = record.finding;
-      return stored;
-    }
-    absl::StatusOr<core::Finding> decoded = core::FindingFromJson(record.json);
-    if (!decoded.ok()) {
-      return absl::InternalError("stored finding does not decode: " +
-                                 std::string(decoded.status().message()));
-    }
-    stored.finding = *std::move(decoded);
+    stored.finding = record.finding;
     return stored;
   }
 
@@ -302,7 +289,12 @@ class InMemoryFindingStore final : public core::FindingStore {
     Record record;
     record.version = current + 1;
     if (options_.round_trip_json) {
-      record.json = core::FindingToJson(finding);
+      absl::StatusOr<core::Finding> decoded = core::FindingFromJson(core::FindingToJson(finding));
+      if (!decoded.ok()) {
+        return absl::InternalError("finding does not decode from its own encoding: " +
+                                   std::string(decoded.status().message()));
+      }
+      record.finding = *std::move(decoded);
     } else {
       record.finding = finding;
     }
