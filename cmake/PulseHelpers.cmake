@@ -27,6 +27,20 @@ function(pulse_add_executable)
   pulse_precompile_headers(${ARG_NAME})
 endfunction()
 
+# Unity builds of the test code (PULSE_UNITY_TESTS, on; tests/CMakeLists.txt turns it on for
+# every target under tests/): a target's sources are compiled a batch of PULSE_UNITY_BATCH at a time as one unit, so Catch2, Abseil, RapidJSON and
+# the project's headers are parsed and their inline code generated once per batch instead of
+# once per file. CI builds from scratch twice (g++ and clang++ ASan), and test sources were 61 %
+# of that compile time; docs/architecture.md ("Tooling") has the measurement. Product code
+# (libpulse-core, adapters, apps) is never unity-built: clang-tidy and the layering check read
+# its units one by one. Turn it off (-DPULSE_UNITY_TESTS=OFF) for quick edit-compile cycles on
+# one test file, or to find which file of a batch a diagnostic comes from. A test file that
+# defines something another file of its target also defines (in an anonymous namespace or as a
+# macro) does not compile in a batch: name the helper after its file, or keep it out with the
+# source property SKIP_UNITY_BUILD_INCLUSION.
+option(PULSE_UNITY_TESTS "Compile each test executable's sources in unity batches" ON)
+set(PULSE_UNITY_BATCH 8 CACHE STRING "Test sources per unity unit")
+
 # pulse_add_test(NAME x SOURCES ... [DEPS ...] [LABELS ...])
 # A Catch2 v2 executable whose TEST_CASEs become ctest tests. --warn NoTests makes a filter
 # that matches nothing fail instead of passing silently.
