@@ -2,9 +2,9 @@
 // (tests/contracts/finding_store_contract.h). By default every record is encoded to JSON and
 // decoded back when it is written, like a trip through a real store, so a field the codec loses
 // is caught by every service test; reads copy the decoded record (decoding every record on
-// every List made a test that reports a thousand findings quadratic in JSON parsing). Thread-safe (one absl::Mutex). Test hooks:
-// FailNext injects one error into any or one named method; SetBeforePut runs a callback before
-// the next Put commits (to simulate a concurrent writer).
+// every List made a test that reports a thousand findings quadratic in JSON parsing). Thread-safe
+// (one absl::Mutex). Test hooks: FailNext injects one error into any or one named method;
+// SetBeforePut runs a callback before the next Put commits (to simulate a concurrent writer).
 #pragma once
 
 #include <algorithm>
