@@ -410,7 +410,7 @@ class FindingWriter {
         current_(db, "SELECT version FROM findings WHERE id = ?"),
         before_(db,
                 "SELECT severity_key, is_resolved, "
-                "coalesce(json_extract(record_json, '$.regression_count'), 0) "
+                "coalesce(json_extract(record_json, '$.regression_count'), 0), is_open "
                 "FROM findings WHERE id = ?"),
         db_(db) {
     SQLite::Statement any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
@@ -433,8 +433,9 @@ class FindingWriter {
                                                     core::Severity::kWarning,
                                                     core::Severity::kWatch, core::Severity::kInfo};
         const int key = std::clamp(before_.getColumn(0).getInt(), 0, 3);
-        before = core::FindingBefore{kByKey[key], before_.getColumn(1).getInt() != 0,
-                                     before_.getColumn(2).getInt64()};
+        const bool resolved = before_.getColumn(1).getInt() != 0;
+        before = core::FindingBefore{kByKey[key], resolved, before_.getColumn(2).getInt64(),
+                                     !resolved && before_.getColumn(3).getInt() == 0};
       }
     }
     if (w.expected_version == 0) {

@@ -71,6 +71,10 @@ std::optional<NotificationEvent> FindingWriteEvent(const std::optional<FindingBe
                         after,
                         absl::StrCat("Finding escalated to ", ToAbsl(ToString(after.severity))));
   }
+  if (!before->resolved && before->dismissed) {
+    return FindingEvent(NotificationEventKind::kFindingCreated,
+                        absl::StrCat("finding.created:", id), after, "Finding active again");
+  }
   return std::nullopt;
 }
 

@@ -19,8 +19,14 @@
 #include "pulse/adapters/storage/sqlite_credential_store.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_notification_channels.h"
+#include "pulse/adapters/storage/sqlite_operator_state_store.h"
 #include "pulse/adapters/storage/sqlite_patrol_run_store.h"
+#include "pulse/core/findings/findings_service.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/model/operator_state.h"
+#include "pulse/testing/fake_clock.h"
+#include "pulse/testing/fake_finding_verifier.h"
+#include "pulse/testing/in_memory_metrics_history.h"
 #include "storage_test_support.h"
 
 namespace pulse::testing::storage {
@@ -140,6 +146,104 @@ TEST_CASE("a finding write queues its notification for each channel that wants i
   rows = fx.All();
   REQUIRE(rows.size() == 8);
   CHECK(rows[0].channel == "all");
+}
+
+// The findings service over the SQLite finding and operator state stores: what Patrol's
+// reports go through in pulse-server.
+struct IntentFixture : Fixture {
+  testing::FakeClock clock{T0()};
+  testing::FakeFindingVerifier verifier;
+  testing::InMemoryMetricsHistory metrics;
+  SqliteFindingStore findings{*db};
+  adapters::storage::SqliteOperatorStateStore operator_state{*db};
+  core::FindingsService service{findings, clock, verifier, metrics, &operator_state};
+
+  // Declares `resource_id` quiet for `cause` (docs/patrol.md "Operator intent and maintenance").
+  void Quiet(const std::string& resource_id, core::OperatorStateCause cause) {
+    core::OperatorState s;
+    s.resource_id = resource_id;
+    if (cause == core::OperatorStateCause::kIntentionallyOffline) {
+      s.intentionally_offline = true;
+      s.monitoring_mode = core::MonitoringMode::kExpectedOffline;
+    } else if (cause == core::OperatorStateCause::kMuted) {
+      s.monitoring_mode = core::MonitoringMode::kMuted;
+    } else {
+      s.maintenance_start_at = clock.Now() - absl::Minutes(1);
+      s.maintenance_end_at = clock.Now() + absl::Hours(2);
+    }
+    s.set_at = clock.Now();
+    s.set_by = "tok_operator";
+    REQUIRE(operator_state.Set(s).ok());
+  }
+
+  core::ReportOutcome Report(const std::string& resource_id, core::Severity severity) {
+    core::FindingReport r;
+    r.resource_id = resource_id;
+    r.resource_name = resource_id;
+    r.resource_type = "vm";
+    r.category = core::Category::kPerformance;
+    r.severity = severity;
+    r.key = "cpu-high";
+    r.title = "High CPU usage on " + resource_id;
+    r.description = "CPU has been above 95% for 40 minutes.";
+    r.recommendation = "Check the top processes.";
+    r.evidence = "pulse_metrics: cpu 97% avg over 40m";
+    absl::StatusOr<core::ReportOutcome> outcome = service.Report(r);
+    REQUIRE(outcome.ok());
+    return *outcome;
+  }
+};
+
+TEST_CASE(
+    "a finding operator intent keeps dismissed queues no notification, created or escalated, "
+    "until the intent lifts",
+    "[adapters][storage][notifications][operator_state]") {
+  IntentFixture fx;
+  fx.SetChannels({Webhook("ops", core::Severity::kInfo)});
+
+  // Created dismissed (expected_behavior, operator_state_cause) under each cause: no row.
+  fx.Quiet("vm:201", core::OperatorStateCause::kMaintenanceWindow);
+  fx.Quiet("vm:202", core::OperatorStateCause::kIntentionallyOffline);
+  fx.Quiet("vm:203", core::OperatorStateCause::kMuted);
+  for (const char* id : {"vm:201", "vm:202", "vm:203"}) {
+    INFO(id);
+    CHECK(fx.Report(id, core::Severity::kCritical).disposition ==
+          core::ReportDisposition::kDismissedByOperatorState);
+  }
+  CHECK(fx.All().empty());
+
+  // The same report on a resource without intent is announced: the outbox is listening.
+  const std::string active = fx.Report("vm:101", core::Severity::kWarning).finding_id;
+  std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].event.key == "finding.created:" + active);
+
+  // An active finding whose resource goes into maintenance, reported worse: it is dismissed in
+  // the write that raises its severity, which escalates nothing; nor do later sightings.
+  fx.clock.Advance(absl::Minutes(5));
+  fx.Quiet("vm:101", core::OperatorStateCause::kMaintenanceWindow);
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kDismissedByOperatorState);
+  fx.clock.Advance(absl::Minutes(5));
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kSeenWhileSuppressed);
+  CHECK(fx.All().size() == 1);
+
+  // Once the intent lifts, a finding still detected wakes and becomes active: one created dismissed
+  // (never announced) is announced now; the one announced before is not announced again.
+  for (const char* id : {"vm:101", "vm:202"}) {
+    REQUIRE(fx.operator_state.Clear(id).ok());
+  }
+  fx.clock.Advance(absl::Minutes(5));
+  const core::ReportOutcome woke = fx.Report("vm:202", core::Severity::kCritical);
+  CHECK(woke.disposition == core::ReportDisposition::kReactivated);
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kReactivated);
+  rows = fx.All();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].event.key == "finding.created:" + woke.finding_id);
+  CHECK(rows[0].event.title == "Finding active again: High CPU usage on vm:202");
+  CHECK(rows[0].event.severity == core::Severity::kCritical);
 }
 
 TEST_CASE("a batch that rolls back queues nothing, and a batch's lost compares queue nothing",

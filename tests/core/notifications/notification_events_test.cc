@@ -85,6 +85,27 @@ TEST_CASE("regressions and escalations are events, heartbeats and de-escalations
   CHECK_FALSE(FindingWriteEvent(open_warning, resolving).has_value());
 }
 
+TEST_CASE("a dismissed finding made active again is announced under its created key",
+          "[core][notifications]") {
+  const FindingBefore dismissed{Severity::kWarning, false, 0, true};
+  // Still dismissed (operator intent holds, a sighting): nothing, whatever its severity.
+  Finding still = Open(Severity::kCritical);
+  still.dismissed_reason = DismissReason::kExpectedBehavior;
+  CHECK_FALSE(FindingWriteEvent(dismissed, still).has_value());
+  // Woken at the same severity: finding.created, once per finding by its key.
+  const std::optional<NotificationEvent> woken =
+      FindingWriteEvent(dismissed, Open(Severity::kWarning));
+  REQUIRE(woken.has_value());
+  CHECK(woken->kind == NotificationEventKind::kFindingCreated);
+  CHECK(woken->key == "finding.created:f-1");
+  CHECK(woken->title == "Finding active again: disk almost full");
+  // Woken worse: the escalation says more.
+  const std::optional<NotificationEvent> worse =
+      FindingWriteEvent(dismissed, Open(Severity::kCritical));
+  REQUIRE(worse.has_value());
+  CHECK(worse->kind == NotificationEventKind::kFindingEscalated);
+}
+
 ActionRecord Action(ActionState state) {
   ActionRecord r;
   r.plan.action_id = "act_1";

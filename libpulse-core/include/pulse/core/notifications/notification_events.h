@@ -18,6 +18,8 @@ struct FindingBefore {
   Severity severity = Severity::kWarning;
   bool resolved = false;
   std::int64_t regression_count = 0;
+  // Dismissed or suppressed (and not resolved): stored, but not active.
+  bool dismissed = false;
 };
 
 // The event of writing `after` over `before` (nullopt: a create):
@@ -27,7 +29,12 @@ struct FindingBefore {
 //     provider.unusable for the runtime finding);
 //   * an unresolved finding whose severity rose: finding.escalated, once per severity per
 //     regression (so a flapping severity does not notify each flap);
-// nothing otherwise (heartbeats, acknowledgements, snoozes, resolutions, suppressed findings).
+//   * else a dismissed or suppressed finding made active again (woken: the operator intent that
+//     dismissed it lifted, a reminder fell due): finding.created, whose key it shares, so a
+//     finding already announced is not announced again, and one created dismissed (never
+//     announced) is announced when it first becomes active;
+// nothing otherwise (heartbeats, acknowledgements, snoozes, resolutions, suppressed or dismissed
+// findings, among them those operator intent keeps dismissed).
 std::optional<NotificationEvent> FindingWriteEvent(const std::optional<FindingBefore>& before,
                                                    const Finding& after);
 
