@@ -73,6 +73,7 @@ struct Parsed {
   std::string resource_id;
   PatrolRunArgs patrol;
   PatrolAutonomyArgs autonomy;
+  NotifyTestArgs notify;
   SessionArgs session;
   AnswerArgs answer;
   std::string shell;
@@ -388,6 +389,13 @@ Definition::Definition() {
   a_revoke->add_option("id", p.autonomy.acknowledgement_id, "the acknowledgement id")->required();
   a_revoke->add_option("--reason", p.autonomy.reason, "why (recorded)");
   leaves_.emplace_back(autonomy, [](CommandContext& c) { return CmdPatrolAutonomyGet(c); });
+
+  CLI::App* notify = app_.add_subcommand("notify", "notification channels");
+  notify->require_subcommand(1);
+  CLI::App* n_test =
+      Leaf(*notify, "test", "send a test notification to a channel now (needs settings:write)",
+           [&p](CommandContext& c) { return CmdNotifyTest(c, p.notify); });
+  n_test->add_option("channel", p.notify.channel, "the channel's name")->required();
 
   CLI::App* sessions = app_.add_subcommand("sessions", "Assistant sessions (default: list)");
   sessions->require_subcommand(0, 1);

@@ -120,6 +120,9 @@ struct PatrolRunArgs {
   std::vector<std::string> resource_ids;
   std::vector<std::string> resource_types;
 };
+struct NotifyTestArgs {
+  std::string channel;
+};
 struct PatrolAutonomyArgs {
   std::string level;                  // set: monitor, approval, assisted, full
   std::string acknowledgement_id;     // acknowledge, revoke
@@ -173,6 +176,9 @@ int CmdPatrolAutonomySet(CommandContext& ctx, const PatrolAutonomyArgs& args);
 // Records / revokes the calling human's Autopilot acknowledgement.
 int CmdPatrolAcknowledge(CommandContext& ctx, const PatrolAutonomyArgs& args);
 int CmdPatrolRevoke(CommandContext& ctx, const PatrolAutonomyArgs& args);
+// Sends one test notification to a configured channel (test_notification_channel); exit 1
+// (notification_not_delivered) when its receiver did not accept it.
+int CmdNotifyTest(CommandContext& ctx, const NotifyTestArgs& args);
 int CmdSessionsList(CommandContext& ctx);
 int CmdSessionShow(CommandContext& ctx, const SessionArgs& args);
 int CmdStatus(CommandContext& ctx);

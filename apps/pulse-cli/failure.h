@@ -37,7 +37,9 @@ inline constexpr std::string_view kCodeNotConfirmed = "not_confirmed";          
 inline constexpr std::string_view kCodeInterrupted = "interrupted";               // exit 130
 inline constexpr std::string_view kCodeUsage = "usage";                           // exit 2
 inline constexpr std::string_view kCodePatrolRunFailed = "patrol_run_failed";     // exit 1
-inline constexpr std::string_view kCodePatrolRunPending = "patrol_run_pending";   // exit 1
+inline constexpr std::string_view kCodeNotificationNotDelivered =
+    "notification_not_delivered";                                                // exit 1
+inline constexpr std::string_view kCodePatrolRunPending = "patrol_run_pending";  // exit 1
 // Server codes the exit-code rule looks at.
 inline constexpr std::string_view kCodeUnauthorized = "unauthorized";
 inline constexpr std::string_view kCodeMissingScope = "missing_scope";

@@ -61,6 +61,10 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
      "  pulse-cli patrol run\n"
      "  pulse-cli patrol run --resource vm:105 --type node"},
     {"patrol runs", "  pulse-cli patrol runs --json"},
+    {"notify", "  pulse-cli notify test ops"},
+    {"notify test",
+     "  pulse-cli notify test ops\n"
+     "  pulse-cli notify test slack --json"},
     {"patrol status", "  pulse-cli patrol status"},
     {"patrol autonomy",
      "  pulse-cli patrol autonomy\n"

@@ -53,7 +53,8 @@ int Run(int argc, char** argv) {
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
       "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
       "provider_locality, max_event_streams, max_run_streams, max_streams_per_token, "
-      "run_workers, run_queue); the command line wins. The provider API key is read from "
+      "run_workers, run_queue, notify_retry_base, notify_max_attempts); the command line "
+      "wins. The provider API key is read from "
       "PULSE_PROVIDER_API_KEY, else from the provider's own variable (ANTHROPIC_API_KEY, "
       "OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
       "requester_separation (on, the default, or off).");
@@ -96,6 +97,11 @@ int Run(int argc, char** argv) {
   AddSetting(app, "--run-queue", flags.run_queue,
              "Assistant runs that may wait for a worker; more are refused with 503 (0-65536, "
              "default 1024)");
+  AddSetting(app, "--notify-retry-base", flags.notify_retry_base,
+             "The first retry of a failed notification waits about this long, each next one "
+             "twice as long (100ms-1h, default 2s)");
+  AddSetting(app, "--notify-max-attempts", flags.notify_max_attempts,
+             "Delivery attempts before a notification is dead (1-100, default 8)");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");

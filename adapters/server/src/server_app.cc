@@ -147,6 +147,8 @@ struct ServerApp::Parts {
   std::unique_ptr<core::ActionService> autopilot_actions;  // Patrol at full; same stores
   std::unique_ptr<core::PatrolService> patrol;
   std::unique_ptr<PatrolScheduler> scheduler;
+  // Delivers the notification outbox (docs/notifications.md).
+  std::unique_ptr<NotificationSender> notification_sender;
   SessionLevels levels;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<http::TokenAuthenticator> authenticator;
@@ -362,6 +364,11 @@ absl::Status ServerApp::Parts::OpenServer() {
   run_options.workers = config.run_workers;
   run_options.queue = config.run_queue;
   runs = std::make_unique<ChatRuns>(run_options);
+  NotificationSenderOptions notify_options;
+  notify_options.retry.base_delay = config.notify_retry_base;
+  notify_options.retry.max_attempts = static_cast<int>(config.notify_max_attempts);  // 1..100
+  notification_sender = std::make_unique<NotificationSender>(
+      *storage->notifications, *storage->notification_channels, clock, notify_options);
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
   context.reset(new ServerContext{config,  // NOLINT(modernize-make-unique): see above
@@ -387,7 +394,10 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   agent_hub.get(),
                                   *history,
                                   *patrol_stream,
-                                  *storage->audit});
+                                  *storage->audit,
+                                  *storage->notification_channels,
+                                  *storage->notifications,
+                                  *notification_sender});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -401,6 +411,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindConsoleRoutes(router, *context, *console_sessions));
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindNoteRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindNotificationRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindMetricsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
@@ -483,6 +494,7 @@ bool HasSelfReportingSource(core::Fleet& fleet) {
 absl::Status ServerApp::Start() {
   PULSE_RETURN_IF_ERROR(parts_->server->Start());
   parts_->scheduler->Start();
+  parts_->notification_sender->Start();
   if (HasSelfReportingSource(*parts_->fleet)) {
     parts_->changes->Start();
   }
@@ -501,6 +513,7 @@ bool ServerApp::Shutdown() {
   p.shut_down = true;
   // Patrol first: its model calls are cancelled and queued runs abandoned (prompt).
   p.scheduler->Stop();
+  p.notification_sender->Stop();
   // Runs first, while the server still writes their streams: each ends with error + done.
   bool runs_ended = p.runs->Shutdown(kRunStopGrace);
   p.changes->Stop();

@@ -16,6 +16,7 @@
 #include "pulse/adapters/agents/fleet_sources.h"
 #include "pulse/adapters/providers/provider_registry.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/status_macros.h"
 #include "pulse/core/string_view.h"
 
 namespace pulse::server {
@@ -219,6 +220,10 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.run_workers;
     } else if (key == "run_queue") {
       slot = &out.run_queue;
+    } else if (key == "notify_retry_base") {
+      slot = &out.notify_retry_base;
+    } else if (key == "notify_max_attempts") {
+      slot = &out.notify_max_attempts;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -232,7 +237,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       return absl::InvalidArgumentError(absl::StrCat("pulse.json: unknown key ", Quoted(key),
                                                      "; known keys: ", absl::StrJoin(known, ", ")));
     }
-    if ((key.rfind("max_", 0) == 0 || key.rfind("run_", 0) == 0) && member.value.IsUint()) {
+    if ((key.rfind("max_", 0) == 0 || key.rfind("run_", 0) == 0 || key == "notify_max_attempts") &&
+        member.value.IsUint()) {
       *slot = absl::StrCat(member.value.GetUint());
       continue;
     }
@@ -408,6 +414,20 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
     if (!s.ok()) {
       return s;
     }
+  }
+  PULSE_RETURN_IF_ERROR(
+      RunSetting(Pick(flags.notify_max_attempts, file.notify_max_attempts),
+                 source(flags.notify_max_attempts, "notify-max-attempts", "notify_max_attempts"), 1,
+                 100, 8, config.notify_max_attempts));
+  if (const std::optional<std::string> base = Pick(flags.notify_retry_base, file.notify_retry_base);
+      base.has_value()) {
+    absl::Duration d;
+    if (!absl::ParseDuration(*base, &d) || d < absl::Milliseconds(100) || d > absl::Hours(1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source(flags.notify_retry_base, "notify-retry-base", "notify_retry_base"),
+                       " must be a duration from 100ms to 1h, e.g. 2s"));
+    }
+    config.notify_retry_base = d;
   }
   config.api_key = api_key.value_or("");
   return config;

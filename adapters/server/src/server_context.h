@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "notification_sender.h"
 #include "patrol_scheduler.h"
 #include "pulse/adapters/hostagent/agent_hub.h"
 #include "pulse/adapters/http/console_sessions.h"
@@ -24,6 +25,7 @@
 #include "pulse/adapters/server/server_config.h"
 #include "pulse/adapters/server/server_metrics.h"
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/adapters/storage/sqlite_notification_channels.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/agent/agent_views.h"
 #include "pulse/core/findings/findings_service.h"
@@ -34,6 +36,7 @@
 #include "pulse/core/ports/clock.h"
 #include "pulse/core/ports/fleet.h"
 #include "pulse/core/ports/metrics_history.h"
+#include "pulse/core/ports/notification_outbox.h"
 #include "pulse/core/ports/operator_state_store.h"
 #include "pulse/core/ports/patrol_run_store.h"
 #include "pulse/core/ports/session_store.h"
@@ -67,6 +70,10 @@ struct ServerContext {
   const core::MetricsHistory& history;  // recorded utilization series (charts, forecasts)
   PatrolStreamHub& patrol_stream;       // GET /api/ai/patrol/stream
   core::AuditLog& audit;                // settings changes (the Patrol thresholds)
+  // Notifications (docs/notifications.md): the channels, the outbox and its sender.
+  adapters::storage::SqliteNotificationChannels& notification_channels;
+  core::NotificationOutbox& notifications;
+  NotificationSender& notification_sender;
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -96,5 +103,7 @@ void LogLine(std::string_view line);
 [[nodiscard]] absl::Status BindMetricsRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindSettingsRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindNoteRoutes(adapters::http::Router& router, ServerContext& ctx);
+[[nodiscard]] absl::Status BindNotificationRoutes(adapters::http::Router& router,
+                                                  ServerContext& ctx);
 
 }  // namespace pulse::server

@@ -516,7 +516,45 @@ CREATE TABLE ai_spend (
 );
 )sql";
 
-constexpr std::array<Migration, 12> kMigrations = {{
+// Version 13 (issue 27): notification channels and the durable outbox (docs/notifications.md).
+// A channel's secrets (HMAC key, access token, a Slack or Discord webhook URL) are not here:
+// they are sealed in provider_credentials as notify.<name> and notify.<name>.url. An outbox row
+// is one event for one channel, written in the transaction of the write that caused it; unique
+// per (channel, event_key), so a retried write queues nothing twice. state: pending until the
+// sender marks it delivered or dead; next_attempt_ns orders the queue.
+constexpr char kSchemaV13[] = R"sql(
+CREATE TABLE notification_channels (
+  name TEXT NOT NULL PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('webhook', 'slack', 'discord', 'ntfy', 'gotify')),
+  url TEXT NOT NULL,
+  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  min_severity TEXT NOT NULL CHECK (min_severity IN ('info', 'watch', 'warning', 'critical')),
+  events_json TEXT NOT NULL,
+  quiet_json TEXT NOT NULL,
+  rate_per_minute INTEGER NOT NULL CHECK (rate_per_minute BETWEEN 1 AND 600),
+  updated_at_ns INTEGER NOT NULL,
+  updated_by TEXT NOT NULL
+);
+CREATE TABLE notification_outbox (
+  id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  channel TEXT NOT NULL,
+  event_kind TEXT NOT NULL,
+  event_key TEXT NOT NULL,
+  payload_json TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  next_attempt_ns INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
+  last_error TEXT NOT NULL DEFAULT '',
+  created_at_ns INTEGER NOT NULL,
+  delivered_at_ns INTEGER,
+  UNIQUE (channel, event_key)
+);
+CREATE INDEX notification_outbox_due ON notification_outbox (next_attempt_ns, id)
+  WHERE state = 'pending';
+)sql";
+
+constexpr std::array<Migration, 13> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -529,6 +567,7 @@ constexpr std::array<Migration, 12> kMigrations = {{
     {10, "host agent registry", kSchemaV10},
     {11, "runtime AI settings", kSchemaV11},
     {12, "metered model spend per month", kSchemaV12},
+    {13, "notification channels and outbox", kSchemaV13},
 }};
 
 }  // namespace

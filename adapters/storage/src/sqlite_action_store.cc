@@ -8,6 +8,8 @@
 
 #include "action_identity_rows.h"
 #include "action_rows.h"
+#include "notification_rows.h"
+#include "pulse/core/notifications/notification_events.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {
@@ -108,7 +110,7 @@ absl::StatusOr<core::ActionInsertOutcome> SqliteActionStore::InsertIfAbsent(
       InsertIdentity(db, *identity);
       InsertEvents(db, record.id(), 1, *events);
       outcome = {record, true};
-      return absl::OkStatus();
+      return QueueIfAny(db, core::ActionWriteEvent(std::nullopt, record));
     }
     absl::StatusOr<core::ActionRecord> existing = LoadActionRecord(db, record.id());
     if (!existing.ok()) {
@@ -216,9 +218,10 @@ absl::StatusOr<core::ActionRecord> SqliteActionStore::Transition(const core::Act
       dispatch.exec();
     }
     InsertEvents(db, t.action_id, NextEventSequence(db, t.action_id), *events);
+    const core::ActionState left = current->state;
     updated = *std::move(current);
     core::ApplyActionTransition(t, updated);
-    return absl::OkStatus();
+    return QueueIfAny(db, core::ActionWriteEvent(left, updated));
   });
   if (!status.ok()) {
     return status;

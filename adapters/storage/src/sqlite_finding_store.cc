@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "notification_rows.h"
 #include "pulse/core/findings/finding_identity.h"
 #include "pulse/core/findings/finding_json.h"
 #include "pulse/core/model/finding_types.h"
+#include "pulse/core/notifications/notification_events.h"
 #include "sqlite_connection.h"
 
 namespace pulse::adapters::storage {
@@ -405,13 +407,37 @@ class FindingWriter {
                 "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
                 "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
                 "WHERE id = ? AND version = ?"),
-        current_(db, "SELECT version FROM findings WHERE id = ?") {}
+        current_(db, "SELECT version FROM findings WHERE id = ?"),
+        before_(db,
+                "SELECT severity_key, is_resolved, "
+                "coalesce(json_extract(record_json, '$.regression_count'), 0), is_open "
+                "FROM findings WHERE id = ?"),
+        db_(db) {
+    SQLite::Statement any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
+    notify_ = any.executeStep();
+  }
 
   // Writes `w` if its expected version is current: OK, or Aborted naming the stored version
   // (nothing written). A failing statement throws (the transaction rolls back).
   absl::Status Write(const EncodedWrite& w) {
     const core::Finding& finding = *w.finding;
     int changed = 0;
+    // What the write replaces, for the notification it may be (notification_events.h); read
+    // only when a channel could want one.
+    std::optional<core::FindingBefore> before;
+    if (notify_ && w.expected_version != 0) {
+      before_.reset();
+      before_.bind(1, finding.id);
+      if (before_.executeStep()) {
+        static constexpr core::Severity kByKey[] = {core::Severity::kCritical,
+                                                    core::Severity::kWarning,
+                                                    core::Severity::kWatch, core::Severity::kInfo};
+        const int key = std::clamp(before_.getColumn(0).getInt(), 0, 3);
+        const bool resolved = before_.getColumn(1).getInt() != 0;
+        before = core::FindingBefore{kByKey[key], resolved, before_.getColumn(2).getInt64(),
+                                     !resolved && before_.getColumn(3).getInt() == 0};
+      }
+    }
     if (w.expected_version == 0) {
       insert_.reset();
       insert_.bind(1, finding.id);
@@ -443,7 +469,10 @@ class FindingWriter {
       changed = update_.exec();
     }
     if (changed == 1) {
-      return absl::OkStatus();
+      if (!notify_ || (w.expected_version != 0 && !before.has_value())) {
+        return absl::OkStatus();
+      }
+      return QueueIfAny(db_, core::FindingWriteEvent(before, finding));
     }
     current_.reset();
     current_.bind(1, finding.id);
@@ -456,6 +485,9 @@ class FindingWriter {
   SQLite::Statement insert_;
   SQLite::Statement update_;
   SQLite::Statement current_;
+  SQLite::Statement before_;
+  SQLite::Database& db_;
+  bool notify_ = false;  // an enabled notification channel exists
 };
 
 }  // namespace

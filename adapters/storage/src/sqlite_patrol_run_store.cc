@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "notification_rows.h"
+#include "pulse/core/notifications/notification_events.h"
 #include "pulse/core/status_macros.h"
 #include "sqlite_connection.h"
 
@@ -87,7 +89,7 @@ absl::Status SqlitePatrolRunStore::Put(const core::PatrolRunRecord& record) {
                             "ORDER BY started_at_ns DESC, id DESC LIMIT ?)");
     prune.bind(1, static_cast<std::int64_t>(core::kPatrolRunHistoryLimit));
     prune.exec();
-    return absl::OkStatus();
+    return QueueIfAny(db, core::PatrolRunWriteEvent(record));
   });
 }
 

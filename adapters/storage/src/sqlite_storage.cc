@@ -90,6 +90,13 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> OpenSqliteStorage(const std::stri
   if (status.ok()) {
     status = Take(SqliteAiSettingsStore::Open(db), storage->ai_settings);
   }
+  if (status.ok()) {
+    status = Take(SqliteNotificationOutbox::Open(db), storage->notifications);
+  }
+  if (status.ok()) {
+    status = Take(SqliteNotificationChannels::Open(db, *storage->credentials),
+                  storage->notification_channels);
+  }
   if (!status.ok()) {
     return status;
   }

@@ -66,6 +66,41 @@ constexpr std::string_view kConsoleSignInBodySchema = R"json({
   "required": ["token"]
 })json";
 
+// PUT /api/settings/notifications: the whole channel list (docs/notifications.md). url and
+// secret are write-only for the kinds whose URL is a credential (slack, discord) and for every
+// secret: absent keeps the stored one, null removes a secret.
+constexpr std::string_view kNotificationSettingsBodySchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "channels": {"type": "array", "maxItems": 32, "items": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 48},
+        "kind": {"type": "string", "enum": ["webhook", "slack", "discord", "ntfy", "gotify"]},
+        "url": {"type": "string", "minLength": 1, "maxLength": 2048},
+        "secret": {"type": ["string", "null"], "minLength": 1, "maxLength": 4096},
+        "enabled": {"type": "boolean"},
+        "min_severity": {"type": "string", "enum": ["info", "watch", "warning", "critical"]},
+        "events": {"type": "array", "maxItems": 16, "items": {"type": "string", "enum": [
+          "finding.created", "finding.regressed", "finding.escalated", "approval.pending",
+          "action.completed", "action.failed", "action.inconclusive", "patrol.run_error",
+          "provider.unusable"]}},
+        "quiet_hours": {"type": ["object", "null"], "additionalProperties": false,
+          "properties": {
+            "start": {"type": "string", "minLength": 5, "maxLength": 5},
+            "end": {"type": "string", "minLength": 5, "maxLength": 5},
+            "time_zone": {"type": "string", "minLength": 1, "maxLength": 64}
+          },
+          "required": ["start", "end"]},
+        "rate_per_minute": {"type": "integer", "minimum": 1, "maximum": 600}
+      },
+      "required": ["name", "kind"]}}
+  },
+  "required": ["channels"]
+})json";
+
 // PUT /api/settings/ai: every member optional (absent: unchanged). api_key is write-only: a
 // string sets it, null removes it; it is never read back.
 constexpr std::string_view kAiSettingsBodySchema = R"json({
@@ -460,6 +495,35 @@ std::vector<SurfaceRoute> BuildSurface() {
             "Removes the note on a resource, keeping the rest of its operator state. "
             "Idempotent: deleted is false when there was none.",
             "{ deleted }"),
+      // ---- notification channels (docs/notifications.md): human tokens only ----
+      Route("get_notification_settings", "GET", "/api/settings/notifications",
+            Scope::kSettingsWrite,
+            "The notification channels: name, kind, url (never for slack and discord, whose URL "
+            "is the credential; url_set instead), whether a secret is set (never the secret), "
+            "enabled, severity floor, event kinds, quiet hours, rate per minute, who changed them "
+            "and when; and the outbox's pending, delivered and dead counts with the newest dead "
+            "rows. Human tokens only: human_token_required.",
+            "{ channels: [{ name, kind, url?, url_set, secret_set, enabled, min_severity, events, "
+            "quiet_hours?, rate_per_minute, updated_at, updated_by }], outbox: { pending, "
+            "delivered, dead, dead_letters: [{ channel, event, event_key, attempts, last_error, "
+            "idempotency_key }] } }"),
+      Route("update_notification_settings", "PUT", "/api/settings/notifications",
+            Scope::kSettingsWrite,
+            "Replaces the channel list (a channel not named is removed with its secrets). "
+            "Secrets and Slack and Discord URLs are sealed with the credential store and never "
+            "answered; absent keeps the stored one, a secret null removes it. Events that happen "
+            "from then on are queued for the channels that want them. Audited. Human tokens "
+            "only: human_token_required; invalid_request for a bad URL, time zone, quiet-hours "
+            "time or a missing url or Gotify token.",
+            "the settings as get_notification_settings answers them",
+            kNotificationSettingsBodySchema),
+      Route("test_notification_channel", "POST", "/api/settings/notifications/{channel}/test",
+            Scope::kSettingsWrite,
+            "Sends one test notification to the channel now (not through the outbox; quiet hours "
+            "and the rate limit do not apply) and answers how the receiver took it. "
+            "invalid_request for a channel that is not configured. Human tokens only: "
+            "human_token_required.",
+            "{ channel, delivered, http_status, error?, idempotency_key }", kEmptyBodySchema),
   };
 }
 

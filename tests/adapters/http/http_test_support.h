@@ -306,6 +306,8 @@ inline std::string ValidBody(const std::string& name) {
       {"update_patrol_settings",
        R"({"thresholds":{"defaults":{"cpu":{"warning":80,"critical":90}}}})"},
       {"set_resource_note", R"({"note":"a cold spare"})"},
+      {"update_notification_settings", R"({"channels":[]})"},
+      {"test_notification_channel", R"({})"},
   };
   auto it = bodies.find(name);
   return it == bodies.end() ? "" : it->second;

@@ -114,7 +114,8 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoAiSpend(raw);  // migration 12
+    UndoNotifications(raw);  // migration 13
+    UndoAiSpend(raw);        // migration 12
     UndoAiSettings(raw);
     raw.exec("DELETE FROM schema_version WHERE version >= 11");
   }

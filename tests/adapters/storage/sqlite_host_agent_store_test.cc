@@ -66,8 +66,9 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoAiSpend(raw);     // migration 12
-    UndoAiSettings(raw);  // migration 11
+    UndoNotifications(raw);  // migration 13
+    UndoAiSpend(raw);        // migration 12
+    UndoAiSettings(raw);     // migration 11
     UndoHostAgents(raw);
     raw.exec("DELETE FROM schema_version WHERE version >= 10");
     raw.exec(
@@ -77,7 +78,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 12);
+  CHECK(kSchemaVersion == 13);
   auto store = MustOpenStore(*db);
   CHECK(store->List()->empty());
   REQUIRE(store->Bind("web1", kTokA, T0()).ok());

@@ -39,6 +39,13 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 13 (notification channels and outbox), for the tests that roll a file back
+// to an older release and reopen it.
+inline void UndoNotifications(SQLite::Database& raw) {
+  raw.exec("DROP TABLE notification_outbox");
+  raw.exec("DROP TABLE notification_channels");
+}
+
 // Undoes migration 12 (the metered spend per month), for the tests that roll a file back to an
 // older release and reopen it.
 inline void UndoAiSpend(SQLite::Database& raw) { raw.exec("DROP TABLE ai_spend"); }

@@ -90,7 +90,10 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "update_patrol_settings",
                                           "list_notes",
                                           "set_resource_note",
-                                          "delete_resource_note"});
+                                          "delete_resource_note",
+                                          "get_notification_settings",
+                                          "update_notification_settings",
+                                          "test_notification_channel"});
   // Public: the manifest itself, health and the console's page, assets and sign-in (whose
   // handlers read the session cookie themselves); everything else needs a scope.
   for (const SurfaceRoute* row : ServerSurfaceRoutes()) {

@@ -34,7 +34,8 @@ std::string Fill(const std::string& path_template) {
                                                             {"{questionId}", "q_e2e"},
                                                             {"{runId}", "patrol-e2e"},
                                                             {"{acknowledgementId}", "ack-e2e"},
-                                                            {"{tokenId}", "tok_0123456789abcdef"}};
+                                                            {"{tokenId}", "tok_0123456789abcdef"},
+                                                            {"{channel}", "ops"}};
   std::string out = path_template;
   for (const auto& [placeholder, value] : values) {
     for (std::size_t at = out.find(placeholder); at != std::string::npos;

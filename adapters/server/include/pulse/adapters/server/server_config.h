@@ -74,6 +74,10 @@ struct ServerSettings {
   // integers; see the defaults below).
   std::optional<std::string> run_workers;
   std::optional<std::string> run_queue;
+  // Notification delivery (docs/notifications.md): the first retry's delay (a duration such as
+  // 2s or 500ms) and the attempts before a notification is dead (an integer).
+  std::optional<std::string> notify_retry_base;
+  std::optional<std::string> notify_max_attempts;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
@@ -91,7 +95,9 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "max_run_streams",
                                                    "max_streams_per_token",
                                                    "run_workers",
-                                                   "run_queue"};
+                                                   "run_queue",
+                                                   "notify_retry_base",
+                                                   "notify_max_attempts"};
 
 // Stream defaults and bounds. An open stream holds no thread (http_server.h); the bound on
 // the two budgets together is the descriptor limit.
@@ -150,6 +156,10 @@ struct ServerConfig {
   std::size_t max_host_agent_streams = 4096;
   std::size_t run_workers = kDefaultRunWorkers;  // 1..kMaxRunWorkers
   std::size_t run_queue = kDefaultRunQueue;      // 0..kMaxRunQueue (0: no waiting, refuse)
+  // Notification retries: the first retry waits about this long, each next one twice as long
+  // (with jitter, at most 10 minutes); after notify_max_attempts failed attempts it is dead.
+  absl::Duration notify_retry_base = absl::Seconds(2);  // 100ms..1h
+  std::size_t notify_max_attempts = 8;                  // 1..100
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -165,7 +175,8 @@ struct ServerConfig {
 // patrol interval (ParsePatrolInterval), a requester_separation other than "on" or "off", a
 // stream setting that is not an integer of at least 1, or stream budgets over
 // kMaxStreamBudgets together, a run_workers that is not an integer from 1 to kMaxRunWorkers or
-// a run_queue that is not one from 0 to kMaxRunQueue.
+// a run_queue that is not one from 0 to kMaxRunQueue, a notify_retry_base that is not a duration
+// from 100ms to 1h, or a notify_max_attempts that is not an integer from 1 to 100.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 

@@ -19,6 +19,8 @@
 #include "pulse/adapters/storage/sqlite_finding_store.h"
 #include "pulse/adapters/storage/sqlite_host_agent_store.h"
 #include "pulse/adapters/storage/sqlite_metrics_history.h"
+#include "pulse/adapters/storage/sqlite_notification_channels.h"
+#include "pulse/adapters/storage/sqlite_notification_outbox.h"
 #include "pulse/adapters/storage/sqlite_operator_state_store.h"
 #include "pulse/adapters/storage/sqlite_patrol_run_store.h"
 #include "pulse/adapters/storage/sqlite_session_store.h"
@@ -40,6 +42,8 @@ struct SqliteStorage {
   std::unique_ptr<SqlitePatrolRunStore> patrol_runs;
   std::unique_ptr<SqliteHostAgentStore> host_agents;
   std::unique_ptr<SqliteAiSettingsStore> ai_settings;
+  std::unique_ptr<SqliteNotificationOutbox> notifications;
+  std::unique_ptr<SqliteNotificationChannels> notification_channels;
 };
 
 // Opens (creating what is missing) the storage of `data_dir`. Errors: those of

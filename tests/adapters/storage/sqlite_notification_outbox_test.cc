@@ -1,0 +1,409 @@
+// The notification outbox in SQLite (migration 13): the finding, action and Patrol run stores
+// queue a notification in the same transaction as the write that caused it (and a write that
+// does not commit queues nothing); one row per channel that wants the event, never two per
+// (channel, event key); rows move pending -> delivered | dead only; channel secrets are sealed
+// and kept across a PUT that does not name them.
+#include "pulse/adapters/storage/sqlite_notification_outbox.h"
+
+#include <SQLiteCpp/Database.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "contracts/action_store_contract.h"
+#include "pulse/adapters/storage/secret_box.h"
+#include "pulse/adapters/storage/sqlite_action_store.h"
+#include "pulse/adapters/storage/sqlite_credential_store.h"
+#include "pulse/adapters/storage/sqlite_finding_store.h"
+#include "pulse/adapters/storage/sqlite_notification_channels.h"
+#include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/adapters/storage/sqlite_patrol_run_store.h"
+#include "pulse/core/findings/findings_service.h"
+#include "pulse/core/json/json.h"
+#include "pulse/core/model/operator_state.h"
+#include "pulse/testing/fake_clock.h"
+#include "pulse/testing/fake_finding_verifier.h"
+#include "pulse/testing/in_memory_metrics_history.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+using adapters::storage::NotificationChannelWrite;
+using adapters::storage::SecretBox;
+using adapters::storage::SqliteCredentialStore;
+using adapters::storage::SqliteDatabase;
+using adapters::storage::SqliteFindingStore;
+using adapters::storage::SqliteNotificationChannels;
+using adapters::storage::SqliteNotificationOutbox;
+
+absl::Time T0() { return absl::FromUnixSeconds(1'800'000'000); }
+
+// A database with its credential store, channels and outbox.
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<SqliteDatabase> db = MustOpen(dir.File("pulse.db"));
+  std::unique_ptr<SecretBox> box = *SecretBox::Open(dir.File("secret.key"));
+  SqliteCredentialStore credentials{*db, *box};
+  SqliteNotificationChannels channels{*db, credentials};
+  SqliteNotificationOutbox outbox{*db};
+
+  void SetChannels(std::vector<NotificationChannelWrite> writes) {
+    REQUIRE(channels.Replace(writes, T0(), "tester").ok());
+  }
+  std::vector<core::OutboxEntry> All() {
+    absl::StatusOr<std::vector<core::OutboxEntry>> rows = outbox.List(std::nullopt, 1000);
+    REQUIRE(rows.ok());
+    return *rows;
+  }
+};
+
+NotificationChannelWrite Webhook(const std::string& name,
+                                 core::Severity floor = core::Severity::kWarning,
+                                 std::vector<core::NotificationEventKind> events = {}) {
+  NotificationChannelWrite w;
+  w.channel.name = name;
+  w.channel.kind = core::NotificationChannelKind::kWebhook;
+  w.channel.min_severity = floor;
+  w.channel.events = std::move(events);
+  w.url = "http://127.0.0.1:9/" + name;
+  return w;
+}
+
+core::Finding MakeFinding(const std::string& id, core::Severity severity) {
+  core::Finding f;
+  f.id = id;
+  f.key = "k-" + id;
+  f.severity = severity;
+  f.category = core::Category::kReliability;
+  f.resource_id = "vm:101";
+  f.title = "finding " + id;
+  f.detected_at = T0();
+  f.last_seen_at = T0();
+  f.times_raised = 1;
+  return f;
+}
+
+TEST_CASE("a finding write queues its notification for each channel that wants it, once",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  SqliteFindingStore findings(*fx.db);
+  // No channel: nothing is queued.
+  REQUIRE(findings.Put(MakeFinding("quiet", core::Severity::kCritical), 0).ok());
+  CHECK(fx.All().empty());
+
+  fx.SetChannels({Webhook("ops"), Webhook("all", core::Severity::kInfo),
+                  Webhook("regress", core::Severity::kInfo,
+                          {core::NotificationEventKind::kFindingRegressed})});
+  core::Finding f = MakeFinding("f1", core::Severity::kWarning);
+  REQUIRE(findings.Put(f, 0).ok());
+  std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 2);  // ops and all; not regress
+  for (const core::OutboxEntry& row : rows) {
+    CHECK(row.event.kind == core::NotificationEventKind::kFindingCreated);
+    CHECK(row.event.key == "finding.created:f1");
+    CHECK(row.event.subject_id == "f1");
+    CHECK(row.state == core::OutboxState::kPending);
+    CHECK(row.attempts == 0);
+    CHECK(row.idempotency_key == core::NotificationIdempotencyKey(row.channel, row.event.key));
+    rapidjson::Document payload = *core::ParseJson(row.payload_json);
+    CHECK(core::StringViewOf(payload["idempotency_key"]) == row.idempotency_key);
+  }
+
+  // A heartbeat (same severity) and a lost compare queue nothing.
+  f.last_seen_at += absl::Minutes(1);
+  REQUIRE(findings.Put(f, 1).ok());
+  CHECK_FALSE(findings.Put(f, 1).ok());  // stale version: Aborted, nothing written
+  CHECK(fx.All().size() == 2);
+
+  // Escalation: once per severity.
+  f.severity = core::Severity::kCritical;
+  REQUIRE(findings.Put(f, 2).ok());
+  CHECK(fx.All().size() == 4);
+  f.severity = core::Severity::kWarning;
+  REQUIRE(findings.Put(f, 3).ok());
+  f.severity = core::Severity::kCritical;
+  REQUIRE(findings.Put(f, 4).ok());
+  CHECK(fx.All().size() == 4);  // the same escalation key: not again
+
+  // Resolved, then detected again: a regression, for all three channels.
+  f.resolved_at = T0() + absl::Hours(1);
+  REQUIRE(findings.Put(f, 5).ok());
+  CHECK(fx.All().size() == 4);
+  f.resolved_at.reset();
+  f.regression_count = 1;
+  REQUIRE(findings.Put(f, 6).ok());
+  rows = fx.All();
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0].event.kind == core::NotificationEventKind::kFindingRegressed);
+  CHECK(rows[0].event.key == "finding.regressed:f1:1");
+
+  // An info finding passes only the info floor.
+  REQUIRE(findings.Put(MakeFinding("f2", core::Severity::kInfo), 0).ok());
+  rows = fx.All();
+  REQUIRE(rows.size() == 8);
+  CHECK(rows[0].channel == "all");
+}
+
+// The findings service over the SQLite finding and operator state stores: what Patrol's
+// reports go through in pulse-server.
+struct IntentFixture : Fixture {
+  testing::FakeClock clock{T0()};
+  testing::FakeFindingVerifier verifier;
+  testing::InMemoryMetricsHistory metrics;
+  SqliteFindingStore findings{*db};
+  adapters::storage::SqliteOperatorStateStore operator_state{*db};
+  core::FindingsService service{findings, clock, verifier, metrics, &operator_state};
+
+  // Declares `resource_id` quiet for `cause` (docs/patrol.md "Operator intent and maintenance").
+  void Quiet(const std::string& resource_id, core::OperatorStateCause cause) {
+    core::OperatorState s;
+    s.resource_id = resource_id;
+    if (cause == core::OperatorStateCause::kIntentionallyOffline) {
+      s.intentionally_offline = true;
+      s.monitoring_mode = core::MonitoringMode::kExpectedOffline;
+    } else if (cause == core::OperatorStateCause::kMuted) {
+      s.monitoring_mode = core::MonitoringMode::kMuted;
+    } else {
+      s.maintenance_start_at = clock.Now() - absl::Minutes(1);
+      s.maintenance_end_at = clock.Now() + absl::Hours(2);
+    }
+    s.set_at = clock.Now();
+    s.set_by = "tok_operator";
+    REQUIRE(operator_state.Set(s).ok());
+  }
+
+  core::ReportOutcome Report(const std::string& resource_id, core::Severity severity) {
+    core::FindingReport r;
+    r.resource_id = resource_id;
+    r.resource_name = resource_id;
+    r.resource_type = "vm";
+    r.category = core::Category::kPerformance;
+    r.severity = severity;
+    r.key = "cpu-high";
+    r.title = "High CPU usage on " + resource_id;
+    r.description = "CPU has been above 95% for 40 minutes.";
+    r.recommendation = "Check the top processes.";
+    r.evidence = "pulse_metrics: cpu 97% avg over 40m";
+    absl::StatusOr<core::ReportOutcome> outcome = service.Report(r);
+    REQUIRE(outcome.ok());
+    return *outcome;
+  }
+};
+
+TEST_CASE(
+    "a finding operator intent keeps dismissed queues no notification, created or escalated, "
+    "until the intent lifts",
+    "[adapters][storage][notifications][operator_state]") {
+  IntentFixture fx;
+  fx.SetChannels({Webhook("ops", core::Severity::kInfo)});
+
+  // Created dismissed (expected_behavior, operator_state_cause) under each cause: no row.
+  fx.Quiet("vm:201", core::OperatorStateCause::kMaintenanceWindow);
+  fx.Quiet("vm:202", core::OperatorStateCause::kIntentionallyOffline);
+  fx.Quiet("vm:203", core::OperatorStateCause::kMuted);
+  for (const char* id : {"vm:201", "vm:202", "vm:203"}) {
+    INFO(id);
+    CHECK(fx.Report(id, core::Severity::kCritical).disposition ==
+          core::ReportDisposition::kDismissedByOperatorState);
+  }
+  CHECK(fx.All().empty());
+
+  // The same report on a resource without intent is announced: the outbox is listening.
+  const std::string active = fx.Report("vm:101", core::Severity::kWarning).finding_id;
+  std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].event.key == "finding.created:" + active);
+
+  // An active finding whose resource goes into maintenance, reported worse: it is dismissed in
+  // the write that raises its severity, which escalates nothing; nor do later sightings.
+  fx.clock.Advance(absl::Minutes(5));
+  fx.Quiet("vm:101", core::OperatorStateCause::kMaintenanceWindow);
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kDismissedByOperatorState);
+  fx.clock.Advance(absl::Minutes(5));
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kSeenWhileSuppressed);
+  CHECK(fx.All().size() == 1);
+
+  // Once the intent lifts, a finding still detected wakes and becomes active: one created dismissed
+  // (never announced) is announced now; the one announced before is not announced again.
+  for (const char* id : {"vm:101", "vm:202"}) {
+    REQUIRE(fx.operator_state.Clear(id).ok());
+  }
+  fx.clock.Advance(absl::Minutes(5));
+  const core::ReportOutcome woke = fx.Report("vm:202", core::Severity::kCritical);
+  CHECK(woke.disposition == core::ReportDisposition::kReactivated);
+  CHECK(fx.Report("vm:101", core::Severity::kCritical).disposition ==
+        core::ReportDisposition::kReactivated);
+  rows = fx.All();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].event.key == "finding.created:" + woke.finding_id);
+  CHECK(rows[0].event.title == "Finding active again: High CPU usage on vm:202");
+  CHECK(rows[0].event.severity == core::Severity::kCritical);
+}
+
+TEST_CASE("a batch that rolls back queues nothing, and a batch's lost compares queue nothing",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  SqliteFindingStore findings(*fx.db);
+  fx.SetChannels({Webhook("ops")});
+  REQUIRE(findings.Put(MakeFinding("a", core::Severity::kWarning), 0).ok());
+  absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> batch =
+      findings.PutBatch({{MakeFinding("a", core::Severity::kCritical), 7},  // stale: Aborted
+                         {MakeFinding("b", core::Severity::kWarning), 0}});
+  REQUIRE(batch.ok());
+  CHECK_FALSE((*batch)[0].ok());
+  CHECK((*batch)[1].ok());
+  std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].event.key == "finding.created:b");
+  CHECK(rows[1].event.key == "finding.created:a");
+}
+
+TEST_CASE("actions entering pending_approval or a terminal state queue their notifications",
+          "[adapters][storage][notifications]") {
+  namespace c = action_store_contract;
+  Fixture fx;
+  adapters::storage::SqliteActionStore actions(*fx.db);
+  fx.SetChannels({Webhook("ops", core::Severity::kInfo)});
+  const core::ActionRecord pending = c::NewRecord("p1", true);
+  REQUIRE(actions.InsertIfAbsent(pending, c::InitialEvents(pending)).ok());
+  REQUIRE(actions.InsertIfAbsent(pending, c::InitialEvents(pending)).ok());  // idempotent
+  std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].event.kind == core::NotificationEventKind::kApprovalPending);
+  CHECK(rows[0].event.severity == core::Severity::kCritical);  // a high-risk plan
+  CHECK(rows[0].event.subject_id == "act_p1");
+  CHECK(rows[0].event.resource_id == "vm:101");
+
+  // A planned action needs nobody: nothing; its move to expired neither.
+  const core::ActionRecord planned = c::NewRecord("p2", false);
+  REQUIRE(actions.InsertIfAbsent(planned, c::InitialEvents(planned)).ok());
+  REQUIRE(actions.Transition(c::Move(planned, core::ActionState::kExpired, T0())).ok());
+  CHECK(fx.All().size() == 1);
+}
+
+TEST_CASE("a Patrol run recorded with an error queues patrol.run_error once",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  adapters::storage::SqlitePatrolRunStore runs(*fx.db);
+  fx.SetChannels({Webhook("ops")});
+  core::PatrolRunRecord run;
+  run.id = "run-1";
+  run.started_at = T0();
+  REQUIRE(runs.Put(run).ok());
+  CHECK(fx.All().empty());
+  run.status = core::PatrolRunStatus::kError;
+  run.completed_at = T0() + absl::Seconds(3);
+  run.error_summary = "the provider refused the key";
+  REQUIRE(runs.Put(run).ok());
+  REQUIRE(runs.Put(run).ok());
+  const std::vector<core::OutboxEntry> rows = fx.All();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].event.kind == core::NotificationEventKind::kPatrolRunError);
+  CHECK(rows[0].event.title.find("the provider refused the key") != std::string::npos);
+}
+
+TEST_CASE("outbox rows move from pending to delivered or dead, and only from pending",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  fx.SetChannels({Webhook("a"), Webhook("b")});
+  core::NotificationEvent e;
+  e.kind = core::NotificationEventKind::kProviderUnusable;
+  e.key = "provider.unusable:x:0";
+  e.severity = core::Severity::kCritical;
+  e.title = "provider unusable";
+  e.occurred_at = T0();
+  absl::StatusOr<int> added = fx.outbox.Enqueue(e, T0());
+  REQUIRE(added.ok());
+  CHECK(*added == 2);
+  CHECK(*fx.outbox.Enqueue(e, T0()) == 0);  // the same key again: nothing
+
+  std::vector<core::OutboxEntry> due = *fx.outbox.Due(T0(), 10);
+  REQUIRE(due.size() == 2);
+  CHECK(**fx.outbox.NextDue() == T0());
+  // a: fails, retried in a minute; b: delivered.
+  REQUIRE(fx.outbox.MarkFailed(due[0].id, "refused", T0() + absl::Minutes(1)).ok());
+  REQUIRE(fx.outbox.MarkDelivered(due[1].id, T0() + absl::Seconds(1)).ok());
+  CHECK(fx.outbox.Due(T0() + absl::Seconds(30), 10)->empty());
+  due = *fx.outbox.Due(T0() + absl::Minutes(1), 10);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].attempts == 1);
+  CHECK(due[0].last_error == "refused");
+  // Deferred without counting an attempt.
+  REQUIRE(fx.outbox.Defer(due[0].id, T0() + absl::Hours(1)).ok());
+  CHECK(**fx.outbox.NextDue() == T0() + absl::Hours(1));
+  CHECK(fx.outbox.Due(T0() + absl::Hours(1), 10)->at(0).attempts == 1);
+  // Dead: never due again, and nothing moves it back.
+  REQUIRE(fx.outbox.MarkFailed(due[0].id, "gave up", std::nullopt).ok());
+  CHECK_FALSE(fx.outbox.NextDue()->has_value());
+  CHECK(absl::IsFailedPrecondition(fx.outbox.MarkDelivered(due[0].id, T0())));
+  CHECK(absl::IsFailedPrecondition(fx.outbox.Defer(due[0].id, T0())));
+  CHECK(absl::IsNotFound(fx.outbox.MarkDelivered(999, T0())));
+  const core::OutboxCounts counts = *fx.outbox.Counts();
+  CHECK(counts == core::OutboxCounts{0, 1, 1});
+  const std::vector<core::OutboxEntry> dead = *fx.outbox.List(core::OutboxState::kDead, 10);
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].attempts == 2);
+  CHECK(dead[0].last_error == "gave up");
+}
+
+TEST_CASE("channel secrets are sealed, kept when not named, and removed with their channel",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  NotificationChannelWrite slack;
+  slack.channel.name = "chat";
+  slack.channel.kind = core::NotificationChannelKind::kSlack;
+  slack.url = "https://hooks.slack.com/services/T0/B0/secretpart";
+  NotificationChannelWrite hook = Webhook("ops");
+  hook.secret.emplace("hmac-key");
+  fx.SetChannels({slack, hook});
+
+  std::vector<adapters::storage::StoredNotificationChannel> listed = *fx.channels.List();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].channel.name == "chat");
+  CHECK(listed[0].url.empty());  // the URL is the credential
+  CHECK(listed[0].url_set);
+  CHECK_FALSE(listed[0].secret_set);
+  CHECK(listed[1].url == "http://127.0.0.1:9/ops");
+  CHECK(listed[1].secret_set);
+  CHECK(fx.channels.Target("chat")->url == slack.url);
+  CHECK(fx.channels.Target("ops")->secret == "hmac-key");
+  // Plaintext never reaches the database file.
+  const std::string raw =
+      ReadFileBytes(fx.dir.File("pulse.db")) + ReadFileBytes(fx.dir.File("pulse.db-wal"));
+  CHECK(raw.find("secretpart") == std::string::npos);
+  CHECK(raw.find("hmac-key") == std::string::npos);
+
+  // Named again without url or secret: both kept.
+  NotificationChannelWrite kept;
+  kept.channel = slack.channel;
+  NotificationChannelWrite kept_hook;
+  kept_hook.channel = hook.channel;
+  fx.SetChannels({kept, kept_hook});
+  CHECK(fx.channels.Target("chat")->url == slack.url);
+  CHECK(fx.channels.Target("ops")->secret == "hmac-key");
+
+  // Refused whole: a new channel without a url, a duplicate name, a bad name.
+  NotificationChannelWrite no_url;
+  no_url.channel.name = "new";
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({kept, no_url}, T0(), "t")));
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({kept, kept}, T0(), "t")));
+  NotificationChannelWrite bad = Webhook("Bad Name");
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({bad}, T0(), "t")));
+  CHECK(fx.channels.List()->size() == 2);
+
+  // Removed: its secrets go with it.
+  fx.SetChannels({kept});
+  CHECK(absl::IsNotFound(fx.channels.Target("ops").status()));
+  CHECK(absl::IsNotFound(fx.credentials.Get("notify.ops").status()));
+  fx.SetChannels({});
+  CHECK(absl::IsNotFound(fx.credentials.Get("notify.chat.url").status()));
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage
