@@ -26,17 +26,7 @@ namespace {
 using e2e::MintToken;
 using e2e::Reply;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = e2e::kSanitizedBuild;
 
 // The figure; a sanitized build (ASan+UBSan at -O0, about eight times slower here) seeds
 // 4,000 (8 batches): every pass over the findings (start-up fix reconciliation, triage, the

@@ -58,17 +58,21 @@ std::string ServerBinary();
 std::string MintToken(const std::string& data_dir, const std::string& scopes,
                       const std::string& name = "e2e", const std::string& kind = "");
 
+// True in an AddressSanitizer build (GCC's and clang's ways of saying so), where the server and
+// the tests run several times slower.
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr absl::Duration kDefaultStopGrace = absl::Seconds(30);
+inline constexpr bool kSanitizedBuild = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr absl::Duration kDefaultStopGrace = absl::Seconds(30);
+inline constexpr bool kSanitizedBuild = true;
 #else
-inline constexpr absl::Duration kDefaultStopGrace = absl::Seconds(15);
+inline constexpr bool kSanitizedBuild = false;
 #endif
 #else
-inline constexpr absl::Duration kDefaultStopGrace = absl::Seconds(15);
+inline constexpr bool kSanitizedBuild = false;
 #endif
+inline constexpr absl::Duration kDefaultStopGrace =
+    kSanitizedBuild ? absl::Seconds(30) : absl::Seconds(15);
 
 struct ServerOptions {
   std::vector<std::string> args{};       // beyond --data-dir and --listen
