@@ -42,16 +42,17 @@ constexpr double kMaxStreamsP99Ratio = 1.5;            // /healthz p99 with stre
 // unoptimised instrumented server's timing is not the product's, and the acceptance run of
 // those bounds is the plain build's at 60 s (tests/fault/TRANSPORT.md).
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAssertLatency = false;
+constexpr bool kSanitized = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr bool kAssertLatency = false;
+constexpr bool kSanitized = true;
 #else
-constexpr bool kAssertLatency = true;
+constexpr bool kSanitized = false;
 #endif
 #else
-constexpr bool kAssertLatency = true;
+constexpr bool kSanitized = false;
 #endif
+constexpr bool kAssertLatency = !kSanitized;
 // Threads <= 2 x cores + this. Idle with a provider the server runs 13 threads today, 5 of
 // them its HTTP transport's (a listener, 4 workers), and a chat run adds one: 12 leaves the
 // transport 2 x cores + 3 (tests/fault/TRANSPORT.md).
@@ -334,7 +335,14 @@ TEST_CASE(
   }
   // A few threads and bounded memory for all of them.
   CHECK(m.server.max_threads <= ThreadBudget());
-  CHECK(m.server.max_rss_kb < kMaxStreamsRssKb);
+  // Under ASan the idle server already holds its shadow memory and quarantine (132.9 MB idle,
+  // 202.8 MB with 1,000 streams in CI's run of stop 38), so there the bound is on the growth over
+  // idle; the plain build asserts the absolute figure.
+  if (kSanitized) {
+    CHECK(m.GrowthKb() < kMaxStreamsRssKb);
+  } else {
+    CHECK(m.server.max_rss_kb < kMaxStreamsRssKb);
+  }
   CHECK_FALSE(r.stopped_early);
   // /healthz p99 with the streams open stays within 1.5x idle: that of the same server
   // holding none, probed at the same moments (the reference).
