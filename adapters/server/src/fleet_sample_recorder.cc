@@ -39,8 +39,12 @@ void FleetSampleRecorder::Stop() {
   }
   if (thread_.joinable()) {
     thread_.join();
-    (void)RecordOnce();  // what was sampled since the last round is kept too
   }
+}
+
+bool FleetSampleRecorder::Stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
 }
 
 void FleetSampleRecorder::Loop() {
@@ -73,7 +77,11 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
   const absl::Time now = clock_.Now();
   std::vector<adapters::storage::MetricPoint> batch;
   std::map<std::pair<std::string, std::string>, absl::Time> copied;
+  bool interrupted = false;
   for (const core::FleetResource& r : *resources) {
+    if (interrupted) {
+      break;
+    }
     const auto source = r.attributes.find(std::string(adapters::agents::kSourceAttribute));
     const auto kind = source == r.attributes.end() ? recorded.end() : recorded.find(source->second);
     if (kind == recorded.end()) {
@@ -87,6 +95,10 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
       copied[key] = after;
       if (after >= now) {
         continue;
+      }
+      if (Stopping()) {  // each read is a network round for a remote source
+        interrupted = true;
+        break;
       }
       core::FleetMetricQuery query;
       query.metric = metric;
@@ -110,7 +122,8 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
       return appended;
     }
   }
-  // Series of resources that left the fleet are forgotten, so the map stays bounded.
+  // Series of resources that left the fleet are forgotten, so the map stays bounded (a round cut
+  // short by Stop forgets the series it did not reach, which no round reads again).
   copied_ = std::move(copied);
   if (options_.retention > absl::ZeroDuration() && now - last_prune_ >= options_.prune_interval) {
     // A failed prune is tried again next round; the samples it would delete are only old.

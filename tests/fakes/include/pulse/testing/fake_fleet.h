@@ -3,7 +3,8 @@
 // the dispatch receipt and the postcondition observation; inject an error per method; and count
 // dispatches (every call and every distinct attempt that ran) and command runs. A dispatch hook
 // runs inside Dispatch, outside the lock, so a test can block a dispatch in flight or change the
-// fleet as the capability's effect. Thread-safe.
+// fleet as the capability's effect; a metric read hook likewise delays or blocks
+// ReadMetricHistory. Thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -154,6 +155,12 @@ class FakeFleet final : public core::Fleet {
   void SetDispatchHook(std::function<void(const core::DispatchRequest&)> hook) {
     absl::MutexLock lock(&mu_);
     dispatch_hook_ = std::move(hook);
+  }
+  // Runs at the start of every ReadMetricHistory, outside the lock: a test can make reads slow
+  // (a remote source) or block one in flight.
+  void SetMetricReadHook(std::function<void(std::string_view id)> hook) {
+    absl::MutexLock lock(&mu_);
+    metric_read_hook_ = std::move(hook);
   }
   void SetObservation(core::PostconditionObservation observation) {
     absl::MutexLock lock(&mu_);
@@ -347,6 +354,14 @@ class FakeFleet final : public core::Fleet {
 
   absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
       std::string_view id, const core::FleetMetricQuery& query) override {
+    std::function<void(std::string_view)> hook;
+    {
+      absl::MutexLock lock(&mu_);
+      hook = metric_read_hook_;
+    }
+    if (hook) {
+      hook(id);
+    }
     absl::MutexLock lock(&mu_);
     if (auto e = ErrorLocked(Method::kReadMetricHistory)) {
       return *e;
@@ -501,6 +516,7 @@ class FakeFleet final : public core::Fleet {
   core::DispatchReceipt receipt_ ABSL_GUARDED_BY(mu_);
   core::PostconditionObservation observation_ ABSL_GUARDED_BY(mu_);
   std::function<void(const core::DispatchRequest&)> dispatch_hook_ ABSL_GUARDED_BY(mu_);
+  std::function<void(std::string_view)> metric_read_hook_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::DispatchReceipt> executed_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> running_ ABSL_GUARDED_BY(mu_);
   std::vector<core::DispatchRequest> dispatched_ ABSL_GUARDED_BY(mu_);

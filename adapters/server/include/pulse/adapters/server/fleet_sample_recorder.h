@@ -62,8 +62,10 @@ class FleetSampleRecorder {
   bool HasRecordedSource();
   // Starts the thread (a second call does nothing).
   void Start();
-  // Ends the thread within one interval, joins it and, when it ran, records one last round.
-  // Idempotent.
+  // Ends the thread and joins it: a round in progress stops before its next read and keeps what
+  // it read. There is no last round: shutdown waits on no source (a remote source answers each
+  // read over the network), and the samples a source took since the last round, at most
+  // `interval` of them, are not copied. Idempotent; RecordOnce after Stop reads nothing.
   void Stop();
   // One round now, what the thread does every interval: the number of samples appended. An
   // error only when the history refused the batch (nothing of the round is kept then).
@@ -71,6 +73,7 @@ class FleetSampleRecorder {
 
  private:
   void Loop();
+  bool Stopping();
 
   core::Fleet& fleet_;
   adapters::storage::SqliteMetricsHistory& history_;
