@@ -15,6 +15,8 @@ PACKAGES=(
   libboost-dev
   # the HTTP client tests make their TLS certificates with the openssl command
   openssl
+  # the email notification tests' SMTP server (tests/e2e/notifications/smtp_sink.py)
+  python3
   # benchmarks and sanitizer runtimes
   libbenchmark-dev libclang-rt-14-dev llvm-14
   # the model checker of the safety kernel's model (tests/model, docs/model.md)

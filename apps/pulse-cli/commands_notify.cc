@@ -41,7 +41,8 @@ int CmdNotifyTest(CommandContext& ctx, const NotifyTestArgs& args) {
     const std::string channel = SafeText(args.channel, false);
     if (delivered) {
       out.Out(out.PaintOut(Style::kGreen, "delivered") + " a test notification to " + channel +
-              " (HTTP " + std::to_string(status) + ", idempotency key " +
+              (StringOf(*reply, "kind") == "email" ? " (SMTP " : " (HTTP ") +
+              std::to_string(status) + ", idempotency key " +
               SafeText(StringOf(*reply, "idempotency_key"), false) + ")\n");
     } else {
       out.Out(out.PaintOut(Style::kRed, "not delivered") + " to " + channel + ": " +

@@ -53,7 +53,8 @@ int Run(int argc, char** argv) {
       "Settings may also come from <data-dir>/pulse.json (keys listen, fleet, provider, "
       "provider_base_url, model, control_level, patrol_interval, patrol_on_start, "
       "provider_locality, max_event_streams, max_run_streams, max_streams_per_token, "
-      "run_workers, run_queue, notify_retry_base, notify_max_attempts); the command line "
+      "run_workers, run_queue, notify_retry_base, notify_max_attempts, notify_ca_file); the "
+      "command line "
       "wins. The provider API key is read from "
       "PULSE_PROVIDER_API_KEY, else from the provider's own variable (ANTHROPIC_API_KEY, "
       "OPENAI_API_KEY, GEMINI_API_KEY, ...). pulse.json alone takes "
@@ -102,6 +103,9 @@ int Run(int argc, char** argv) {
              "twice as long (100ms-1h, default 2s)");
   AddSetting(app, "--notify-max-attempts", flags.notify_max_attempts,
              "Delivery attempts before a notification is dead (1-100, default 8)");
+  AddSetting(app, "--notify-ca-file", flags.notify_ca_file,
+             "A PEM file of CA certificates that notification receivers and SMTP servers must "
+             "chain to, instead of the system store");
 
   CLI::App* token = app.add_subcommand("token", "Manage API tokens")->require_subcommand(1);
   CLI::App* create = token->add_subcommand("create", "Create a token; prints it on stdout");

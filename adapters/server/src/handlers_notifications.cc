@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "notification_sender.h"
+#include "pulse/adapters/http_client/smtp_client.h"
 #include "pulse/adapters/http_client/url.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
@@ -96,12 +97,34 @@ absl::StatusOr<NotificationChannelWrite> DecodeChannel(
     return absl::InvalidArgumentError(absl::StrCat(where, ": unknown kind"));
   }
   c.kind = *kind;
+  const bool email = c.kind == core::NotificationChannelKind::kEmail;
   if (const rapidjson::Value* url = core::GetMember(in, "url"); url != nullptr) {
     out.url = std::string(core::StringViewOf(*url));
-    absl::StatusOr<http_client::Url> parsed = http_client::ParseUrl(*out.url, "url");
+    const absl::Status parsed = email ? http_client::ParseSmtpUrl(*out.url, "url").status()
+                                      : http_client::ParseUrl(*out.url, "url").status();
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.message()));
     }
+  }
+  if (const rapidjson::Value* addressing = core::GetMember(in, "email"); addressing != nullptr) {
+    if (!email) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": email addressing is for a channel of kind email"));
+    }
+    PULSE_RETURN_IF_ERROR(CheckUniqueMembers(*addressing, absl::StrCat(where, " email")));
+    core::EmailAddressing a;
+    a.from = Text(*addressing, "from");
+    for (const rapidjson::Value& to : core::GetMember(*addressing, "to")->GetArray()) {
+      a.to.emplace_back(core::StringViewOf(to));
+    }
+    a.username = Text(*addressing, "username");
+    if (absl::Status s = core::ValidateEmailAddressing(a); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));
+    }
+    c.email = std::move(a);
+  } else if (email) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": an email channel needs its addressing: email {from, to}"));
   }
   if (const rapidjson::Value* secret = core::GetMember(in, "secret"); secret != nullptr) {
     if (secret->IsNull()) {
@@ -168,6 +191,24 @@ absl::StatusOr<NotificationChannelWrite> DecodeChannel(
           absl::StrCat(where, ": a gotify channel needs its application token as secret"));
     }
   }
+  // An email channel's secret is its SMTP password: it goes with a user name, both or neither.
+  if (email) {
+    bool kept = false;
+    for (const StoredNotificationChannel& s : stored) {
+      kept = kept || (s.channel.name == c.name && s.channel.kind == c.kind && s.secret_set);
+    }
+    const bool has_password = out.secret.has_value() ? out.secret->has_value() : kept;
+    if (c.email->username.empty() && has_password) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where,
+                       ": an email channel's secret is its SMTP password; give email.username with "
+                       "it, or secret null"));
+    }
+    if (!c.email->username.empty() && !has_password) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": email.username needs the SMTP password as the channel's secret"));
+    }
+  }
   return out;
 }
 
@@ -226,6 +267,19 @@ void WriteChannel(core::JsonWriter& w, const StoredNotificationChannel& s) {
     w.EndObject();
   }
   w.Member("rate_per_minute", c.rate_per_minute);
+  if (c.email.has_value()) {
+    w.Key("email");
+    w.StartObject();
+    w.Member("from", c.email->from);
+    w.Key("to");
+    w.StartArray();
+    for (const std::string& to : c.email->to) {
+      w.String(to);
+    }
+    w.EndArray();
+    w.MemberIfNotEmpty("username", c.email->username);
+    w.EndObject();
+  }
   w.TimeMember("updated_at", s.updated_at);
   w.Member("updated_by", s.updated_by);
   w.EndObject();
@@ -361,6 +415,7 @@ HttpReply TestChannel(ServerContext& ctx, const HttpRequest& request) {
   core::JsonWriter w;
   w.StartObject();
   w.Member("channel", name);
+  w.Member("kind", core::ToString(target->channel.kind));
   w.Member("delivered", outcome.delivered);
   w.Member("http_status", outcome.http_status);
   w.MemberIfNotEmpty("error", outcome.error);

@@ -2,9 +2,12 @@
 
 #include <sodium/crypto_auth_hmacsha256.h>
 
+#include <algorithm>
 #include <array>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/string_view.h"
@@ -13,6 +16,7 @@ namespace pulse::server {
 namespace {
 
 using core::NotificationChannelKind;
+using core::ToAbsl;
 
 // A header value: printable ASCII only (no CR/LF, so no header can be injected through a
 // finding's title; ntfy reads non-ASCII titles only RFC 2047-encoded), at most 250 bytes.
@@ -54,7 +58,98 @@ std::string ChatText(const core::OutboxEntry& e) {
                       e.event.message);
 }
 
+// RFC 2047 "B" encoded-words of `text` (UTF-8) for a header, each at most 75 characters, folded
+// onto continuation lines; never splitting a UTF-8 sequence between two words.
+std::string EncodedWords(std::string_view text) {
+  constexpr std::size_t kChunk = 45;  // 45 bytes -> 60 base64 characters; 72 with the wrapper
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t end = std::min(text.size(), i + kChunk);
+    while (end < text.size() && end > i + 1 &&
+           (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) {
+      --end;  // back to the start of the sequence that would be cut
+    }
+    if (!out.empty()) {
+      out += "\r\n ";
+    }
+    absl::StrAppend(&out, "=?UTF-8?B?", absl::Base64Escape(ToAbsl(text.substr(i, end - i))), "?=");
+    i = end;
+  }
+  return out;
+}
+
+// A header's value: as is when it is short printable ASCII, else encoded (so a title can never
+// end the header or start another).
+std::string MailHeaderText(std::string_view text) {
+  const bool plain = text.size() <= 200 && std::all_of(text.begin(), text.end(), [](char c) {
+                       const auto u = static_cast<unsigned char>(c);
+                       return u >= 0x20 && u < 0x7f;
+                     });
+  return plain ? std::string(text) : EncodedWords(text);
+}
+
+std::string Base64Lines(std::string_view bytes) {
+  const std::string encoded = absl::Base64Escape(ToAbsl(bytes));
+  std::string out;
+  for (std::size_t i = 0; i < encoded.size(); i += 76) {
+    absl::StrAppend(&out, encoded.substr(i, 76), "\r\n");
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string FormatEmail(const adapters::storage::NotificationTarget& target,
+                        const core::OutboxEntry& entry) {
+  const core::EmailAddressing email = target.channel.email.value_or(core::EmailAddressing{});
+  const core::NotificationEvent& e = entry.event;
+  const std::string domain = email.from.substr(email.from.find('@') + 1);
+  std::string text =
+      absl::StrCat(core::SanitizeUtf8(e.title), "\n\n", core::SanitizeUtf8(e.message), "\n\n");
+  absl::StrAppend(&text, "Severity: ", ToAbsl(core::ToString(e.severity)), "\n");
+  if (!e.resource_id.empty()) {
+    absl::StrAppend(&text, "Resource: ", core::SanitizeUtf8(e.resource_id), "\n");
+  }
+  absl::StrAppend(
+      &text, "Event: ", ToAbsl(core::ToString(e.kind)), " (", core::SanitizeUtf8(e.key), ")\n",
+      "Occurred: ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", e.occurred_at, absl::UTCTimeZone()),
+      "\n", "Idempotency key: ", entry.idempotency_key, "\n");
+  std::string lines;  // the body with CRLF line ends, as SMTP carries it
+  for (const char c : text) {
+    if (c == '\n') {
+      lines += "\r\n";
+    } else if (c != '\r') {
+      lines.push_back(c);
+    }
+  }
+  std::string to;
+  for (const std::string& address : email.to) {
+    absl::StrAppend(&to, to.empty() ? "" : ", ", address);
+  }
+  std::string m;
+  absl::StrAppend(&m, "From: Pulse <", email.from, ">\r\n");
+  absl::StrAppend(&m, "To: ", to, "\r\n");
+  absl::StrAppend(
+      &m, "Subject: ",
+      MailHeaderText(absl::StrCat("[Pulse] [", Upper(core::ToString(e.severity)), "] ",
+                                  core::TruncateUtf8(core::SanitizeUtf8(e.title), 200))),
+      "\r\n");
+  absl::StrAppend(
+      &m,
+      "Date: ", absl::FormatTime("%a, %d %b %Y %H:%M:%S +0000", e.occurred_at, absl::UTCTimeZone()),
+      "\r\n");
+  // The same Message-ID on every retry: a mail system that sees a message twice can drop it.
+  absl::StrAppend(&m, "Message-ID: <", entry.idempotency_key, ".pulse@", domain, ">\r\n");
+  absl::StrAppend(&m, "Auto-Submitted: auto-generated\r\n");
+  absl::StrAppend(&m, kIdempotencyHeader, ": ", entry.idempotency_key, "\r\n");
+  absl::StrAppend(&m, kEventHeader, ": ", ToAbsl(core::ToString(e.kind)), "\r\n");
+  absl::StrAppend(&m, "MIME-Version: 1.0\r\n");
+  absl::StrAppend(&m, "Content-Type: text/plain; charset=utf-8\r\n");
+  absl::StrAppend(&m, "Content-Transfer-Encoding: base64\r\n\r\n");
+  absl::StrAppend(&m, Base64Lines(lines));
+  return m;
+}
 
 std::string SignatureOf(std::string_view secret, std::string_view body) {
   crypto_auth_hmacsha256_state state;
@@ -155,6 +250,8 @@ NotificationRequest FormatNotification(const adapters::storage::NotificationTarg
       r.body = w.Take();
       r.headers.emplace_back("X-Gotify-Key", target.secret);
       break;
+    case NotificationChannelKind::kEmail:
+      break;  // mail, not HTTP: FormatEmail
   }
   if (target.channel.kind != NotificationChannelKind::kNtfy) {
     r.headers.emplace_back("Content-Type", "application/json");

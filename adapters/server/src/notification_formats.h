@@ -1,4 +1,5 @@
-// Private to pulse-server: how one outbox entry becomes one HTTP request for its channel's
+// Private to pulse-server: how one outbox entry becomes one HTTP request (or, for email, one
+// message) for its channel's
 // service (docs/notifications.md "Channels"): the generic webhook (the payload as is, signed
 // with HMAC-SHA256 of the body when the channel has a secret), Slack and Discord incoming
 // webhooks, ntfy and Gotify. Every request carries the entry's idempotency key in the
@@ -31,5 +32,14 @@ std::string SignatureOf(std::string_view secret, std::string_view body);
 // The request delivering `entry` to `target`.
 NotificationRequest FormatNotification(const adapters::storage::NotificationTarget& target,
                                        const core::OutboxEntry& entry);
+
+// The RFC 5322 message delivering `entry` to an email channel (`target.channel.email`), CRLF
+// line ends: From "Pulse <from>", To, a Subject "[Pulse] [SEVERITY] <title>" (RFC 2047-encoded
+// when it is not short printable ASCII), Date (the event's), a Message-ID made of the
+// idempotency key (the same on every retry), Auto-Submitted, the X-Pulse-Idempotency-Key and
+// X-Pulse-Event headers, and a text/plain UTF-8 body in base64: the title, the message, then
+// severity, resource, event, time and idempotency key.
+std::string FormatEmail(const adapters::storage::NotificationTarget& target,
+                        const core::OutboxEntry& entry);
 
 }  // namespace pulse::server

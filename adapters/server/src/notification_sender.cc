@@ -10,6 +10,7 @@
 #include "absl/time/civil_time.h"
 #include "notification_formats.h"
 #include "pulse/adapters/http_client/http_client.h"
+#include "pulse/adapters/http_client/smtp_client.h"
 #include "server_context.h"
 
 namespace pulse::server {
@@ -89,10 +90,43 @@ void NotificationSender::Wake() {
   wake_.Signal();
 }
 
+DeliveryOutcome NotificationSender::DeliverEmail(
+    const adapters::storage::NotificationTarget& target, const core::OutboxEntry& entry) const {
+  DeliveryOutcome out;
+  absl::StatusOr<hc::SmtpUrl> server = hc::ParseSmtpUrl(target.url, "the channel's url");
+  if (!server.ok() || !target.channel.email.has_value()) {
+    out.permanent = true;
+    out.error = server.ok() ? "the channel has no email addressing"
+                            : std::string(server.status().message());
+    return out;
+  }
+  hc::SmtpOptions options;
+  options.server = *std::move(server);
+  options.username = target.channel.email->username;
+  options.password = target.secret;
+  options.ca_file = options_.ca_file;
+  options.connect_timeout = std::min(options_.timeout, absl::Seconds(10));
+  options.total_timeout = options_.timeout;
+  hc::MailMessage message;
+  message.from = target.channel.email->from;
+  message.to = target.channel.email->to;
+  message.data = FormatEmail(target, entry);
+  const hc::SmtpOutcome sent = hc::SendMail(options, message);
+  out.delivered = sent.sent;
+  out.permanent = sent.permanent;
+  out.http_status = sent.reply_code;
+  out.error = sent.error;
+  return out;
+}
+
 DeliveryOutcome NotificationSender::Deliver(const adapters::storage::NotificationTarget& target,
                                             const core::OutboxEntry& entry) const {
+  if (target.channel.kind == core::NotificationChannelKind::kEmail) {
+    return DeliverEmail(target, entry);
+  }
   const NotificationRequest request = FormatNotification(target, entry);
   hc::ClientOptions options;
+  options.ca_file = options_.ca_file;
   options.timeouts.connect = std::min(options_.timeout, absl::Seconds(10));
   options.timeouts.response_header = options_.timeout;
   options.timeouts.idle = options_.timeout;

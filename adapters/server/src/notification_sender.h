@@ -32,7 +32,7 @@ namespace pulse::server {
 struct DeliveryOutcome {
   bool delivered = false;
   bool permanent = false;  // retrying cannot help (a 4xx other than 408 and 429)
-  int http_status = 0;     // 0: no answer
+  int http_status = 0;     // 0: no answer; for email, the SMTP server's last reply code
   std::string error;       // "" when delivered; never a URL or secret
   std::optional<absl::Duration> retry_after;
 };
@@ -45,6 +45,7 @@ struct NotificationSenderOptions {
   core::RetryPolicy retry;
   absl::Duration poll = absl::Milliseconds(200);  // the longest a due row waits for the thread
   absl::Duration timeout = absl::Seconds(15);     // one attempt, end to end
+  std::string ca_file;  // the CA bundle receivers and SMTP servers chain to; "" = system store
 };
 
 class NotificationSender {
@@ -68,6 +69,9 @@ class NotificationSender {
 
  private:
   void Run();
+  // One message to an email channel's SMTP server.
+  DeliveryOutcome DeliverEmail(const adapters::storage::NotificationTarget& target,
+                               const core::OutboxEntry& entry) const;
   // Delivers, defers or fails one due row.
   void Handle(const core::OutboxEntry& entry, absl::Time now);
 

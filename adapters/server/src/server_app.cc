@@ -367,6 +367,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   NotificationSenderOptions notify_options;
   notify_options.retry.base_delay = config.notify_retry_base;
   notify_options.retry.max_attempts = static_cast<int>(config.notify_max_attempts);  // 1..100
+  notify_options.ca_file = config.notify_ca_file;
   notification_sender = std::make_unique<NotificationSender>(
       *storage->notifications, *storage->notification_channels, clock, notify_options);
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20

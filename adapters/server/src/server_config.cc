@@ -1,5 +1,7 @@
 #include "pulse/adapters/server/server_config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -224,6 +226,8 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.notify_retry_base;
     } else if (key == "notify_max_attempts") {
       slot = &out.notify_max_attempts;
+    } else if (key == "notify_ca_file") {
+      slot = &out.notify_ca_file;
     }
     if (slot == nullptr) {
       const std::string misplaced = MisplacedKeyMessage(key);
@@ -428,6 +432,15 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
                        " must be a duration from 100ms to 1h, e.g. 2s"));
     }
     config.notify_retry_base = d;
+  }
+  if (const std::optional<std::string> ca = Pick(flags.notify_ca_file, file.notify_ca_file);
+      ca.has_value()) {
+    if (ca->empty() || ::access(ca->c_str(), R_OK) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source(flags.notify_ca_file, "notify-ca-file", "notify_ca_file"),
+                       " must name a readable PEM file of CA certificates"));
+    }
+    config.notify_ca_file = *ca;
   }
   config.api_key = api_key.value_or("");
   return config;

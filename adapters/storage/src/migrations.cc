@@ -554,7 +554,33 @@ CREATE INDEX notification_outbox_due ON notification_outbox (next_attempt_ns, id
   WHERE state = 'pending';
 )sql";
 
-constexpr std::array<Migration, 13> kMigrations = {{
+// Version 14 (issue 27): email channels. SQLite cannot widen a CHECK in place, so the channel
+// table is rebuilt with 'email' among its kinds and email_json, an email channel's addressing
+// ({from, to, username}; '' for the other kinds); every stored channel is kept as it was.
+constexpr char kSchemaV14[] = R"sql(
+CREATE TABLE notification_channels_v14 (
+  name TEXT NOT NULL PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('webhook', 'slack', 'discord', 'ntfy', 'gotify', 'email')),
+  url TEXT NOT NULL,
+  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  min_severity TEXT NOT NULL CHECK (min_severity IN ('info', 'watch', 'warning', 'critical')),
+  events_json TEXT NOT NULL,
+  quiet_json TEXT NOT NULL,
+  rate_per_minute INTEGER NOT NULL CHECK (rate_per_minute BETWEEN 1 AND 600),
+  updated_at_ns INTEGER NOT NULL,
+  updated_by TEXT NOT NULL,
+  email_json TEXT NOT NULL DEFAULT '',
+  CHECK ((kind = 'email') = (email_json != ''))
+);
+INSERT INTO notification_channels_v14 (name, kind, url, enabled, min_severity, events_json,
+  quiet_json, rate_per_minute, updated_at_ns, updated_by)
+  SELECT name, kind, url, enabled, min_severity, events_json, quiet_json, rate_per_minute,
+    updated_at_ns, updated_by FROM notification_channels;
+DROP TABLE notification_channels;
+ALTER TABLE notification_channels_v14 RENAME TO notification_channels;
+)sql";
+
+constexpr std::array<Migration, 14> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -568,6 +594,7 @@ constexpr std::array<Migration, 13> kMigrations = {{
     {11, "runtime AI settings", kSchemaV11},
     {12, "metered model spend per month", kSchemaV12},
     {13, "notification channels and outbox", kSchemaV13},
+    {14, "email notification channels", kSchemaV14},
 }};
 
 }  // namespace

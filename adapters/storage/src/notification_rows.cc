@@ -63,10 +63,58 @@ absl::StatusOr<std::optional<core::QuietHours>> DecodeQuietHours(const std::stri
       core::QuietHours{start->GetInt(), end->GetInt(), std::string(core::StringViewOf(*zone))});
 }
 
+std::string EncodeEmail(const std::optional<core::EmailAddressing>& email) {
+  if (!email.has_value()) {
+    return "";
+  }
+  core::JsonWriter w;
+  w.StartObject();
+  w.Member("from", email->from);
+  w.Key("to");
+  w.StartArray();
+  for (const std::string& to : email->to) {
+    w.String(to);
+  }
+  w.EndArray();
+  w.Member("username", email->username);
+  w.EndObject();
+  return w.Take();
+}
+
+absl::StatusOr<std::optional<core::EmailAddressing>> DecodeEmail(const std::string& json) {
+  if (json.empty()) {
+    return std::optional<core::EmailAddressing>();
+  }
+  absl::StatusOr<rapidjson::Document> doc = core::ParseJson(json);
+  if (!doc.ok() || !doc->IsObject()) {
+    return absl::DataLossError("email_json is not a JSON object");
+  }
+  const rapidjson::Value* from = core::GetMember(*doc, "from");
+  const rapidjson::Value* to = core::GetMember(*doc, "to");
+  const rapidjson::Value* username = core::GetMember(*doc, "username");
+  if (from == nullptr || !from->IsString() || to == nullptr || !to->IsArray() ||
+      username == nullptr || !username->IsString()) {
+    return absl::DataLossError("email_json lacks from, to or username");
+  }
+  core::EmailAddressing email;
+  email.from = std::string(core::StringViewOf(*from));
+  email.username = std::string(core::StringViewOf(*username));
+  for (const rapidjson::Value& v : std::as_const(*to).GetArray()) {
+    if (!v.IsString()) {
+      return absl::DataLossError("email_json's to holds a non-string");
+    }
+    email.to.emplace_back(core::StringViewOf(v));
+  }
+  if (absl::Status s = core::ValidateEmailAddressing(email); !s.ok()) {
+    return absl::DataLossError(absl::StrCat("email_json: ", s.message()));
+  }
+  return std::optional<core::EmailAddressing>(std::move(email));
+}
+
 absl::StatusOr<std::vector<core::NotificationChannel>> LoadChannels(SQLite::Database& db) {
   SQLite::Statement q(db,
                       "SELECT name, kind, enabled, min_severity, events_json, quiet_json, "
-                      "rate_per_minute FROM notification_channels ORDER BY name");
+                      "rate_per_minute, email_json FROM notification_channels ORDER BY name");
   std::vector<core::NotificationChannel> out;
   while (q.executeStep()) {
     core::NotificationChannel c;
@@ -78,7 +126,10 @@ absl::StatusOr<std::vector<core::NotificationChannel>> LoadChannels(SQLite::Data
         DecodeEvents(q.getColumn(4).getString());
     absl::StatusOr<std::optional<core::QuietHours>> quiet =
         DecodeQuietHours(q.getColumn(5).getString());
-    if (!kind.has_value() || !floor.has_value() || !events.ok() || !quiet.ok()) {
+    absl::StatusOr<std::optional<core::EmailAddressing>> email =
+        DecodeEmail(q.getColumn(7).getString());
+    if (!kind.has_value() || !floor.has_value() || !events.ok() || !quiet.ok() || !email.ok() ||
+        email->has_value() != (*kind == core::NotificationChannelKind::kEmail)) {
       return absl::DataLossError(
           absl::StrCat("stored notification channel ", c.name, " does not decode"));
     }
@@ -88,6 +139,7 @@ absl::StatusOr<std::vector<core::NotificationChannel>> LoadChannels(SQLite::Data
     c.events = *std::move(events);
     c.quiet_hours = *std::move(quiet);
     c.rate_per_minute = q.getColumn(6).getInt();
+    c.email = *std::move(email);
     out.push_back(std::move(c));
   }
   return out;

@@ -1,4 +1,4 @@
-// Private to adapters/storage: the rows of migration 13 — notification channels and the
+// Private to adapters/storage: the rows of migrations 13 and 14 — notification channels and the
 // outbox — as the stores that queue notifications inside their own write transactions
 // (finding, action and Patrol run stores) and the outbox and channel adapters read and write
 // them. Every function runs on a connection already inside a transaction; SQLiteCpp
@@ -32,5 +32,11 @@ absl::Status QueueIfAny(SQLite::Database& db, const std::optional<core::Notifica
 // The quiet hours column: "" for none, else {"start":M,"end":M,"time_zone":"..."}.
 std::string EncodeQuietHours(const std::optional<core::QuietHours>& quiet);
 absl::StatusOr<std::optional<core::QuietHours>> DecodeQuietHours(const std::string& json);
+
+// The email column (migration 14): "" for a channel of another kind, else
+// {"from":"...","to":["..."],"username":"..."}. Decoding checks the addressing again
+// (core::ValidateEmailAddressing): DataLoss for a row that does not hold.
+std::string EncodeEmail(const std::optional<core::EmailAddressing>& email);
+absl::StatusOr<std::optional<core::EmailAddressing>> DecodeEmail(const std::string& json);
 
 }  // namespace pulse::adapters::storage

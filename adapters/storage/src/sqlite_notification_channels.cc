@@ -182,6 +182,17 @@ absl::Status SqliteNotificationChannels::Replace(
     if (w.url.has_value() && w.url->empty()) {
       return absl::InvalidArgumentError(absl::StrCat("channel ", c.name, " has an empty url"));
     }
+    if (c.email.has_value() != (c.kind == core::NotificationChannelKind::kEmail)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("channel ", c.name,
+                       ": email addressing is for email channels only, and "
+                       "an email channel needs it"));
+    }
+    if (c.email.has_value()) {
+      if (absl::Status s = core::ValidateEmailAddressing(*c.email); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("channel ", c.name, ": ", s.message()));
+      }
+    }
     if (!w.secret.has_value() && old != nullptr && !same_kind) {
       return absl::InvalidArgumentError(absl::StrCat(
           "channel ", c.name, " changed kind: give its secret again, or null for none"));
@@ -209,7 +220,8 @@ absl::Status SqliteNotificationChannels::Replace(
     SQLite::Statement insert(db,
                              "INSERT INTO notification_channels (name, kind, url, enabled, "
                              "min_severity, events_json, quiet_json, rate_per_minute, "
-                             "updated_at_ns, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                             "updated_at_ns, updated_by, email_json) VALUES (?, ?, ?, ?, ?, ?, "
+                             "?, ?, ?, ?, ?)");
     for (const NotificationChannelWrite& w : channels) {
       const core::NotificationChannel& c = w.channel;
       std::string url;
@@ -227,6 +239,7 @@ absl::Status SqliteNotificationChannels::Replace(
       insert.bind(8, std::clamp(c.rate_per_minute, 1, core::kMaxRatePerMinute));
       insert.bind(9, static_cast<std::int64_t>(now_ns));
       insert.bind(10, updated_by);
+      insert.bind(11, EncodeEmail(c.email));
       insert.exec();
     }
     return absl::OkStatus();

@@ -68,7 +68,8 @@ constexpr std::string_view kConsoleSignInBodySchema = R"json({
 
 // PUT /api/settings/notifications: the whole channel list (docs/notifications.md). url and
 // secret are write-only for the kinds whose URL is a credential (slack, discord) and for every
-// secret: absent keeps the stored one, null removes a secret.
+// secret: absent keeps the stored one, null removes a secret. An email channel's url is
+// smtp[s]://host[:port], its secret the SMTP password, and its email member the addressing.
 constexpr std::string_view kNotificationSettingsBodySchema = R"json({
   "type": "object",
   "additionalProperties": false,
@@ -78,7 +79,8 @@ constexpr std::string_view kNotificationSettingsBodySchema = R"json({
       "additionalProperties": false,
       "properties": {
         "name": {"type": "string", "minLength": 1, "maxLength": 48},
-        "kind": {"type": "string", "enum": ["webhook", "slack", "discord", "ntfy", "gotify"]},
+        "kind": {"type": "string", "enum": ["webhook", "slack", "discord", "ntfy", "gotify",
+          "email"]},
         "url": {"type": "string", "minLength": 1, "maxLength": 2048},
         "secret": {"type": ["string", "null"], "minLength": 1, "maxLength": 4096},
         "enabled": {"type": "boolean"},
@@ -94,7 +96,15 @@ constexpr std::string_view kNotificationSettingsBodySchema = R"json({
             "time_zone": {"type": "string", "minLength": 1, "maxLength": 64}
           },
           "required": ["start", "end"]},
-        "rate_per_minute": {"type": "integer", "minimum": 1, "maximum": 600}
+        "rate_per_minute": {"type": "integer", "minimum": 1, "maximum": 600},
+        "email": {"type": "object", "additionalProperties": false,
+          "properties": {
+            "from": {"type": "string", "minLength": 3, "maxLength": 254},
+            "to": {"type": "array", "minItems": 1, "maxItems": 10,
+              "items": {"type": "string", "minLength": 3, "maxLength": 254}},
+            "username": {"type": "string", "maxLength": 256}
+          },
+          "required": ["from", "to"]}
       },
       "required": ["name", "kind"]}}
   },
@@ -500,11 +510,13 @@ std::vector<SurfaceRoute> BuildSurface() {
             Scope::kSettingsWrite,
             "The notification channels: name, kind, url (never for slack and discord, whose URL "
             "is the credential; url_set instead), whether a secret is set (never the secret), "
-            "enabled, severity floor, event kinds, quiet hours, rate per minute, who changed them "
-            "and when; and the outbox's pending, delivered and dead counts with the newest dead "
-            "rows. Human tokens only: human_token_required.",
+            "enabled, severity floor, event kinds, quiet hours, rate per minute, an email "
+            "channel's addressing, who changed them and when; and the outbox's pending, "
+            "delivered and dead counts with the newest dead rows. Human tokens only: "
+            "human_token_required.",
             "{ channels: [{ name, kind, url?, url_set, secret_set, enabled, min_severity, events, "
-            "quiet_hours?, rate_per_minute, updated_at, updated_by }], outbox: { pending, "
+            "quiet_hours?, rate_per_minute, email?: { from, to, username? }, updated_at, "
+            "updated_by }], outbox: { pending, "
             "delivered, dead, dead_letters: [{ channel, event, event_key, attempts, last_error, "
             "idempotency_key }] } }"),
       Route("update_notification_settings", "PUT", "/api/settings/notifications",
@@ -514,16 +526,18 @@ std::vector<SurfaceRoute> BuildSurface() {
             "answered; absent keeps the stored one, a secret null removes it. Events that happen "
             "from then on are queued for the channels that want them. Audited. Human tokens "
             "only: human_token_required; invalid_request for a bad URL, time zone, quiet-hours "
-            "time or a missing url or Gotify token.",
+            "time, email address, a missing url or Gotify token, or an email user name without "
+            "a password.",
             "the settings as get_notification_settings answers them",
             kNotificationSettingsBodySchema),
       Route("test_notification_channel", "POST", "/api/settings/notifications/{channel}/test",
             Scope::kSettingsWrite,
             "Sends one test notification to the channel now (not through the outbox; quiet hours "
-            "and the rate limit do not apply) and answers how the receiver took it. "
+            "and the rate limit do not apply) and answers how the receiver took it (for email, "
+            "http_status is the SMTP server's last reply code). "
             "invalid_request for a channel that is not configured. Human tokens only: "
             "human_token_required.",
-            "{ channel, delivered, http_status, error?, idempotency_key }", kEmptyBodySchema),
+            "{ channel, kind, delivered, http_status, error?, idempotency_key }", kEmptyBodySchema),
   };
 }
 

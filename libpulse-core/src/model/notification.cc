@@ -26,12 +26,13 @@ constexpr std::array<WireName<NotificationEventKind>, 10> kEventKinds = {{
     {NotificationEventKind::kTest, "test"},
 }};
 
-constexpr std::array<WireName<NotificationChannelKind>, 5> kChannelKinds = {{
+constexpr std::array<WireName<NotificationChannelKind>, 6> kChannelKinds = {{
     {NotificationChannelKind::kWebhook, "webhook"},
     {NotificationChannelKind::kSlack, "slack"},
     {NotificationChannelKind::kDiscord, "discord"},
     {NotificationChannelKind::kNtfy, "ntfy"},
     {NotificationChannelKind::kGotify, "gotify"},
+    {NotificationChannelKind::kEmail, "email"},
 }};
 
 constexpr std::array<WireName<OutboxState>, 3> kOutboxStates = {{
@@ -75,6 +76,74 @@ absl::Status ValidateChannelName(std::string_view name) {
     if (!ok) {
       return absl::InvalidArgumentError(
           "a channel name holds only lower-case letters, digits, '_' and '-'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEmailAddress(std::string_view address) {
+  if (address.size() < 3 || address.size() > kMaxEmailAddressBytes) {
+    return absl::InvalidArgumentError("an email address is 3 to 254 characters");
+  }
+  const std::size_t at = address.find('@');
+  if (at == std::string_view::npos || address.find('@', at + 1) != std::string_view::npos) {
+    return absl::InvalidArgumentError("an email address has exactly one '@'");
+  }
+  const std::string_view local = address.substr(0, at);
+  const std::string_view domain = address.substr(at + 1);
+  if (local.empty() || local.size() > 64) {
+    return absl::InvalidArgumentError("an email address's local part is 1 to 64 characters");
+  }
+  for (const char c : local) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f ||
+        std::string_view("\"<>(),;:[]\\").find(c) != std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          "an email address's local part holds printable ASCII without spaces, quotes, angle "
+          "brackets, commas, semicolons, colons, parentheses, square brackets or backslashes");
+    }
+  }
+  if (domain.empty() || domain.front() == '.' || domain.back() == '.' ||
+      domain.find("..") != std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        "an email address's domain is dot-separated labels, none empty");
+  }
+  for (const char c : domain) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.';
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          "an email address's domain holds only letters, digits, '-' and '.'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEmailAddressing(const EmailAddressing& email) {
+  if (absl::Status s = ValidateEmailAddress(email.from); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("email.from: ", s.message()));
+  }
+  if (email.to.empty() || email.to.size() > kMaxEmailRecipients) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("email.to lists 1 to ", kMaxEmailRecipients, " recipients"));
+  }
+  for (std::size_t i = 0; i < email.to.size(); ++i) {
+    if (absl::Status s = ValidateEmailAddress(email.to[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("email.to[", i, "]: ", s.message()));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (email.to[j] == email.to[i]) {
+        return absl::InvalidArgumentError(absl::StrCat("email.to names ", email.to[i], " twice"));
+      }
+    }
+  }
+  if (email.username.size() > 256) {
+    return absl::InvalidArgumentError("email.username is at most 256 characters");
+  }
+  for (const char c : email.username) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      return absl::InvalidArgumentError("email.username holds no control characters");
     }
   }
   return absl::OkStatus();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "pulse/adapters/http_client/smtp_client.h"
+
 namespace pulse::http_client {
 namespace {
 
@@ -85,6 +87,59 @@ TEST_CASE("malformed URLs are refused with stable codes and never repeated",
     CHECK(message.find("evil") == std::string::npos);
   }
   CHECK(UrlErrorCode(absl::InvalidArgumentError("x")).empty());
+}
+
+TEST_CASE("an SMTP URL is smtp or smtps, a host and a port, nothing more",
+          "[adapters][http_client][url][smtp]") {
+  absl::StatusOr<SmtpUrl> plain = ParseSmtpUrl("smtp://mail.lab.example", "url");
+  REQUIRE(plain.ok());
+  CHECK(plain->host == "mail.lab.example");
+  CHECK(plain->port == 587);
+  CHECK_FALSE(plain->implicit_tls);
+  CHECK(plain->url == "smtp://mail.lab.example:587");
+  absl::StatusOr<SmtpUrl> tls = ParseSmtpUrl("SMTPS://10.0.0.5/", "url");
+  REQUIRE(tls.ok());
+  CHECK(tls->implicit_tls);
+  CHECK(tls->port == 465);
+  CHECK(tls->url == "smtps://10.0.0.5:465");
+  absl::StatusOr<SmtpUrl> v6 = ParseSmtpUrl("smtp://[::1]:2525", "url");
+  REQUIRE(v6.ok());
+  CHECK(v6->host == "::1");
+  CHECK(v6->url == "smtp://[::1]:2525");
+  for (const std::string& bad : std::vector<std::string>{"",
+                                                         "mail.lab.example",
+                                                         "http://mail.lab.example",
+                                                         "smtp:/mail",
+                                                         "smtp://",
+                                                         "smtp://user:secret-pw@mail.lab.example",
+                                                         "smtp://mail.lab.example/relay",
+                                                         "smtp://mail.lab.example?x=1",
+                                                         "smtp://mail.lab.example#f",
+                                                         "smtp://mail:0",
+                                                         "smtp://mail:65536",
+                                                         "smtp://mail:",
+                                                         "smtp://mail:25x",
+                                                         "smtp://mail:+25",
+                                                         "smtp://ma il",
+                                                         "smtp://mail\r\n.example",
+                                                         "smtp://[::1",
+                                                         "smtp://[]",
+                                                         "smtp://[::1]x",
+                                                         "smtp://[g::1]",
+                                                         "smtp://.mail",
+                                                         "smtp://-mail",
+                                                         "smtp://mail..example",
+                                                         "smtp://mail\\x",
+                                                         "smtp://m\xc3\xa9il",
+                                                         "smtp://" + std::string(3000, 'a')}) {
+    INFO(bad);
+    const absl::StatusOr<SmtpUrl> parsed = ParseSmtpUrl(bad, "the url");
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(absl::IsInvalidArgument(parsed.status()));
+    const std::string message(parsed.status().message());
+    CHECK(message.rfind("the url ", 0) == 0);
+    CHECK(message.find("secret-pw") == std::string::npos);  // never the text itself
+  }
 }
 
 }  // namespace

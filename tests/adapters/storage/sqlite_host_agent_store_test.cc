@@ -78,7 +78,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 13);
+  CHECK(kSchemaVersion == 14);
   auto store = MustOpenStore(*db);
   CHECK(store->List()->empty());
   REQUIRE(store->Bind("web1", kTokA, T0()).ok());

@@ -405,5 +405,82 @@ TEST_CASE("channel secrets are sealed, kept when not named, and removed with the
   CHECK(absl::IsNotFound(fx.credentials.Get("notify.chat.url").status()));
 }
 
+TEST_CASE("an email channel keeps its addressing and password, and migration 14 keeps old channels",
+          "[adapters][storage][notifications][email]") {
+  Fixture fx;
+  NotificationChannelWrite mail;
+  mail.channel.name = "mail";
+  mail.channel.kind = core::NotificationChannelKind::kEmail;
+  mail.channel.email =
+      core::EmailAddressing{"pulse@lab.example", {"a@lab.example", "b@lab.example"}, "mailer"};
+  mail.url = "smtp://mail.lab.example:587";
+  mail.secret.emplace("smtp-password-1");
+  fx.SetChannels({mail, Webhook("ops")});
+  absl::StatusOr<adapters::storage::NotificationTarget> target = fx.channels.Target("mail");
+  REQUIRE(target.ok());
+  CHECK(target->channel.email == mail.channel.email);
+  CHECK(target->url == "smtp://mail.lab.example:587");
+  CHECK(target->secret == "smtp-password-1");
+  CHECK_FALSE(fx.channels.Target("ops")->channel.email.has_value());
+  const std::string raw =
+      ReadFileBytes(fx.dir.File("pulse.db")) + ReadFileBytes(fx.dir.File("pulse.db-wal"));
+  CHECK(raw.find("smtp-password-1") == std::string::npos);
+
+  // Addressing must match the kind, and hold.
+  NotificationChannelWrite without = mail;
+  without.channel.email.reset();
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({without}, T0(), "t")));
+  NotificationChannelWrite on_webhook = Webhook("ops");
+  on_webhook.channel.email = mail.channel.email;
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({on_webhook}, T0(), "t")));
+  NotificationChannelWrite bad_to = mail;
+  bad_to.channel.email->to = {"x@lab.example\r\nRCPT TO:<e@x.example>"};
+  CHECK(absl::IsInvalidArgument(fx.channels.Replace({bad_to}, T0(), "t")));
+  CHECK(fx.channels.Target("mail")->channel.email == mail.channel.email);
+
+  // A row whose addressing no longer holds reads as DataLoss, never as a channel.
+  {
+    SQLite::Database raw_db(fx.dir.File("pulse.db"), SQLite::OPEN_READWRITE);
+    raw_db.exec(R"(UPDATE notification_channels SET email_json = '{"from":"x","to":[],)"
+                R"("username":""}' WHERE name = 'mail')");
+  }
+  CHECK(absl::IsDataLoss(fx.channels.List().status()));
+  CHECK(absl::IsDataLoss(fx.channels.Replace({Webhook("ops")}, T0(), "t")));  // nothing is lost
+  {
+    SQLite::Database raw_db(fx.dir.File("pulse.db"), SQLite::OPEN_READWRITE);
+    raw_db.exec("DELETE FROM notification_channels WHERE name = 'mail'");
+  }
+  fx.SetChannels({Webhook("ops")});
+
+  // Rolled back to schema 13 (no email kind, no email_json) with a webhook stored, then
+  // reopened: migration 14 rebuilds the table and keeps the channel as it was.
+  const std::vector<adapters::storage::StoredNotificationChannel> before = *fx.channels.List();
+  {
+    SQLite::Database raw_db(fx.dir.File("pulse.db"), SQLite::OPEN_READWRITE);
+    raw_db.exec(R"(CREATE TABLE old_channels (
+      name TEXT NOT NULL PRIMARY KEY,
+      kind TEXT NOT NULL CHECK (kind IN ('webhook', 'slack', 'discord', 'ntfy', 'gotify')),
+      url TEXT NOT NULL, enabled INTEGER NOT NULL, min_severity TEXT NOT NULL,
+      events_json TEXT NOT NULL, quiet_json TEXT NOT NULL, rate_per_minute INTEGER NOT NULL,
+      updated_at_ns INTEGER NOT NULL, updated_by TEXT NOT NULL))");
+    raw_db.exec(
+        "INSERT INTO old_channels SELECT name, kind, url, enabled, min_severity, events_json, "
+        "quiet_json, rate_per_minute, updated_at_ns, updated_by FROM notification_channels");
+    raw_db.exec("DROP TABLE notification_channels");
+    raw_db.exec("ALTER TABLE old_channels RENAME TO notification_channels");
+    raw_db.exec("DELETE FROM schema_version WHERE version >= 14");
+  }
+  auto reopened = MustOpen(fx.dir.File("pulse.db"));
+  CHECK(*reopened->SchemaVersion() == adapters::storage::kSchemaVersion);
+  SqliteNotificationChannels channels{*reopened, fx.credentials};
+  const std::vector<adapters::storage::StoredNotificationChannel> after = *channels.List();
+  REQUIRE(after.size() == before.size());
+  CHECK(after[0].channel == before[0].channel);
+  CHECK(after[0].url == before[0].url);
+  NotificationChannelWrite again = mail;
+  REQUIRE(channels.Replace({again}, T0(), "t").ok());
+  CHECK(channels.Target("mail")->channel.email == mail.channel.email);
+}
+
 }  // namespace
 }  // namespace pulse::testing::storage

@@ -58,7 +58,7 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 13);
+  CHECK(kSchemaVersion == 14);
   auto store = SqliteOperatorStateStore::Open(*db);
   REQUIRE(store.ok());
   absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");

@@ -176,6 +176,67 @@ TEST_CASE("a channel wants an event at or above its floor, of a kind it lists",
   CHECK_FALSE(ValidateChannelName(std::string(49, 'a')).ok());
 }
 
+TEST_CASE("an email address is a bare addr-spec that cannot end an SMTP command or a header",
+          "[core][notifications][email]") {
+  for (const char* good : {"ops@lab.example", "a.b+tag@x-y.example", "o@localhost", "x@1.2.3.4"}) {
+    INFO(good);
+    CHECK(ValidateEmailAddress(good).ok());
+  }
+  for (const std::string& bad :
+       std::vector<std::string>{"",
+                                "ab",
+                                "ops",
+                                "@lab.example",
+                                "ops@",
+                                "a@@b.c",
+                                "a@b@c.d",
+                                "<ops@lab.example>",
+                                "ops@lab.example>",
+                                "a b@lab.example",
+                                "a@lab .example",
+                                "a\r\n@lab.example",
+                                "ops@lab.example\r\nRCPT TO:<evil@x.example>",
+                                "\"a\"@lab.example",
+                                "a,b@lab.example",
+                                "a;b@lab.example",
+                                "a(b)@lab.example",
+                                "a\\b@lab.example",
+                                "a:b@lab.example",
+                                "ops@.lab.example",
+                                "ops@lab.example.",
+                                "ops@lab..example",
+                                "ops@lab_x.example",
+                                "ops@[127.0.0.1]",
+                                "\xc3\xa9@lab.example",
+                                std::string(65, 'a') + "@lab.example",
+                                "a@" + std::string(253, 'b')}) {
+    INFO(bad);
+    CHECK(absl::IsInvalidArgument(ValidateEmailAddress(bad)));
+  }
+  EmailAddressing ok{"pulse@lab.example", {"a@lab.example"}, "user"};
+  CHECK(ValidateEmailAddressing(ok).ok());
+  EmailAddressing none = ok;
+  none.to.clear();
+  CHECK_FALSE(ValidateEmailAddressing(none).ok());
+  EmailAddressing twice = ok;
+  twice.to.push_back("a@lab.example");
+  CHECK_FALSE(ValidateEmailAddressing(twice).ok());
+  EmailAddressing many = ok;
+  many.to.clear();
+  for (int i = 0; i <= 10; ++i) {
+    many.to.push_back("r" + std::to_string(i) + "@lab.example");
+  }
+  CHECK_FALSE(ValidateEmailAddressing(many).ok());
+  many.to.pop_back();
+  CHECK(ValidateEmailAddressing(many).ok());
+  EmailAddressing control = ok;
+  control.username = "user\r\nAUTH";
+  CHECK_FALSE(ValidateEmailAddressing(control).ok());
+  EmailAddressing bad_from = ok;
+  bad_from.from = "pulse";
+  CHECK(std::string(ValidateEmailAddressing(bad_from).message()).rfind("email.from", 0) == 0);
+}
+
 TEST_CASE("the idempotency key is stable per channel and event key, and the payload carries it",
           "[core][notifications]") {
   const std::string k = NotificationIdempotencyKey("ops", "finding.created:f-1");

@@ -19,6 +19,7 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "notification_receiver.h"
+#include "notification_test_support.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/core/json/json.h"
 #include "server_harness.h"
@@ -26,37 +27,7 @@
 namespace pulse::testing::e2e {
 namespace {
 
-constexpr char kScopes[] = "settings:write,ai:execute,monitoring:read";
 constexpr char kSecret[] = "whsec-test-0123456789";
-
-// POSTs a Patrol run and waits for it to finish; the ids of the warning+ findings it created.
-std::vector<std::string> RunPatrol(int port, const std::string& token) {
-  const Reply started = Send(port, "POST", "/api/ai/patrol/run", token);
-  INFO(started.body);
-  REQUIRE(started.status == 200);
-  const std::string id = Str(Json(started.body), "run_id");
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline) {
-    const Reply reply = Send(port, "GET", "/api/ai/patrol/runs/" + id, token);
-    REQUIRE(reply.status == 200);
-    rapidjson::Document run = Json(reply.body);
-    if (Str(run, "status") != "running") {
-      std::vector<std::string> out;
-      for (const rapidjson::Value& v : run["new_finding_ids"].GetArray()) {
-        out.emplace_back(core::StringViewOf(v));
-      }
-      return out;
-    }
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  FAIL("the Patrol run did not finish within 30 s");
-  return {};
-}
-
-Reply PutChannels(int port, const std::string& token, const std::string& channels_json) {
-  return Send(port, "PUT", "/api/settings/notifications", token,
-              absl::StrCat(R"({"channels":)", channels_json, "}"));
-}
 
 std::string WebhookChannel(const NotificationReceiver& receiver, const std::string& extra = "") {
   return absl::StrCat(R"([{"name":"ops","kind":"webhook","url":")", receiver.Url("/hook"),
@@ -86,17 +57,10 @@ std::map<std::string, int> KeyCounts(const std::vector<ReceivedRequest>& request
   return out;
 }
 
-rapidjson::Document Settings(int port, const std::string& token) {
-  const Reply reply = Send(port, "GET", "/api/settings/notifications", token);
-  INFO(reply.body);
-  REQUIRE(reply.status == 200);
-  return Json(reply.body);
-}
-
 TEST_CASE("a webhook channel gets each new finding once, signed, with its idempotency key",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
   const int port = server.port();
@@ -148,7 +112,7 @@ TEST_CASE("a webhook channel gets each new finding once, signed, with its idempo
 TEST_CASE("a receiver answering 500 then 200 gets the notification once, after a retry",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(),
                        {.args = {"--patrol-interval", "0", "--notify-retry-base", "200ms"}});
@@ -172,7 +136,7 @@ TEST_CASE("a receiver answering 500 then 200 gets the notification once, after a
 TEST_CASE("a receiver down for a while then back gets each notification once, late",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(),
                        {.args = {"--patrol-interval", "0", "--notify-retry-base", "500ms"}});
@@ -201,7 +165,7 @@ TEST_CASE("a receiver down for a while then back gets each notification once, la
 TEST_CASE("a notification no receiver accepts is dead after the attempt limit",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0", "--notify-retry-base",
                                              "100ms", "--notify-max-attempts", "3"}});
@@ -236,7 +200,7 @@ TEST_CASE("a notification no receiver accepts is dead after the attempt limit",
 TEST_CASE("a server SIGKILLed with 100 undelivered rows delivers all after restart, none lost",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   {
     ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
@@ -302,7 +266,7 @@ TEST_CASE("a server SIGKILLed with 100 undelivered rows delivers all after resta
 TEST_CASE("slack, discord, ntfy and gotify receivers get their documented payloads",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
   const int port = server.port();
@@ -373,7 +337,7 @@ TEST_CASE("slack, discord, ntfy and gotify receivers get their documented payloa
 TEST_CASE("pulse-cli notify test reports delivery and exits 1 when the receiver refuses",
           "[e2e][notifications][cli]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
   REQUIRE(PutChannels(server.port(), token, WebhookChannel(receiver)).status == 200);
@@ -407,7 +371,7 @@ TEST_CASE("pulse-cli notify test reports delivery and exits 1 when the receiver 
 TEST_CASE("quiet hours hold notifications back without losing them, a send-test goes through",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
   const int port = server.port();
@@ -434,7 +398,7 @@ TEST_CASE("quiet hours hold notifications back without losing them, a send-test 
 TEST_CASE("a channel's rate limit holds the rest of a burst for the next minute",
           "[e2e][notifications]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});
   const int port = server.port();
@@ -453,8 +417,8 @@ TEST_CASE("a channel's rate limit holds the rest of a burst for the next minute"
 TEST_CASE("the notification settings refuse hostile input and change nothing",
           "[e2e][notifications][hostile]") {
   TempDir dir;
-  const std::string token = MintToken(dir.path(), kScopes, "operator");
-  const std::string agent = MintToken(dir.path(), kScopes, "bot", "agent");
+  const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
+  const std::string agent = MintToken(dir.path(), kNotifyScopes, "bot", "agent");
   const std::string reader = MintToken(dir.path(), "monitoring:read", "reader");
   NotificationReceiver receiver;
   ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0"}});

@@ -37,8 +37,8 @@ std::optional<NotificationEventKind> ParseNotificationEventKind(std::string_view
 // Every kind a channel may subscribe to (all but kTest), in declaration order.
 const std::vector<NotificationEventKind>& SubscribableEventKinds();
 
-enum class NotificationChannelKind { kWebhook, kSlack, kDiscord, kNtfy, kGotify };
-// Wire: webhook, slack, discord, ntfy, gotify.
+enum class NotificationChannelKind { kWebhook, kSlack, kDiscord, kNtfy, kGotify, kEmail };
+// Wire: webhook, slack, discord, ntfy, gotify, email.
 std::string_view ToString(NotificationChannelKind kind);
 std::optional<NotificationChannelKind> ParseNotificationChannelKind(std::string_view text);
 
@@ -77,6 +77,31 @@ struct QuietHours {
   friend bool operator==(const QuietHours&, const QuietHours&) = default;
 };
 
+// Where an email channel's mail goes (kind email): the envelope and header sender, the
+// recipients, and the SMTP user name when the server wants authentication (the password is the
+// channel's sealed secret). Each address is a bare addr-spec, local@domain (ValidateEmailAddress).
+struct EmailAddressing {
+  std::string from;
+  std::vector<std::string> to;  // 1..kMaxEmailRecipients, distinct
+  std::string username;         // "" = no AUTH
+
+  friend bool operator==(const EmailAddressing&, const EmailAddressing&) = default;
+};
+
+inline constexpr std::size_t kMaxEmailRecipients = 10;
+inline constexpr std::size_t kMaxEmailAddressBytes = 254;
+
+// OK, or InvalidArgument saying why `address` is not a bare addr-spec Pulse sends to: 3 to 254
+// bytes, one '@' with a non-empty local part (at most 64 bytes) and a domain of dot-separated
+// labels (letters, digits, '-'), printable ASCII without spaces, quotes, angle brackets, commas,
+// semicolons, parentheses or backslashes (nothing that could end an SMTP command or a header).
+absl::Status ValidateEmailAddress(std::string_view address);
+
+// OK, or InvalidArgument for addressing that cannot be sent: a bad from or to address, no or
+// more than kMaxEmailRecipients recipients, a recipient named twice, a user name over 256 bytes
+// or with control characters.
+absl::Status ValidateEmailAddressing(const EmailAddressing& email);
+
 // A channel as configured, without its secrets (those are sealed; see docs/security.md).
 struct NotificationChannel {
   std::string name;  // [a-z0-9_-]{1,48}
@@ -85,7 +110,8 @@ struct NotificationChannel {
   Severity min_severity = Severity::kWarning;
   std::vector<NotificationEventKind> events;  // empty: every subscribable kind
   std::optional<QuietHours> quiet_hours;
-  int rate_per_minute = 30;  // deliveries at most, 1..600
+  int rate_per_minute = 30;              // deliveries at most, 1..600
+  std::optional<EmailAddressing> email;  // set exactly when kind is kEmail
 
   friend bool operator==(const NotificationChannel&, const NotificationChannel&) = default;
 };

@@ -78,6 +78,9 @@ struct ServerSettings {
   // 2s or 500ms) and the attempts before a notification is dead (an integer).
   std::optional<std::string> notify_retry_base;
   std::optional<std::string> notify_max_attempts;
+  // A PEM CA bundle the notification channels' TLS servers (HTTPS receivers, SMTP) must chain
+  // to, instead of the system store: a mail relay or receiver with an internal CA.
+  std::optional<std::string> notify_ca_file;
 };
 
 // The keys pulse.json takes, as written there: the flag names with '_' for '-'.
@@ -97,7 +100,8 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "run_workers",
                                                    "run_queue",
                                                    "notify_retry_base",
-                                                   "notify_max_attempts"};
+                                                   "notify_max_attempts",
+                                                   "notify_ca_file"};
 
 // Stream defaults and bounds. An open stream holds no thread (http_server.h); the bound on
 // the two budgets together is the descriptor limit.
@@ -160,6 +164,7 @@ struct ServerConfig {
   // (with jitter, at most 10 minutes); after notify_max_attempts failed attempts it is dead.
   absl::Duration notify_retry_base = absl::Seconds(2);  // 100ms..1h
   std::size_t notify_max_attempts = 8;                  // 1..100
+  std::string notify_ca_file;                           // "" = the system store
 
   bool assistant_configured() const { return !provider.empty(); }
 };
@@ -176,7 +181,8 @@ struct ServerConfig {
 // stream setting that is not an integer of at least 1, or stream budgets over
 // kMaxStreamBudgets together, a run_workers that is not an integer from 1 to kMaxRunWorkers or
 // a run_queue that is not one from 0 to kMaxRunQueue, a notify_retry_base that is not a duration
-// from 100ms to 1h, or a notify_max_attempts that is not an integer from 1 to 100.
+// from 100ms to 1h, a notify_max_attempts that is not an integer from 1 to 100, or a
+// notify_ca_file that cannot be read.
 [[nodiscard]] absl::StatusOr<ServerConfig> ResolveServerConfig(
     const ServerSettings& flags, const std::optional<std::string>& api_key);
 
