@@ -39,6 +39,7 @@ void FleetSampleRecorder::Stop() {
   }
   if (thread_.joinable()) {
     thread_.join();
+    (void)Record(/*on_stop=*/true);  // in-process histories end with the process
   }
 }
 
@@ -57,11 +58,14 @@ void FleetSampleRecorder::Loop() {
   }
 }
 
-absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
+absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() { return Record(false); }
+
+absl::StatusOr<std::size_t> FleetSampleRecorder::Record(bool on_stop) {
   absl::MutexLock lock(&record_mu_);
   std::map<std::string, const RecordedKind*> recorded;  // by source name
   for (const core::FleetSourceStatus& source : fleet_.SourceStatuses()) {
-    if (const auto kind = options_.kinds.find(source.kind); kind != options_.kinds.end()) {
+    if (const auto kind = options_.kinds.find(source.kind);
+        kind != options_.kinds.end() && (!on_stop || kind->second.copy_on_stop)) {
       recorded[source.name] = &kind->second;
     }
   }
@@ -96,7 +100,7 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
       if (after >= now) {
         continue;
       }
-      if (Stopping()) {  // each read is a network round for a remote source
+      if (!on_stop && Stopping()) {  // each read is a network round for a remote source
         interrupted = true;
         break;
       }
@@ -123,7 +127,7 @@ absl::StatusOr<std::size_t> FleetSampleRecorder::RecordOnce() {
     }
   }
   // Series of resources that left the fleet are forgotten, so the map stays bounded (a round cut
-  // short by Stop forgets the series it did not reach, which no round reads again).
+  // short by Stop, or Stop's own round, forgets the series it did not read: no round follows).
   copied_ = std::move(copied);
   if (options_.retention > absl::ZeroDuration() && now - last_prune_ >= options_.prune_interval) {
     // A failed prune is tried again next round; the samples it would delete are only old.

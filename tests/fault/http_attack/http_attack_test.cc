@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -498,21 +499,37 @@ TEST_CASE("the process sampler reads memory, threads and the CPU share of a proc
   CHECK(now.rss_kb > 0);
   CHECK(now.threads >= 1);
   CHECK_FALSE(ReadProcStatus(0).ok);
-  // One thread spinning for 600 ms: about one core (at least half, on a shared machine).
+  // One thread spinning for at least 600 ms and until the process used 450 ms of CPU: the
+  // sampler's CPU time is what the kernel counted for the process over the same span (to its
+  // 10 ms ticks and 20 ms sampling). Measured against the process's own clock, not the wall:
+  // on a loaded 2-core machine the spinning thread got 36 % of a core (a wall-time share of 0.5
+  // failed there, 2026-12-03).
+  const auto process_cpu = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  };
+  const double cpu_before = process_cpu();
   ProcSampler busy(::getpid(), Millis(20));
   busy.Start();
-  const auto until = Clock::now() + Millis(600);
+  const auto min_until = Clock::now() + Millis(600);
+  const auto deadline = Clock::now() + Millis(20'000);
   std::uint64_t spins = 0;
-  while (Clock::now() < until) {
+  while ((Clock::now() < min_until || process_cpu() - cpu_before < 0.45) &&
+         Clock::now() < deadline) {
     spins = spins * 31 + 7;
   }
   const ProcSummary spun = busy.Stop();
+  const double cpu_used = process_cpu() - cpu_before;
   CHECK(spins != 0);
+  REQUIRE(cpu_used >= 0.45);
   CHECK(spun.samples >= 2);
   CHECK(spun.wall_seconds >= 0.5);
-  CHECK(spun.CpuShare() >= 0.5);
-  // The CPU time counter moved on by most of the 600 ms. (Not checked before the spin: a process
-  // a moment old, as ctest starts each case, may not have used one clock tick yet.)
+  CHECK(spun.cpu_seconds >= cpu_used - 0.15);
+  CHECK(spun.cpu_seconds <= cpu_used + 0.03);
+  CHECK(spun.CpuShare() > 0.0);
+  // The CPU time counter moved on by most of those 450 ms. (Not checked before the spin: a
+  // process a moment old, as ctest starts each case, may not have used one clock tick yet.)
   const ProcStatus after = ReadProcStatus(::getpid());
   REQUIRE(after.ok);
   CHECK(after.cpu_seconds >= now.cpu_seconds + 0.3);

@@ -33,6 +33,11 @@ namespace pulse::server {
 struct RecordedKind {
   std::vector<std::string> metrics;
   absl::Duration first_window;  // how far back the first copy of a series reads
+  // The source's history lives in this process and ends with it (the docker source's sampler):
+  // Stop copies it once more, so the samples since the last round are kept. A source that keeps
+  // its own history (a Proxmox VE cluster's rrddata) is not read on Stop: the next start reads
+  // it back, and shutdown does not wait on the network.
+  bool copy_on_stop = false;
 };
 
 struct FleetSampleRecorderOptions {
@@ -40,8 +45,9 @@ struct FleetSampleRecorderOptions {
   // last hour of the source's own samples. proxmox-ve: storage usage (percent), a day back,
   // which the source answers from PVE's rrddata, so a storage forecast has a day of history
   // from the first round (a non-storage resource answers NotFound for usage and is skipped).
-  std::map<std::string, RecordedKind> kinds = {{"docker", {{"cpu", "memory_pct"}, absl::Hours(1)}},
-                                               {"proxmox-ve", {{"usage"}, absl::Hours(24)}}};
+  std::map<std::string, RecordedKind> kinds = {
+      {"docker", {{"cpu", "memory_pct"}, absl::Hours(1), /*copy_on_stop=*/true}},
+      {"proxmox-ve", {{"usage"}, absl::Hours(24), /*copy_on_stop=*/false}}};
   absl::Duration interval = absl::Seconds(15);
   // The stored history keeps this long: once per prune_interval (and on the first round) every
   // stored sample older than that is deleted, so recording never grows the store without end
@@ -63,9 +69,10 @@ class FleetSampleRecorder {
   // Starts the thread (a second call does nothing).
   void Start();
   // Ends the thread and joins it: a round in progress stops before its next read and keeps what
-  // it read. There is no last round: shutdown waits on no source (a remote source answers each
-  // read over the network), and the samples a source took since the last round, at most
-  // `interval` of them, are not copied. Idempotent; RecordOnce after Stop reads nothing.
+  // it read (a remote source answers each read over the network). When the thread ran, one last
+  // round then copies the kinds marked copy_on_stop (in-process histories, read without the
+  // network), so their samples since the last round are kept. Idempotent; RecordOnce after Stop
+  // reads nothing.
   void Stop();
   // One round now, what the thread does every interval: the number of samples appended. An
   // error only when the history refused the batch (nothing of the round is kept then).
@@ -74,6 +81,9 @@ class FleetSampleRecorder {
  private:
   void Loop();
   bool Stopping();
+  // One round over every recorded kind, or (`on_stop`) over the copy_on_stop kinds only, which
+  // does not stop early.
+  absl::StatusOr<std::size_t> Record(bool on_stop);
 
   core::Fleet& fleet_;
   adapters::storage::SqliteMetricsHistory& history_;
