@@ -63,7 +63,7 @@ std::optional<absl::Time> QuietUntil(const core::NotificationChannel& channel, a
 NotificationSender::NotificationSender(
     core::NotificationOutbox& outbox, const adapters::storage::SqliteNotificationChannels& channels,
     const core::Clock& clock, NotificationSenderOptions options)
-    : outbox_(outbox), channels_(channels), clock_(clock), options_(options) {}
+    : outbox_(outbox), channels_(channels), clock_(clock), options_(std::move(options)) {}
 
 NotificationSender::~NotificationSender() { Stop(); }
 
