@@ -17,6 +17,9 @@ PACKAGES=(
   openssl
   # the email notification tests' SMTP server (tests/e2e/notifications/smtp_sink.py)
   python3
+  # the alert intake's tests send real alerts through Prometheus Alertmanager
+  # (tests/e2e/notifications/alertmanager_e2e_test.cc)
+  prometheus-alertmanager
   # benchmarks and sanitizer runtimes
   libbenchmark-dev libclang-rt-14-dev llvm-14
   # the model checker of the safety kernel's model (tests/model, docs/model.md)

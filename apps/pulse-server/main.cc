@@ -87,6 +87,15 @@ int Run(int argc, char** argv) {
   AddSetting(app, "--patrol-on-start", flags.patrol_on_start,
              "on (default): the first scheduled Patrol run starts right after start-up; off: "
              "one interval after it");
+  AddSetting(app, "--patrol-event-window", flags.patrol_event_window,
+             "Fleet changes (a container died, a task failed, ...) within this long start one "
+             "scoped Patrol run (1s-10m, default 30s)");
+  AddSetting(app, "--patrol-event-cooldown", flags.patrol_event_cooldown,
+             "After an event-triggered run looked at a resource, its changes start none for this "
+             "long (0-24h, default 10m)");
+  AddSetting(app, "--patrol-event-runs-per-hour", flags.patrol_event_runs_per_hour,
+             "Event-triggered Patrol runs allowed per hour, all resources together (0-60, "
+             "default 6; 0: none)");
   AddSetting(app, "--max-event-streams", flags.max_event_streams,
              "Open /api/agent/events subscriptions allowed at once (default 384)");
   AddSetting(app, "--max-run-streams", flags.max_run_streams,

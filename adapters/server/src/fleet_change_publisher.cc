@@ -36,6 +36,9 @@ void FleetChangePublisher::Stop() {
 void FleetChangePublisher::Loop() {
   while (true) {
     PollOnce();
+    if (trigger_ != nullptr) {
+      (void)trigger_->Tick();  // the ledger says what it started, or why not
+    }
     absl::MutexLock lock(&mu_);
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval_)) {
       return;
@@ -80,6 +83,9 @@ std::size_t FleetChangePublisher::PollOnce() {
       }
       const std::string payload = PayloadJson(change);
       bus_.Publish(kEventFleetChange, payload, payload);
+      if (trigger_ != nullptr) {
+        trigger_->Offer(change);
+      }
       ++published;
       cursor_ = change.seq;
     }

@@ -149,6 +149,10 @@ struct ServerApp::Parts {
   std::unique_ptr<PatrolScheduler> scheduler;
   // Delivers the notification outbox (docs/notifications.md).
   std::unique_ptr<NotificationSender> notification_sender;
+  // POST /api/ai/investigate-alert (docs/alerts.md).
+  std::unique_ptr<core::AlertIntake> alerts;
+  // Fleet changes that start scoped Patrol runs (docs/patrol.md "Runs the fleet starts").
+  std::unique_ptr<core::PatrolEventTrigger> triggers;
   SessionLevels levels;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<http::TokenAuthenticator> authenticator;
@@ -370,6 +374,38 @@ absl::Status ServerApp::Parts::OpenServer() {
   notify_options.ca_file = config.notify_ca_file;
   notification_sender = std::make_unique<NotificationSender>(
       *storage->notifications, *storage->notification_channels, clock, notify_options);
+  // Alerts start scoped Patrol runs (trigger alert) through the same slots and queue as the
+  // manual ones.
+  const auto start_run = [patrol = patrol.get(),
+                          scheduler = scheduler.get()](core::PatrolTrigger trigger) {
+    return [patrol, scheduler,
+            trigger](const core::PatrolScope& scope) -> absl::StatusOr<std::string> {
+      absl::StatusOr<core::PatrolBegin> begun = patrol->Begin(scope, trigger);
+      if (!begun.ok()) {
+        return begun.status();
+      }
+      if (!begun->ticket.has_value()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("Patrol run ", begun->running_run_id, " of this scope is running"));
+      }
+      std::string run_id = begun->ticket->run_id;
+      if (!scheduler->Enqueue(*std::move(begun->ticket))) {
+        return absl::UnavailableError("the server is shutting down");
+      }
+      return run_id;
+    };
+  };
+  alerts = std::make_unique<core::AlertIntake>(*fleet, *findings, clock,
+                                               start_run(core::PatrolTrigger::kAlert));
+  core::EventTriggerOptions trigger_options;
+  trigger_options.window = config.patrol_event_window;
+  trigger_options.cooldown = config.patrol_event_cooldown;
+  trigger_options.max_runs_per_hour = static_cast<int>(config.patrol_event_runs_per_hour);
+  triggers = std::make_unique<core::PatrolEventTrigger>(
+      clock, start_run(core::PatrolTrigger::kEvent), trigger_options);
+  if (config.patrol_event_runs_per_hour > 0) {
+    changes->SetTrigger(triggers.get());
+  }
   // An aggregate of references: brace-initialized here (make_unique cannot, before C++20
   // parenthesized aggregates reach every compiler CI uses).
   context.reset(new ServerContext{config,  // NOLINT(modernize-make-unique): see above
@@ -398,7 +434,9 @@ absl::Status ServerApp::Parts::OpenServer() {
                                   *storage->audit,
                                   *storage->notification_channels,
                                   *storage->notifications,
-                                  *notification_sender});
+                                  *notification_sender,
+                                  *alerts,
+                                  *triggers});
   authenticator = std::make_unique<http::TokenAuthenticator>(*storage->tokens, clock);
   console_sessions = std::make_unique<http::ConsoleSessions>(*authenticator, clock);
   http::Router router;
@@ -413,6 +451,7 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(BindSettingsRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindNoteRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindNotificationRoutes(router, *context));
+  PULSE_RETURN_IF_ERROR(BindAlertRoutes(router, *context));
   PULSE_RETURN_IF_ERROR(BindMetricsRoutes(router, *context));
   // Every row of the surface table has a handler and every handler is a row.
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());

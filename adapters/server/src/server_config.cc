@@ -208,6 +208,12 @@ absl::StatusOr<ServerSettings> ParseConfigFile(std::string_view json) {
       slot = &out.patrol_interval;
     } else if (key == "patrol_on_start") {
       slot = &out.patrol_on_start;
+    } else if (key == "patrol_event_window") {
+      slot = &out.patrol_event_window;
+    } else if (key == "patrol_event_cooldown") {
+      slot = &out.patrol_event_cooldown;
+    } else if (key == "patrol_event_runs_per_hour") {
+      slot = &out.patrol_event_runs_per_hour;
     } else if (key == "provider_locality") {
       slot = &out.provider_locality;
     } else if (key == "requester_separation") {
@@ -368,6 +374,35 @@ absl::StatusOr<ServerConfig> ResolveServerConfig(const ServerSettings& flags,
         " must be on (the default: the first scheduled run starts at start-up) or off"));
   }
   config.patrol_on_start = on_start == "on";
+  const auto duration_setting =
+      [&](const std::optional<std::string>& flag, const std::optional<std::string>& in_file,
+          std::string_view flag_name, std::string_view key, absl::Duration low, absl::Duration high,
+          absl::Duration& into) -> absl::Status {
+    const std::optional<std::string> given = Pick(flag, in_file);
+    if (!given.has_value()) {
+      return absl::OkStatus();
+    }
+    absl::Duration d;
+    if (!absl::ParseDuration(*given, &d) || d < low || d > high) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source(flag, flag_name, key), " must be a duration from ",
+                       absl::FormatDuration(low), " to ", absl::FormatDuration(high)));
+    }
+    into = d;
+    return absl::OkStatus();
+  };
+  PULSE_RETURN_IF_ERROR(duration_setting(
+      flags.patrol_event_window, file.patrol_event_window, "patrol-event-window",
+      "patrol_event_window", absl::Seconds(1), absl::Minutes(10), config.patrol_event_window));
+  PULSE_RETURN_IF_ERROR(duration_setting(flags.patrol_event_cooldown, file.patrol_event_cooldown,
+                                         "patrol-event-cooldown", "patrol_event_cooldown",
+                                         absl::ZeroDuration(), absl::Hours(24),
+                                         config.patrol_event_cooldown));
+  PULSE_RETURN_IF_ERROR(
+      RunSetting(Pick(flags.patrol_event_runs_per_hour, file.patrol_event_runs_per_hour),
+                 source(flags.patrol_event_runs_per_hour, "patrol-event-runs-per-hour",
+                        "patrol_event_runs_per_hour"),
+                 0, 60, 6, config.patrol_event_runs_per_hour));
   const std::string separation = file.requester_separation.value_or("on");
   if (separation != "on" && separation != "off") {
     return absl::InvalidArgumentError(

@@ -28,6 +28,8 @@
 #include "pulse/adapters/storage/sqlite_notification_channels.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/agent/agent_views.h"
+#include "pulse/core/alerts/alert_intake.h"
+#include "pulse/core/alerts/event_trigger.h"
 #include "pulse/core/findings/findings_service.h"
 #include "pulse/core/loop/agentic_loop.h"
 #include "pulse/core/model/action_types.h"
@@ -74,6 +76,8 @@ struct ServerContext {
   adapters::storage::SqliteNotificationChannels& notification_channels;
   core::NotificationOutbox& notifications;
   NotificationSender& notification_sender;
+  core::AlertIntake& alerts;           // POST /api/ai/investigate-alert (docs/alerts.md)
+  core::PatrolEventTrigger& triggers;  // GET /api/ai/patrol/triggers (its ledger)
 };
 
 // The actor a request acts as: the kind the token was minted with (human, agent, service),
@@ -91,6 +95,7 @@ const std::string& PathParam(const adapters::http::HttpRequest& request, const s
 // One line on stderr, prefixed "pulse-server: ".
 void LogLine(std::string_view line);
 
+[[nodiscard]] absl::Status BindAlertRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindAgentRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindFindingRoutes(adapters::http::Router& router, ServerContext& ctx);
 [[nodiscard]] absl::Status BindActionRoutes(adapters::http::Router& router, ServerContext& ctx);

@@ -505,6 +505,29 @@ std::vector<SurfaceRoute> BuildSurface() {
             "Removes the note on a resource, keeping the rest of its operator state. "
             "Idempotent: deleted is false when there was none.",
             "{ deleted }"),
+      // ---- alert intake (docs/alerts.md) ----
+      Route("investigate_alert", "POST", "/api/ai/investigate-alert", Scope::kAiExecute,
+            "Takes alerts from another monitoring system: Prometheus Alertmanager's webhook "
+            "payload (version 4; point a webhook_configs url here with http_config.authorization "
+            "carrying a token) or the native shape {alerts: [{name, status?, resource_id?, "
+            "severity?, summary?, description?, labels?}]}. Each alert maps to one resource by "
+            "the documented label rules (pulse_resource, container, vmid, instance, host, node) "
+            "or to none, never a guess; a mapped firing alert reports a finding (key "
+            "alert:<alertname>) with the alert as evidence, a resolved one asks the finding's "
+            "verifier to confirm (it never resolves the finding on its own). One scoped Patrol "
+            "run (trigger alert) starts over the mapped resources out of their 10-minute "
+            "cooldown. invalid_request for a malformed body or more than 500 alerts.",
+            "{ shape, received, alerts: [{ name, fingerprint, status, mapping, resource_id?, "
+            "rule?, reason?, finding_id?, finding_outcome, detail?, investigation }], mapped, "
+            "unmapped, ambiguous, run_id? }"),
+      Route("list_patrol_triggers", "GET", "/api/ai/patrol/triggers", Scope::kAiExecute,
+            "Event-triggered Patrol (docs/patrol.md \"Runs the fleet starts\"): its settings, the "
+            "runs it started in the last hour, and the ledger of the fleet changes offered to "
+            "it, newest first (at most 200): each with its decision, ignored (not a change that "
+            "starts an investigation), started (with the run), cooldown, rate_limited, "
+            "already_running or failed, and the reason.",
+            "{ enabled, window_seconds, cooldown_seconds, max_runs_per_hour, runs_in_last_hour, "
+            "ledger: [{ at, seq, resource_id, change, detail?, decision, reason?, run_id? }] }"),
       // ---- notification channels (docs/notifications.md): human tokens only ----
       Route("get_notification_settings", "GET", "/api/settings/notifications",
             Scope::kSettingsWrite,

@@ -16,9 +16,11 @@
 namespace pulse::core {
 namespace {
 
-constexpr std::array<WireName<PatrolTrigger>, 2> kTriggers = {{
+constexpr std::array<WireName<PatrolTrigger>, 4> kTriggers = {{
     {PatrolTrigger::kScheduled, "scheduled"},
     {PatrolTrigger::kManual, "manual"},
+    {PatrolTrigger::kAlert, "alert"},
+    {PatrolTrigger::kEvent, "event"},
 }};
 constexpr std::array<WireName<PatrolRunStatus>, 4> kStatuses = {{
     {PatrolRunStatus::kRunning, "running"},

@@ -308,6 +308,7 @@ inline std::string ValidBody(const std::string& name) {
       {"set_resource_note", R"({"note":"a cold spare"})"},
       {"update_notification_settings", R"({"channels":[]})"},
       {"test_notification_channel", R"({})"},
+      {"investigate_alert", R"({"alerts":[{"name":"TestAlert","resource_id":"vm:101"}]})"},
   };
   auto it = bodies.find(name);
   return it == bodies.end() ? "" : it->second;

@@ -99,7 +99,8 @@ TEST_CASE("model vocabularies read back every value and refuse near misses", "[c
       "done", ParseLoopEventType);
   CheckVocabulary<AutonomyLevel>({"monitor", "approval", "assisted", "full"}, "monitor",
                                  ParseAutonomyLevel);
-  CheckVocabulary<PatrolTrigger>({"scheduled", "manual"}, "scheduled", ParsePatrolTrigger);
+  CheckVocabulary<PatrolTrigger>({"scheduled", "manual", "alert", "event"}, "scheduled",
+                                 ParsePatrolTrigger);
   CheckVocabulary<PatrolRunStatus>({"running", "healthy", "issues_found", "error"}, "running",
                                    ParsePatrolRunStatus);
   CheckVocabulary<ProposalDropReason>({"provider_error", "budget_stop", "cancelled", "timed_out",

@@ -91,6 +91,8 @@ TEST_CASE("the server rows keep their routes, scopes and order", "[manifest][sur
                                           "list_notes",
                                           "set_resource_note",
                                           "delete_resource_note",
+                                          "investigate_alert",
+                                          "list_patrol_triggers",
                                           "get_notification_settings",
                                           "update_notification_settings",
                                           "test_notification_channel"});

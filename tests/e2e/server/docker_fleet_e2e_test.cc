@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,7 @@ using docker::testing::RunSpec;
 
 std::string Attribute(int port, const std::string& token, const std::string& escaped_id,
                       const std::string& name) {
-  const Reply reply =
-      Send(port, "GET", "/api/agent/resource-context/" + escaped_id, token);
+  const Reply reply = Send(port, "GET", "/api/agent/resource-context/" + escaped_id, token);
   REQUIRE(reply.status == 200);
   const rapidjson::Document doc = Json(reply.body);
   for (const rapidjson::Value& section : doc["contextSections"].GetArray()) {
@@ -112,10 +112,10 @@ TEST_CASE("pulse-server governs a restart on a docker source and the observer se
   const std::string started_before =
       Attribute(port, reader, "app-container%3Ae2e-web", "started_at");
   REQUIRE_FALSE(started_before.empty());
-  const Reply planned = Send(
-      port, "POST", "/api/actions/plan", alice,
-      R"({"requestId":"e2e-docker-1","resourceId":"app-container:e2e-web",)"
-      R"("capabilityName":"restart","params":{},"reason":"docker e2e","requestedBy":"x"})");
+  const Reply planned =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-docker-1","resourceId":"app-container:e2e-web",)"
+           R"("capabilityName":"restart","params":{},"reason":"docker e2e","requestedBy":"x"})");
   INFO(planned.body);
   REQUIRE(planned.status == 200);
   const rapidjson::Document plan = Json(planned.body);
@@ -157,13 +157,12 @@ TEST_CASE("pulse-server governs a restart on a docker source and the observer se
   CHECK(PatrolFinds(port, patrol,
                     core::FindingIdFor("app-container:e2e-crashy", core::Category::kReliability,
                                        "container-exited")));
+  CHECK_FALSE(
+      PatrolFinds(port, patrol,
+                  core::FindingIdFor("app-container:e2e-crashy", core::Category::kReliability,
+                                     "container-crash-loop")));
   CHECK_FALSE(PatrolFinds(port, patrol,
-                          core::FindingIdFor("app-container:e2e-crashy",
-                                             core::Category::kReliability,
-                                             "container-crash-loop")));
-  CHECK_FALSE(PatrolFinds(port, patrol,
-                          core::FindingIdFor("app-container:e2e-web",
-                                             core::Category::kReliability,
+                          core::FindingIdFor("app-container:e2e-web", core::Category::kReliability,
                                              "container-crash-loop")));
 
   CHECK(server.Stop() == "exited 0");
@@ -189,10 +188,10 @@ TEST_CASE("a container recreated between approval and execute is plan drift and 
 
   const std::string old_id = Attribute(port, reader, "app-container%3Ae2e-drift", "container_id");
   REQUIRE_FALSE(old_id.empty());
-  const Reply planned = Send(
-      port, "POST", "/api/actions/plan", alice,
-      R"({"requestId":"e2e-docker-drift","resourceId":"app-container:e2e-drift",)"
-      R"("capabilityName":"restart","params":{},"reason":"docker drift","requestedBy":"x"})");
+  const Reply planned =
+      Send(port, "POST", "/api/actions/plan", alice,
+           R"({"requestId":"e2e-docker-drift","resourceId":"app-container:e2e-drift",)"
+           R"("capabilityName":"restart","params":{},"reason":"docker drift","requestedBy":"x"})");
   INFO(planned.body);
   REQUIRE(planned.status == 200);
   const std::string id = Str(Json(planned.body), "actionId");
@@ -290,6 +289,84 @@ TEST_CASE("a container stopped through the Engine API reaches the agent event st
   REQUIRE(daemon->Remove("e2e-events").ok());
 }
 
+TEST_CASE("a flapping container starts one event-triggered Patrol run per cooldown",
+          "[e2e][server][fleet][docker][events][fault]") {
+  PULSE_NEED_DOCKERD(daemon);
+  TempDir dir;
+  const std::string fleet = dir.File("fleet.json");
+  std::ofstream(fleet) << R"({"sources": [{"name": "docker1", "kind": "docker", "endpoint": ")"
+                       << daemon->endpoint() << R"("}]})";
+  const std::string token = MintToken(dir.path(), "ai:execute", "operator");
+  // A one-second window, and a cooldown longer than the test: the container's first deaths
+  // start one run, every later one is held by the cooldown.
+  ServerProcess server(
+      dir.path(),
+      ServerOptions{{"--fleet", fleet, "--patrol-interval", "0", "--patrol-event-window", "1s",
+                     "--patrol-event-cooldown", "1h", "--patrol-event-runs-per-hour", "60"}});
+  // Dies half a second after each start; the daemon restarts it (with its growing backoff).
+  RunSpec flapping = Command({"sh", "-c", "sleep 0.5; exit 1"}, "e2e-flapping");
+  flapping.restart_policy = "always";
+  REQUIRE(daemon->Run(flapping).ok());
+
+  int deaths = 0;
+  rapidjson::Document triggers;
+  const absl::Time deadline = absl::Now() + absl::Seconds(40);
+  while (absl::Now() < deadline) {
+    const Reply reply = Send(server.port(), "GET", "/api/ai/patrol/triggers", token);
+    INFO(reply.body);
+    REQUIRE(reply.status == 200);
+    triggers = Json(reply.body);
+    deaths = 0;
+    for (const rapidjson::Value& e : triggers["ledger"].GetArray()) {
+      deaths += Str(e, "resource_id") == "app-container:e2e-flapping" && Str(e, "change") == "die"
+                    ? 1
+                    : 0;
+    }
+    if (deaths >= 6) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(250));
+  }
+  INFO(core::ToJsonString(triggers));
+  REQUIRE(deaths >= 6);
+  CHECK(triggers["enabled"].GetBool());
+  CHECK(triggers["cooldown_seconds"].GetInt64() == 3600);
+  // Every death is in the ledger: the first window's started the one run, the rest were held.
+  std::set<std::string> run_ids;
+  int cooled = 0;
+  for (const rapidjson::Value& e : triggers["ledger"].GetArray()) {
+    if (Str(e, "resource_id") != "app-container:e2e-flapping") {
+      continue;
+    }
+    const std::string decision = Str(e, "decision");
+    if (Str(e, "change") != "die") {
+      CHECK(decision == "ignored");  // start, restart: nothing broke
+    } else if (decision == "started") {
+      run_ids.insert(Str(e, "run_id"));
+    } else {
+      CHECK(decision == "cooldown");
+      CHECK(Str(e, "reason").find("cooldown") != std::string::npos);
+      ++cooled;
+    }
+  }
+  CHECK(run_ids.size() == 1);
+  CHECK(cooled >= 4);
+  CHECK(triggers["runs_in_last_hour"].GetInt64() == 1);
+  // The run itself: scoped to the container, trigger event.
+  rapidjson::Document runs = Json(Send(server.port(), "GET", "/api/ai/patrol/runs", token).body);
+  int event_runs = 0;
+  for (const rapidjson::Value& r : runs.GetArray()) {
+    if (Str(r, "trigger_reason") == "event") {
+      ++event_runs;
+      CHECK(run_ids.count(Str(r, "id")) == 1);
+      REQUIRE(r["scope_resource_ids"].Size() == 1);
+      CHECK(core::StringViewOf(r["scope_resource_ids"][0]) == "app-container:e2e-flapping");
+    }
+  }
+  CHECK(event_runs == 1);
+  REQUIRE(daemon->Remove("e2e-flapping").ok());
+}
+
 TEST_CASE("pulse-server keeps a docker source's samples in its metrics history",
           "[e2e][server][fleet][docker][history]") {
   PULSE_NEED_DOCKERD(daemon);
@@ -301,8 +378,7 @@ TEST_CASE("pulse-server keeps a docker source's samples in its metrics history",
                        << R"({"name": "docker1", "kind": "docker", "endpoint": ")"
                        << daemon->endpoint() << R"(", "sample_interval_seconds": 1}]})";
   {
-    ServerProcess server(dir.path(),
-                         ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
+    ServerProcess server(dir.path(), ServerOptions{{"--fleet", fleet, "--patrol-interval", "0"}});
     // A few rounds of the sampler; the last samples are recorded when the server stops.
     absl::SleepFor(absl::Seconds(3));
     CHECK(server.Stop() == "exited 0");
@@ -339,16 +415,17 @@ TEST_CASE(
     "restart that waits for approval",
     "[e2e][server][fleet][docker][chat]") {
   PULSE_NEED_DOCKERD(daemon);
-  REQUIRE(daemon->Run(Command({"sh", "-c", "echo chat-e2e-ready; exec sleep 600"}, "e2e-chat"))
-              .ok());
+  REQUIRE(
+      daemon->Run(Command({"sh", "-c", "echo chat-e2e-ready; exec sleep 600"}, "e2e-chat")).ok());
   auto provider = FakeProviderServer::Start();
   REQUIRE(provider.ok());
   FakeProviderServer& fake = **provider;
-  fake.Enqueue(Turn(ToolTurn("call_q", "pulse_query", R"({"action":"search","query":"e2e-chat"})")));
+  fake.Enqueue(
+      Turn(ToolTurn("call_q", "pulse_query", R"({"action":"search","query":"e2e-chat"})")));
   fake.Enqueue(Turn(ToolTurn("call_s", "pulse_read",
                              R"({"action":"status","resource_id":"app-container:e2e-chat"})")));
-  fake.Enqueue(Turn(ToolTurn(
-      "call_l", "pulse_read", R"({"action":"logs","resource_id":"app-container:e2e-chat"})")));
+  fake.Enqueue(Turn(ToolTurn("call_l", "pulse_read",
+                             R"({"action":"logs","resource_id":"app-container:e2e-chat"})")));
   fake.Enqueue(Turn(ToolTurn(
       "call_c", "pulse_control",
       R"({"type":"resource","resource_id":"app-container:e2e-chat","capability":"restart",)"
@@ -361,10 +438,10 @@ TEST_CASE(
   const std::string operator_token = MintToken(dir.path(), "ai:chat,ai:execute", "operator");
   const std::string approver = MintToken(dir.path(), "actions:approve", "approver");
   ServerProcess server(
-      dir.path(), ServerOptions{{"--fleet", fleet, "--provider", "openai-compatible",
-                                 "--provider-base-url", fake.base_url() + "/v1", "--model",
-                                 "test-model", "--control-level", "controlled",
-                                 "--patrol-interval", "0"}});
+      dir.path(),
+      ServerOptions{{"--fleet", fleet, "--provider", "openai-compatible", "--provider-base-url",
+                     fake.base_url() + "/v1", "--model", "test-model", "--control-level",
+                     "controlled", "--patrol-interval", "0"}});
   const int port = server.port();
   const auto before = daemon->client().Inspect("e2e-chat");
   REQUIRE(before.ok());

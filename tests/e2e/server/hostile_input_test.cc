@@ -69,6 +69,7 @@ std::string ValidBody(const std::string& name) {
       {"set_resource_note", R"({"note":"a cold spare"})"},
       {"update_notification_settings", R"({"channels":[]})"},
       {"test_notification_channel", R"({})"},
+      {"investigate_alert", R"({"alerts":[{"name":"TestAlert","resource_id":"vm:101"}]})"},
   };
   auto it = bodies.find(name);
   REQUIRE(it != bodies.end());

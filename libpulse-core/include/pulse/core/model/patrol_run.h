@@ -18,8 +18,9 @@
 
 namespace pulse::core {
 
-enum class PatrolTrigger { kScheduled, kManual };
-// Wire: scheduled, manual.
+enum class PatrolTrigger { kScheduled, kManual, kAlert, kEvent };
+// Wire: scheduled, manual, alert (POST /api/ai/investigate-alert; alerts/alert_intake.h),
+// event (a fleet change; alerts/event_trigger.h).
 std::string_view ToString(PatrolTrigger trigger);
 std::optional<PatrolTrigger> ParsePatrolTrigger(std::string_view text);
 

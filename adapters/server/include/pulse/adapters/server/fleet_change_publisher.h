@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/server/agent_event_bus.h"
+#include "pulse/core/alerts/event_trigger.h"
 #include "pulse/core/ports/fleet.h"
 
 namespace pulse::server {
@@ -31,6 +32,9 @@ class FleetChangePublisher {
   FleetChangePublisher(const FleetChangePublisher&) = delete;
   FleetChangePublisher& operator=(const FleetChangePublisher&) = delete;
 
+  // Event-triggered Patrol (core/alerts/event_trigger.h): every change published is offered to
+  // `trigger`, and each poll ticks it. Borrowed; set before Start (nullptr: none).
+  void SetTrigger(core::PatrolEventTrigger* trigger) { trigger_ = trigger; }
   // Starts the thread (a second call does nothing).
   void Start();
   // Ends the thread within one interval and joins it. Idempotent.
@@ -46,6 +50,7 @@ class FleetChangePublisher {
 
   core::Fleet& fleet_;
   AgentEventBus& bus_;
+  core::PatrolEventTrigger* trigger_ = nullptr;
   const absl::Duration interval_;
   absl::Mutex poll_mu_;
   std::uint64_t cursor_ ABSL_GUARDED_BY(poll_mu_) = 0;

@@ -61,7 +61,12 @@ struct ServerSettings {
   std::optional<std::string> model;
   std::optional<std::string> control_level;
   std::optional<std::string> patrol_interval;
-  std::optional<std::string> patrol_on_start;    // on (default) | off
+  std::optional<std::string> patrol_on_start;  // on (default) | off
+  // Event-triggered Patrol (docs/patrol.md "Runs the fleet starts"): the coalescing window and
+  // the per-resource cooldown (durations), and the runs per hour (an integer; 0: none).
+  std::optional<std::string> patrol_event_window;
+  std::optional<std::string> patrol_event_cooldown;
+  std::optional<std::string> patrol_event_runs_per_hour;
   std::optional<std::string> provider_locality;  // auto | local | remote
   // pulse.json only: no flag may lower a safety rule from the command line of one run.
   std::optional<std::string> requester_separation;
@@ -92,6 +97,9 @@ inline constexpr std::string_view kConfigKeys[] = {"listen",
                                                    "control_level",
                                                    "patrol_interval",
                                                    "patrol_on_start",
+                                                   "patrol_event_window",
+                                                   "patrol_event_cooldown",
+                                                   "patrol_event_runs_per_hour",
                                                    "provider_locality",
                                                    "requester_separation",
                                                    "max_event_streams",
@@ -144,6 +152,12 @@ struct ServerConfig {
   // With a schedule, the first run starts right after start-up (so a fresh server shows
   // findings within seconds), then every patrol_interval; off: one interval from start.
   bool patrol_on_start = true;
+  // Fleet changes that start scoped Patrol runs: coalesced for patrol_event_window (1s..10m),
+  // each resource then cooled for patrol_event_cooldown (0..24h), at most
+  // patrol_event_runs_per_hour such runs (0..60; 0 turns event-triggered runs off).
+  absl::Duration patrol_event_window = absl::Seconds(30);
+  absl::Duration patrol_event_cooldown = absl::Minutes(10);
+  std::size_t patrol_event_runs_per_hour = 6;
   // Whether the provider endpoint may see unredacted context: decided from its base URL
   // (auto), or declared by the operator (--provider-locality, --provider-trusted-local).
   adapters::providers::LocalitySetting provider_locality =
