@@ -160,6 +160,13 @@ struct ServerApp::Parts {
   std::unique_ptr<http::HttpServer> server;
   bool shut_down = false;
 
+  // A write of the server's own stores may have queued notifications in its transaction: the
+  // sender looks now instead of at its next poll (a write from another process waits for it).
+  void WakeNotifications() {
+    if (notification_sender != nullptr) {
+      notification_sender->Wake();
+    }
+  }
   absl::Status OpenFleet();
   absl::Status OpenServices();
   absl::Status OpenAssistant();
@@ -213,6 +220,7 @@ absl::Status ServerApp::Parts::OpenServices() {
                                                       m->ActionEntered(change.record.state);
                                                     }
                                                     p->OnActionChange(change);
+                                                    WakeNotifications();
                                                     if (fixes != nullptr) {
                                                       // Best effort: a projection lost here is made
                                                       // by the start-up reconciliation.
@@ -223,10 +231,15 @@ absl::Status ServerApp::Parts::OpenServices() {
   PatrolStreamHub* ps = patrol_stream.get();
   finding_store = std::make_unique<ObservedFindingStore>(
       *storage->findings, [p](const core::Finding& finding) { p->OnFindingCreated(finding); },
-      [ps](const core::Finding& finding, bool created) { ps->OnFindingWritten(finding, created); });
+      [this, ps](const core::Finding& finding, bool created) {
+        ps->OnFindingWritten(finding, created);
+        WakeNotifications();
+      });
   patrol_runs = std::make_unique<ObservedPatrolRunStore>(
-      *storage->patrol_runs,
-      [ps](const core::PatrolRunRecord& record) { ps->OnRunStored(record); });
+      *storage->patrol_runs, [this, ps](const core::PatrolRunRecord& record) {
+        ps->OnRunStored(record);
+        WakeNotifications();
+      });
   core::ActionPolicyOptions action_policy;
   action_policy.require_requester_separation = config.requester_separation;
   if (!config.requester_separation) {
