@@ -245,6 +245,16 @@ void NotificationSender::Run() {
       woken_ = false;
     }
     const absl::Time now = clock_.Now();
+    if (now - last_prune_ >= options_.prune_interval) {
+      // A failed prune is tried again next interval: what it would delete is only old.
+      absl::StatusOr<std::int64_t> pruned =
+          outbox_.Prune(now - options_.keep_delivered, now - options_.keep_dead);
+      last_prune_ = now;
+      if (!pruned.ok()) {
+        LogLine(
+            absl::StrCat("the notification outbox cannot be pruned: ", pruned.status().message()));
+      }
+    }
     absl::StatusOr<std::vector<core::OutboxEntry>> due = outbox_.Due(now, kBatch);
     if (!due.ok()) {
       LogLine(absl::StrCat("the notification outbox cannot be read: ", due.status().message()));

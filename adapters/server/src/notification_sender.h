@@ -46,6 +46,11 @@ struct NotificationSenderOptions {
   absl::Duration poll = absl::Milliseconds(200);  // the longest a due row waits for the thread
   absl::Duration timeout = absl::Seconds(15);     // one attempt, end to end
   std::string ca_file;  // the CA bundle receivers and SMTP servers chain to; "" = system store
+  // Delivered rows are kept this long, dead ones this long after they were queued; the sender
+  // deletes older ones at start and once per prune_interval.
+  absl::Duration keep_delivered = absl::Hours(24 * 7);
+  absl::Duration keep_dead = absl::Hours(24 * 30);
+  absl::Duration prune_interval = absl::Hours(1);
 };
 
 class NotificationSender {
@@ -86,6 +91,7 @@ class NotificationSender {
   // Per channel, the times of its deliveries in the last minute (the sender thread only).
   std::map<std::string, std::deque<absl::Time>> sent_;
   absl::BitGen bitgen_;  // retry jitter (the sender thread only)
+  absl::Time last_prune_ = absl::InfinitePast();  // the sender thread only
   std::thread thread_;
 };
 

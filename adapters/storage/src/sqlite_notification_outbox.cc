@@ -239,4 +239,22 @@ absl::StatusOr<core::OutboxCounts> SqliteNotificationOutbox::Counts() const {
   return counts;
 }
 
+absl::StatusOr<std::int64_t> SqliteNotificationOutbox::Prune(absl::Time delivered_before,
+                                                             absl::Time dead_before) {
+  std::int64_t deleted = 0;
+  absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db,
+                        "DELETE FROM notification_outbox WHERE (state = 'delivered' AND "
+                        "delivered_at_ns < ?) OR (state = 'dead' AND created_at_ns < ?)");
+    q.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(delivered_before)));
+    q.bind(2, static_cast<std::int64_t>(absl::ToUnixNanos(dead_before)));
+    deleted = q.exec();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return deleted;
+}
+
 }  // namespace pulse::adapters::storage

@@ -352,6 +352,41 @@ TEST_CASE("outbox rows move from pending to delivered or dead, and only from pen
   CHECK(dead[0].last_error == "gave up");
 }
 
+TEST_CASE("pruning deletes old delivered and dead rows and never a pending one",
+          "[adapters][storage][notifications]") {
+  Fixture fx;
+  fx.SetChannels({Webhook("a")});
+  const auto queue = [&fx](const std::string& key, absl::Time at) {
+    core::NotificationEvent e;
+    e.kind = core::NotificationEventKind::kProviderUnusable;
+    e.key = key;
+    e.severity = core::Severity::kCritical;
+    e.title = "t";
+    e.occurred_at = at;
+    REQUIRE(*fx.outbox.Enqueue(e, at) == 1);
+    return fx.outbox.List(std::nullopt, 1)->at(0).id;
+  };
+  // Queued on day 0: one delivered on day 0, one dead, one pending forever; and on day 9 one
+  // delivered then.
+  const std::int64_t old_delivered = queue("k:1", T0());
+  const std::int64_t dead = queue("k:2", T0());
+  const std::int64_t pending = queue("k:3", T0());
+  const std::int64_t recent = queue("k:4", T0() + absl::Hours(24 * 9));
+  REQUIRE(fx.outbox.MarkDelivered(old_delivered, T0()).ok());
+  REQUIRE(fx.outbox.MarkFailed(dead, "gave up", std::nullopt).ok());
+  REQUIRE(fx.outbox.MarkDelivered(recent, T0() + absl::Hours(24 * 9)).ok());
+  // Day 10, keeping delivered rows 7 days and dead ones 30: only the old delivered one goes.
+  const absl::Time day10 = T0() + absl::Hours(24 * 10);
+  CHECK(*fx.outbox.Prune(day10 - absl::Hours(24 * 7), day10 - absl::Hours(24 * 30)) == 1);
+  CHECK(*fx.outbox.Counts() == core::OutboxCounts{1, 1, 1});
+  // Day 40: the dead one and the recent delivered one too; the pending row stays.
+  const absl::Time day40 = T0() + absl::Hours(24 * 40);
+  CHECK(*fx.outbox.Prune(day40 - absl::Hours(24 * 7), day40 - absl::Hours(24 * 30)) == 2);
+  CHECK(*fx.outbox.Counts() == core::OutboxCounts{1, 0, 0});
+  CHECK(fx.outbox.List(std::nullopt, 10)->at(0).id == pending);
+  CHECK(*fx.outbox.Prune(absl::InfiniteFuture(), absl::InfiniteFuture()) == 0);
+}
+
 TEST_CASE("channel secrets are sealed, kept when not named, and removed with their channel",
           "[adapters][storage][notifications]") {
   Fixture fx;

@@ -68,6 +68,12 @@ class NotificationOutbox {
       std::optional<OutboxState> state, std::size_t limit) const = 0;
 
   [[nodiscard]] virtual absl::StatusOr<OutboxCounts> Counts() const = 0;
+
+  // Deletes delivered rows delivered before `delivered_before` and dead rows queued before
+  // `dead_before`; pending rows are never deleted. Returns how many went. (A deleted row's
+  // event key could be queued again; keys name one occurrence, so none recurs in practice.)
+  [[nodiscard]] virtual absl::StatusOr<std::int64_t> Prune(absl::Time delivered_before,
+                                                           absl::Time dead_before) = 0;
 };
 
 }  // namespace pulse::core
