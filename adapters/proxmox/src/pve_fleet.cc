@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -280,6 +281,7 @@ absl::StatusOr<std::shared_ptr<const PveFleet::View>> PveFleet::Refresh() {
   if (tasks.has_value()) {
     RecordTaskChanges(*view);
   }
+  RecordStateChanges(*view);
   for (const auto& [id, metric_value] : samples) {
     Record(id, metric_value.first, view->at, metric_value.second);
   }
@@ -471,6 +473,53 @@ void PveFleet::RecordTaskChanges(const View& view) {
   std::stable_sort(
       fresh.begin(), fresh.end(),
       [](const core::FleetChange& a, const core::FleetChange& b) { return a.at < b.at; });
+  Append(std::move(fresh));
+}
+
+void PveFleet::RecordStateChanges(const View& view) {
+  std::map<std::string, std::string> statuses;
+  for (const auto& [id, guest] : view.guests) {
+    if (const auto r = view.resources.find(id); r != view.resources.end()) {
+      statuses[id] = r->second.status;
+    }
+  }
+  std::map<std::string, double> usage;
+  for (const auto& [id, listed] : view.listed) {
+    const auto pct = listed.facts.find("usage_pct");
+    double value = 0;
+    if (id.rfind("storage:", 0) == 0 && pct != listed.facts.end() &&
+        absl::SimpleAtod(pct->second, &value)) {
+      usage[id] = value;
+    }
+  }
+  std::vector<core::FleetChange> fresh;
+  if (guest_status_.has_value()) {
+    for (const auto& [id, status] : statuses) {
+      const auto before = guest_status_->find(id);
+      if (before != guest_status_->end() && before->second == "running" && status == "stopped") {
+        fresh.push_back({0, view.at, id, "stop", "running -> stopped", ""});
+      }
+    }
+    for (const auto& [id, pct] : usage) {
+      const auto before = storage_usage_.find(id);
+      if (before != storage_usage_.end() && before->second < kStorageThresholdPct &&
+          pct >= kStorageThresholdPct) {
+        fresh.push_back({0, view.at, id, "storage_threshold",
+                         absl::StrCat("usage ", PctText(pct), " % crossed ",
+                                      PctText(kStorageThresholdPct), " %"),
+                         ""});
+      }
+    }
+  }
+  guest_status_ = std::move(statuses);
+  storage_usage_ = std::move(usage);
+  Append(std::move(fresh));
+}
+
+void PveFleet::Append(std::vector<core::FleetChange> fresh) {
+  if (fresh.empty()) {
+    return;
+  }
   absl::MutexLock lock(&mu_);
   for (core::FleetChange& c : fresh) {
     c.seq = ++last_seq_;

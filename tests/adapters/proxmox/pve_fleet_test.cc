@@ -500,5 +500,43 @@ TEST_CASE("tasks that end become the source's changes, the ones before it opened
   CHECK(changes[0].resource_id == "node:pve2");
 }
 
+TEST_CASE("a guest that stops and a storage that fills past 90 % become changes once",
+          "[adapters][proxmox][tasks]") {
+  PveHarness pve;
+  PveFleetOptions options = pve.Options();
+  options.max_staleness = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<PveFleet>> opened = PveFleet::Open(options);
+  REQUIRE(opened.ok());
+  PveFleet& fleet = **opened;
+  REQUIRE(fleet.GetResource("vm:101").ok());  // the first view: the starting point
+  CHECK(fleet.ChangesSince(0, 100).empty());
+
+  pve.server->SetGuestStatus(101, "stopped");
+  // local-zfs is 20 % used (pve1's local is at 90 % from the start: no crossing).
+  absl::StatusOr<core::FleetStatus> zfs = fleet.GetStatus("storage:pve1/local-zfs");
+  REQUIRE(zfs.ok());
+  const std::int64_t total = std::stoll(zfs->facts.at("total_bytes"));
+  pve.server->SetStorageUsed("pve1", "local-zfs", total / 100 * 95);
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  std::vector<core::FleetChange> changes = fleet.ChangesSince(0, 100);
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[0].resource_id == "vm:101");
+  CHECK(changes[0].kind == "stop");
+  CHECK(changes[0].detail == "running -> stopped");
+  CHECK(changes[1].resource_id == "storage:pve1/local-zfs");
+  CHECK(changes[1].kind == "storage_threshold");
+  CHECK(changes[1].detail == "usage 95.0 % crossed 90.0 %");
+  // Still stopped and still full: no new change; started and stopped again: one more.
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  CHECK(fleet.ChangesSince(0, 100).size() == 2);
+  pve.server->SetGuestStatus(101, "running");
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  pve.server->SetGuestStatus(101, "stopped");
+  REQUIRE(fleet.GetResource("vm:101").ok());
+  changes = fleet.ChangesSince(2, 100);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].kind == "stop");
+}
+
 }  // namespace
 }  // namespace pulse::proxmox::testing

@@ -1321,6 +1321,15 @@ void FakePveServer::SetGuestStatus(int vmid, std::string_view status) {
   absl::MutexLock l(&impl_->mu_);
   impl_->guests_[vmid].status = std::string(status);
 }
+void FakePveServer::SetStorageUsed(std::string_view node, std::string_view storage,
+                                   std::int64_t used) {
+  absl::MutexLock l(&impl_->mu_);
+  for (Storage& s : impl_->storage_) {
+    if (s.node == node && s.storage == storage) {
+      s.used = used;
+    }
+  }
+}
 void FakePveServer::SetTaskExitStatus(std::string_view exitstatus) {
   absl::MutexLock lock(&impl_->mu_);
   impl_->exit_status_ = std::string(exitstatus);

@@ -111,6 +111,8 @@ class FakePveServer {
   void SetNodeOnline(std::string_view node, bool online);
   void SetGuestLock(int vmid, std::string_view lock);
   void SetGuestStatus(int vmid, std::string_view status);
+  // The used bytes of a storage the scenario lists (its total stays).
+  void SetStorageUsed(std::string_view node, std::string_view storage, std::int64_t used);
   // The exit status of the tasks started from now on ("OK" by default).
   void SetTaskExitStatus(std::string_view exitstatus);
   void SetTaskPolls(int polls);

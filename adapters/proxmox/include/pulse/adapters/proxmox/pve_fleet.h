@@ -154,6 +154,10 @@ class PveFleet final : public core::Fleet {
   const PveFleetOptions options_;
   // The change feed from the cluster's tasks (Refresh appends; bounded by kFleetMaxChanges).
   void RecordTaskChanges(const View& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+  // Changes between two views that no task announces: a guest that was running and is stopped
+  // ("stop"), a storage whose usage rose to kStorageThresholdPct or over ("storage_threshold").
+  void RecordStateChanges(const View& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+  void Append(std::vector<core::FleetChange> fresh) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<PveClient> client_;    // reads and dispatch
   const std::unique_ptr<PveClient> observer_;  // postconditions: its own connections
@@ -180,6 +184,14 @@ class PveFleet final : public core::Fleet {
   // The finished tasks of the last /cluster/tasks read (a task is a change once, when it is
   // first seen finished); unset until the first read, whose tasks are the past, not changes.
   std::optional<std::set<std::string>> finished_tasks_ ABSL_GUARDED_BY(refresh_mu_);
+  // The last view's guest statuses and storage usage (percent), by resource id; unset until the
+  // first view, whose states are the starting point, not changes.
+  std::optional<std::map<std::string, std::string>> guest_status_ ABSL_GUARDED_BY(refresh_mu_);
+  std::map<std::string, double> storage_usage_ ABSL_GUARDED_BY(refresh_mu_);
 };
+
+// A storage whose usage rises to this percentage or over is a storage_threshold change (once per
+// crossing).
+inline constexpr double kStorageThresholdPct = 90.0;
 
 }  // namespace pulse::proxmox
