@@ -236,6 +236,11 @@ PatrolRunRecord PatrolService::Execute(PatrolTicket ticket) {
                             settings.status().message()));
   }
   work.effective = settings.ok() ? EffectiveAutonomy(work.settings) : AutonomyLevel::kMonitor;
+  if (r.trigger == PatrolTrigger::kAlert) {
+    // An alert is another system's input: the run it starts never executes a fix on its own,
+    // at most it plans one for a human to approve (docs/alerts.md).
+    work.effective = std::min(work.effective, AutonomyLevel::kApproval);
+  }
   r.autonomy_level = std::string(ToString(work.effective));
 
   PatrolModelChoice choice;

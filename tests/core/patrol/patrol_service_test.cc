@@ -466,6 +466,25 @@ TEST_CASE("Autopilot without an acknowledgement behaves as approval", "[core][pa
   CHECK(RemediationFor(full, kWorkerExited)->outcome == "fix_verified");
 }
 
+TEST_CASE("a run an alert started plans fixes for approval even under acknowledged Autopilot",
+          "[core][patrol][alerts]") {
+  Fixture f(/*with_model=*/true);
+  f.SetAutonomy(AutonomyLevel::kFull, /*acknowledged=*/true);
+  ScriptAutoFixRun(f.provider);
+  core::PatrolRunRecord r = f.Run({}, core::PatrolTrigger::kAlert);
+  CHECK(r.trigger == core::PatrolTrigger::kAlert);
+  CHECK(r.autonomy_level == "approval");
+  const core::PatrolRemediation* m = RemediationFor(r, kWorkerExited);
+  REQUIRE(m != nullptr);
+  CHECK(m->outcome == "fix_queued");
+  CHECK(f.fleet.dispatch_calls() == 0);
+  // An event-triggered run is the fleet's own observation: the configured level holds.
+  Fixture event(/*with_model=*/true);
+  event.SetAutonomy(AutonomyLevel::kFull, /*acknowledged=*/true);
+  ScriptAutoFixRun(event.provider);
+  CHECK(event.Run({}, core::PatrolTrigger::kEvent).autonomy_level == "full");
+}
+
 // db-01 under memory pressure, with an approval-free elevated capability ("migrate") next to
 // its admin-floored restart; the model proposes the migration. Returns the remediation.
 core::PatrolRemediation MigrateUnder(Fixture& f) {

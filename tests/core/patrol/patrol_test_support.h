@@ -142,8 +142,9 @@ struct Fixture {
     REQUIRE(patrol->SetAutonomy(s).ok());
   }
 
-  core::PatrolRunRecord Run(core::PatrolScope scope = {}) {
-    absl::StatusOr<core::PatrolRunRecord> r = patrol->Run(scope, core::PatrolTrigger::kManual);
+  core::PatrolRunRecord Run(core::PatrolScope scope = {},
+                            core::PatrolTrigger trigger = core::PatrolTrigger::kManual) {
+    absl::StatusOr<core::PatrolRunRecord> r = patrol->Run(scope, trigger);
     REQUIRE(r.ok());
     return *r;
   }
