@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "pulse/adapters/http_client/http_client.h"
 #include "pulse/core/string_view.h"
+#include "src/curl_global.h"
 #include "src/errors.h"
 
 namespace pulse::http_client {
@@ -35,16 +36,6 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr absl::Duration kPollTick = absl::Milliseconds(10);
 
 using core::ToAbsl;
-
-// curl_global_init is not thread-safe; every client call runs it through here first.
-bool GlobalInit() {
-  static const bool ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  return ok;
-}
-
-struct ListDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
 
 bool IsTokenChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
@@ -246,7 +237,7 @@ class Exchange {
 // `pin` and `exchange` must outlive the transfer; `headers` receives the header list.
 void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
                 const Request& request, const std::string& url, Exchange& exchange,
-                std::unique_ptr<curl_slist, ListDeleter>& headers) {
+                std::unique_ptr<curl_slist, CurlListDeleter>& headers) {
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);  // cancelling never waits for a name lookup
@@ -448,7 +439,7 @@ absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Open(ClientOptions optio
   if (!options.client_key_file.empty() && ::access(options.client_key_file.c_str(), R_OK) != 0) {
     return absl::InvalidArgumentError("the client key file cannot be read");
   }
-  if (!GlobalInit()) {
+  if (!CurlGlobalInit()) {
     return absl::InternalError("the HTTP library could not be initialised");
   }
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(options), std::move(pin)));
@@ -503,7 +494,7 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
   CURL* e = handles.easy;
   CURLM* multi = handles.multi;
   const std::string url = options_.base.Origin() + options_.base.Target(request.target);
-  std::unique_ptr<curl_slist, ListDeleter> headers;
+  std::unique_ptr<curl_slist, CurlListDeleter> headers;
   SetOptions(e, options_, pin_, request, url, exchange, headers);
 
   if (curl_multi_add_handle(multi, e) != CURLM_OK) {

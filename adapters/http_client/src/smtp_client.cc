@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "pulse/core/string_view.h"
+#include "src/curl_global.h"
 
 namespace pulse::http_client {
 namespace {
@@ -19,18 +20,9 @@ using core::ToAbsl;
 
 constexpr std::size_t kMaxUrlBytes = 2048;
 
-bool GlobalInit() {
-  static const bool ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  return ok;
-}
-
 struct EasyDeleter {
   void operator()(CURL* e) const { curl_easy_cleanup(e); }
 };
-struct ListDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-
 absl::Status Bad(std::string_view what, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(ToAbsl(what), " ", ToAbsl(why)));
 }
@@ -156,7 +148,7 @@ SmtpOutcome SendMail(const SmtpOptions& options, const MailMessage& message) {
     out.error = "the message has no recipient";
     return out;
   }
-  if (!GlobalInit()) {
+  if (!CurlGlobalInit()) {
     out.error = "libcurl could not be initialised";
     return out;
   }
@@ -166,7 +158,7 @@ SmtpOutcome SendMail(const SmtpOptions& options, const MailMessage& message) {
     return out;
   }
   CURL* e = easy.get();
-  std::unique_ptr<curl_slist, ListDeleter> recipients;
+  std::unique_ptr<curl_slist, CurlListDeleter> recipients;
   for (const std::string& to : message.to) {
     curl_slist* next = curl_slist_append(recipients.get(), absl::StrCat("<", to, ">").c_str());
     if (next == nullptr) {

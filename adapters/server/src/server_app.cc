@@ -387,8 +387,8 @@ absl::Status ServerApp::Parts::OpenServer() {
   notify_options.ca_file = config.notify_ca_file;
   notification_sender = std::make_unique<NotificationSender>(
       *storage->notifications, *storage->notification_channels, clock, notify_options);
-  // Alerts start scoped Patrol runs (trigger alert) through the same slots and queue as the
-  // manual ones.
+  // Alerts (trigger alert) and fleet changes (trigger event) start scoped Patrol runs through
+  // the same slots and queue as the manual ones; a run that cannot be queued is abandoned there.
   const auto start_run = [patrol = patrol.get(),
                           scheduler = scheduler.get()](core::PatrolTrigger trigger) {
     return [patrol, scheduler,

@@ -138,8 +138,12 @@ TEST_CASE("a receiver down for a while then back gets each notification once, la
   TempDir dir;
   const std::string token = MintToken(dir.path(), kNotifyScopes, "operator");
   NotificationReceiver receiver;
-  ServerProcess server(dir.path(),
-                       {.args = {"--patrol-interval", "0", "--notify-retry-base", "500ms"}});
+  // The rows are attempted while the Patrol run still writes them, so how far their backoff
+  // has grown when the receiver returns depends on how long the run took: under ASan on a loaded
+  // machine the next attempt came more than 30 s after it (a local full ASan suite with clang-tidy
+  // beside it, 2026-12-04). Enough attempts that none dies, and a wait that covers a 64 s backoff.
+  ServerProcess server(dir.path(), {.args = {"--patrol-interval", "0", "--notify-retry-base",
+                                             "500ms", "--notify-max-attempts", "30"}});
   REQUIRE(PutChannels(server.port(), token, WebhookChannel(receiver)).status == 200);
   receiver.Stop();
   const absl::Time down_at = absl::Now();
@@ -151,7 +155,7 @@ TEST_CASE("a receiver down for a while then back gets each notification once, la
   CHECK(settings["outbox"]["delivered"].GetInt64() == 0);
   receiver.Start();
   const absl::Time back_at = absl::Now();
-  REQUIRE(receiver.WaitFor(created.size(), absl::Seconds(30)));
+  REQUIRE(receiver.WaitFor(created.size(), absl::Seconds(90)));
   absl::SleepFor(absl::Seconds(1));
   const std::vector<ReceivedRequest> got = receiver.Requests();
   CHECK(got.size() == created.size());
