@@ -90,7 +90,7 @@ class NotificationSender {
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
   // Per channel, the times of its deliveries in the last minute (the sender thread only).
   std::map<std::string, std::deque<absl::Time>> sent_;
-  absl::BitGen bitgen_;  // retry jitter (the sender thread only)
+  absl::BitGen bitgen_;                           // retry jitter (the sender thread only)
   absl::Time last_prune_ = absl::InfinitePast();  // the sender thread only
   std::thread thread_;
 };

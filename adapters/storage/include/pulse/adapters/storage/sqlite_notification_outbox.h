@@ -38,8 +38,7 @@ class SqliteNotificationOutbox final : public core::NotificationOutbox {
   absl::StatusOr<std::vector<core::OutboxEntry>> List(std::optional<core::OutboxState> state,
                                                       std::size_t limit) const override;
   absl::StatusOr<core::OutboxCounts> Counts() const override;
-  absl::StatusOr<std::int64_t> Prune(absl::Time delivered_before,
-                                     absl::Time dead_before) override;
+  absl::StatusOr<std::int64_t> Prune(absl::Time delivered_before, absl::Time dead_before) override;
 
  private:
   SqliteDatabase& database_;
