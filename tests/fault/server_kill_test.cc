@@ -1,6 +1,6 @@
-// SIGKILL of pulse-server while an approved action is executing (admitted and dispatched to the
-// demo fleet, whose change lands 300 ms later, result not yet recorded), then a restart on the
-// same data dir: the start-up reconciliation settles the action as failed with execution
+// SIGKILL of pulse-server while an approved action is executing (admitted, audited and dispatched
+// to the demo fleet, whose change lands 300 ms later, result not yet recorded), then a restart on
+// the same data dir: the start-up reconciliation settles the action as failed with execution
 // inconclusive, executing it again replays that disposition without dispatching, and every
 // row written before the kill (plan, decision, admission, audit) is still there, once.
 // A kill that lands after the execution finished (a machine too starved to run the test for
@@ -48,14 +48,21 @@ std::string KillDuringExecution(const std::string& dir) {
   INFO(decided.body);
   REQUIRE(decided.status == 200);
 
-  // Execute on a thread of its own; kill the server as soon as the admission is durable.
+  // Execute on a thread of its own; kill the server as soon as the admission and its
+  // dispatch_started audit row are durable. The audit row is a second commit after the
+  // admission (the lifecycle events are the authoritative history, committed with it), so
+  // polling the admission alone could land the kill between the two (CI did, once).
   Reply executed;
   std::thread execute([&] { executed = ExecuteAction(port, executor, action_id); });
   bool admitted = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!admitted && std::chrono::steady_clock::now() < deadline) {
     admitted = CountRows(dir, "SELECT count(*) FROM action_dispatches WHERE action_id = '" +
-                                  action_id + "'") == 1;
+                                  action_id + "'") == 1 &&
+               CountRows(dir,
+                         "SELECT count(*) FROM audit_log WHERE event = 'dispatch_started' AND "
+                         "subject_id = '" +
+                             action_id + "'") == 1;
     if (!admitted) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
