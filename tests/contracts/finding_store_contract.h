@@ -142,6 +142,33 @@ void GetUnknownIsNotFound(Store& store) {
   CHECK(absl::IsNotFound(got.status()));
 }
 
+// GetBatch: the findings among the ids asked for, in the order asked, each at its version;
+// unknown ids are left out, a repeated id comes back each time, and none asked is none read.
+template <class Store>
+void GetBatchReadsTheStoredOnesInOrder(Store& store) {
+  const core::Finding full = FullFinding("b-full");
+  REQUIRE(store.Put(full, 0).ok());
+  core::Finding simple = SimpleFinding("a-simple", "vm:1", core::Category::kGeneral);
+  REQUIRE(store.Put(simple, 0).ok());
+  simple.times_raised = 5;
+  REQUIRE(store.Put(simple, 1).ok());
+  auto got = store.GetBatch({"b-full", "missing", "a-simple", "", "b-full"});
+  REQUIRE(got.ok());
+  CHECK(Ids(*got) == std::vector<std::string>{"b-full", "a-simple", "b-full"});
+  REQUIRE(got->size() == 3);
+  CHECK((*got)[0].finding == full);
+  CHECK((*got)[0].version == 1);
+  CHECK((*got)[1].finding == simple);
+  CHECK((*got)[1].version == 2);
+  CHECK((*got)[2].finding == full);
+  auto none = store.GetBatch({});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  auto unknown = store.GetBatch({"x", "y"});
+  REQUIRE(unknown.ok());
+  CHECK(unknown->empty());
+}
+
 template <class Store>
 void CreateThenGetRoundTripsEveryField(Store& store) {
   const core::Finding f = FullFinding("f1");
@@ -542,6 +569,9 @@ void BatchIsSeenWholeOrNotAtAll(Store& store) {
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "a created finding reads back whole at version 1",          \
                                      CreateThenGetRoundTripsEveryField)                          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "a batch get reads the stored ones in the order asked",     \
+                                     GetBatchReadsTheStoredOnesInOrder)                          \
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "creating an existing id is Aborted and changes nothing",   \
                                      CreateOfExistingIdIsAbortedAndKeepsTheRecord)               \

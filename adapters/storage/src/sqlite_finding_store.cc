@@ -99,6 +99,45 @@ absl::StatusOr<core::StoredFinding> SqliteFindingStore::Get(std::string_view id)
   return *std::move(found);
 }
 
+absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::GetBatch(
+    const std::vector<std::string>& ids) const {
+  // One read transaction and one prepared statement for the batch (a seek by primary key per
+  // id); the rows are copied out under the connection lock and decoded after it is released.
+  struct RawRow {
+    std::string id;
+    std::string json;
+    std::int64_t version = 0;
+  };
+  std::vector<RawRow> rows;
+  rows.reserve(ids.size());
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    rows.clear();
+    SQLite::Statement q(db, "SELECT record_json, version FROM findings WHERE id = ?");
+    for (const std::string& id : ids) {
+      q.reset();
+      q.bind(1, id);
+      if (q.executeStep()) {
+        rows.push_back(RawRow{id, q.getColumn(0).getString(), q.getColumn(1).getInt64()});
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  std::vector<core::StoredFinding> out;
+  out.reserve(rows.size());
+  for (RawRow& row : rows) {
+    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
+    if (!finding.ok()) {
+      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
+                                              " does not decode: ", finding.status().message()));
+    }
+    out.push_back(core::StoredFinding{*std::move(finding), row.version});
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
     const core::FindingFilter& filter) const {
   std::optional<std::int64_t> active_ns;
@@ -407,6 +446,16 @@ class FindingWriter {
                 "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
                 "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
                 "WHERE id = ? AND version = ?"),
+        // The same update when the finding keeps its resource, category, severity and
+        // detection time (a resolve, a note, a snooze...): SQLite rewrites an index only when
+        // the SET clause names one of its columns, so this one leaves the resource, category,
+        // name, storage and page-order indexes alone. When it matches no row, `update_` runs.
+        update_state_(db,
+                      "UPDATE findings SET version = version + 1, is_open = ?, "
+                      "snoozed_until_ns = ?, record_json = ?, is_resolved = ? "
+                      "WHERE id = ? AND version = ? AND resource_id = ? AND category = ? "
+                      "AND resource_name = ? AND may_be_storage = ? AND severity_key = ? "
+                      "AND detected_key = ?"),
         current_(db, "SELECT version FROM findings WHERE id = ?"),
         before_(db,
                 "SELECT severity_key, is_resolved, "
@@ -453,6 +502,22 @@ class FindingWriter {
       insert_.bind(11, w.resolved);
       changed = insert_.exec();
     } else {
+      update_state_.reset();
+      update_state_.bind(1, w.open);
+      BindOptionalTime(update_state_, 2, w.snoozed_ns);
+      update_state_.bind(3, w.json);
+      update_state_.bind(4, w.resolved);
+      update_state_.bind(5, finding.id);
+      update_state_.bind(6, static_cast<std::int64_t>(w.expected_version));
+      update_state_.bind(7, finding.resource_id);
+      update_state_.bind(8, w.category);
+      update_state_.bind(9, finding.resource_name);
+      update_state_.bind(10, w.may_be_storage);
+      update_state_.bind(11, w.severity_key);
+      update_state_.bind(12, w.detected_key);
+      changed = update_state_.exec();
+    }
+    if (changed == 0 && w.expected_version != 0) {
       update_.reset();
       update_.bind(1, finding.resource_id);
       update_.bind(2, w.category);
@@ -484,6 +549,7 @@ class FindingWriter {
  private:
   SQLite::Statement insert_;
   SQLite::Statement update_;
+  SQLite::Statement update_state_;
   SQLite::Statement current_;
   SQLite::Statement before_;
   SQLite::Database& db_;

@@ -1,5 +1,6 @@
 // FindingsService: Patrol verdicts, the deterministic resolve gate, end-of-run stale
 // reconciliation, and capacity forecasts.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -220,58 +221,65 @@ absl::StatusOr<StaleReconciliation> FindingsService::ReconcileStale(
     return absl::OkStatus();
   };
   int verifications = 0;
-  std::size_t examined = 0;
-  for (const std::string& id : ledger.StaleCandidates()) {
-    // Every kStaleResolveBatch candidates, staged or not, and before each write of a batch.
-    const bool full = staged.size() >= kStaleResolveBatch;
-    if ((full || ++examined % kStaleResolveBatch == 0) && stop()) {
+  // The candidates are read kStaleResolveBatch at a time (GetBatch: one read, not one per
+  // finding). A finding changed between that read and its batch's write fails the version
+  // check and is resolved alone from a fresh read (flush).
+  const std::vector<std::string> candidates = ledger.StaleCandidates();
+  std::vector<std::string> chunk;
+  for (std::size_t start = 0; start < candidates.size(); start += kStaleResolveBatch) {
+    // Before each write of a batch and each read of candidates (a batch stages at most the
+    // kStaleResolveBatch resolves of the candidates read before it).
+    if (stop()) {
       return out;  // the staged resolves are not written: nothing half-done
     }
-    if (full) {
-      PULSE_RETURN_IF_ERROR(flush());
-    }
-    absl::StatusOr<StoredFinding> stored = store_.Get(id);
-    if (absl::IsNotFound(stored.status())) {
-      continue;
-    }
-    PULSE_RETURN_IF_ERROR(stored.status());
-    const Finding& f = stored->finding;
-    const absl::Time now = clock_.Now();
-    if (!IsActive(f, now)) {
-      continue;
-    }
-    if (CategorySupportsStaleAutoResolve(f.category)) {
-      absl::StatusOr<Mutation> m = findings_internal::ApplyChange(f, now, [](Transition& tx) {
-        return ResolveChange(tx, kStaleResolveReason, {}, kVerificationNotRequired);
-      });
-      if (m.ok() && m->written) {
-        staged.push_back(FindingWrite{std::move(m->finding), stored->version});
-      } else if (!m.ok() && !absl::IsFailedPrecondition(m.status())) {
-        return m.status();
-      }
-      continue;
-    }
-    if (!verifier_.CanVerify(f)) {
-      out.kept.push_back(id);
-      continue;
-    }
-    if (verifications >= kMaxVerifiedStaleResolvesPerRun) {
-      out.deferred.push_back(id);
-      continue;
-    }
+    PULSE_RETURN_IF_ERROR(flush());
     if (stop()) {
       return out;
     }
-    ++verifications;
-    absl::StatusOr<VerifierVerdict> verdict = verifier_.Verify(f);
-    if (verdict.ok() && *verdict == VerifierVerdict::kSignalGone) {
-      PULSE_ASSIGN_OR_RETURN(bool resolved, Settled(ResolveVerified(f, kVerifiedStaleResolveReason,
-                                                                    {}, kVerificationConfirmed)));
-      if (resolved) {
-        out.verified_resolved.push_back(id);
+    const std::size_t end = std::min(candidates.size(), start + kStaleResolveBatch);
+    chunk.assign(candidates.begin() + static_cast<std::ptrdiff_t>(start),
+                 candidates.begin() + static_cast<std::ptrdiff_t>(end));
+    PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> read, store_.GetBatch(chunk));
+    for (const StoredFinding& stored : read) {
+      const Finding& f = stored.finding;
+      const absl::Time now = clock_.Now();
+      if (!IsActive(f, now)) {
+        continue;
       }
-    } else {
-      out.kept.push_back(id);  // still present, inconclusive or failed: fail closed
+      if (CategorySupportsStaleAutoResolve(f.category)) {
+        absl::StatusOr<Mutation> m = findings_internal::ApplyChange(f, now, [](Transition& tx) {
+          return ResolveChange(tx, kStaleResolveReason, {}, kVerificationNotRequired);
+        });
+        if (m.ok() && m->written) {
+          staged.push_back(FindingWrite{std::move(m->finding), stored.version});
+        } else if (!m.ok() && !absl::IsFailedPrecondition(m.status())) {
+          return m.status();
+        }
+        continue;
+      }
+      if (!verifier_.CanVerify(f)) {
+        out.kept.push_back(f.id);
+        continue;
+      }
+      if (verifications >= kMaxVerifiedStaleResolvesPerRun) {
+        out.deferred.push_back(f.id);
+        continue;
+      }
+      if (stop()) {
+        return out;
+      }
+      ++verifications;
+      absl::StatusOr<VerifierVerdict> verdict = verifier_.Verify(f);
+      if (verdict.ok() && *verdict == VerifierVerdict::kSignalGone) {
+        PULSE_ASSIGN_OR_RETURN(
+            bool resolved,
+            Settled(ResolveVerified(f, kVerifiedStaleResolveReason, {}, kVerificationConfirmed)));
+        if (resolved) {
+          out.verified_resolved.push_back(f.id);
+        }
+      } else {
+        out.kept.push_back(f.id);  // still present, inconclusive or failed: fail closed
+      }
     }
   }
   if (stop()) {

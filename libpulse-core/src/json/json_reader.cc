@@ -1,6 +1,8 @@
 #include "pulse/core/json/json_reader.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <set>
 #include <utility>
 #include <vector>
@@ -91,21 +93,31 @@ JsonObjectReader::JsonObjectReader(const rapidjson::Value& value, std::string pa
     Record(JsonReadProblem::kNotObject, {});
     return;
   }
-  std::set<std::string_view> seen;
+  // The first member (document order) whose name an earlier one has: the names sorted with
+  // their positions, so equal names sit together in document order, one allocation in all.
+  std::vector<std::pair<std::string_view, std::size_t>> names;
+  names.reserve(value_.MemberCount());
   for (const auto& m : value_.GetObject()) {
-    const std::string_view name = StringViewOf(m.name);
-    if (!seen.insert(name).second) {
-      Record(JsonReadProblem::kDuplicateMember, name);
-      duplicate_from_constructor_ = true;
-      return;
+    names.emplace_back(StringViewOf(m.name), names.size());
+  }
+  std::sort(names.begin(), names.end());
+  std::size_t first_repeat = names.size();
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) {
+      first_repeat = std::min(first_repeat, names[i].second);
     }
+  }
+  if (first_repeat < names.size()) {
+    Record(JsonReadProblem::kDuplicateMember,
+           StringViewOf((value_.MemberBegin() + static_cast<std::ptrdiff_t>(first_repeat))->name));
+    duplicate_from_constructor_ = true;
   }
 }
 
 absl::Status JsonObjectReader::ExpectMembers(std::initializer_list<std::string_view> allowed) {
-  for (std::string_view name : allowed) {
-    expected_.emplace(name);
-  }
+  // Every member is checked against `allowed` below, so Finish has nothing left to find and
+  // the accessors need not note their keys.
+  members_declared_ = true;
   if (!value_.IsObject()) {
     return status();
   }
@@ -138,7 +150,9 @@ absl::Status JsonObjectReader::ExpectMembers(std::initializer_list<std::string_v
 }
 
 const rapidjson::Value* JsonObjectReader::Member(std::string_view key, JsonPresence presence) {
-  expected_.emplace(key);
+  if (!members_declared_) {
+    expected_.emplace(key);
+  }
   if (!value_.IsObject()) {
     return nullptr;
   }
@@ -280,7 +294,7 @@ absl::Status JsonObjectReader::status() const {
 }
 
 absl::Status JsonObjectReader::Finish() {
-  if (!error_.has_value()) {
+  if (!error_.has_value() && !members_declared_) {
     for (const auto& m : value_.GetObject()) {
       const std::string_view name = StringViewOf(m.name);
       if (expected_.find(name) == expected_.end()) {

@@ -389,6 +389,10 @@ class ClashingStore final : public FindingStore {
  public:
   explicit ClashingStore(FindingStore& inner) : inner_(inner) {}
   absl::StatusOr<StoredFinding> Get(std::string_view id) const override { return inner_.Get(id); }
+  absl::StatusOr<std::vector<StoredFinding>> GetBatch(
+      const std::vector<std::string>& ids) const override {
+    return inner_.GetBatch(ids);
+  }
   absl::StatusOr<std::vector<StoredFinding>> List(const FindingFilter& f) const override {
     return inner_.List(f);
   }

@@ -218,7 +218,8 @@ class FindingsService {
   // the rest are deferred); otherwise they stay active. Call it only after a successful full
   // run: it refuses (FailedPrecondition, nothing resolved) when ledger.CheckAllAssessed()
   // fails, since a missing verdict is a run error, never an all-clear.
-  // Resolves by absence are written kStaleResolveBatch to a transaction (a finding changed
+  // The candidates are read kStaleResolveBatch at a time (FindingStore::GetBatch), and
+  // resolves by absence are written kStaleResolveBatch to a transaction (a finding changed
   // meanwhile is resolved alone from a fresh read, if still active). When `cancelled` is set
   // and becomes true, it stops before the next batch or verification and returns what it did
   // (StaleReconciliation::cancelled); a staged batch is dropped, never half-written.

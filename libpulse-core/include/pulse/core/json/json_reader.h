@@ -193,6 +193,7 @@ class JsonObjectReader {
   std::set<std::string, std::less<>> expected_;
   std::optional<JsonReadError> error_;
   bool duplicate_from_constructor_ = false;
+  bool members_declared_ = false;  // ExpectMembers was called: it checked every member
 };
 
 }  // namespace pulse::core

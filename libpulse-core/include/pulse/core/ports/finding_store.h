@@ -143,6 +143,13 @@ class FindingStore {
   // The finding with this id. NotFound when there is none.
   [[nodiscard]] virtual absl::StatusOr<StoredFinding> Get(std::string_view id) const = 0;
 
+  // The stored findings among `ids`, read in one consistent snapshot: one entry per id that
+  // names a finding, in the order of `ids` (an id with no finding is left out; a repeated id
+  // is returned each time). Bulk readers (Patrol's stale reconciliation) read a batch of
+  // candidates with one call instead of a Get (a read transaction) per finding.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> GetBatch(
+      const std::vector<std::string>& ids) const = 0;
+
   // Findings matching `filter`, ordered by id ascending.
   [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> List(
       const FindingFilter& filter) const = 0;

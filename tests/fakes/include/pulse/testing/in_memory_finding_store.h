@@ -50,6 +50,24 @@ class InMemoryFindingStore final : public core::FindingStore {
     return Load(it->second);
   }
 
+  absl::StatusOr<std::vector<core::StoredFinding>> GetBatch(
+      const std::vector<std::string>& ids) const override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status injected = TakeInjected("GetBatch"); !injected.ok()) {
+      return injected;
+    }
+    ++get_batch_count_;
+    std::vector<core::StoredFinding> out;
+    out.reserve(ids.size());
+    for (const std::string& id : ids) {
+      auto it = findings_.find(id);
+      if (it != findings_.end()) {
+        out.push_back(Load(it->second));
+      }
+    }
+    return out;
+  }
+
   absl::StatusOr<std::vector<core::StoredFinding>> List(
       const core::FindingFilter& filter) const override {
     absl::MutexLock lock(&mu_);
@@ -214,9 +232,9 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   // --- Test hooks ---
 
-  // The next call of `method` ("Get", "List", "Put", "PutBatch", "ListSuppressionRules",
-  // "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method) returns `status`
-  // instead of doing its work.
+  // The next call of `method` ("Get", "GetBatch", "List", "Put", "PutBatch",
+  // "ListSuppressionRules", "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method)
+  // returns `status` instead of doing its work.
   void FailNext(absl::Status status, std::string method = "") {
     absl::MutexLock lock(&mu_);
     injected_ = std::move(status);
@@ -239,6 +257,12 @@ class InMemoryFindingStore final : public core::FindingStore {
   std::int64_t batch_count() const {
     absl::MutexLock lock(&mu_);
     return batch_count_;
+  }
+
+  // GetBatch calls that reached the store (an injected failure aside).
+  std::int64_t get_batch_count() const {
+    absl::MutexLock lock(&mu_);
+    return get_batch_count_;
   }
 
   std::size_t size() const {
@@ -321,6 +345,7 @@ class InMemoryFindingStore final : public core::FindingStore {
   std::function<void()> before_put_ ABSL_GUARDED_BY(mu_);
   std::int64_t put_count_ ABSL_GUARDED_BY(mu_) = 0;
   std::int64_t batch_count_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable std::int64_t get_batch_count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::testing

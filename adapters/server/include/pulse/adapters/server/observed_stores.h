@@ -69,6 +69,10 @@ class ObservedFindingStore final : public core::FindingStore {
   absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override {
     return inner_.Get(id);
   }
+  absl::StatusOr<std::vector<core::StoredFinding>> GetBatch(
+      const std::vector<std::string>& ids) const override {
+    return inner_.GetBatch(ids);
+  }
   absl::StatusOr<std::vector<core::StoredFinding>> List(
       const core::FindingFilter& filter) const override {
     return inner_.List(filter);

@@ -2,7 +2,8 @@
 // as the core's JSON (findings/finding_json.h) beside the columns List filters on; Put is a
 // conditional write (`INSERT ... ON CONFLICT DO NOTHING` for a create, `UPDATE ... WHERE id=?
 // AND version=?` for an update), so the version check is the database's, not a read-then-write.
-// PutBatch runs the same statements, prepared once, for every write in one transaction.
+// PutBatch runs the same statements, prepared once, for every write in one transaction;
+// GetBatch reads many findings by id in one read transaction.
 // A finding is refused (InvalidArgument) unless its JSON decodes back to exactly the same
 // value, so nothing is stored that would read back different (ill-formed UTF-8, NULs, fields
 // beyond the codec's limits).
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +32,8 @@ class SqliteFindingStore final : public core::FindingStore {
   explicit SqliteFindingStore(SqliteDatabase& database) : database_(database) {}
 
   absl::StatusOr<core::StoredFinding> Get(std::string_view id) const override;
+  absl::StatusOr<std::vector<core::StoredFinding>> GetBatch(
+      const std::vector<std::string>& ids) const override;
   absl::StatusOr<std::vector<core::StoredFinding>> List(
       const core::FindingFilter& filter) const override;
   absl::StatusOr<std::vector<core::StoredFinding>> ListPage(
