@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <cstdint>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -206,6 +208,164 @@ void PagesNeitherRepeatNorSkipUnderWrites(Store& store) {
   }
 }
 
+// The operations-loop status counts as AgentViews computed them before the store counted them:
+// every finding decoded and tested (the reference for CountPatrolFindings).
+template <class Store>
+core::PatrolFindingCounts PatrolCountsByDecodingEvery(Store& store, absl::Time since,
+                                                      absl::Time now) {
+  absl::StatusOr<std::vector<core::StoredFinding>> all = store.List(core::FindingFilter{});
+  REQUIRE(all.ok());
+  core::PatrolFindingCounts c;
+  for (const core::StoredFinding& s : *all) {
+    const core::Finding& f = s.finding;
+    if (core::IsRuntimeFinding(f)) {
+      continue;
+    }
+    const bool issue =
+        core::SeverityRank(f.severity) >= core::SeverityRank(core::Severity::kWarning);
+    if (f.last_seen_at >= since) {
+      ++c.seen_since;
+      c.issues_seen_since += issue ? 1 : 0;
+    }
+    c.active_issues += core::IsActive(f, now) && issue ? 1 : 0;
+  }
+  return c;
+}
+
+template <class Store>
+void PatrolCountsFollowWindowActivityAndSeverity(Store& store) {
+  const absl::Time since = kContractT0 - absl::Hours(24);
+  const auto put = [&](core::Finding f) { REQUIRE(store.Put(f, 0).ok()); };
+  core::Finding recent =
+      PageFinding("recent-warning", "vm:1", core::Severity::kWarning, absl::Hours(30));
+  recent.last_seen_at = since;  // the window's first instant counts
+  put(recent);
+  core::Finding old =
+      PageFinding("old-critical", "vm:1", core::Severity::kCritical, absl::Hours(40));
+  old.last_seen_at = since - absl::Nanoseconds(1);  // seen before the window, still active
+  put(old);
+  core::Finding watch = PageFinding("recent-watch", "vm:2", core::Severity::kWatch, absl::Hours(1));
+  put(watch);  // seen in the window, not an issue
+  core::Finding resolved =
+      PageFinding("resolved", "vm:2", core::Severity::kCritical, absl::Hours(2));
+  resolved.resolved_at = kContractT0 - absl::Minutes(5);
+  put(resolved);  // seen in the window, an issue, not active
+  core::Finding snoozed = PageFinding("snoozed", "vm:3", core::Severity::kWarning, absl::Hours(2));
+  snoozed.snoozed_until = kContractT0 + absl::Hours(1);
+  put(snoozed);
+  core::Finding lapsed = PageFinding("lapsed", "vm:3", core::Severity::kWarning, absl::Hours(2));
+  lapsed.snoozed_until = kContractT0;  // a snooze ending now no longer hides it
+  put(lapsed);
+  core::Finding runtime = PageFinding("runtime", core::kRuntimeFindingResourceId,
+                                      core::Severity::kCritical, absl::Hours(1));
+  runtime.key = core::kRuntimeFindingKey;
+  put(runtime);  // never counted
+  core::Finding same_resource = PageFinding("ai-other", core::kRuntimeFindingResourceId,
+                                            core::Severity::kWarning, absl::Hours(1));
+  put(same_resource);  // the runtime resource with another key counts
+
+  auto counts = store.CountPatrolFindings(since, kContractT0);
+  REQUIRE(counts.ok());
+  // seen: recent-warning, recent-watch, resolved, snoozed, lapsed, ai-other
+  CHECK(counts->seen_since == 6);
+  CHECK(counts->issues_seen_since == 5);
+  // active issues: recent-warning, old-critical, lapsed, ai-other
+  CHECK(counts->active_issues == 4);
+  CHECK(*counts == PatrolCountsByDecodingEvery(store, since, kContractT0));
+
+  // An update that moves a finding out of the counts is counted at once.
+  recent.resolved_at = kContractT0;
+  recent.last_seen_at = since - absl::Hours(1);
+  REQUIRE(store.Put(recent, 1).ok());
+  auto after = store.CountPatrolFindings(since, kContractT0);
+  REQUIRE(after.ok());
+  CHECK(after->seen_since == 5);
+  CHECK(after->issues_seen_since == 4);
+  CHECK(after->active_issues == 3);
+  // Later, the snooze has lapsed too.
+  auto later = store.CountPatrolFindings(since, kContractT0 + absl::Hours(2));
+  REQUIRE(later.ok());
+  CHECK(later->active_issues == 4);
+}
+
+// CountPatrolFindings against the decode-every-finding computation on a randomised store:
+// random severities, last-seen times, resolves, snoozes, dismissals and suppressions, the
+// runtime finding among them, then random updates (some keeping the indexed columns, some
+// changing severity or resource), compared at several windows and instants.
+template <class Store>
+void PatrolCountsEqualTheDecodedCountOnARandomStore(Store& store) {
+  std::mt19937 rng(29);
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const core::Severity severities[] = {core::Severity::kCritical, core::Severity::kWarning,
+                                       core::Severity::kWatch, core::Severity::kInfo};
+  const auto randomise = [&](core::Finding& f) {
+    f.severity = severities[pick(4)];
+    f.last_seen_at = kContractT0 - absl::Minutes(pick(72 * 60));
+    f.resolved_at.reset();
+    f.snoozed_until.reset();
+    f.dismissed_reason.reset();
+    f.suppressed = false;
+    switch (pick(6)) {
+      case 0:
+        f.resolved_at = f.last_seen_at;
+        break;
+      case 1:
+        f.snoozed_until = kContractT0 + absl::Minutes(pick(240) - 120);
+        break;
+      case 2:
+        f.dismissed_reason = core::DismissReason::kNotAnIssue;
+        break;
+      case 3:
+        f.suppressed = true;
+        break;
+      default:
+        break;
+    }
+  };
+  constexpr int kFindings = 300;
+  std::vector<std::int64_t> versions(kFindings, 0);
+  std::vector<core::Finding> findings;
+  for (int i = 0; i < kFindings; ++i) {
+    const bool runtime = i % 50 == 0;
+    core::Finding f =
+        PageFinding("rand-" + std::to_string(1000 + i),
+                    runtime ? core::kRuntimeFindingResourceId : "vm:" + std::to_string(pick(20)),
+                    core::Severity::kWarning, absl::Hours(80));
+    if (runtime) {
+      f.key = core::kRuntimeFindingKey;
+    }
+    randomise(f);
+    auto v = store.Put(f, 0);
+    REQUIRE(v.ok());
+    versions[static_cast<std::size_t>(i)] = *v;
+    findings.push_back(f);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kFindings; i += 1 + pick(3)) {
+      core::Finding& f = findings[static_cast<std::size_t>(i)];
+      const core::Severity before = f.severity;
+      randomise(f);
+      if (pick(2) == 0) {
+        f.severity = before;  // keeps every indexed column but the state
+      }
+      if (pick(10) == 0 && !core::IsRuntimeFinding(f)) {
+        f.resource_id = "vm:" + std::to_string(pick(20));
+      }
+      auto v = store.Put(f, versions[static_cast<std::size_t>(i)]);
+      REQUIRE(v.ok());
+      versions[static_cast<std::size_t>(i)] = *v;
+    }
+    for (const absl::Duration window : {absl::Hours(24), absl::Hours(1), absl::Hours(100)}) {
+      for (const absl::Duration later : {absl::ZeroDuration(), absl::Minutes(61)}) {
+        const absl::Time now = kContractT0 + later;
+        auto counts = store.CountPatrolFindings(now - window, now);
+        REQUIRE(counts.ok());
+        CHECK(*counts == PatrolCountsByDecodingEvery(store, now - window, now));
+      }
+    }
+  }
+}
+
 }  // namespace pulse::testing::contracts
 
 #define PULSE_FINDING_PAGE_CONTRACT(NAME, FACTORY)                                               \
@@ -216,4 +376,10 @@ void PagesNeitherRepeatNorSkipUnderWrites(Store& store) {
                                      PagesMatchActivityAndResolution)                            \
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "pages neither repeat nor skip while findings are written", \
-                                     PagesNeitherRepeatNorSkipUnderWrites)
+                                     PagesNeitherRepeatNorSkipUnderWrites)                       \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "status counts follow the window, activity and severity",   \
+                                     PatrolCountsFollowWindowActivityAndSeverity)                \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "status counts equal the decoded count on a random store",  \
+                                     PatrolCountsEqualTheDecodedCountOnARandomStore)

@@ -580,7 +580,34 @@ DROP TABLE notification_channels;
 ALTER TABLE notification_channels_v14 RENAME TO notification_channels;
 )sql";
 
-constexpr std::array<Migration, 14> kMigrations = {{
+// Version 15 (issue 29): what the operations-loop status counts, without decoding a finding
+// (FindingStore::CountPatrolFindings): last_seen_ns is last_seen_at in Unix nanoseconds,
+// is_runtime marks the Patrol runtime finding (resource ai-service, key ai-patrol-error).
+// Existing rows are filled from their JSON as migration 9 filled detected_key; a last_seen_at
+// that does not convert exactly counts as the epoch until the next Put of that finding.
+constexpr char kSchemaV15[] = R"sql(
+ALTER TABLE findings ADD COLUMN last_seen_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE findings ADD COLUMN is_runtime INTEGER NOT NULL DEFAULT 0;
+UPDATE findings SET is_runtime = 1
+ WHERE resource_id = 'ai-service' AND json_extract(record_json, '$.key') = 'ai-patrol-error';
+UPDATE findings SET last_seen_ns = coalesce((
+    CASE WHEN strftime('%Y-%m-%dT%H:%M:%S', substr(d, 1, 19)) = substr(d, 1, 19)
+          AND unixepoch(substr(d, 1, 19)) BETWEEN -9223372036 AND 9223372035
+          AND (d GLOB '???????????????????Z'
+               OR (d GLOB '???????????????????.?*Z' AND length(d) <= 30
+                   AND substr(d, 21, length(d) - 21) NOT GLOB '*[^0-9]*'))
+      THEN unixepoch(substr(d, 1, 19)) * 1000000000
+           + CASE WHEN length(d) = 20 THEN 0
+                  ELSE CAST(substr(substr(d, 21, length(d) - 21) || '00000000', 1, 9)
+                            AS INTEGER) END END), 0)
+  FROM (SELECT id AS finding_id, json_extract(record_json, '$.last_seen_at') AS d FROM findings)
+ WHERE finding_id = findings.id;
+CREATE INDEX findings_seen ON findings (is_runtime, last_seen_ns, severity_key);
+CREATE INDEX findings_open_issues
+  ON findings (is_runtime, severity_key, snoozed_until_ns, is_open) WHERE is_open = 1;
+)sql";
+
+constexpr std::array<Migration, 15> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -595,6 +622,7 @@ constexpr std::array<Migration, 14> kMigrations = {{
     {12, "metered model spend per month", kSchemaV12},
     {13, "notification channels and outbox", kSchemaV13},
     {14, "email notification channels", kSchemaV14},
+    {15, "findings last-seen and runtime columns for the status counts", kSchemaV15},
 }};
 
 }  // namespace

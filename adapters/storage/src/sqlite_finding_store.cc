@@ -386,6 +386,39 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
   return out;
 }
 
+absl::StatusOr<core::PatrolFindingCounts> SqliteFindingStore::CountPatrolFindings(
+    absl::Time since, absl::Time now) const {
+  core::PatrolFindingCounts out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    // Two index-only counts (migration 15): findings_seen holds (is_runtime, last_seen_ns,
+    // severity_key) for every finding, findings_open_issues (is_runtime, severity_key,
+    // snoozed_until_ns, is_open) for the open ones. No record is read. A time outside int64
+    // nanoseconds (before 1678, after 2262) compares as the bound it saturates to, which is
+    // exact unless both sides of a comparison saturate to the same bound.
+    SQLite::Statement seen(db,
+                           "SELECT count(*), coalesce(sum(severity_key <= 1), 0) FROM findings "
+                           "WHERE is_runtime = 0 AND last_seen_ns >= ?");
+    seen.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(since)));
+    if (seen.executeStep()) {
+      out.seen_since = seen.getColumn(0).getInt64();
+      out.issues_seen_since = seen.getColumn(1).getInt64();
+    }
+    SQLite::Statement active(db,
+                             "SELECT count(*) FROM findings "
+                             "WHERE is_runtime = 0 AND is_open = 1 AND severity_key <= 1 "
+                             "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?)");
+    active.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(now)));
+    if (active.executeStep()) {
+      out.active_issues = active.getColumn(0).getInt64();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
 namespace {
 
 // A finding ready to write: its checks passed and its JSON and index columns computed outside
@@ -401,6 +434,8 @@ struct EncodedWrite {
   int severity_key = 0;
   std::int64_t detected_key = 0;
   int resolved = 0;
+  std::int64_t last_seen_ns = 0;
+  int runtime = 0;
 };
 
 // Put's checks and encoding; InvalidArgument (nothing to write) when they fail.
@@ -429,6 +464,8 @@ absl::StatusOr<EncodedWrite> EncodeWrite(const core::Finding& finding,
   out.severity_key = SeverityKey(finding.severity);
   out.detected_key = DetectedKey(finding.detected_at);
   out.resolved = finding.resolved_at.has_value() ? 1 : 0;
+  out.last_seen_ns = absl::ToUnixNanos(finding.last_seen_at);  // saturating: see the counts
+  out.runtime = core::IsRuntimeFinding(finding) ? 1 : 0;
   return out;
 }
 
@@ -439,23 +476,25 @@ class FindingWriter {
       : insert_(db,
                 "INSERT INTO findings (id, version, resource_id, category, is_open, "
                 "snoozed_until_ns, record_json, resource_name, may_be_storage, severity_key, "
-                "detected_key, is_resolved) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "detected_key, is_resolved, last_seen_ns, is_runtime) "
+                "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO NOTHING"),
         update_(db,
                 "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
                 "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
-                "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ? "
-                "WHERE id = ? AND version = ?"),
+                "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ?, "
+                "last_seen_ns = ?, is_runtime = ? WHERE id = ? AND version = ?"),
         // The same update when the finding keeps its resource, category, severity and
         // detection time (a resolve, a note, a snooze...): SQLite rewrites an index only when
         // the SET clause names one of its columns, so this one leaves the resource, category,
         // name, storage and page-order indexes alone. When it matches no row, `update_` runs.
         update_state_(db,
                       "UPDATE findings SET version = version + 1, is_open = ?, "
-                      "snoozed_until_ns = ?, record_json = ?, is_resolved = ? "
+                      "snoozed_until_ns = ?, record_json = ?, is_resolved = ?, "
+                      "last_seen_ns = ? "
                       "WHERE id = ? AND version = ? AND resource_id = ? AND category = ? "
                       "AND resource_name = ? AND may_be_storage = ? AND severity_key = ? "
-                      "AND detected_key = ?"),
+                      "AND detected_key = ? AND is_runtime = ?"),
         current_(db, "SELECT version FROM findings WHERE id = ?"),
         before_(db,
                 "SELECT severity_key, is_resolved, "
@@ -500,6 +539,8 @@ class FindingWriter {
       insert_.bind(9, w.severity_key);
       insert_.bind(10, w.detected_key);
       insert_.bind(11, w.resolved);
+      insert_.bind(12, w.last_seen_ns);
+      insert_.bind(13, w.runtime);
       changed = insert_.exec();
     } else {
       update_state_.reset();
@@ -507,14 +548,16 @@ class FindingWriter {
       BindOptionalTime(update_state_, 2, w.snoozed_ns);
       update_state_.bind(3, w.json);
       update_state_.bind(4, w.resolved);
-      update_state_.bind(5, finding.id);
-      update_state_.bind(6, static_cast<std::int64_t>(w.expected_version));
-      update_state_.bind(7, finding.resource_id);
-      update_state_.bind(8, w.category);
-      update_state_.bind(9, finding.resource_name);
-      update_state_.bind(10, w.may_be_storage);
-      update_state_.bind(11, w.severity_key);
-      update_state_.bind(12, w.detected_key);
+      update_state_.bind(5, w.last_seen_ns);
+      update_state_.bind(6, finding.id);
+      update_state_.bind(7, static_cast<std::int64_t>(w.expected_version));
+      update_state_.bind(8, finding.resource_id);
+      update_state_.bind(9, w.category);
+      update_state_.bind(10, finding.resource_name);
+      update_state_.bind(11, w.may_be_storage);
+      update_state_.bind(12, w.severity_key);
+      update_state_.bind(13, w.detected_key);
+      update_state_.bind(14, w.runtime);
       changed = update_state_.exec();
     }
     if (changed == 0 && w.expected_version != 0) {
@@ -529,8 +572,10 @@ class FindingWriter {
       update_.bind(8, w.severity_key);
       update_.bind(9, w.detected_key);
       update_.bind(10, w.resolved);
-      update_.bind(11, finding.id);
-      update_.bind(12, static_cast<std::int64_t>(w.expected_version));
+      update_.bind(11, w.last_seen_ns);
+      update_.bind(12, w.runtime);
+      update_.bind(13, finding.id);
+      update_.bind(14, static_cast<std::int64_t>(w.expected_version));
       changed = update_.exec();
     }
     if (changed == 1) {

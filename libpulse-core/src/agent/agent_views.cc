@@ -122,10 +122,6 @@ struct FindingCounts {
   }
 };
 
-bool AtLeastWarning(Severity severity) {
-  return SeverityRank(severity) >= SeverityRank(Severity::kWarning);
-}
-
 absl::Status UnknownResource(std::string_view id) {
   return absl::NotFoundError(absl::StrCat("no resource with id ", ToAbsl(id)));
 }
@@ -320,18 +316,12 @@ absl::StatusOr<OperationsLoopCounts> AgentViews::CountOperationsLoop(
   OperationsLoopCounts c;
   c.external_agent_ready = inputs.external_agent_ready;
 
-  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> findings, findings_.List(FindingFilter{}));
-  for (const StoredFinding& s : findings) {
-    const Finding& f = s.finding;
-    if (IsRuntimeFinding(f)) {
-      continue;
-    }
-    if (f.last_seen_at >= window_start) {
-      ++c.patrol_evidence;
-      c.patrol_issue_evidence += AtLeastWarning(f.severity) ? 1 : 0;
-    }
-    c.active_findings += IsActive(f, now) && AtLeastWarning(f.severity) ? 1 : 0;
-  }
+  // Counted by the store (index ranges in SQLite), never by decoding every finding.
+  PULSE_ASSIGN_OR_RETURN(PatrolFindingCounts findings,
+                         findings_.CountPatrolFindings(window_start, now));
+  c.patrol_evidence = findings.seen_since;
+  c.patrol_issue_evidence = findings.issues_seen_since;
+  c.active_findings = findings.active_issues;
 
   PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> actions,
                          agent_internal::ScanActions(actions_, AllActionStates()));

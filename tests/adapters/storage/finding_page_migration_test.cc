@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "contracts/finding_page_contract.h"
 #include "contracts/finding_store_contract.h"
 #include "migrations.h"
 #include "pulse/adapters/storage/sqlite_finding_store.h"
@@ -109,6 +110,45 @@ TEST_CASE("a release 8 database gets the findings order columns from each findin
   q.limit = 1;
   q.after = core::PagePositionOf(store->Get("warn-old")->finding);
   CHECK(contracts::Ids(*store->ListPage(q)) == std::vector<std::string>{"crit-b"});
+}
+
+TEST_CASE("a release 14 database gets the status count columns from each finding's JSON",
+          "[adapters][storage][findings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  const absl::Time since = kContractT0 - absl::Hours(24);
+  {
+    auto db = MustOpen(path);
+    auto store = *SqliteFindingStore::Open(*db);
+    core::Finding seen = Old("seen", core::Severity::kWarning, kContractT0 - absl::Hours(30));
+    seen.last_seen_at = since + absl::Nanoseconds(123456789);  // nanoseconds survive the SQL
+    REQUIRE(store->Put(seen, 0).ok());
+    core::Finding before = Old("before", core::Severity::kCritical, kContractT0 - absl::Hours(30));
+    before.last_seen_at = since - absl::Nanoseconds(1);
+    REQUIRE(store->Put(before, 0).ok());
+    core::Finding runtime = Old("runtime", core::Severity::kCritical, kContractT0);
+    runtime.resource_id = core::kRuntimeFindingResourceId;
+    runtime.key = core::kRuntimeFindingKey;
+    REQUIRE(store->Put(runtime, 0).ok());
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoPatrolCountColumns(raw);  // migration 15
+    raw.exec("DELETE FROM schema_version WHERE version >= 15");
+  }
+  auto db = MustOpen(path);
+  CHECK(*db->SchemaVersion() == kSchemaVersion);
+  CHECK(db->CheckIntegrity().ok());
+  auto store = *SqliteFindingStore::Open(*db);
+  auto counts = store->CountPatrolFindings(since, kContractT0);
+  REQUIRE(counts.ok());
+  CHECK(counts->seen_since == 1);
+  CHECK(counts->issues_seen_since == 1);
+  CHECK(counts->active_issues == 2);  // seen and before; the runtime finding never counts
+  CHECK(*counts == contracts::PatrolCountsByDecodingEvery(*store, since, kContractT0));
+  auto one_ns_later = store->CountPatrolFindings(since + absl::Nanoseconds(123456790), kContractT0);
+  REQUIRE(one_ns_later.ok());
+  CHECK(one_ns_later->seen_since == 0);
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
     UndoNotifications(raw);  // migration 13
     UndoAiSpend(raw);        // migration 12
     UndoAiSettings(raw);
+    UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 11");
   }
   auto db = MustOpen(path);

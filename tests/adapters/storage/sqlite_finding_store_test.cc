@@ -58,6 +58,7 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
@@ -205,6 +206,31 @@ TEST_CASE("a batch the database fails part-way writes none of its findings",
   CHECK(clean->at(0).value_or(0) == 2);
   CHECK(clean->at(1).value_or(0) == 1);
   CHECK(clean->at(2).value_or(0) == 1);
+}
+
+// The status counts read two index ranges and no finding's record (migration 15): SQLite's
+// plan for each of CountPatrolFindings' queries names a covering index.
+TEST_CASE("the status counts are index-only reads", "[adapters][storage][findings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  { MustOpen(path); }
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  const auto plan = [&](const std::string& sql) {
+    SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
+    std::string out;
+    while (q.executeStep()) {
+      out += q.getColumn(3).getString() + "\n";
+    }
+    return out;
+  };
+  const std::string seen = plan(
+      "SELECT count(*), coalesce(sum(severity_key <= 1), 0) FROM findings "
+      "WHERE is_runtime = 0 AND last_seen_ns >= 5");
+  CHECK(seen.find("COVERING INDEX findings_seen") != std::string::npos);
+  const std::string active = plan(
+      "SELECT count(*) FROM findings WHERE is_runtime = 0 AND is_open = 1 AND severity_key <= 1 "
+      "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= 5)");
+  CHECK(active.find("COVERING INDEX findings_open_issues") != std::string::npos);
 }
 
 }  // namespace

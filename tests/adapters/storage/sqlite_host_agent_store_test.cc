@@ -70,6 +70,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
     UndoAiSpend(raw);        // migration 12
     UndoAiSettings(raw);     // migration 11
     UndoHostAgents(raw);
+    UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 10");
     raw.exec(
         "INSERT INTO suppression_rules (id, rule_json) VALUES ('sup_kept', '{\"kept\":true}')");
@@ -78,7 +79,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 14);
+  CHECK(kSchemaVersion == 15);
   auto store = MustOpenStore(*db);
   CHECK(store->List()->empty());
   REQUIRE(store->Bind("web1", kTokA, T0()).ok());

@@ -35,6 +35,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");  // migration 6
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
@@ -46,7 +47,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 14);
+  CHECK(kSchemaVersion == 15);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -76,6 +77,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12

@@ -99,6 +99,7 @@ TEST_CASE("a token minted before kinds existed is a human token after migration 
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_id");
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
+    UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12

@@ -39,6 +39,15 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 15 (the findings last-seen and runtime columns and their indexes), for the
+// tests that roll a file back to an older release and reopen it.
+inline void UndoPatrolCountColumns(SQLite::Database& raw) {
+  raw.exec("DROP INDEX findings_seen");
+  raw.exec("DROP INDEX findings_open_issues");
+  raw.exec("ALTER TABLE findings DROP COLUMN last_seen_ns");
+  raw.exec("ALTER TABLE findings DROP COLUMN is_runtime");
+}
+
 // Undoes migration 13 (notification channels and outbox), for the tests that roll a file back
 // to an older release and reopen it.
 inline void UndoNotifications(SQLite::Database& raw) {

@@ -96,6 +96,11 @@ class OneByOneStore final : public core::FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
   }
+  absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
+                                                                absl::Time now) const override {
+    return inner_.CountPatrolFindings(since, now);
+  }
+
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override {
     return inner_.Put(finding, expected_version);

@@ -7,8 +7,13 @@
 //                       must cost at least);
 //   BM_FindingPage/N  - AgentViews::FindingList with limit=50 (GET /api/ai/patrol/findings);
 //   BM_FindingPage2/N - the page after it, through the first page's cursor;
-//   BM_FleetContext/N - AgentViews::FleetContext (GET /api/agent/fleet-context).
-// Each N runs floor, page, page 2, fleet context twice in that order (A B A B), so work from
+//   BM_FleetContext/N - AgentViews::FleetContext (GET /api/agent/fleet-context);
+//   BM_Status/N       - AgentViews::OperationsLoopStatus (GET /api/agent/patrol-control/status),
+//                       whose finding counts are FindingStore::CountPatrolFindings;
+//   BM_StatusBefore/N - those counts as they were computed before: every finding listed,
+//                       decoded and tested (the reference the equivalence test checks against).
+// Each N runs floor, page, page 2, fleet context, status, status before twice in that order
+// (A B A B), so work from
 // other sessions weighs on both; the summary prints each view's mean time as a multiple of the
 // floor's. No pass/fail: the figures are for docs/performance.md ("Views at scale").
 #include <SQLiteCpp/Database.h>
@@ -195,6 +200,46 @@ void FleetContext(benchmark::State& state) {
   }
 }
 
+void Status(benchmark::State& state) {
+  Populated& p = At(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    absl::StatusOr<std::string> body = p.views->OperationsLoopStatus({});
+    if (!body.ok()) {
+      state.SkipWithError(body.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(*body);
+  }
+}
+
+void StatusBefore(benchmark::State& state) {
+  Populated& p = At(static_cast<int>(state.range(0)));
+  const absl::Time now = p.clock.Now();
+  const absl::Time since = now - absl::Hours(24);
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<core::StoredFinding>> all = p.store->List(core::FindingFilter{});
+    if (!all.ok()) {
+      state.SkipWithError(all.status().ToString().c_str());
+      return;
+    }
+    core::PatrolFindingCounts c;
+    for (const core::StoredFinding& s : *all) {
+      const core::Finding& f = s.finding;
+      if (core::IsRuntimeFinding(f)) {
+        continue;
+      }
+      const bool issue =
+          core::SeverityRank(f.severity) >= core::SeverityRank(core::Severity::kWarning);
+      if (f.last_seen_at >= since) {
+        ++c.seen_since;
+        c.issues_seen_since += issue ? 1 : 0;
+      }
+      c.active_issues += core::IsActive(f, now) && issue ? 1 : 0;
+    }
+    benchmark::DoNotOptimize(c);
+  }
+}
+
 // Mean real time per iteration of every run, by name without the round suffix.
 class MeanReporter : public benchmark::ConsoleReporter {
  public:
@@ -246,23 +291,33 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("BM_FleetContext" + suffix).c_str(), FleetContext)
           ->Arg(n)
           ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_Status" + suffix).c_str(), Status)
+          ->Arg(n)
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_StatusBefore" + suffix).c_str(), StatusBefore)
+          ->Arg(n)
+          ->Unit(benchmark::kMillisecond);
     }
   }
   benchmark::Initialize(&argc, argv);
   MeanReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nviews at scale (SQLite file database, WAL, NORMAL; means of 2 rounds):\n");
-  std::printf("  %8s %12s %22s %22s %22s\n", "findings", "floor ms", "page(50) ms (x floor)",
-              "page 2 ms (x floor)", "fleet-context ms (x)");
+  std::printf("  %8s %12s %22s %22s %22s %22s %14s\n", "findings", "floor ms",
+              "page(50) ms (x floor)", "page 2 ms (x floor)", "fleet-context ms (x)",
+              "status ms (x floor)", "before ms");
   for (const int n : sizes) {
     const std::string arg = "/" + std::to_string(n);
     const double floor = reporter.MeanMs("BM_PageFloor" + arg);
     const double page = reporter.MeanMs("BM_FindingPage" + arg);
     const double page2 = reporter.MeanMs("BM_FindingPage2" + arg);
     const double fleet = reporter.MeanMs("BM_FleetContext" + arg);
+    const double status = reporter.MeanMs("BM_Status" + arg);
+    const double before = reporter.MeanMs("BM_StatusBefore" + arg);
     const auto x = [floor](double v) { return floor > 0 ? v / floor : 0.0; };
-    std::printf("  %8d %12.3f %13.3f (x%6.1f) %13.3f (x%6.1f) %13.3f (x%6.1f)\n", n, floor, page,
-                x(page), page2, x(page2), fleet, x(fleet));
+    std::printf(
+        "  %8d %12.3f %13.3f (x%6.1f) %13.3f (x%6.1f) %13.3f (x%6.1f) %13.3f (x%6.1f) %14.3f\n", n,
+        floor, page, x(page), page2, x(page2), fleet, x(fleet), status, x(status), before);
   }
   benchmark::Shutdown();
   return 0;

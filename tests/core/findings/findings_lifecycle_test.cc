@@ -403,6 +403,11 @@ class ClashingStore final : public FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
   }
+  absl::StatusOr<PatrolFindingCounts> CountPatrolFindings(absl::Time since,
+                                                          absl::Time now) const override {
+    return inner_.CountPatrolFindings(since, now);
+  }
+
   absl::StatusOr<std::int64_t> Put(const Finding&, std::int64_t) override {
     ++puts;
     return absl::AbortedError("clash");

@@ -99,6 +99,16 @@ struct ActiveFindingCounts {
   friend bool operator==(const ActiveFindingCounts&, const ActiveFindingCounts&) = default;
 };
 
+// Patrol's findings counted for the operations-loop status (CountPatrolFindings): every finding
+// but the Patrol runtime finding (IsRuntimeFinding).
+struct PatrolFindingCounts {
+  std::int64_t seen_since = 0;         // last_seen_at at or after `since`
+  std::int64_t issues_seen_since = 0;  // ... of those, severity warning or critical
+  std::int64_t active_issues = 0;      // active at `now` (IsActive), severity warning or critical
+
+  friend bool operator==(const PatrolFindingCounts&, const PatrolFindingCounts&) = default;
+};
+
 // One write of PutBatch: `finding` as Put would write it, if its stored version is still
 // `expected_version` (0 = it must not exist yet).
 struct FindingWrite {
@@ -166,6 +176,12 @@ class FindingStore {
   // about and their findings, not with the store.
   [[nodiscard]] virtual absl::StatusOr<std::vector<ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const = 0;
+
+  // PatrolFindingCounts at `now` for the window from `since`, computed without decoding a
+  // finding (the SQLite adapter counts index ranges), so its cost never includes a read of
+  // every finding's record.
+  [[nodiscard]] virtual absl::StatusOr<PatrolFindingCounts> CountPatrolFindings(
+      absl::Time since, absl::Time now) const = 0;
 
   // Writes `finding` (keyed by finding.id) if the stored version equals `expected_version`
   // (0 = the finding must not exist yet) and returns the new version (expected_version + 1).

@@ -164,6 +164,29 @@ class InMemoryFindingStore final : public core::FindingStore {
     return out;
   }
 
+  absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
+                                                                absl::Time now) const override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status injected = TakeInjected("CountPatrolFindings"); !injected.ok()) {
+      return injected;
+    }
+    core::PatrolFindingCounts c;
+    for (const auto& [id, record] : findings_) {
+      const core::Finding& f = record.finding;
+      if (core::IsRuntimeFinding(f)) {
+        continue;
+      }
+      const bool issue =
+          core::SeverityRank(f.severity) >= core::SeverityRank(core::Severity::kWarning);
+      if (f.last_seen_at >= since) {
+        ++c.seen_since;
+        c.issues_seen_since += issue ? 1 : 0;
+      }
+      c.active_issues += issue && core::IsActive(f, now) ? 1 : 0;
+    }
+    return c;
+  }
+
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override {
     RunBeforePut();
@@ -232,7 +255,7 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   // --- Test hooks ---
 
-  // The next call of `method` ("Get", "GetBatch", "List", "Put", "PutBatch",
+  // The next call of `method` ("Get", "GetBatch", "List", "CountPatrolFindings", "Put", "PutBatch",
   // "ListSuppressionRules", "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method)
   // returns `status` instead of doing its work.
   void FailNext(absl::Status status, std::string method = "") {

@@ -40,6 +40,8 @@ class SqliteFindingStore final : public core::FindingStore {
       const core::FindingPageQuery& query) const override;
   absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const override;
+  absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
+                                                                absl::Time now) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
