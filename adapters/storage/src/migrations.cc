@@ -580,7 +580,23 @@ DROP TABLE notification_channels;
 ALTER TABLE notification_channels_v14 RENAME TO notification_channels;
 )sql";
 
-constexpr std::array<Migration, 14> kMigrations = {{
+// Version 15 is role S's findings migration of issue 29 (its own branch); this branch keeps the
+// number free with an empty row so version 16 follows, and the merge replaces the row with S's.
+constexpr char kSchemaV15Reserved[] = "-- reserved for the findings migration of issue 29\n";
+
+// Version 16 (issue 29): the two action queue views (core/ports/action_store.h ActionPageView)
+// as partial indexes in each view's order, so a page of GET /api/actions is an index range that
+// reads only the actions it lists. The state lists must stay exactly the ones
+// SqliteActionStore::ListPage writes in its WHERE clause: SQLite uses a partial index only when
+// the query repeats its WHERE term.
+constexpr char kSchemaV16[] = R"sql(
+CREATE INDEX actions_in_flight_page ON actions (created_at_ns, id)
+  WHERE state IN ('planned', 'pending_approval', 'approved', 'executing');
+CREATE INDEX actions_settled_page ON actions (updated_at_ns DESC, id)
+  WHERE state IN ('rejected', 'expired', 'completed', 'failed');
+)sql";
+
+constexpr std::array<Migration, 16> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -595,6 +611,8 @@ constexpr std::array<Migration, 14> kMigrations = {{
     {12, "metered model spend per month", kSchemaV12},
     {13, "notification channels and outbox", kSchemaV13},
     {14, "email notification channels", kSchemaV14},
+    {15, "reserved", kSchemaV15Reserved},
+    {16, "action queue page indexes", kSchemaV16},
 }};
 
 }  // namespace

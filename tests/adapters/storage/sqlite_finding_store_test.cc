@@ -59,6 +59,7 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -66,9 +66,10 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoNotifications(raw);  // migration 13
-    UndoAiSpend(raw);        // migration 12
-    UndoAiSettings(raw);     // migration 11
+    UndoActionPageIndexes(raw);  // migration 16
+    UndoNotifications(raw);      // migration 13
+    UndoAiSpend(raw);            // migration 12
+    UndoAiSettings(raw);         // migration 11
     UndoHostAgents(raw);
     raw.exec("DELETE FROM schema_version WHERE version >= 10");
     raw.exec(

@@ -36,6 +36,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     UndoActionIdentityColumns(raw);  // migration 8
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -77,6 +78,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     raw.exec("ALTER TABLE sessions DROP COLUMN owner_token_name");
     UndoActionIdentityColumns(raw);  // migration 8
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

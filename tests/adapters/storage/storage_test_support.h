@@ -39,6 +39,13 @@ inline unsigned FileMode(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// Undoes migration 16 (the action queue page indexes) and the reserved row 15, for the tests
+// that roll a file back to an older release and reopen it.
+inline void UndoActionPageIndexes(SQLite::Database& raw) {
+  raw.exec("DROP INDEX actions_in_flight_page");
+  raw.exec("DROP INDEX actions_settled_page");
+}
+
 // Undoes migration 13 (notification channels and outbox), for the tests that roll a file back
 // to an older release and reopen it.
 inline void UndoNotifications(SQLite::Database& raw) {
