@@ -47,7 +47,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 14);
+  CHECK(kSchemaVersion == 16);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
