@@ -10,6 +10,7 @@
 // round-trip absl::Time exactly.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <optional>
@@ -166,6 +167,46 @@ void RequireUnchanged(Store& store, const core::ActionRecord& before, std::size_
   REQUIRE(now.ok());
   CHECK(*now == before);
   CHECK(EventCount(store, before.id()) == events);
+}
+
+// `r` (planned) refused before dispatch at `at`: failed, a settled state updated at `at`.
+template <class Store>
+core::ActionRecord MustSettle(Store& store, const core::ActionRecord& r, absl::Time at) {
+  core::ActionTransition refuse = Move(r, core::ActionState::kFailed, at);
+  refuse.result = Result(core::ExecutionStatus::kNotRun, at);
+  refuse.result->dispatched = false;
+  refuse.result->error_message = "plan_drift: resource vm:101 changed";
+  return MustMove(store, refuse);
+}
+
+// The ids of every page of `view` read `limit` at a time, in order; `between` runs after each
+// page with the number of pages read so far.
+template <class Store, class Between>
+std::vector<std::string> WalkPages(Store& store, core::ActionPageView view, std::size_t limit,
+                                   Between between) {
+  std::vector<std::string> ids;
+  core::ActionPageQuery q;
+  q.view = view;
+  q.limit = limit;
+  for (int pages = 1; pages < 1000; ++pages) {
+    absl::StatusOr<std::vector<core::ActionRecord>> page = store->ListPage(q);
+    REQUIRE(page.ok());
+    REQUIRE(page->size() <= limit);
+    for (const core::ActionRecord& r : *page) {
+      ids.push_back(r.id());
+    }
+    if (page->size() < limit) {
+      break;
+    }
+    q.after = core::ActionPagePositionOf(page->back(), view);
+    between(pages);
+  }
+  return ids;
+}
+
+template <class Store>
+std::vector<std::string> WalkPages(Store& store, core::ActionPageView view, std::size_t limit) {
+  return WalkPages(store, view, limit, [](int) {});
 }
 
 }  // namespace action_store_contract
@@ -496,6 +537,90 @@ void RunActionStoreContract(MakeStore make) {
     CHECK(executing->front().state == ActionState::kExecuting);
     CHECK(absl::IsInvalidArgument(store->ListByState({ActionState::kPlanned}, 0).status()));
     CHECK(absl::IsInvalidArgument(store->ListByState({ActionState::kPlanned}, 1001).status()));
+  }
+
+  SECTION("ListPage orders each view totally and its keyset pages join to the whole view") {
+    // In flight, oldest created first with ties by id: old, a, b (a and b created together),
+    // run (executing). Settled, most recently updated first with ties by id: s3, s1 and s2
+    // (settled together), rej.
+    const absl::Time t = T0();
+    const core::ActionRecord b = MustInsert(store, NewRecord("b", true, t + absl::Seconds(2)));
+    const core::ActionRecord a = MustInsert(store, NewRecord("a", true, t + absl::Seconds(2)));
+    MustInsert(store, NewRecord("old", false, t));
+    const core::ActionRecord run = MustInsert(store, NewRecord("run", false, t + absl::Seconds(3)));
+    MustMove(store, Move(run, ActionState::kExecuting, t1));
+    const core::ActionRecord s1 = MustInsert(store, NewRecord("s1", false, t));
+    const core::ActionRecord s2 = MustInsert(store, NewRecord("s2", false, t + absl::Seconds(9)));
+    const core::ActionRecord s3 = MustInsert(store, NewRecord("s3", false, t + absl::Seconds(1)));
+    MustSettle(store, s2, t + absl::Minutes(2));
+    MustSettle(store, s1, t + absl::Minutes(2));
+    MustSettle(store, s3, t + absl::Minutes(3) + absl::Nanoseconds(5));
+    const core::ActionRecord rej = MustInsert(store, NewRecord("rej", true, t));
+    MustMove(store, Decide(rej, Human("alice"), core::DecisionOutcome::kRejected,
+                           ActionState::kRejected, t + absl::Minutes(1)));
+    const std::vector<std::string> in_flight = {"act_old", "act_a", "act_b", "act_run"};
+    const std::vector<std::string> settled = {"act_s3", "act_s1", "act_s2", "act_rej"};
+    for (std::size_t limit : {1, 2, 3, 4, 5, 1000}) {
+      INFO("limit " << limit);
+      CHECK(WalkPages(store, core::ActionPageView::kInFlight, limit) == in_flight);
+      CHECK(WalkPages(store, core::ActionPageView::kSettled, limit) == settled);
+    }
+    core::ActionPageQuery past;
+    past.view = core::ActionPageView::kSettled;
+    past.after = core::ActionPagePosition{t, "z"};
+    absl::StatusOr<std::vector<core::ActionRecord>> none = store->ListPage(past);
+    REQUIRE(none.ok());
+    CHECK(none->empty());
+    core::ActionPageQuery bad;
+    bad.limit = 0;
+    CHECK(absl::IsInvalidArgument(store->ListPage(bad).status()));
+    bad.limit = 1001;
+    CHECK(absl::IsInvalidArgument(store->ListPage(bad).status()));
+  }
+
+  SECTION("ListPage walks repeat and skip nothing that stays in the view while others change") {
+    // 12 in-flight actions, one per second; a walk of 3 per page that, between pages, plans a new
+    // action (later than all), settles one already listed and one not listed yet.
+    std::vector<core::ActionRecord> made;
+    for (int i = 0; i < 12; ++i) {
+      made.push_back(MustInsert(
+          store, NewRecord("w" + std::to_string(10 + i), false, T0() + absl::Seconds(i))));
+    }
+    std::vector<std::string> settled_ids;
+    int next = 0;
+    const std::vector<std::string> walked =
+        WalkPages(store, core::ActionPageView::kInFlight, 3, [&](int pages) {
+          const absl::Time at = T0() + absl::Hours(1) + absl::Seconds(pages);
+          MustInsert(store, NewRecord("n" + std::to_string(next++), false,
+                                      T0() + absl::Minutes(30) + absl::Seconds(pages)));
+          const std::size_t listed = static_cast<std::size_t>(pages) * 3 - 1;  // last on page
+          const std::size_t ahead = listed + 2;  // the page after next
+          MustSettle(store, made[listed], at);
+          settled_ids.push_back(made[listed].id());
+          if (ahead < made.size()) {
+            MustSettle(store, made[ahead], at + absl::Milliseconds(1));
+            settled_ids.push_back(made[ahead].id());
+          }
+        });
+    std::vector<std::string> sorted = walked;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // none twice
+    for (const core::ActionRecord& r : made) {
+      const bool left =
+          std::find(settled_ids.begin(), settled_ids.end(), r.id()) != settled_ids.end();
+      const bool seen = std::find(walked.begin(), walked.end(), r.id()) != walked.end();
+      INFO(r.id());
+      if (!left) {
+        CHECK(seen);  // stayed in flight throughout: listed exactly once
+      }
+    }
+    // Every action the walk planned after its start comes after the start's last one: listed.
+    for (int i = 0; i < next; ++i) {
+      CHECK(std::find(walked.begin(), walked.end(), "act_n" + std::to_string(i)) != walked.end());
+    }
+    // The settled view lists exactly the actions settled, newest first.
+    std::vector<std::string> expect_settled(settled_ids.rbegin(), settled_ids.rend());
+    CHECK(WalkPages(store, core::ActionPageView::kSettled, 2) == expect_settled);
   }
 }
 

@@ -9,6 +9,7 @@
 // must round-trip every field exactly.
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <string>
@@ -94,6 +95,28 @@ inline core::SessionListQuery Limit(std::size_t limit) {
   core::SessionListQuery q;
   q.limit = limit;
   return q;
+}
+
+// The ids of every page of `query` read query.limit at a time, in order; `between` runs after
+// each full page.
+template <class Store, class Between>
+std::vector<std::string> WalkSessionPages(Store& store, core::SessionListQuery query,
+                                          Between between) {
+  std::vector<std::string> ids;
+  for (int pages = 0; pages < 1000; ++pages) {
+    absl::StatusOr<std::vector<core::SessionSummary>> page = store->List(query);
+    REQUIRE(page.ok());
+    REQUIRE(page->size() <= query.limit);
+    for (const core::SessionSummary& s : *page) {
+      ids.push_back(s.id);
+    }
+    if (page->size() < query.limit) {
+      break;
+    }
+    query.after = core::SessionPagePosition{page->back().updated_at, page->back().id};
+    between();
+  }
+  return ids;
 }
 
 }  // namespace session_contract
@@ -305,6 +328,78 @@ void RunSessionStoreContract(MakeStore make) {
     REQUIRE(u->size() == 1);
     CHECK((*u)[0].id == "ses_legacy");
     CHECK(store->List(Limit(10))->size() == 5);
+  }
+
+  SECTION("List pages by keyset after a position, with its filters, joining to the whole list") {
+    const core::SessionOwner alice{"tok_alice", "Alice"};
+    // Alice's chat sessions, newest first with ties by id: a9, a7, a8 (updated together), a5..a1.
+    for (int i = 1; i <= 9; ++i) {
+      const absl::Time at = t0 + absl::Seconds(i == 8 ? 7 : i) + absl::Nanoseconds(3);
+      REQUIRE(store->Create(IdleSession("ses_a" + std::to_string(i), at, alice)).ok());
+    }
+    REQUIRE(store->Delete("ses_a6").ok());
+    REQUIRE(store->Create(IdleSession("ses_b1", t0 + absl::Seconds(8), {"tok_bob", "Bob"})).ok());
+    REQUIRE(
+        store->Create(IdleSession("ses_p1", t0 + absl::Seconds(5), {}, core::SessionKind::kPatrol))
+            .ok());
+    const std::vector<std::string> all_alice = {"ses_a9", "ses_a7", "ses_a8", "ses_a5",
+                                                "ses_a4", "ses_a3", "ses_a2", "ses_a1"};
+    for (std::size_t limit : {1, 2, 3, 8, 9}) {
+      INFO("limit " << limit);
+      core::SessionListQuery q = Limit(limit);
+      q.kind = core::SessionKind::kChat;
+      q.owner_token_id = "tok_alice";
+      CHECK(session_contract::WalkSessionPages(store, q, [] {}) == all_alice);
+    }
+    core::SessionListQuery every = Limit(4);
+    const std::vector<std::string> all = {"ses_a9", "ses_b1", "ses_a7", "ses_a8", "ses_a5",
+                                          "ses_p1", "ses_a4", "ses_a3", "ses_a2", "ses_a1"};
+    CHECK(session_contract::WalkSessionPages(store, every, [] {}) == all);
+    core::SessionListQuery past = Limit(5);
+    past.after = core::SessionPagePosition{t0, "ses_zz"};
+    CHECK(store->List(past)->empty());
+  }
+
+  SECTION("a List walk lists each session left alone exactly once while others change") {
+    const core::SessionOwner alice{"tok_alice", "Alice"};
+    for (int i = 10; i < 30; ++i) {
+      REQUIRE(store->Create(IdleSession("ses_w" + std::to_string(i), t0 + absl::Seconds(i), alice))
+                  .ok());
+    }
+    // Between pages: a new session (newer than all), one already listed updated (it moves to the
+    // front, behind the walk) and one not listed yet deleted.
+    int step = 0;
+    std::vector<std::string> touched;
+    core::SessionListQuery q = Limit(3);
+    q.owner_token_id = "tok_alice";
+    const std::vector<std::string> walked = session_contract::WalkSessionPages(store, q, [&] {
+      ++step;
+      const absl::Time now = t0 + absl::Hours(1) + absl::Seconds(step);
+      REQUIRE(store->Create(IdleSession("ses_n" + std::to_string(step), now, alice)).ok());
+      const std::string listed = "ses_w" + std::to_string(30 - step * 3);  // on the last page
+      absl::StatusOr<core::SessionRecord> r = store->Get(listed);
+      REQUIRE(r.ok());
+      r->updated_at = now;
+      REQUIRE(store->Update(*r).ok());
+      const std::string ahead = "ses_w" + std::to_string(30 - step * 3 - 5);
+      if (store->Delete(ahead).ok()) {
+        touched.push_back(ahead);
+      }
+      touched.push_back(listed);
+    });
+    std::vector<std::string> sorted = walked;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // none twice
+    for (int i = 10; i < 30; ++i) {
+      const std::string id = "ses_w" + std::to_string(i);
+      INFO(id);
+      if (std::find(touched.begin(), touched.end(), id) == touched.end()) {
+        CHECK(std::find(walked.begin(), walked.end(), id) != walked.end());
+      }
+    }
+    for (const std::string& id : walked) {
+      CHECK(id.rfind("ses_n", 0) != 0);  // created after the walk began, ahead of it
+    }
   }
 
   SECTION("Delete removes a session; deleting it again is NotFound") {

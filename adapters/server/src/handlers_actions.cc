@@ -10,6 +10,7 @@
 #include "pulse/core/actions/action_json.h"
 #include "pulse/core/actions/action_redaction.h"
 #include "pulse/core/agent/agent_query.h"
+#include "pulse/core/agent/agent_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/status_macros.h"
@@ -155,12 +156,17 @@ HttpReply List(ServerContext& ctx, const HttpRequest& request) {
     return HttpReply::Error(error.value_or(core::MakeAgentError(
         AgentErrorCode::kInvalidRequest, std::string(query.status().message()))));
   }
-  absl::StatusOr<std::string> list = ctx.views.ActionList(*query);
-  if (!list.ok()) {
-    LogLine(absl::StrCat("listing actions failed: ", list.status().ToString()));
+  absl::StatusOr<core::ActionPage> page = ctx.views.ActionListPage(*query);
+  if (!page.ok()) {
+    LogLine(absl::StrCat("listing actions failed: ", page.status().ToString()));
     return HttpReply::Error(AgentErrorCode::kActionListFailed, "the actions could not be listed");
   }
-  return HttpReply::Json(*list);
+  HttpReply reply = HttpReply::Json(std::move(page->body));
+  if (page->next_cursor.has_value()) {
+    reply.headers.emplace_back(std::string(core::agent_wire::kNextCursorHeader),
+                               *std::move(page->next_cursor));
+  }
+  return reply;
 }
 
 HttpReply Detail(ServerContext& ctx, const HttpRequest& request) {

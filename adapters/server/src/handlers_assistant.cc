@@ -4,6 +4,7 @@
 // token scopes and the server's configured control level, which a chat body may only lower. Without
 // a configured provider the run routes answer 503 assistant_not_configured and everything else
 // keeps working.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pulse/core/agent/agent_query.h"
+#include "pulse/core/agent/agent_wire.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/loop/loop_assembly.h"
@@ -375,11 +378,43 @@ HttpReply ListSessions(ServerContext& ctx, const HttpRequest& request) {
   if (query.kind == core::SessionKind::kChat) {
     query.owner_token_id = request.principal.token_id;
   }
+  // ?cursor=: the X-Next-Cursor of the previous page (keyset: an index range from there on).
+  if (std::optional<std::string_view> cursor = request.Query("cursor")) {
+    absl::StatusOr<core::SessionPagePosition> after = core::DecodeSessionCursor(*cursor);
+    if (!after.ok()) {
+      std::optional<core::AgentError> error = core::AgentQueryError(after.status());
+      return HttpReply::Error(error.value_or(core::MakeAgentError(
+          AgentErrorCode::kInvalidRequest, std::string(after.status().message()))));
+    }
+    query.after = *std::move(after);
+  }
+  // One more than shown says whether a next page exists; at the store's maximum a one-row read
+  // after the page says it.
+  query.limit = std::min(limit + 1, core::kMaxSessionListLimit);
   absl::StatusOr<std::vector<core::SessionSummary>> listed = ctx.sessions.List(query);
   if (!listed.ok()) {
     return Unavailable("the session store", listed.status());
   }
-  return HttpReply::Json(SessionListJson(*listed));
+  bool more = listed->size() > limit;
+  if (more) {
+    listed->resize(limit);
+  } else if (listed->size() == limit && limit == core::kMaxSessionListLimit) {
+    core::SessionListQuery probe = query;
+    probe.limit = 1;
+    probe.after = core::SessionPagePosition{listed->back().updated_at, listed->back().id};
+    absl::StatusOr<std::vector<core::SessionSummary>> next = ctx.sessions.List(probe);
+    if (!next.ok()) {
+      return Unavailable("the session store", next.status());
+    }
+    more = !next->empty();
+  }
+  HttpReply reply = HttpReply::Json(SessionListJson(*listed));
+  if (more) {
+    reply.headers.emplace_back(
+        std::string(core::agent_wire::kNextCursorHeader),
+        core::EncodeSessionCursor({listed->back().updated_at, listed->back().id}));
+  }
+  return reply;
 }
 
 // Reads one session for the GET routes and renders it with `render`.

@@ -607,7 +607,19 @@ CREATE INDEX findings_open_issues
   ON findings (is_runtime, severity_key, snoozed_until_ns, is_open) WHERE is_open = 1;
 )sql";
 
-constexpr std::array<Migration, 15> kMigrations = {{
+// Version 16 (issue 29): the two action queue views (core/ports/action_store.h ActionPageView)
+// as partial indexes in each view's order, so a page of GET /api/actions is an index range that
+// reads only the actions it lists. The state lists must stay exactly the ones
+// SqliteActionStore::ListPage writes in its WHERE clause: SQLite uses a partial index only when
+// the query repeats its WHERE term.
+constexpr char kSchemaV16[] = R"sql(
+CREATE INDEX actions_in_flight_page ON actions (created_at_ns, id)
+  WHERE state IN ('planned', 'pending_approval', 'approved', 'executing');
+CREATE INDEX actions_settled_page ON actions (updated_at_ns DESC, id)
+  WHERE state IN ('rejected', 'expired', 'completed', 'failed');
+)sql";
+
+constexpr std::array<Migration, 16> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -623,6 +635,7 @@ constexpr std::array<Migration, 15> kMigrations = {{
     {13, "notification channels and outbox", kSchemaV13},
     {14, "email notification channels", kSchemaV14},
     {15, "findings last-seen and runtime columns for the status counts", kSchemaV15},
+    {16, "action queue page indexes", kSchemaV16},
 }};
 
 }  // namespace

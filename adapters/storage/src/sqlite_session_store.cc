@@ -201,11 +201,23 @@ absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(
   }
   std::vector<core::SessionSummary> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
-                        "SELECT id, status, message_count, updated_at_ns, kind, owner_token_id "
-                        "FROM sessions WHERE (?1 IS NULL OR kind = ?1) "
-                        "AND (?2 IS NULL OR owner_token_id = ?2) "
-                        "ORDER BY updated_at_ns DESC, id ASC LIMIT ?3");
+    // Only the filters that are set are terms, so the planner sees plain equalities and walks
+    // sessions_by_owner (kind, owner_token_id, updated_at_ns DESC, id) from the cursor on: the
+    // cost is the page. (An `?1 IS NULL OR kind = ?1` term would hide the index.)
+    std::string sql =
+        "SELECT id, status, message_count, updated_at_ns, kind, owner_token_id "
+        "FROM sessions WHERE 1";
+    if (query.kind.has_value()) {
+      sql += " AND kind = ?1";
+    }
+    if (query.owner_token_id.has_value()) {
+      sql += " AND owner_token_id = ?2";
+    }
+    if (query.after.has_value()) {
+      sql += " AND updated_at_ns <= ?4 AND (updated_at_ns < ?4 OR id > ?5)";
+    }
+    sql += " ORDER BY updated_at_ns DESC, id ASC LIMIT ?3";
+    SQLite::Statement q(db, sql);
     if (query.kind.has_value()) {
       q.bind(1, Str(core::ToString(*query.kind)));
     }
@@ -213,6 +225,10 @@ absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(
       q.bind(2, *query.owner_token_id);
     }
     q.bind(3, static_cast<std::int64_t>(limit));
+    if (query.after.has_value()) {
+      q.bind(4, static_cast<std::int64_t>(absl::ToUnixNanos(query.after->updated_at)));
+      q.bind(5, query.after->id);
+    }
     while (q.executeStep()) {
       const std::optional<core::SessionStatus> s =
           core::ParseSessionStatus(q.getColumn(1).getString());

@@ -50,43 +50,44 @@ ActionReadiness Expired(const ActionRecord& record, absl::Time now) {
                    now);
 }
 
-const std::vector<ActionState>& ViewStates(ActionListView view) {
-  static const std::vector<ActionState> pending = {ActionState::kPlanned,
-                                                   ActionState::kPendingApproval,
-                                                   ActionState::kApproved, ActionState::kExecuting};
-  static const std::vector<ActionState> settled = {ActionState::kRejected, ActionState::kExpired,
-                                                   ActionState::kCompleted, ActionState::kFailed};
-  return view == ActionListView::kPending ? pending : settled;
-}
-
 }  // namespace
 
 std::string_view ToString(ActionReadinessCode code) { return WireNameOf(kReadinessNames, code); }
 
-absl::StatusOr<std::string> AgentViews::ActionList(const ActionListQuery& query) {
+absl::StatusOr<ActionPage> AgentViews::ActionListPage(const ActionListQuery& query) {
   PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));
-  PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> records,
-                         agent_internal::ScanActions(actions_, ViewStates(query.view)));
-  std::sort(records.begin(), records.end(),
-            query.view == ActionListView::kPending ? agent_internal::CreatedEarlier
-                                                   : agent_internal::MoreRecentlyUpdated);
   const std::size_t limit = std::clamp<std::size_t>(query.limit, 1, kMaxActionListLimit);
+  ActionPageQuery page;
+  page.view =
+      query.view == ActionListView::kPending ? ActionPageView::kInFlight : ActionPageView::kSettled;
+  page.after = query.after;
+  page.limit = limit + 1;  // one more than shown says whether a next page exists
+  PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> records, actions_.ListPage(page));
+  ActionPage out;
   if (records.size() > limit) {
     records.resize(limit);
+    out.next_cursor =
+        EncodeActionCursor(query.view, ActionPagePositionOf(records.back(), page.view));
   }
-  JsonWriter out;
-  out.StartObject();
-  out.Member(w::kView, ToString(query.view));
-  out.Key(w::kActions);
-  out.StartArray();
+  JsonWriter body;
+  body.StartObject();
+  body.Member(w::kView, ToString(query.view));
+  body.Key(w::kActions);
+  body.StartArray();
   for (const ActionRecord& r : records) {
-    out.RawValue(ActionRecordToJson(RedactedActionRecord(r)));
+    body.RawValue(ActionRecordToJson(RedactedActionRecord(r)));
   }
-  out.EndArray();
-  out.Member(w::kCount, records.size());
-  out.Member(w::kReadOnly, false);
-  out.EndObject();
-  return out.Take();
+  body.EndArray();
+  body.Member(w::kCount, records.size());
+  body.Member(w::kReadOnly, false);
+  body.EndObject();
+  out.body = body.Take();
+  return out;
+}
+
+absl::StatusOr<std::string> AgentViews::ActionList(const ActionListQuery& query) {
+  PULSE_ASSIGN_OR_RETURN(ActionPage page, ActionListPage(query));
+  return std::move(page.body);
 }
 
 absl::StatusOr<Refusable<std::string>> AgentViews::ActionDetail(std::string_view action_id) {

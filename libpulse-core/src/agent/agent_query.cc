@@ -153,6 +153,17 @@ absl::StatusOr<ActionListQuery> ParseActionListQuery(const QueryParams& params) 
     }
     query.limit = *parsed;
   }
+  if (std::optional<std::string_view> cursor = NonEmpty(params, w::kQueryCursor)) {
+    absl::StatusOr<ActionCursor> decoded = DecodeActionCursor(*cursor);
+    if (!decoded.ok()) {
+      return decoded.status();
+    }
+    if (decoded->view != query.view) {
+      return InvalidParameter(AgentErrorCode::kInvalidActionListCursor, w::kQueryCursor,
+                              "belongs to the other view");
+    }
+    query.after = std::move(decoded->position);
+  }
   return query;
 }
 
@@ -237,6 +248,99 @@ absl::StatusOr<FindingPagePosition> DecodeFindingCursor(std::string_view cursor)
   position.detected_at = absl::FromUnixNanos(ns);
   position.id = std::string(id);
   return position;
+}
+
+namespace {
+
+constexpr std::string_view kActionCursorPrefix = "a1.";
+constexpr std::string_view kSessionCursorPrefix = "s1.";
+
+// An id a list cursor may carry: 1..kMaxCursorIdBytes of valid UTF-8 without control characters.
+bool IsCursorId(absl::string_view id) {
+  return !id.empty() && id.size() <= kMaxCursorIdBytes &&
+         IsValidUtf8(std::string_view(id.data(), id.size())) &&
+         std::none_of(id.begin(), id.end(), [](char c) {
+           const auto u = static_cast<unsigned char>(c);
+           return u < 0x20 || u == 0x7F;
+         });
+}
+
+// Signed decimal digits only (absl::SimpleAtoi alone also takes spaces and a plus sign).
+bool ParseCursorNanos(absl::string_view text, std::int64_t& ns) {
+  return !text.empty() && text.find_first_not_of("-0123456789") == absl::string_view::npos &&
+         absl::SimpleAtoi(text, &ns);
+}
+
+// The `fields` newline-separated fields of a list cursor with `prefix`, or a reason it is not
+// one: for the caller to wrap in its own code.
+absl::StatusOr<std::vector<std::string>> CursorFields(std::string_view cursor,
+                                                      std::string_view prefix, int fields) {
+  if (cursor.empty()) {
+    return absl::InvalidArgumentError("must not be empty");
+  }
+  if (cursor.size() > kMaxListCursorBytes) {
+    return absl::InvalidArgumentError("is too long");
+  }
+  std::string payload;
+  if (cursor.substr(0, prefix.size()) != prefix ||
+      !absl::WebSafeBase64Unescape(ToAbsl(cursor.substr(prefix.size())), &payload)) {
+    return absl::InvalidArgumentError("is not a cursor this server issued");
+  }
+  std::vector<std::string> parts = absl::StrSplit(payload, absl::MaxSplits('\n', fields - 1));
+  if (static_cast<int>(parts.size()) != fields) {
+    return absl::InvalidArgumentError("is not a cursor this server issued");
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string EncodeActionCursor(ActionListView view, const ActionPagePosition& position) {
+  const std::string payload = absl::StrCat(
+      ToAbsl(ToString(view)), "\n", absl::ToUnixNanos(position.key), "\n", ToAbsl(position.id));
+  return absl::StrCat(ToAbsl(kActionCursorPrefix), absl::WebSafeBase64Escape(payload));
+}
+
+absl::StatusOr<ActionCursor> DecodeActionCursor(std::string_view cursor) {
+  absl::StatusOr<std::vector<std::string>> parts = CursorFields(cursor, kActionCursorPrefix, 3);
+  if (!parts.ok()) {
+    return InvalidParameter(AgentErrorCode::kInvalidActionListCursor, w::kQueryCursor,
+                            std::string(parts.status().message()));
+  }
+  ActionCursor out;
+  const std::optional<ActionListView> view = ParseActionListView((*parts)[0]);
+  std::int64_t ns = 0;
+  if (!view.has_value() || !ParseCursorNanos((*parts)[1], ns) || !IsCursorId((*parts)[2])) {
+    return InvalidParameter(AgentErrorCode::kInvalidActionListCursor, w::kQueryCursor,
+                            "is not a cursor this server issued");
+  }
+  out.view = *view;
+  out.position.key = absl::FromUnixNanos(ns);
+  out.position.id = std::move((*parts)[2]);
+  return out;
+}
+
+std::string EncodeSessionCursor(const SessionPagePosition& position) {
+  const std::string payload =
+      absl::StrCat(absl::ToUnixNanos(position.updated_at), "\n", ToAbsl(position.id));
+  return absl::StrCat(ToAbsl(kSessionCursorPrefix), absl::WebSafeBase64Escape(payload));
+}
+
+absl::StatusOr<SessionPagePosition> DecodeSessionCursor(std::string_view cursor) {
+  absl::StatusOr<std::vector<std::string>> parts = CursorFields(cursor, kSessionCursorPrefix, 2);
+  if (!parts.ok()) {
+    return InvalidParameter(AgentErrorCode::kInvalidRequest, w::kQueryCursor,
+                            std::string(parts.status().message()));
+  }
+  std::int64_t ns = 0;
+  if (!ParseCursorNanos((*parts)[0], ns) || !ValidateSessionId((*parts)[1]).ok()) {
+    return InvalidParameter(AgentErrorCode::kInvalidRequest, w::kQueryCursor,
+                            "is not a cursor this server issued");
+  }
+  SessionPagePosition out;
+  out.updated_at = absl::FromUnixNanos(ns);
+  out.id = std::move((*parts)[1]);
+  return out;
 }
 
 std::optional<AgentError> AgentQueryError(const absl::Status& status) {

@@ -20,7 +20,7 @@ struct CodeInfo {
 using C = AgentErrorCode;
 
 // The single table of agent error codes: wire string and HTTP status.
-constexpr std::array<CodeInfo, 76> kCodes = {{
+constexpr std::array<CodeInfo, 77> kCodes = {{
     {C::kInvalidRequest, "invalid_request", 400},
     {C::kMissingScope, "missing_scope", 403},
     {C::kResourceNotFound, "resource_not_found", 404},
@@ -70,6 +70,7 @@ constexpr std::array<CodeInfo, 76> kCodes = {{
     {C::kActionNotExecuting, "action_not_executing", 409},
     {C::kInvalidActionListLimit, "invalid_action_list_limit", 400},
     {C::kInvalidActionListView, "invalid_action_list_view", 400},
+    {C::kInvalidActionListCursor, "invalid_action_list_cursor", 400},
     {C::kActionListFailed, "action_list_failed", 500},
     {C::kActionDetailFailed, "action_detail_failed", 500},
     {C::kAssistantNotConfigured, "assistant_not_configured", 503},

@@ -197,7 +197,9 @@ constexpr std::string_view kSessionListQuerySchema = R"json({
   "type": "object",
   "properties": {
     "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
-    "kind": {"type": "string", "enum": ["chat", "patrol"]}
+    "kind": {"type": "string", "enum": ["chat", "patrol"]},
+    "cursor": {"type": "string", "minLength": 1, "maxLength": 1024, "examples": ["s1.MAp4"],
+      "description": "Continue after the previous page: the opaque X-Next-Cursor header value of its response."}
   }
 })json";
 
@@ -214,7 +216,10 @@ constexpr std::string_view kActionListQuerySchema = R"json({
   "type": "object",
   "properties": {
     "view": {"type": "string", "enum": ["pending", "settled"]},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 500}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+    "cursor": {"type": "string", "minLength": 1, "maxLength": 1024,
+      "examples": ["a1.cGVuZGluZwowCng"],
+      "description": "Continue after the previous page of the same view: the opaque X-Next-Cursor header value of its response."}
   }
 })json";
 
@@ -314,9 +319,13 @@ std::vector<SurfaceRoute> BuildSurface() {
             "to the calling token; session_id continues only one of the caller's own sessions.",
             "text/event-stream of ChatEvent", kChatBodySchema, true),
       WithQuery(Route("list_sessions", "GET", "/api/ai/sessions", Scope::kAiChat,
-                      "Lists Assistant sessions, newest first (limit 1..1000): the caller's own "
-                      "chat sessions, or with kind=patrol the Patrol runs' system sessions (the "
-                      "newest 50 are kept).",
+                      "Lists Assistant sessions, most recently updated first, ties by id "
+                      "(limit 1..1000, default 100): the caller's own chat sessions, or with "
+                      "kind=patrol the Patrol runs' system sessions (the newest 50 are kept). "
+                      "Keyset pages: when more sessions follow, the X-Next-Cursor header holds "
+                      "the cursor of the next page (pass it as cursor with the same kind). A "
+                      "session updated while a client pages moves to the front, so it may be "
+                      "missed by that walk; every other session is listed once.",
                       "Session[]"),
                 kSessionListQuerySchema),
       Route("get_session", "GET", "/api/ai/sessions/{sessionId}", Scope::kAiChat,
@@ -359,12 +368,19 @@ std::vector<SurfaceRoute> BuildSurface() {
             "clients call.",
             "AgentOperationsLoopStatus"),
       WithQuery(Route("list_actions", "GET", "/api/actions", Scope::kActionsApprove,
-                      "The governed action queue: view=pending (default, oldest first) or "
-                      "settled, limit 1..500.",
+                      "The governed action queue: view=pending (default: planned, "
+                      "pending_approval, approved and executing, oldest created first) or "
+                      "settled (rejected, expired, completed and failed, most recently updated "
+                      "first), ties by id; limit 1..500 (default 100); count is the page's. "
+                      "Keyset pages: when more actions follow, the X-Next-Cursor header holds "
+                      "the cursor of the next page (pass it as cursor with the same view). An "
+                      "action's place never changes while it stays in its view, so a walk "
+                      "lists each action that stays there exactly once.",
                       "{ view, actions, count, readOnly }"),
                 kActionListQuerySchema,
                 {{"view", AgentErrorCode::kInvalidActionListView},
-                 {"limit", AgentErrorCode::kInvalidActionListLimit}}),
+                 {"limit", AgentErrorCode::kInvalidActionListLimit},
+                 {"cursor", AgentErrorCode::kInvalidActionListCursor}}),
       Route("get_action", "GET", "/api/actions/{actionId}", Scope::kActionsApprove,
             "One governed action: its audit record, lifecycle events and readiness.",
             "{ audit, events, readiness, readOnly }"),

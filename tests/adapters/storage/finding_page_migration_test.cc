@@ -133,6 +133,7 @@ TEST_CASE("a release 14 database gets the status count columns from each finding
   }
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoActionPageIndexes(raw);   // migration 16
     UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 15");
   }

@@ -5,6 +5,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Exception.h>
+#include <SQLiteCpp/Statement.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -46,6 +47,55 @@ TEST_CASE("entering executing writes exactly one dispatch record in the same com
   CHECK(dispatches->front().attempt_id == core::DispatchAttemptId(r.id()));
   CHECK(dispatches->front().admitted_at == kT1);
   CHECK(absl::IsNotFound(store->ListDispatches("act_unknown").status()));
+}
+
+// The queries of SqliteActionStore::ListPage, word for word: SQLite must read each view's
+// partial index of migration 16 from the cursor on (a SEARCH), never scan the table and sort
+// (INDEXED BY fails the prepare if the WHERE term stops matching the index's). The session
+// list's page of one owner's chat sessions seeks sessions_by_owner the same way.
+TEST_CASE("an action queue page is an index range of its view's partial index",
+          "[adapters][storage]") {
+  TempDir dir;
+  auto db = MustOpen(dir.File("pulse.db"));
+  SQLite::Database raw(dir.File("pulse.db"), SQLite::OPEN_READONLY);
+  const auto plan = [&raw](const std::string& sql) {
+    SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
+    std::string out;
+    while (q.executeStep()) {
+      out += q.getColumn(3).getString() + "\n";
+    }
+    return out;
+  };
+  const std::string in_flight =
+      "SELECT id FROM actions INDEXED BY actions_in_flight_page WHERE state IN ('planned', "
+      "'pending_approval', 'approved', 'executing')";
+  const std::string settled =
+      "SELECT id FROM actions INDEXED BY actions_settled_page WHERE state IN ('rejected', "
+      "'expired', 'completed', 'failed')";
+  const std::string first_in_flight = plan(in_flight + " ORDER BY created_at_ns, id LIMIT ?3");
+  const std::string next_in_flight =
+      plan(in_flight + " AND (created_at_ns, id) > (?1, ?2) ORDER BY created_at_ns, id LIMIT ?3");
+  const std::string first_settled = plan(settled + " ORDER BY updated_at_ns DESC, id LIMIT ?3");
+  const std::string next_settled =
+      plan(settled +
+           " AND updated_at_ns <= ?1 AND (updated_at_ns < ?1 OR id > ?2) ORDER BY "
+           "updated_at_ns DESC, id LIMIT ?3");
+  INFO(first_in_flight << next_in_flight << first_settled << next_settled);
+  CHECK(first_in_flight.find("actions_in_flight_page") != std::string::npos);
+  CHECK(next_in_flight.find("SEARCH actions USING INDEX actions_in_flight_page") !=
+        std::string::npos);
+  CHECK(first_settled.find("actions_settled_page") != std::string::npos);
+  CHECK(next_settled.find("SEARCH actions USING INDEX actions_settled_page") != std::string::npos);
+  const std::string sessions = plan(
+      "SELECT id, status, message_count, updated_at_ns, kind, owner_token_id FROM sessions "
+      "WHERE 1 AND kind = ?1 AND owner_token_id = ?2 AND updated_at_ns <= ?4 AND "
+      "(updated_at_ns < ?4 OR id > ?5) ORDER BY updated_at_ns DESC, id ASC LIMIT ?3");
+  INFO(sessions);
+  CHECK(sessions.find("SEARCH sessions USING INDEX sessions_by_owner") != std::string::npos);
+  for (const std::string* p :
+       {&first_in_flight, &next_in_flight, &first_settled, &next_settled, &sessions}) {
+    CHECK(p->find("TEMP B-TREE") == std::string::npos);
+  }
 }
 
 TEST_CASE("the schema refuses rewriting action history or the audit trail", "[adapters][storage]") {

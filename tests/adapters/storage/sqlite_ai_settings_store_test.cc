@@ -114,8 +114,9 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoNotifications(raw);  // migration 13
-    UndoAiSpend(raw);        // migration 12
+    UndoActionPageIndexes(raw);  // migration 16
+    UndoNotifications(raw);      // migration 13
+    UndoAiSpend(raw);            // migration 12
     UndoAiSettings(raw);
     UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 11");

@@ -60,6 +60,7 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     UndoActionIdentityColumns(raw);  // migration 8
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -66,9 +66,10 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoNotifications(raw);  // migration 13
-    UndoAiSpend(raw);        // migration 12
-    UndoAiSettings(raw);     // migration 11
+    UndoActionPageIndexes(raw);  // migration 16
+    UndoNotifications(raw);      // migration 13
+    UndoAiSpend(raw);            // migration 12
+    UndoAiSettings(raw);         // migration 11
     UndoHostAgents(raw);
     UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 10");
@@ -79,7 +80,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 15);
+  CHECK(kSchemaVersion == 16);
   auto store = MustOpenStore(*db);
   CHECK(store->List()->empty());
   REQUIRE(store->Bind("web1", kTokA, T0()).ok());

@@ -37,6 +37,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     UndoActionIdentityColumns(raw);  // migration 8
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -47,7 +48,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 15);
+  CHECK(kSchemaVersion == 16);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -79,6 +80,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     UndoActionIdentityColumns(raw);  // migration 8
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
+    UndoActionPageIndexes(raw);      // migration 16
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

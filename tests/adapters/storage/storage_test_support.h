@@ -48,6 +48,13 @@ inline void UndoPatrolCountColumns(SQLite::Database& raw) {
   raw.exec("ALTER TABLE findings DROP COLUMN is_runtime");
 }
 
+// Undoes migration 16 (the action queue page indexes), for the tests
+// that roll a file back to an older release and reopen it.
+inline void UndoActionPageIndexes(SQLite::Database& raw) {
+  raw.exec("DROP INDEX actions_in_flight_page");
+  raw.exec("DROP INDEX actions_settled_page");
+}
+
 // Undoes migration 13 (notification channels and outbox), for the tests that roll a file back
 // to an older release and reopen it.
 inline void UndoNotifications(SQLite::Database& raw) {

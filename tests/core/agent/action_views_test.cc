@@ -10,7 +10,10 @@ namespace pulse::testing::agent {
 namespace {
 
 core::ActionListQuery View(core::ActionListView view, std::size_t limit = 100) {
-  return core::ActionListQuery{view, limit};
+  core::ActionListQuery query;
+  query.view = view;
+  query.limit = limit;
+  return query;
 }
 
 std::vector<std::string> ActionIds(const rapidjson::Document& doc) {

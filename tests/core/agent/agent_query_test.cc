@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "absl/strings/escaping.h"
+#include "absl/time/time.h"
+
 namespace pulse::core {
 namespace {
 
@@ -73,6 +76,81 @@ TEST_CASE("a bad action list view or limit is a typed InvalidArgument", "[core][
     REQUIRE(e.has_value());
     CHECK(e->code == AgentErrorCode::kInvalidActionListLimit);
     CHECK(e->details.count("limit") == 1);
+  }
+}
+
+TEST_CASE("an action list cursor round-trips its view and position", "[core][agent]") {
+  const ActionPagePosition at{absl::FromUnixNanos(1'800'000'000'123'456'789), "act_0123abc"};
+  const std::string cursor = EncodeActionCursor(ActionListView::kSettled, at);
+  CHECK(cursor.rfind("a1.", 0) == 0);
+  absl::StatusOr<ActionCursor> back = DecodeActionCursor(cursor);
+  REQUIRE(back.ok());
+  CHECK(back->view == ActionListView::kSettled);
+  CHECK(back->position == at);
+  const ActionPagePosition before_epoch{absl::FromUnixNanos(-5), "act_x"};
+  CHECK(DecodeActionCursor(EncodeActionCursor(ActionListView::kPending, before_epoch))->position ==
+        before_epoch);
+  absl::StatusOr<ActionListQuery> q =
+      ParseActionListQuery({{"view", "settled"}, {"cursor", cursor}});
+  REQUIRE(q.ok());
+  CHECK(q->after == at);
+  CHECK_FALSE(ParseActionListQuery({{"cursor", ""}})->after.has_value());
+}
+
+TEST_CASE("a foreign or malformed action list cursor is invalid_action_list_cursor",
+          "[core][agent]") {
+  const std::string pending =
+      EncodeActionCursor(ActionListView::kPending, {absl::FromUnixSeconds(1), "act_1"});
+  // Another view's cursor.
+  absl::StatusOr<ActionListQuery> q =
+      ParseActionListQuery({{"view", "settled"}, {"cursor", pending}});
+  REQUIRE(absl::IsInvalidArgument(q.status()));
+  std::optional<AgentError> e = AgentQueryError(q.status());
+  REQUIRE(e.has_value());
+  CHECK(e->code == AgentErrorCode::kInvalidActionListCursor);
+  CHECK(e->details == std::map<std::string, std::string>{{"cursor", "belongs to the other view"}});
+  const auto b64 = [](std::string_view payload) {
+    return "a1." + absl::WebSafeBase64Escape(absl::string_view(payload.data(), payload.size()));
+  };
+  for (const std::string& bad :
+       {std::string("a1."), std::string("a1.!!"), std::string("f1.cGVuZGluZwowCng"),
+        std::string("s1.MAp4"), "a1." + std::string(2000, 'A'), b64("pending\n0"),
+        b64("bogus\n0\nact_1"), b64("pending\n1.5\nact_1"), b64("pending\n+1\nact_1"),
+        b64("pending\n99999999999999999999\nact_1"), b64("pending\n0\n"),
+        b64("pending\n0\nact\x01"), b64("pending\n0\n" + std::string(513, 'a')),
+        b64(std::string("pending\n0\n\xff\xfe", 12)), pending.substr(0, pending.size() - 3)}) {
+    INFO(bad);
+    absl::StatusOr<ActionCursor> decoded = DecodeActionCursor(bad);
+    REQUIRE(absl::IsInvalidArgument(decoded.status()));
+    e = AgentQueryError(decoded.status());
+    REQUIRE(e.has_value());
+    CHECK(e->code == AgentErrorCode::kInvalidActionListCursor);
+    CHECK(e->details.count("cursor") == 1);
+  }
+}
+
+TEST_CASE("a session list cursor round-trips and refuses anything it did not make",
+          "[core][agent]") {
+  const SessionPagePosition at{absl::FromUnixNanos(1'800'000'000'000'000'007), "ses_ab-C_9"};
+  const std::string cursor = EncodeSessionCursor(at);
+  CHECK(cursor.rfind("s1.", 0) == 0);
+  absl::StatusOr<SessionPagePosition> back = DecodeSessionCursor(cursor);
+  REQUIRE(back.ok());
+  CHECK(*back == at);
+  const auto b64 = [](std::string_view payload) {
+    return "s1." + absl::WebSafeBase64Escape(absl::string_view(payload.data(), payload.size()));
+  };
+  for (const std::string& bad :
+       {std::string(""), std::string("s1."), std::string("a1.MAp4"), b64("0"), b64("x\nses_1"),
+        b64("0\nses/1"), b64("0\n"), b64("0\nses 1"), "s1." + std::string(2000, 'A'),
+        b64("0\nses_1\nmore")}) {
+    INFO(bad);
+    absl::StatusOr<SessionPagePosition> decoded = DecodeSessionCursor(bad);
+    REQUIRE(absl::IsInvalidArgument(decoded.status()));
+    std::optional<AgentError> e = AgentQueryError(decoded.status());
+    REQUIRE(e.has_value());
+    CHECK(e->code == AgentErrorCode::kInvalidRequest);
+    CHECK(e->details.count("cursor") == 1);
   }
 }
 

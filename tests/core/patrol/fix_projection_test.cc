@@ -71,6 +71,9 @@ class RecordedActions final : public core::ActionStore {
                                                         std::size_t) override {
     return std::vector<ActionRecord>{};
   }
+  absl::StatusOr<std::vector<ActionRecord>> ListPage(const core::ActionPageQuery&) override {
+    return std::vector<ActionRecord>{};
+  }
 
  private:
   std::map<std::string, ActionRecord> records_;

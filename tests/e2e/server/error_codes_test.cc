@@ -214,6 +214,8 @@ void ProvokeFindingCodes(Recorder& r, const std::string& alice,
   r.Expect("", "list_findings", "GET", "/api/ai/patrol/findings", alice);
   r.Expect("invalid_finding_request", "list_findings", "GET", "/api/ai/patrol/findings?limit=-1",
            alice);
+  r.Expect("invalid_action_list_cursor", "list_actions", "GET", "/api/actions?cursor=a1.AAAA",
+           alice);
   r.Expect("invalid_finding_request", "list_findings", "GET",
            "/api/ai/patrol/findings?cursor=f1.AAAA", alice);
   r.Expect("invalid_finding_request", "list_findings", "GET",
@@ -409,13 +411,13 @@ void ProvokePatrolCodes(Recorder& r, const std::string& alice, const std::string
   REQUIRE(list.Size() >= 1);
   r.Expect("", "get_patrol_run", "GET", "/api/ai/patrol/runs/" + Str(list[0], "id"), alice);
   r.Expect("", "get_patrol_autonomy", "GET", "/api/ai/patrol/autonomy", alice);
-  r.Expect("invalid_autonomy_level", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy",
-           alice, R"({"autonomy_level":"reckless"})");
+  r.Expect("invalid_autonomy_level", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy", alice,
+           R"({"autonomy_level":"reckless"})");
   r.Expect("", "set_patrol_autonomy", "PUT", "/api/ai/patrol/autonomy", alice,
            R"({"autonomy_level":"monitor"})");
   const std::string acks = "/api/ai/patrol/autonomy/acknowledgements";
-  r.Expect("invalid_autopilot_acknowledgement", "acknowledge_patrol_autopilot", "POST", acks,
-           alice, R"({"acknowledgement_id":""})");
+  r.Expect("invalid_autopilot_acknowledgement", "acknowledge_patrol_autopilot", "POST", acks, alice,
+           R"({"acknowledgement_id":""})");
   r.Expect("autopilot_acknowledgement_forbidden", "acknowledge_patrol_autopilot", "POST", acks,
            robot, R"({"acknowledgement_id":"ack-e2e"})");
   r.Expect("", "acknowledge_patrol_autopilot", "POST", acks, alice,
@@ -618,8 +620,9 @@ TEST_CASE("every tool error code a chat answers with is declared, exec without a
   turn("c1", "pulse_control",
        R"({"type":"resource","resource_id":"vm:101","capability":"restart",)"
        R"("params":{"mode":"reboot"},"reason":"e2e"})");
-  turn("c2", "pulse_read", R"({"action":"exec","resource_id":"backup-job:nightly",)"
-                           R"("command":"uptime"})");
+  turn("c2", "pulse_read",
+       R"({"action":"exec","resource_id":"backup-job:nightly",)"
+       R"("command":"uptime"})");
   turn("ok1", "pulse_read", kGoodRead);
   turn("c3", "pulse_read", R"({"action":"status","resource_id":"vm:99999"})");
   turn("c4", "pulse_read", R"({"action":"exec","resource_id":"vm:101","command":"rm -rf /"})");

@@ -301,6 +301,16 @@ TEST_CASE("header injection, smuggling framing and oversized targets are refused
   CHECK(ErrorCode(Send(port, "GET", "/api/actions?view=%00", token).body) == "invalid_request");
   CHECK(ErrorCode(Send(port, "GET", "/api/actions?view=all", token).body) ==
         "invalid_action_list_view");
+  // Cursors the server never issued: forged, another list's, another view's, over-long.
+  for (const std::string& cursor :
+       {std::string("a1.AAAA"), std::string("f1.Y3JpdGljYWwKMAp4"), std::string("a1.%21%21"),
+        std::string("a1.c2V0dGxlZAowCng"), std::string("a1.") + std::string(1100, 'A')}) {
+    INFO(cursor);
+    CHECK(ErrorCode(Send(port, "GET", "/api/actions?cursor=" + cursor, token).body) ==
+          "invalid_action_list_cursor");
+    CHECK(ErrorCode(Send(port, "GET", "/api/ai/sessions?cursor=" + cursor, token).body) ==
+          "invalid_request");
+  }
   CHECK(ErrorCode(Send(port, "GET", "/api/agent/fleet-context?severity=%27;DROP", token).body) ==
         "invalid_request");
   CheckUntouched(port, token);

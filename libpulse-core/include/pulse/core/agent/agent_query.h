@@ -18,6 +18,8 @@
 #include "absl/status/statusor.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/model/finding_types.h"
+#include "pulse/core/model/session_record.h"
+#include "pulse/core/ports/action_store.h"
 #include "pulse/core/ports/finding_store.h"
 
 namespace pulse::core {
@@ -57,14 +59,46 @@ inline constexpr std::size_t kMaxActionListLimit = 500;
 struct ActionListQuery {
   ActionListView view = ActionListView::kPending;
   std::size_t limit = kDefaultActionListLimit;  // 1..kMaxActionListLimit
+  // Where the previous page of the same view ended (its X-Next-Cursor, decoded); unset = the
+  // first page.
+  std::optional<ActionPagePosition> after;
 };
 
 // view: absent or empty = pending; otherwise exactly pending|settled, else InvalidArgument
 // "view must be pending or settled" (agent code invalid_action_list_view). limit: absent or
 // empty = kDefaultActionListLimit; otherwise decimal digits only, 1..kMaxActionListLimit, else
 // InvalidArgument "limit must be an integer between 1 and 500" (invalid_action_list_limit).
-// AgentQueryError turns either into the agent envelope.
+// cursor: absent or empty = the first page; otherwise DecodeActionCursor's position, which must
+// be a cursor of the same view (invalid_action_list_cursor otherwise).
+// AgentQueryError turns any of them into the agent envelope.
 [[nodiscard]] absl::StatusOr<ActionListQuery> ParseActionListQuery(const QueryParams& params);
+
+// The longest list cursor accepted (actions and sessions; a longer one is malformed).
+inline constexpr std::size_t kMaxListCursorBytes = 1024;
+
+// The opaque cursor that continues the action list of `view` after `position`: "a1." and the
+// web-safe base64 of the view, the order key in Unix nanoseconds and the id.
+std::string EncodeActionCursor(ActionListView view, const ActionPagePosition& position);
+
+// The view and position a cursor of EncodeActionCursor names. InvalidArgument "cursor <reason>"
+// with the AgentQueryError payload (code invalid_action_list_cursor, parameter cursor) for
+// anything else: empty, too long, wrong prefix, not base64, wrong field count, unknown view, a
+// time that is not an integer, an empty or over-long id or one holding a control character.
+struct ActionCursor {
+  ActionListView view = ActionListView::kPending;
+  ActionPagePosition position;
+};
+[[nodiscard]] absl::StatusOr<ActionCursor> DecodeActionCursor(std::string_view cursor);
+
+// The opaque cursor that continues the session list after `position`: "s1." and the web-safe
+// base64 of the updated time in Unix nanoseconds and the session id.
+std::string EncodeSessionCursor(const SessionPagePosition& position);
+
+// The position a cursor of EncodeSessionCursor names. InvalidArgument "cursor <reason>" with the
+// AgentQueryError payload (code invalid_request, parameter cursor) for anything else: empty, too
+// long, wrong prefix, not base64, wrong field count, a time that is not an integer, or an id that
+// is not a valid session id.
+[[nodiscard]] absl::StatusOr<SessionPagePosition> DecodeSessionCursor(std::string_view cursor);
 
 inline constexpr std::size_t kMaxFindingListLimit = 500;
 inline constexpr std::size_t kDefaultResolvedFindingListLimit = 200;

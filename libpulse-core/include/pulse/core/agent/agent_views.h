@@ -5,7 +5,7 @@
 //   ResourceContext       GET /api/agent/resource-context/{id}    AgentResourceContext
 //   ResourceCapabilities  GET /api/agent/resource-capabilities/{id}
 //   OperationsLoopStatus  GET /api/agent/patrol-control/status    (and the legacy alias)
-//   ActionList            GET /api/actions?view=&limit=
+//   ActionList            GET /api/actions?view=&limit=&cursor=
 //   ActionDetail          GET /api/actions/{id}
 //   FindingList           GET /api/ai/patrol/findings
 // Views that read action state first let ActionService sweep plans past their TTL to expired
@@ -99,6 +99,13 @@ struct FindingPage {
   std::optional<std::string> next_cursor;
 };
 
+// One page of the action list: its body and, when more actions follow, the cursor of the next
+// page (the route returns it in the X-Next-Cursor header).
+struct ActionPage {
+  std::string body;
+  std::optional<std::string> next_cursor;
+};
+
 class AgentViews {
  public:
   AgentViews(Fleet& fleet, const FindingStore& findings, ActionStore& actions,
@@ -144,11 +151,15 @@ class AgentViews {
   [[nodiscard]] absl::StatusOr<std::string> OperationsLoopStatus(
       const OperationsLoopInputs& inputs);
 
-  // {view, actions[], count, readOnly:false}: each action is its audit record
-  // (ActionRecordToJson). pending: planned, pending_approval, approved and executing, oldest
-  // created first. settled: rejected, expired, completed and failed, newest update first. The
-  // store lists oldest first and at most kActionScanLimit records, so once more settled
-  // actions exist than that, the newest ones are not reached (needs a newest-first store read).
+  // One page of {view, actions[], count, readOnly:false}: each action is its audit record
+  // (ActionRecordToJson); count is the page's. pending: planned, pending_approval, approved and
+  // executing, oldest created first. settled: rejected, expired, completed and failed, newest
+  // update first. Ties by id. Read through ActionStore::ListPage: the cost is the page, never
+  // the whole store; next_cursor (EncodeActionCursor) is set when more actions follow. The key
+  // of an action never changes while it stays in its view, so paging with the cursor never
+  // repeats or skips an action that stays listed, whatever is written between the reads.
+  [[nodiscard]] absl::StatusOr<ActionPage> ActionListPage(const ActionListQuery& query);
+  // ActionListPage's body alone.
   [[nodiscard]] absl::StatusOr<std::string> ActionList(const ActionListQuery& query);
 
   // {audit, events[], readiness{ready, code, message, refreshable, checkedAt}, readOnly:false}.

@@ -73,6 +73,7 @@ enum class AgentErrorCode {
   // action listing (internal failures and bad list parameters)
   kInvalidActionListLimit,
   kInvalidActionListView,
+  kInvalidActionListCursor,
   kActionListFailed,
   kActionDetailFailed,
   // the Assistant's server routes (chat, sessions, questions, models); outside the manifest

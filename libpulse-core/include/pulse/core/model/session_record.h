@@ -136,11 +136,22 @@ struct SessionSummary {
   friend bool operator==(const SessionSummary&, const SessionSummary&) = default;
 };
 
+// Where a page of the session list ended: the last listed session's updated_at and id.
+struct SessionPagePosition {
+  absl::Time updated_at;
+  std::string id;
+
+  friend bool operator==(const SessionPagePosition&, const SessionPagePosition&) = default;
+};
+
 // What SessionStore::List returns: summaries matching every filter that is set.
 struct SessionListQuery {
   std::size_t limit = 100;                    // 1..kMaxSessionListLimit
   std::optional<SessionKind> kind;            // unset: every kind
   std::optional<std::string> owner_token_id;  // unset: any owner; "": owned by no one
+  // Only sessions strictly after this position in the list order (most recently updated first,
+  // ties by id): the next page of a keyset walk. Unset: from the newest.
+  std::optional<SessionPagePosition> after;
 };
 
 // OK when `id` is 1..kMaxSessionIdBytes of [A-Za-z0-9_-]; InvalidArgument otherwise (so an id

@@ -12,15 +12,65 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "pulse/core/model/action_transition.h"
 #include "pulse/core/model/action_types.h"
 
 namespace pulse::core {
+
+// The two pages of the action queue (GET /api/actions?view=). kInFlight holds planned,
+// pending_approval, approved and executing actions, oldest created first (ties by id); kSettled
+// holds rejected, expired, completed and failed ones, most recently updated first (ties by id).
+// Both orders are total, and the key never changes while an action stays in its view (created_at
+// is immutable; a settled action is final), so a keyset page repeats and skips nothing.
+enum class ActionPageView { kInFlight, kSettled };
+
+// The states of `view`.
+inline const std::vector<ActionState>& ActionPageStates(ActionPageView view) {
+  static const std::vector<ActionState> in_flight = {
+      ActionState::kPlanned, ActionState::kPendingApproval, ActionState::kApproved,
+      ActionState::kExecuting};
+  static const std::vector<ActionState> settled = {ActionState::kRejected, ActionState::kExpired,
+                                                   ActionState::kCompleted, ActionState::kFailed};
+  return view == ActionPageView::kInFlight ? in_flight : settled;
+}
+
+// Where a page ended: the last listed action's order key (created_at for kInFlight,
+// updated_at for kSettled) and id.
+struct ActionPagePosition {
+  absl::Time key;
+  std::string id;
+
+  friend bool operator==(const ActionPagePosition&, const ActionPagePosition&) = default;
+};
+
+// The position of `record` in `view`'s order.
+inline ActionPagePosition ActionPagePositionOf(const ActionRecord& record, ActionPageView view) {
+  return {view == ActionPageView::kInFlight ? record.created_at : record.updated_at, record.id()};
+}
+
+// True when `record` comes strictly after `position` in `view`'s order.
+inline bool IsAfterInActionPage(const ActionRecord& record, const ActionPagePosition& position,
+                                ActionPageView view) {
+  const ActionPagePosition mine = ActionPagePositionOf(record, view);
+  if (mine.key != position.key) {
+    return view == ActionPageView::kInFlight ? mine.key > position.key : mine.key < position.key;
+  }
+  return mine.id > position.id;
+}
+
+struct ActionPageQuery {
+  ActionPageView view = ActionPageView::kInFlight;
+  std::optional<ActionPagePosition> after;  // unset: from the start of the order
+  std::size_t limit = 100;                  // 1..1000
+};
 
 class ActionStore {
  public:
@@ -48,6 +98,12 @@ class ActionStore {
   // InvalidArgument otherwise). Used for expiry sweeps and crash recovery.
   [[nodiscard]] virtual absl::StatusOr<std::vector<ActionRecord>> ListByState(
       const std::vector<ActionState>& states, std::size_t limit) = 0;
+
+  // The actions of query.view strictly after query.after in the view's order, at most
+  // query.limit (1..1000; InvalidArgument otherwise). The cost is the page (an index range in
+  // the SQLite store), never the whole store.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<ActionRecord>> ListPage(
+      const ActionPageQuery& query) = 0;
 };
 
 }  // namespace pulse::core

@@ -130,6 +130,37 @@ class InMemoryActionStore final : public core::ActionStore {
     return out;
   }
 
+  // Sorts every record of the view: a fake, so the cost is the store; the SQLite store's is
+  // the page.
+  absl::StatusOr<std::vector<core::ActionRecord>> ListPage(
+      const core::ActionPageQuery& query) override {
+    if (absl::Status injected = TakeInjected(); !injected.ok()) {
+      return injected;
+    }
+    if (query.limit == 0 || query.limit > 1000) {
+      return absl::InvalidArgumentError("limit must be 1..1000");
+    }
+    const std::vector<core::ActionState>& states = core::ActionPageStates(query.view);
+    absl::MutexLock lock(&mu_);
+    std::vector<core::ActionRecord> out;
+    for (const auto& [id, record] : records_) {
+      if (std::find(states.begin(), states.end(), record.state) != states.end() &&
+          (!query.after.has_value() ||
+           core::IsAfterInActionPage(record, *query.after, query.view))) {
+        out.push_back(record);
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [&query](const core::ActionRecord& a, const core::ActionRecord& b) {
+                return core::IsAfterInActionPage(b, core::ActionPagePositionOf(a, query.view),
+                                                 query.view);
+              });
+    if (out.size() > query.limit) {
+      out.resize(query.limit);
+    }
+    return out;
+  }
+
   // ---- test hooks -----------------------------------------------------------------------
 
   // The next call of any method returns `status` (once).

@@ -94,6 +94,11 @@ class InMemorySessionStore final : public core::SessionStore {
           (query.owner_token_id.has_value() && r.owner.token_id != *query.owner_token_id)) {
         continue;
       }
+      if (query.after.has_value() &&
+          (r.updated_at > query.after->updated_at ||
+           (r.updated_at == query.after->updated_at && id <= query.after->id))) {
+        continue;
+      }
       out.push_back(core::SessionSummary{id, r.status, r.transcript.size(), r.updated_at, r.kind,
                                          r.owner.token_id});
     }

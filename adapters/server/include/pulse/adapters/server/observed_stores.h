@@ -49,6 +49,10 @@ class ObservedActionStore final : public core::ActionStore {
       const std::vector<core::ActionState>& states, std::size_t limit) override {
     return inner_.ListByState(states, limit);
   }
+  absl::StatusOr<std::vector<core::ActionRecord>> ListPage(
+      const core::ActionPageQuery& query) override {
+    return inner_.ListPage(query);
+  }
 
  private:
   core::ActionStore& inner_;

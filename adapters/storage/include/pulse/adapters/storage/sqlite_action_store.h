@@ -56,6 +56,9 @@ class SqliteActionStore final : public core::ActionStore {
       std::string_view action_id) override;
   absl::StatusOr<std::vector<core::ActionRecord>> ListByState(
       const std::vector<core::ActionState>& states, std::size_t limit) override;
+  // An index range of migration 16's partial index of the view, then each listed record.
+  absl::StatusOr<std::vector<core::ActionRecord>> ListPage(
+      const core::ActionPageQuery& query) override;
 
   // The action's dispatch records (none, or exactly one). NotFound for an unknown action.
   [[nodiscard]] absl::StatusOr<std::vector<ActionDispatchRecord>> ListDispatches(
