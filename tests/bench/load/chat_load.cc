@@ -50,6 +50,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "chat_loop_direct.h"
 #include "chat_provider.h"
 #include "pipe_process.h"
 
@@ -148,6 +149,20 @@ bool ProviderRoundTrip(int port, const std::string& body, std::string& why) {
     return false;
   }
   return true;
+}
+
+// The same session as ServerSession, by calling the agentic loop in this process.
+SessionResult LoopSession(pulse::bench::DirectChatLoop& loop, int index) {
+  SessionResult result;
+  const Clock::time_point start = Clock::now();
+  const pulse::bench::LoopSessionResult run =
+      loop.RunSession(absl::StrCat("Are vm:101 and vm:105 healthy? Session ", index));
+  result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  result.ok = run.answered;
+  result.tool_calls = run.tool_calls;
+  result.tool_errors = run.tool_errors;
+  result.why = run.why;
+  return result;
 }
 
 SessionResult DirectSession(int port, const std::string& first, const std::string& second) {
@@ -328,9 +343,13 @@ int main(int argc, char** argv) {
   int sessions = 100;
   int rounds = 3;
   int latency_ms = 0;
+  std::string server_binary = PULSE_SERVER_BINARY;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if ((flag == "--sessions" || flag == "--rounds" || flag == "--latency-ms") && i + 1 < argc) {
+    if (flag == "--server" && i + 1 < argc) {
+      server_binary = argv[++i];
+    } else if ((flag == "--sessions" || flag == "--rounds" || flag == "--latency-ms") &&
+               i + 1 < argc) {
       int value = 0;
       if (!absl::SimpleAtoi(argv[++i], &value) || value < (flag == "--latency-ms" ? 0 : 1)) {
         Die("bad value for " + flag);
@@ -339,7 +358,7 @@ int main(int argc, char** argv) {
     } else if (flag.rfind("--benchmark", 0) == 0) {
       // Google Benchmark flags that cmake/bench.sh passes to every suite: not ours.
     } else {
-      Die("usage: bench_chat_load [--sessions N] [--rounds R] [--latency-ms MS]");
+      Die("usage: bench_chat_load [--sessions N] [--rounds R] [--latency-ms MS] [--server PATH]");
     }
   }
 
@@ -367,7 +386,7 @@ int main(int argc, char** argv) {
   const std::string token = MintToken(dir);
   const std::string log = dir + "/server.log";
   std::unique_ptr<PipeProcess> server = PipeProcess::Start(
-      {PULSE_SERVER_BINARY, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
+      {server_binary, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
        "openai-compatible", "--provider-base-url", fake.base_url() + "/v1", "--model", "test-model",
        "--max-run-streams", "400", "--max-streams-per-token", "800",
        // Patrol is not measured here: no scheduled run (nor its start-up run) competes.
@@ -405,12 +424,29 @@ int main(int argc, char** argv) {
   }
   const long rss_warm = pid > 0 ? RssKib(pid) : -1;
 
+  // The loop called in this process, on its own data dir, against the same fake; warmed up too.
+  absl::StatusOr<std::unique_ptr<pulse::bench::DirectChatLoop>> opened_loop =
+      pulse::bench::DirectChatLoop::Open(dir + "/loop", fake.base_url() + "/v1");
+  if (!opened_loop.ok()) {
+    fail("the in-process loop did not open: " + opened_loop.status().ToString());
+  }
+  pulse::bench::DirectChatLoop& loop = **opened_loop;
+  const Burst warm_loop =
+      RunBurst(kWarmupSessions, [&](int i) { return LoopSession(loop, 1000000 + i); });
+  if (Summarize({warm_loop}).errors != 0) {
+    PrintFirstError("loop warm-up", warm_loop);
+    fail("the in-process loop's warm-up failed");
+  }
+
   const double load_start = LoadAverage();
   std::vector<Burst> direct;
+  std::vector<Burst> in_process;
   std::vector<Burst> through;
   for (int round = 0; round < rounds; ++round) {
     direct.push_back(RunBurst(
         sessions, [&](int) { return DirectSession(fake.port(), first_body, second_body); }));
+    in_process.push_back(RunBurst(
+        sessions, [&](int i) { return LoopSession(loop, 2000000 + round * sessions + i); }));
     through.push_back(RunBurst(sessions, [&](int i) {
       return ServerSession(port, token, kWarmupSessions + round * sessions + i);
     }));
@@ -419,6 +455,7 @@ int main(int argc, char** argv) {
   const double load_end = LoadAverage();
 
   const Figures d = Summarize(direct);
+  const Figures l = Summarize(in_process);
   const Figures s = Summarize(through);
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   std::printf(
@@ -434,14 +471,17 @@ int main(int argc, char** argv) {
       "|------------------------------------|-----------:|----------:|----------:|"
       "---------:|-------:|\n");
   PrintRow("direct provider round trips (base)", d);
+  PrintRow("agentic loop in-process (base)", l);
   PrintRow("through pulse-server", s);
   for (int round = 0; round < rounds; ++round) {
     const Figures rd = Summarize({direct[static_cast<std::size_t>(round)]});
+    const Figures rl = Summarize({in_process[static_cast<std::size_t>(round)]});
     const Figures rs = Summarize({through[static_cast<std::size_t>(round)]});
     std::printf(
-        "  round %d: direct %.1f sessions/s p50 %.1f ms | server %.1f sessions/s p50 %.1f "
-        "ms p99 %.1f ms\n",
-        round + 1, rd.sessions_per_s, rd.p50_ms, rs.sessions_per_s, rs.p50_ms, rs.p99_ms);
+        "  round %d: direct %.1f sessions/s p50 %.1f ms | loop %.1f sessions/s p50 %.1f ms | "
+        "server %.1f sessions/s p50 %.1f ms p99 %.1f ms\n",
+        round + 1, rd.sessions_per_s, rd.p50_ms, rl.sessions_per_s, rl.p50_ms, rs.sessions_per_s,
+        rs.p50_ms, rs.p99_ms);
   }
   std::printf(
       "\nserver / direct: sessions/s x%.3f, p50 x%.2f, p99 x%.2f; added per session: p50 %+.1f "
@@ -451,11 +491,25 @@ int main(int argc, char** argv) {
       ratio(s.p99_ms, d.p99_ms), s.p50_ms - d.p50_ms, s.p99_ms - d.p99_ms, s.tool_calls,
       s.tool_errors, kToolsPerTurn, s.exactly_four, s.sessions);
   std::printf(
+      "server / in-process loop: sessions/s x%.3f, p50 x%.2f, p99 x%.2f; added per session: "
+      "p50 %+.1f ms, p99 %+.1f ms\n"
+      "tool calls by the in-process loop: %d (%d failed); sessions with exactly %d: %d of %d\n",
+      ratio(s.sessions_per_s, l.sessions_per_s), ratio(s.p50_ms, l.p50_ms),
+      ratio(s.p99_ms, l.p99_ms), s.p50_ms - l.p50_ms, s.p99_ms - l.p99_ms, l.tool_calls,
+      l.tool_errors, kToolsPerTurn, l.exactly_four, l.sessions);
+  std::printf(
       "server VmRSS: %ld KiB after startup, %ld KiB after %d warm-up sessions, %ld KiB "
       "after %d more sessions (%+ld KiB)\n",
       rss_start, rss_warm, kWarmupSessions, rss_end, s.sessions, rss_end - rss_warm);
 
-  int failed = d.errors + s.errors;
+  int failed = d.errors + l.errors + s.errors;
+  if (l.tool_errors != 0 || l.exactly_four != l.sessions) {
+    ++failed;
+    std::fprintf(
+        stderr,
+        "bench_chat_load: in-process loop: %d tool calls failed; %d sessions made %d calls\n",
+        l.tool_errors, l.exactly_four, kToolsPerTurn);
+  }
   if (s.tool_errors != 0 || s.exactly_four != s.sessions) {
     ++failed;
     std::fprintf(stderr, "bench_chat_load: %d tool calls failed; %d sessions made %d calls\n",
@@ -463,6 +517,9 @@ int main(int argc, char** argv) {
   }
   for (const Burst& b : direct) {
     PrintFirstError("direct", b);
+  }
+  for (const Burst& b : in_process) {
+    PrintFirstError("in-process loop", b);
   }
   for (const Burst& b : through) {
     PrintFirstError("server", b);
