@@ -32,6 +32,7 @@
 // prints "fake provider on <base url>" and serves until it is killed.
 #include <dirent.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -298,6 +299,29 @@ long RssKib(pid_t pid) {
   return -1;
 }
 
+// CPU time (user + system) `pid` has used so far, in ms, or -1.
+double CpuMs(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const std::size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) {
+    return -1;
+  }
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double utime = -1;
+  double stime = -1;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) {
+      utime = std::strtod(field.c_str(), nullptr);
+    } else if (i == 15) {
+      stime = std::strtod(field.c_str(), nullptr);
+      break;
+    }
+  }
+  const long ticks = sysconf(_SC_CLK_TCK);
+  return utime < 0 || stime < 0 || ticks <= 0 ? -1 : 1000.0 * (utime + stime) / ticks;
+}
+
 std::string MintToken(const std::string& dir) {
   std::string error;
   std::optional<std::string> token =
@@ -439,6 +463,7 @@ int main(int argc, char** argv) {
   }
 
   const double load_start = LoadAverage();
+  const double cpu_start = pid > 0 ? CpuMs(pid) : -1;
   std::vector<Burst> direct;
   std::vector<Burst> in_process;
   std::vector<Burst> through;
@@ -452,6 +477,7 @@ int main(int argc, char** argv) {
     }));
   }
   const long rss_end = pid > 0 ? RssKib(pid) : -1;
+  const double cpu_end = pid > 0 ? CpuMs(pid) : -1;
   const double load_end = LoadAverage();
 
   const Figures d = Summarize(direct);
@@ -497,6 +523,12 @@ int main(int argc, char** argv) {
       ratio(s.sessions_per_s, l.sessions_per_s), ratio(s.p50_ms, l.p50_ms),
       ratio(s.p99_ms, l.p99_ms), s.p50_ms - l.p50_ms, s.p99_ms - l.p99_ms, l.tool_calls,
       l.tool_errors, kToolsPerTurn, l.exactly_four, l.sessions);
+  if (cpu_start >= 0 && cpu_end >= 0 && s.sessions > 0) {
+    // Only the server bursts reach the server; its idle work between them is small.
+    std::printf(
+        "server CPU (user + system) during the measured rounds: %.0f ms, %.2f ms per session\n",
+        cpu_end - cpu_start, (cpu_end - cpu_start) / s.sessions);
+  }
   std::printf(
       "server VmRSS: %ld KiB after startup, %ld KiB after %d warm-up sessions, %ld KiB "
       "after %d more sessions (%+ld KiB)\n",
