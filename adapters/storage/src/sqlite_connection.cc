@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <new>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/utf8.h"
@@ -75,6 +76,96 @@ absl::Status RunOnWriter(SqliteDatabase::Connection& connection, const char* beg
                          TransactionBody body, std::string_view what) {
   absl::MutexLock lock(&connection.mu);
   return RunTransaction(connection, *connection.db, begin, body, what);
+}
+
+// One pending write inside the open transaction, in its own savepoint. OK when the body
+// succeeded and was released into the transaction; otherwise its changes are undone (or SQLite
+// has rolled back the whole transaction: the caller checks autocommit).
+absl::Status RunInSavepoint(SQLite::Database& db, PendingWrite& write) {
+  absl::Status status;
+  try {
+    db.exec("SAVEPOINT pulse_write");
+    status = write.body(db);
+    if (status.ok()) {
+      db.exec("RELEASE pulse_write");
+      return absl::OkStatus();
+    }
+  } catch (const std::exception& e) {
+    status = StatusFromException(e, "write");
+  }
+  if (sqlite3_get_autocommit(db.getHandle()) == 0) {
+    // Ignored on purpose: when the savepoint itself never opened, these only report that.
+    db.tryExec("ROLLBACK TO pulse_write");
+    db.tryExec("RELEASE pulse_write");
+  }
+  return status;
+}
+
+// Runs the batch's bodies in order in as few transactions as possible (one, unless SQLite rolls
+// one back under a body) and sets each one's status. Holds the writer mutex throughout.
+void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingWrite*>& batch) {
+  absl::MutexLock lock(&connection.mu);
+  SQLite::Database& db = *connection.db;
+  if (batch.size() == 1) {  // alone: exactly the transaction it would have had
+    batch.front()->status =
+        RunTransaction(connection, db, "BEGIN IMMEDIATE", batch.front()->body, "write");
+    return;
+  }
+  const ActiveTransaction active{&connection, &db, t_active};
+  ActiveScope scope(&active);
+  std::size_t next = 0;
+  std::vector<PendingWrite*> applied;
+  try {
+    applied.reserve(batch.size());
+  } catch (const std::bad_alloc&) {
+    for (PendingWrite* write : batch) {
+      write->status = absl::ResourceExhaustedError("sqlite write: out of memory");
+    }
+    return;
+  }
+  while (next < batch.size()) {
+    try {
+      db.exec("BEGIN IMMEDIATE");
+    } catch (const std::exception& e) {
+      const absl::Status status = StatusFromException(e, "write");
+      for (; next < batch.size(); ++next) {
+        batch[next]->status = status;
+      }
+      return;
+    }
+    applied.clear();
+    bool rolled_back = false;
+    while (next < batch.size() && !rolled_back) {
+      PendingWrite& write = *batch[next++];
+      write.status = RunInSavepoint(db, write);
+      if (write.status.ok()) {
+        applied.push_back(&write);
+      } else if (sqlite3_get_autocommit(db.getHandle()) != 0) {
+        // SQLite rolled the whole transaction back: the writes before this one went with it.
+        const absl::Status lost(
+            write.status.code(),
+            absl::StrCat("sqlite write: rolled back with the transaction it shared: ",
+                         write.status.message()));
+        for (PendingWrite* w : applied) {
+          w->status = lost;
+        }
+        rolled_back = true;  // the rest start a new transaction
+      }
+    }
+    if (rolled_back) {
+      continue;
+    }
+    try {
+      db.exec("COMMIT");
+      continue;
+    } catch (const std::exception& e) {
+      const absl::Status status = StatusFromException(e, "write");
+      for (PendingWrite* w : applied) {
+        w->status = status;
+      }
+    }
+    db.tryExec("ROLLBACK");  // as in RunTransaction: may report that none is active
+  }
 }
 
 }  // namespace
@@ -178,7 +269,44 @@ absl::Status WriteTransaction(const SqliteDatabase& database, TransactionBody bo
         "sqlite write: a write transaction cannot start inside another transaction on the same "
         "database");
   }
-  return RunOnWriter(connection, "BEGIN IMMEDIATE", body, "write");
+  if (t_active != nullptr) {
+    // Inside a transaction on another database: its body may read that one inline, which only
+    // works on this thread.
+    return RunOnWriter(connection, "BEGIN IMMEDIATE", body, "write");
+  }
+  GroupCommit& group = connection.group;
+  PendingWrite mine(body);
+  std::vector<PendingWrite*> batch;
+  {
+    absl::MutexLock lock(&group.mu);
+    group.queue.push_back(&mine);
+    while (!mine.done && group.leading) {
+      group.changed.Wait(&group.mu);
+    }
+    if (mine.done) {  // a leader ran it
+      return mine.status;
+    }
+    group.leading = true;  // lead one batch: everything queued now, this call's write included
+    batch.swap(group.queue);
+  }
+  // Ends the batch however RunBatch returns (an allocation failure may throw from it): its
+  // callers are released and the next may lead.
+  struct EndBatch {
+    GroupCommit& group;
+    const std::vector<PendingWrite*>& batch;
+    ~EndBatch() {
+      {
+        absl::MutexLock lock(&group.mu);
+        for (PendingWrite* write : batch) {
+          write->done = true;  // a waiter may return (and free it) once the lock is released
+        }
+        group.leading = false;
+      }
+      group.changed.SignalAll();
+    }
+  } end{group, batch};
+  RunBatch(connection, batch);
+  return mine.status;
 }
 
 absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody body) {

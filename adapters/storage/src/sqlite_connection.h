@@ -80,6 +80,27 @@ class ReaderPool {
   std::string last_open_error_ ABSL_GUARDED_BY(mu_);
 };
 
+using TransactionBody = absl::FunctionRef<absl::Status(SQLite::Database&)>;
+
+// One WriteTransaction waiting for its group commit: the caller's body (which the caller keeps
+// alive: it waits until `done`), and its status once the commit that held it has ended.
+struct PendingWrite {
+  explicit PendingWrite(TransactionBody b) : body(b) {}
+  TransactionBody body;
+  absl::Status status = absl::InternalError("sqlite write: not run");
+  bool done = false;
+};
+
+// Group commit: WriteTransaction calls that arrive while another thread commits queue here; the
+// next leader runs every queued body in one transaction, each in its own savepoint, so the
+// bodies share one COMMIT (one fsync of the WAL) instead of paying one each.
+struct GroupCommit {
+  absl::Mutex mu;
+  absl::CondVar changed;  // a batch ended: its callers are done, and the next may lead
+  std::vector<PendingWrite*> queue ABSL_GUARDED_BY(mu);
+  bool leading ABSL_GUARDED_BY(mu) = false;
+};
+
 struct SqliteDatabase::Connection {
   // Readers close before the writer, so the writer is the file's last connection in this
   // process and its close can checkpoint the WAL and remove it, as before there were readers.
@@ -89,14 +110,20 @@ struct SqliteDatabase::Connection {
   // The one writer (and the reader of ":memory:").
   std::unique_ptr<SQLite::Database> db ABSL_PT_GUARDED_BY(mu);
   std::unique_ptr<ReaderPool> readers;  // never null after Open
+  GroupCommit group;
 };
-
-using TransactionBody = absl::FunctionRef<absl::Status(SQLite::Database&)>;
 
 // Runs `body` inside BEGIN IMMEDIATE ... COMMIT on the writer, holding the writer mutex. A
 // non-OK status or an exception from `body` rolls back; exceptions become statuses
 // (StatusFromException). Internal, without waiting, when this thread is already inside a
 // transaction on the same database (a body called back into a store): waiting would deadlock.
+// Group commit: bodies of concurrent calls may run in one transaction, in arrival order, each
+// inside its own SAVEPOINT (a failing body rolls back to it, alone), and share its COMMIT; the
+// body may then run on another caller's thread (the caller waits). A call returns only after
+// the COMMIT that holds its write has ended, so an OK status is as durable as before. A COMMIT
+// that fails fails every body in it, and an error that makes SQLite roll back the whole
+// transaction (an I/O error, a full disk) fails the bodies before it too; nothing of them is
+// written. A caller already inside a transaction on another database runs alone.
 [[nodiscard]] absl::Status WriteTransaction(const SqliteDatabase& database, TransactionBody body);
 
 // The same for reads: BEGIN (deferred) ... COMMIT gives `body` one consistent snapshot, which

@@ -1,6 +1,7 @@
 #include "pulse/adapters/storage/sqlite_session_store.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,6 +62,8 @@ absl::StatusOr<core::SessionRecord> DecodeRow(std::string_view id, std::int64_t 
 }
 
 std::string Str(std::string_view v) { return std::string(v); }
+
+constexpr std::int64_t kMaxRevision = std::numeric_limits<std::int64_t>::max();
 
 }  // namespace
 
@@ -137,12 +140,22 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
   if (absl::Status s = core::ValidateSessionRecord(record); !s.ok()) {
     return s;
   }
-  // Checked before the transaction so a record that cannot be stored is InvalidArgument, not
-  // Aborted, whatever its revision (a revision no store holds is merely stale).
-  core::SessionRecord unversioned = record;
-  unversioned.revision = 1;
-  if (absl::StatusOr<EncodedSession> check = EncodeSession(unversioned); !check.ok()) {
-    return check.status();
+  // Encoded (and checked) before the transaction, so a record that cannot be stored is
+  // InvalidArgument, not Aborted, whatever its revision (a revision no store holds is merely
+  // stale), and the writer does not encode while it holds the write lock: `next` as it will be
+  // stored when the compare-and-swap holds and the stored created_at, kind and owner are the
+  // record's own (a run's record always carries them).
+  core::SessionRecord candidate = record;
+  // (At int64's maximum the codec refuses it anyway; the transaction then decides.)
+  candidate.revision = record.revision + (record.revision < kMaxRevision ? 1 : 0);
+  absl::StatusOr<EncodedSession> pre_encoded = EncodeSession(candidate);
+  if (!pre_encoded.ok()) {
+    core::SessionRecord unversioned = record;
+    unversioned.revision = 1;
+    if (absl::StatusOr<EncodedSession> check = EncodeSession(unversioned); !check.ok()) {
+      return check.status();
+    }
+    // Only the revision is out of the codec's range: the transaction decides (stale, or that).
   }
   std::optional<core::SessionRecord> stored;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
@@ -164,10 +177,16 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
         core::ParseSessionKind(q.getColumn(2).getString()).value_or(core::SessionKind::kChat);
     next.owner = core::SessionOwner{q.getColumn(3).getString(), q.getColumn(4).getString()};
     q.reset();
-    absl::StatusOr<EncodedSession> encoded = EncodeSession(next);
-    if (!encoded.ok()) {
-      return encoded.status();  // only at the codec's revision limit
+    const bool as_encoded = pre_encoded.ok() && next.created_at == candidate.created_at &&
+                            next.kind == candidate.kind && next.owner == candidate.owner;
+    absl::StatusOr<EncodedSession> fresh;
+    if (!as_encoded) {
+      fresh = EncodeSession(next);
+      if (!fresh.ok()) {
+        return fresh.status();  // only at the codec's revision limit
+      }
     }
+    const EncodedSession* encoded = as_encoded ? &*pre_encoded : &*fresh;
     // The compare-and-swap itself: the database decides, not the read above.
     SQLite::Statement update(
         db,

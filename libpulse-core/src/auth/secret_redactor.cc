@@ -40,7 +40,20 @@ constexpr std::array<TokenFormat, 17> kTokenFormats = {{
     {"ASIA", 16, 16, true},
 }};
 
+// Which bytes start a prefix of the table: most positions of a text start none, and are passed
+// over without comparing every prefix (this scan runs at each word start of every tool result).
+constexpr std::array<bool, 256> kTokenFormatStarts = [] {
+  std::array<bool, 256> starts{};
+  for (const TokenFormat& format : kTokenFormats) {
+    starts[static_cast<unsigned char>(format.prefix.front())] = true;
+  }
+  return starts;
+}();
+
 std::optional<Secret> FixedFormatToken(std::string_view text, std::size_t i) {
+  if (i >= text.size() || !kTokenFormatStarts[static_cast<unsigned char>(text[i])]) {
+    return std::nullopt;
+  }
   for (const TokenFormat& format : kTokenFormats) {
     if (!StartsWithAt(text, i, format.prefix)) {
       continue;

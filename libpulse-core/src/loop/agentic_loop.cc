@@ -172,7 +172,10 @@ absl::StatusOr<std::size_t> TrimSessions(SessionStore& sessions, SessionKind kin
 absl::StatusOr<SessionRecord> AgenticLoop::ClaimForRun(const std::string& id,
                                                        const RunRequest& request, absl::Time now) {
   const SessionKind kind = SessionKindFor(request.policy);
-  absl::StatusOr<SessionRecord> existing = sessions_.Get(id);
+  // An id this run just drew names no stored session: it is created without a read first (on
+  // the unheard-of collision, Create's AlreadyExists refuses it as busy).
+  absl::StatusOr<SessionRecord> existing =
+      request.session_id.empty() ? absl::NotFoundError("a new session") : sessions_.Get(id);
   if (absl::IsNotFound(existing.status())) {
     SessionRecord fresh;
     fresh.id = id;

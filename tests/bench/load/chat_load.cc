@@ -32,6 +32,7 @@
 // prints "fake provider on <base url>" and serves until it is killed.
 #include <dirent.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -50,6 +51,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "chat_loop_direct.h"
 #include "chat_provider.h"
 #include "pipe_process.h"
 
@@ -148,6 +150,20 @@ bool ProviderRoundTrip(int port, const std::string& body, std::string& why) {
     return false;
   }
   return true;
+}
+
+// The same session as ServerSession, by calling the agentic loop in this process.
+SessionResult LoopSession(pulse::bench::DirectChatLoop& loop, int index) {
+  SessionResult result;
+  const Clock::time_point start = Clock::now();
+  const pulse::bench::LoopSessionResult run =
+      loop.RunSession(absl::StrCat("Are vm:101 and vm:105 healthy? Session ", index));
+  result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  result.ok = run.answered;
+  result.tool_calls = run.tool_calls;
+  result.tool_errors = run.tool_errors;
+  result.why = run.why;
+  return result;
 }
 
 SessionResult DirectSession(int port, const std::string& first, const std::string& second) {
@@ -283,6 +299,29 @@ long RssKib(pid_t pid) {
   return -1;
 }
 
+// CPU time (user + system) `pid` has used so far, in ms, or -1.
+double CpuMs(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const std::size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) {
+    return -1;
+  }
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double utime = -1;
+  double stime = -1;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) {
+      utime = std::strtod(field.c_str(), nullptr);
+    } else if (i == 15) {
+      stime = std::strtod(field.c_str(), nullptr);
+      break;
+    }
+  }
+  const long ticks = sysconf(_SC_CLK_TCK);
+  return utime < 0 || stime < 0 || ticks <= 0 ? -1 : 1000.0 * (utime + stime) / ticks;
+}
+
 std::string MintToken(const std::string& dir) {
   std::string error;
   std::optional<std::string> token =
@@ -328,9 +367,13 @@ int main(int argc, char** argv) {
   int sessions = 100;
   int rounds = 3;
   int latency_ms = 0;
+  std::string server_binary = PULSE_SERVER_BINARY;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if ((flag == "--sessions" || flag == "--rounds" || flag == "--latency-ms") && i + 1 < argc) {
+    if (flag == "--server" && i + 1 < argc) {
+      server_binary = argv[++i];
+    } else if ((flag == "--sessions" || flag == "--rounds" || flag == "--latency-ms") &&
+               i + 1 < argc) {
       int value = 0;
       if (!absl::SimpleAtoi(argv[++i], &value) || value < (flag == "--latency-ms" ? 0 : 1)) {
         Die("bad value for " + flag);
@@ -339,7 +382,7 @@ int main(int argc, char** argv) {
     } else if (flag.rfind("--benchmark", 0) == 0) {
       // Google Benchmark flags that cmake/bench.sh passes to every suite: not ours.
     } else {
-      Die("usage: bench_chat_load [--sessions N] [--rounds R] [--latency-ms MS]");
+      Die("usage: bench_chat_load [--sessions N] [--rounds R] [--latency-ms MS] [--server PATH]");
     }
   }
 
@@ -367,7 +410,7 @@ int main(int argc, char** argv) {
   const std::string token = MintToken(dir);
   const std::string log = dir + "/server.log";
   std::unique_ptr<PipeProcess> server = PipeProcess::Start(
-      {PULSE_SERVER_BINARY, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
+      {server_binary, "--data-dir", dir, "--listen", "127.0.0.1:0", "--provider",
        "openai-compatible", "--provider-base-url", fake.base_url() + "/v1", "--model", "test-model",
        "--max-run-streams", "400", "--max-streams-per-token", "800",
        // Patrol is not measured here: no scheduled run (nor its start-up run) competes.
@@ -405,20 +448,40 @@ int main(int argc, char** argv) {
   }
   const long rss_warm = pid > 0 ? RssKib(pid) : -1;
 
+  // The loop called in this process, on its own data dir, against the same fake; warmed up too.
+  absl::StatusOr<std::unique_ptr<pulse::bench::DirectChatLoop>> opened_loop =
+      pulse::bench::DirectChatLoop::Open(dir + "/loop", fake.base_url() + "/v1");
+  if (!opened_loop.ok()) {
+    fail("the in-process loop did not open: " + opened_loop.status().ToString());
+  }
+  pulse::bench::DirectChatLoop& loop = **opened_loop;
+  const Burst warm_loop =
+      RunBurst(kWarmupSessions, [&](int i) { return LoopSession(loop, 1000000 + i); });
+  if (Summarize({warm_loop}).errors != 0) {
+    PrintFirstError("loop warm-up", warm_loop);
+    fail("the in-process loop's warm-up failed");
+  }
+
   const double load_start = LoadAverage();
+  const double cpu_start = pid > 0 ? CpuMs(pid) : -1;
   std::vector<Burst> direct;
+  std::vector<Burst> in_process;
   std::vector<Burst> through;
   for (int round = 0; round < rounds; ++round) {
     direct.push_back(RunBurst(
         sessions, [&](int) { return DirectSession(fake.port(), first_body, second_body); }));
+    in_process.push_back(RunBurst(
+        sessions, [&](int i) { return LoopSession(loop, 2000000 + round * sessions + i); }));
     through.push_back(RunBurst(sessions, [&](int i) {
       return ServerSession(port, token, kWarmupSessions + round * sessions + i);
     }));
   }
   const long rss_end = pid > 0 ? RssKib(pid) : -1;
+  const double cpu_end = pid > 0 ? CpuMs(pid) : -1;
   const double load_end = LoadAverage();
 
   const Figures d = Summarize(direct);
+  const Figures l = Summarize(in_process);
   const Figures s = Summarize(through);
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   std::printf(
@@ -434,14 +497,17 @@ int main(int argc, char** argv) {
       "|------------------------------------|-----------:|----------:|----------:|"
       "---------:|-------:|\n");
   PrintRow("direct provider round trips (base)", d);
+  PrintRow("agentic loop in-process (base)", l);
   PrintRow("through pulse-server", s);
   for (int round = 0; round < rounds; ++round) {
     const Figures rd = Summarize({direct[static_cast<std::size_t>(round)]});
+    const Figures rl = Summarize({in_process[static_cast<std::size_t>(round)]});
     const Figures rs = Summarize({through[static_cast<std::size_t>(round)]});
     std::printf(
-        "  round %d: direct %.1f sessions/s p50 %.1f ms | server %.1f sessions/s p50 %.1f "
-        "ms p99 %.1f ms\n",
-        round + 1, rd.sessions_per_s, rd.p50_ms, rs.sessions_per_s, rs.p50_ms, rs.p99_ms);
+        "  round %d: direct %.1f sessions/s p50 %.1f ms | loop %.1f sessions/s p50 %.1f ms | "
+        "server %.1f sessions/s p50 %.1f ms p99 %.1f ms\n",
+        round + 1, rd.sessions_per_s, rd.p50_ms, rl.sessions_per_s, rl.p50_ms, rs.sessions_per_s,
+        rs.p50_ms, rs.p99_ms);
   }
   std::printf(
       "\nserver / direct: sessions/s x%.3f, p50 x%.2f, p99 x%.2f; added per session: p50 %+.1f "
@@ -451,11 +517,31 @@ int main(int argc, char** argv) {
       ratio(s.p99_ms, d.p99_ms), s.p50_ms - d.p50_ms, s.p99_ms - d.p99_ms, s.tool_calls,
       s.tool_errors, kToolsPerTurn, s.exactly_four, s.sessions);
   std::printf(
+      "server / in-process loop: sessions/s x%.3f, p50 x%.2f, p99 x%.2f; added per session: "
+      "p50 %+.1f ms, p99 %+.1f ms\n"
+      "tool calls by the in-process loop: %d (%d failed); sessions with exactly %d: %d of %d\n",
+      ratio(s.sessions_per_s, l.sessions_per_s), ratio(s.p50_ms, l.p50_ms),
+      ratio(s.p99_ms, l.p99_ms), s.p50_ms - l.p50_ms, s.p99_ms - l.p99_ms, l.tool_calls,
+      l.tool_errors, kToolsPerTurn, l.exactly_four, l.sessions);
+  if (cpu_start >= 0 && cpu_end >= 0 && s.sessions > 0) {
+    // Only the server bursts reach the server; its idle work between them is small.
+    std::printf(
+        "server CPU (user + system) during the measured rounds: %.0f ms, %.2f ms per session\n",
+        cpu_end - cpu_start, (cpu_end - cpu_start) / s.sessions);
+  }
+  std::printf(
       "server VmRSS: %ld KiB after startup, %ld KiB after %d warm-up sessions, %ld KiB "
       "after %d more sessions (%+ld KiB)\n",
       rss_start, rss_warm, kWarmupSessions, rss_end, s.sessions, rss_end - rss_warm);
 
-  int failed = d.errors + s.errors;
+  int failed = d.errors + l.errors + s.errors;
+  if (l.tool_errors != 0 || l.exactly_four != l.sessions) {
+    ++failed;
+    std::fprintf(
+        stderr,
+        "bench_chat_load: in-process loop: %d tool calls failed; %d sessions made %d calls\n",
+        l.tool_errors, l.exactly_four, kToolsPerTurn);
+  }
   if (s.tool_errors != 0 || s.exactly_four != s.sessions) {
     ++failed;
     std::fprintf(stderr, "bench_chat_load: %d tool calls failed; %d sessions made %d calls\n",
@@ -463,6 +549,9 @@ int main(int argc, char** argv) {
   }
   for (const Burst& b : direct) {
     PrintFirstError("direct", b);
+  }
+  for (const Burst& b : in_process) {
+    PrintFirstError("in-process loop", b);
   }
   for (const Burst& b : through) {
     PrintFirstError("server", b);
