@@ -35,8 +35,9 @@ die() {
 . "$root/cmake/bench-lib.sh"
 
 node=$modules/.pulse-tools/node
-[ -x "$node" ] && [ -f "$modules/@modelcontextprotocol/sdk/package.json" ] ||
+if [ ! -x "$node" ] || [ ! -f "$modules/@modelcontextprotocol/sdk/package.json" ]; then
   die "no node or MCP SDK under $modules: run cmake/install-node-tools.sh"
+fi
 
 mkdir -p "$build_dir"
 if [ "${PULSE_BENCH_MCP_NO_BUILD:-0}" != 1 ]; then
@@ -44,7 +45,9 @@ if [ "${PULSE_BENCH_MCP_NO_BUILD:-0}" != 1 ]; then
 fi
 server_bin=$build_dir/apps/pulse-server/pulse-server
 mcp_bin=$build_dir/apps/pulse-mcp/pulse-mcp
-[ -x "$server_bin" ] && [ -x "$mcp_bin" ] || die "no pulse-server or pulse-mcp in $build_dir"
+if [ ! -x "$server_bin" ] || [ ! -x "$mcp_bin" ]; then
+  die "no pulse-server or pulse-mcp in $build_dir"
+fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pulse-bench-mcp-sdk-XXXXXX")
 server_pid=""

@@ -171,7 +171,8 @@ async function timed(client) {
 
 function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+  const at = (q) =>
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
   const mean = sorted.reduce((sum, s) => sum + s, 0) / sorted.length;
   return { p50_us: at(0.5), p99_us: at(0.99), mean_us: mean, calls: sorted.length };
 }
@@ -220,7 +221,9 @@ async function measure() {
       `${options.rounds} rounds A B / B A after ${options.warmup} warm-up rounds ` +
       `(microseconds; load average ${figures.load_average.join(' ')}):`,
   );
-  console.log(`  ${'server'.padEnd(34)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}`);
+  console.log(
+    `  ${'server'.padEnd(34)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}`,
+  );
   console.log(row('pulse-mcp (pulse-server behind it)', figures.pulse_mcp));
   console.log(row('SDK stdio server, from memory', figures.sdk_server));
   console.log(
@@ -230,7 +233,8 @@ async function measure() {
   if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);
   console.log(
     `summary: p50 ${figures.pulse_mcp.p50_us.toFixed(1)} us through pulse-mcp, ` +
-      `${figures.sdk_server.p50_us.toFixed(1)} us from the SDK server, ratio ${figures.ratio.p50.toFixed(2)}`,
+      `${figures.sdk_server.p50_us.toFixed(1)} us from the SDK server, ` +
+      `ratio ${figures.ratio.p50.toFixed(2)}`,
   );
 }
 
