@@ -94,6 +94,43 @@ void RunOperatorStateStoreContract(MakeStore make) {
     CHECK(absl::IsNotFound(store->Get("VM 101").status()));
   }
 
+  SECTION("GetMany answers the states of the asked resources that have one, sorted, once each") {
+    absl::StatusOr<std::vector<core::OperatorState>> none = store->GetMany({"vm:101"});
+    REQUIRE(none.ok());
+    CHECK(none->empty());
+    REQUIRE(store->Set(LockedState("vm:102")).ok());
+    REQUIRE(store->Set(LockedState("node:pve1")).ok());
+    core::OperatorState plain;
+    plain.resource_id = "vm:101";
+    plain.set_at = absl::FromUnixMillis(1'800'000'100'000);
+    plain.set_by = "bob";
+    REQUIRE(store->Set(plain).ok());
+    REQUIRE(store->Set(LockedState("vm:999")).ok());  // stored, never asked for
+
+    absl::StatusOr<std::vector<core::OperatorState>> got =
+        store->GetMany({"vm:102", "vm:404", "vm:101", "node:pve1", "vm:102", ""});
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == 3);
+    CHECK((*got)[0] == LockedState("node:pve1"));
+    CHECK((*got)[1] == plain);
+    CHECK((*got)[2] == LockedState("vm:102"));
+    // Each is exactly what Get answers.
+    for (const core::OperatorState& s : *got) {
+      absl::StatusOr<core::OperatorState> one = store->Get(s.resource_id);
+      REQUIRE(one.ok());
+      CHECK(*one == s);
+    }
+
+    REQUIRE(store->Clear("vm:102").ok());
+    got = store->GetMany({"vm:102", "vm:101"});
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == 1);
+    CHECK((*got)[0] == plain);
+    got = store->GetMany({});
+    REQUIRE(got.ok());
+    CHECK(got->empty());
+  }
+
   SECTION("Clear removes the state and is idempotent") {
     REQUIRE(store->Set(LockedState("vm:101")).ok());
     REQUIRE(store->Clear("vm:101").ok());

@@ -205,6 +205,21 @@ core::AgentErrorCode TransportCodeForStatus(int status) {
   }
 }
 
+// Writes the parsed `body` as a member value: the reply's own bytes when they can stand as they
+// are (valid UTF-8, and no line break, which would split the JSON-RPC line: one can only be
+// whitespace between tokens, as the parse refused any inside a string), else re-serialized.
+// pulse-server writes compact JSON with the same writer, so both give the same bytes; the
+// verbatim copy saves walking the document a second time for the largest replies.
+void WriteBody(core::JsonWriter& w, const rapidjson::Document& parsed, std::string_view body) {
+  // Two memchr scans (find_first_of would test every byte against both characters).
+  if (body.find('\n') == std::string_view::npos && body.find('\r') == std::string_view::npos &&
+      core::IsValidUtf8(body)) {
+    w.RawValue(body);
+  } else {
+    w.Value(parsed);
+  }
+}
+
 // The CallToolResult for one reply of pulse-server.
 std::string ToolResult(const PulseReply& reply) {
   const bool ok = reply.status >= 200 && reply.status < 300;
@@ -229,12 +244,12 @@ std::string ToolResult(const PulseReply& reply) {
   w.EndArray();
   if (ok && body.ok() && body->IsObject()) {
     w.Key("structuredContent");
-    w.Value(*body);
+    WriteBody(w, *body, reply.body);
   } else if (ok && body.ok() && body->IsArray()) {
     w.Key("structuredContent");
     w.StartObject();
     w.Key("items");
-    w.Value(*body);
+    WriteBody(w, *body, reply.body);
     w.Member("count", static_cast<std::uint64_t>(body->Size()));
     if (reply.next_cursor.has_value()) {
       w.Member("next_cursor", *reply.next_cursor);
@@ -243,7 +258,7 @@ std::string ToolResult(const PulseReply& reply) {
   } else if (!ok) {
     w.Key("structuredContent");
     if (body.ok() && core::GetString(*body, "error").has_value()) {
-      w.Value(*body);  // the stable envelope {error, message, details?} as pulse-server sent it
+      WriteBody(w, *body, reply.body);  // the stable envelope {error, message, details?}
     } else {
       w.StartObject();
       w.Member("error", core::ToString(TransportCodeForStatus(reply.status)));

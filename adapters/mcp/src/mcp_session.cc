@@ -1,5 +1,6 @@
 #include "pulse/adapters/mcp/mcp_session.h"
 
+#include <utility>
 #include <vector>
 
 namespace pulse::adapters::mcp {
@@ -9,7 +10,11 @@ void McpSession::Answer(const Line& line, std::string& out) {
                                          ? std::optional<std::string>(server_.OversizedLineReply())
                                          : server_.HandleLine(line.text);
   if (reply.has_value()) {
-    out.append(*reply);
+    if (out.empty()) {
+      out = *std::move(reply);  // the usual case, one reply per read: no copy of a large reply
+    } else {
+      out.append(*reply);
+    }
     out.push_back('\n');
   }
 }

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,41 @@ absl::StatusOr<std::optional<std::int64_t>> EncodeOptionalTime(const std::option
   return std::optional<std::int64_t>(*nanos);
 }
 
+// One row of operator_state, by primary key; DecodeState reads the current row of it.
+constexpr const char* kSelectState =
+    "SELECT resource_id, never_auto_remediate, intentionally_offline, monitoring_mode, "
+    "lifecycle, maintenance_start_ns, maintenance_end_ns, maintenance_reason, criticality, "
+    "note, set_at_ns, set_by, local_only FROM operator_state WHERE resource_id = ?";
+
+absl::StatusOr<core::OperatorState> DecodeState(const SQLite::Statement& q) {
+  absl::StatusOr<core::MonitoringMode> mode = ParseStored<core::MonitoringMode>(
+      q.getColumn(3), core::ParseMonitoringMode, "monitoring mode");
+  absl::StatusOr<core::ResourceLifecycle> lifecycle = ParseStored<core::ResourceLifecycle>(
+      q.getColumn(4), core::ParseResourceLifecycle, "lifecycle");
+  absl::StatusOr<core::Criticality> criticality =
+      ParseStored<core::Criticality>(q.getColumn(8), core::ParseCriticality, "criticality");
+  for (const absl::Status* s : {&mode.status(), &lifecycle.status(), &criticality.status()}) {
+    if (!s->ok()) {
+      return *s;
+    }
+  }
+  core::OperatorState s;
+  s.resource_id = q.getColumn(0).getString();
+  s.never_auto_remediate = q.getColumn(1).getInt() != 0;
+  s.intentionally_offline = q.getColumn(2).getInt() != 0;
+  s.monitoring_mode = *mode;
+  s.lifecycle = *lifecycle;
+  s.maintenance_start_at = OptionalTime(q.getColumn(5));
+  s.maintenance_end_at = OptionalTime(q.getColumn(6));
+  s.maintenance_reason = q.getColumn(7).getString();
+  s.criticality = *criticality;
+  s.note = q.getColumn(9).getString();
+  s.set_at = DecodeTime(q.getColumn(10).getInt64());
+  s.set_by = q.getColumn(11).getString();
+  s.local_only = q.getColumn(12).getInt() != 0;
+  return s;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteOperatorStateStore>> SqliteOperatorStateStore::Open(
@@ -46,41 +82,16 @@ absl::StatusOr<std::unique_ptr<SqliteOperatorStateStore>> SqliteOperatorStateSto
 absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_view resource_id) {
   std::optional<core::OperatorState> found;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(
-        db,
-        "SELECT resource_id, never_auto_remediate, intentionally_offline, monitoring_mode, "
-        "lifecycle, maintenance_start_ns, maintenance_end_ns, maintenance_reason, criticality, "
-        "note, set_at_ns, set_by, local_only FROM operator_state WHERE resource_id = ?");
+    SQLite::Statement q(db, kSelectState);
     q.bind(1, std::string(resource_id));
     if (!q.executeStep()) {
       return absl::OkStatus();
     }
-    absl::StatusOr<core::MonitoringMode> mode = ParseStored<core::MonitoringMode>(
-        q.getColumn(3), core::ParseMonitoringMode, "monitoring mode");
-    absl::StatusOr<core::ResourceLifecycle> lifecycle = ParseStored<core::ResourceLifecycle>(
-        q.getColumn(4), core::ParseResourceLifecycle, "lifecycle");
-    absl::StatusOr<core::Criticality> criticality =
-        ParseStored<core::Criticality>(q.getColumn(8), core::ParseCriticality, "criticality");
-    for (const absl::Status* s : {&mode.status(), &lifecycle.status(), &criticality.status()}) {
-      if (!s->ok()) {
-        return *s;
-      }
+    absl::StatusOr<core::OperatorState> s = DecodeState(q);
+    if (!s.ok()) {
+      return s.status();
     }
-    core::OperatorState s;
-    s.resource_id = q.getColumn(0).getString();
-    s.never_auto_remediate = q.getColumn(1).getInt() != 0;
-    s.intentionally_offline = q.getColumn(2).getInt() != 0;
-    s.monitoring_mode = *mode;
-    s.lifecycle = *lifecycle;
-    s.maintenance_start_at = OptionalTime(q.getColumn(5));
-    s.maintenance_end_at = OptionalTime(q.getColumn(6));
-    s.maintenance_reason = q.getColumn(7).getString();
-    s.criticality = *criticality;
-    s.note = q.getColumn(9).getString();
-    s.set_at = DecodeTime(q.getColumn(10).getInt64());
-    s.set_by = q.getColumn(11).getString();
-    s.local_only = q.getColumn(12).getInt() != 0;
-    found = std::move(s);
+    found = *std::move(s);
     return absl::OkStatus();
   });
   if (!status.ok()) {
@@ -90,6 +101,36 @@ absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_vi
     return absl::NotFoundError("no operator state is set");
   }
   return *std::move(found);
+}
+
+absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::GetMany(
+    const std::vector<std::string>& resource_ids) {
+  std::vector<std::string> ids = resource_ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<core::OperatorState> out;
+  if (ids.empty()) {
+    return out;
+  }
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, kSelectState);
+    for (const std::string& id : ids) {
+      q.bind(1, id);
+      if (q.executeStep()) {
+        absl::StatusOr<core::OperatorState> s = DecodeState(q);
+        if (!s.ok()) {
+          return s.status();
+        }
+        out.push_back(*std::move(s));
+      }
+      q.reset();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
 }
 
 absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
@@ -171,20 +212,14 @@ absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::WithN
   if (!status.ok()) {
     return status;
   }
-  std::vector<core::OperatorState> out;
-  for (const std::string& id : ids) {
-    absl::StatusOr<core::OperatorState> state = Get(id);
-    if (absl::IsNotFound(state.status())) {
-      continue;  // cleared since the list was read
-    }
-    if (!state.ok()) {
-      return state.status();
-    }
-    if (!state->note.empty()) {
-      out.push_back(*std::move(state));
-    }
+  // A state cleared since the list was read is left out by GetMany; one whose note was
+  // emptied meanwhile is dropped here.
+  absl::StatusOr<std::vector<core::OperatorState>> states = GetMany(ids);
+  if (!states.ok()) {
+    return states.status();
   }
-  return out;
+  std::erase_if(*states, [](const core::OperatorState& s) { return s.note.empty(); });
+  return states;
 }
 
 absl::Status SqliteOperatorStateStore::Clear(std::string_view resource_id) {

@@ -175,10 +175,12 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     }
   }
 
-  JsonWriter out;
-  out.StartObject();
-  out.Key(w::kResources);
-  out.StartArray();
+  // The resources the filters keep, then their operator states in one read (a filtered fleet
+  // costs no reads for the resources it leaves out).
+  std::vector<std::pair<const FleetResource*, FindingCounts>> kept;
+  std::vector<std::string> kept_ids;
+  kept.reserve(resources.size());
+  kept_ids.reserve(resources.size());
   for (const FleetResource& r : resources) {
     const auto found = counts.find(r.id);
     const FindingCounts c = found == counts.end() ? FindingCounts{} : found->second;
@@ -186,12 +188,25 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
         (query.severity.has_value() && c.Bucket(*query.severity) == 0)) {
       continue;
     }
-    // Read only for listed resources: a filtered fleet costs no operator-state reads.
-    absl::StatusOr<OperatorState> state = operator_state_.Get(r.id);
-    if (!state.ok() && !absl::IsNotFound(state.status())) {
-      return state.status();
-    }
-    const OperatorState declared = state.ok() ? *state : OperatorState{};
+    kept.emplace_back(&r, c);
+    kept_ids.push_back(r.id);
+  }
+  PULSE_ASSIGN_OR_RETURN(std::vector<OperatorState> states, operator_state_.GetMany(kept_ids));
+  std::map<std::string_view, const OperatorState*, std::less<>> declared_by_id;
+  for (const OperatorState& s : states) {
+    declared_by_id.emplace(s.resource_id, &s);
+  }
+
+  JsonWriter out;
+  out.StartObject();
+  out.Key(w::kResources);
+  out.StartArray();
+  const OperatorState undeclared{};
+  for (const auto& [resource, c] : kept) {
+    const FleetResource& r = *resource;
+    const auto set = declared_by_id.find(r.id);
+    const OperatorState* state = set == declared_by_id.end() ? nullptr : set->second;
+    const OperatorState& declared = state != nullptr ? *state : undeclared;
     const auto approvals = pending_counts.find(r.id);
 
     out.StartObject();
@@ -205,7 +220,8 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.Member(w::kMonitoringMode, ToString(declared.monitoring_mode));
     out.Member(w::kLifecycleState, ToString(declared.lifecycle));
     out.Member(w::kNeverAutoRemediate, declared.never_auto_remediate);
-    out.Member(w::kMaintenanceWindowActive, state.ok() && MaintenanceWindowActive(*state, now));
+    out.Member(w::kMaintenanceWindowActive,
+               state != nullptr && MaintenanceWindowActive(*state, now));
     out.Key(w::kFindings);
     out.StartObject();
     out.Member(w::kTotal, c.total);

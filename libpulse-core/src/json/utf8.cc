@@ -1,5 +1,8 @@
 #include "pulse/core/json/utf8.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace pulse::core {
 namespace {
 
@@ -59,6 +62,16 @@ bool IsDisallowedControl(unsigned char c) {
 
 bool IsValidUtf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
+    // Eight ASCII bytes at a time, the common case of JSON text (a 15 KB fleet context checked
+    // byte by byte was a tenth of pulse-mcp's time per call).
+    if (text.size() - i >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const std::size_t length = SequenceLength(text, i);
     if (length == 0) {
       return false;

@@ -8,6 +8,7 @@
 #include "fake_pulse_caller.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/utf8.h"
 #include "pulse/core/manifest/capability_manifest.h"
 #include "rapidjson/schema.h"
 
@@ -331,6 +332,32 @@ TEST_CASE("a tool result carries the reply, and a refusal is isError with the st
     CHECK(S(result["content"][0]["text"]) ==
           "{\n  \"resources\": [],\n  \"big\": 12345678901234567\n}");
     CHECK(result["structuredContent"]["big"].GetInt64() == 12345678901234567);
+  }
+  SECTION("a compact reply is passed on byte for byte, one line, in structuredContent") {
+    const std::string body =
+        R"({"resources":[{"canonicalId":"vm:101","ratio":0.25,"name":"caf\u00e9 é"}],)"
+        R"("generatedAt":"2027-01-15T08:00:00Z"})";
+    f.caller.Answer(200, body);
+    std::optional<std::string> line = f.server.HandleLine(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_fleet_context"}})");
+    REQUIRE(line.has_value());
+    CHECK(line->find('\n') == std::string::npos);
+    CHECK(line->find(R"(,"structuredContent":)" + body + "}}") != std::string::npos);
+    f.caller.Answer(200, R"([{"id":1},{"id":2}])");
+    line = f.server.HandleLine(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_fleet_context"}})");
+    REQUIRE(line.has_value());
+    CHECK(line->find(R"("structuredContent":{"items":[{"id":1},{"id":2}],"count":2})") !=
+          std::string::npos);
+  }
+  SECTION("ill-formed UTF-8 in a reply is repaired in structuredContent and the text") {
+    f.caller.Answer(200, "{\"name\":\"bad \xFF byte\"}");
+    std::optional<std::string> line = f.server.HandleLine(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_fleet_context"}})");
+    REQUIRE(line.has_value());
+    CHECK(core::IsValidUtf8(*line));
+    auto reply = f.Call("tools/call", call);
+    CHECK(S(reply["result"]["structuredContent"]["name"]) == "bad \xEF\xBF\xBD byte");
   }
   SECTION("a JSON array is wrapped as items and count") {
     f.caller.Answer(200, R"([{"id":1},{"id":2}])");

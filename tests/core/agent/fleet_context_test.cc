@@ -284,5 +284,57 @@ TEST_CASE("a 1000-resource fleet is listed with one fleet read and a bounded bod
   CHECK(fleet.per_resource == 0);
 }
 
+// An OperatorStateStore that forwards to the fake and counts the reads the views make.
+class CountingOperatorState final : public core::OperatorStateStore {
+ public:
+  explicit CountingOperatorState(core::OperatorStateStore& inner) : inner_(inner) {}
+  absl::StatusOr<core::OperatorState> Get(std::string_view id) override {
+    ++gets;
+    return inner_.Get(id);
+  }
+  absl::StatusOr<std::vector<core::OperatorState>> GetMany(
+      const std::vector<std::string>& ids) override {
+    asked.push_back(ids);
+    return inner_.GetMany(ids);
+  }
+  absl::Status Set(const core::OperatorState& state) override { return inner_.Set(state); }
+  absl::Status Clear(std::string_view id) override { return inner_.Clear(id); }
+  absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override {
+    return inner_.LocalOnlyResourceIds();
+  }
+  absl::StatusOr<std::vector<core::OperatorState>> WithNotes() override {
+    return inner_.WithNotes();
+  }
+
+  int gets = 0;
+  std::vector<std::vector<std::string>> asked;  // one entry per GetMany
+
+ private:
+  core::OperatorStateStore& inner_;
+};
+
+// Issue 29: the operator states come in one store read for the whole page (one SQLite
+// transaction), not one read per resource, and only for the resources the filters keep.
+TEST_CASE("the fleet context reads the operator states of the listed resources in one call",
+          "[core][agent]") {
+  ViewsHarness h;
+  Populate(h);
+  CountingOperatorState states(h.operator_state);
+  core::AgentViews views(h.fleet, h.findings, h.actions, h.action_service, states, h.clock);
+  rapidjson::Document all = Body(views.FleetContext({}));
+  CHECK(all == Body(h.views.FleetContext({})));  // the counting wrapper changes nothing
+  CHECK(states.gets == 0);
+  REQUIRE(states.asked.size() == 1);
+  CHECK(states.asked[0] == Column(At(all, "resources"), "canonicalId"));
+
+  rapidjson::Document with_findings =
+      Body(views.FleetContext(core::ParseFleetContextQuery({{"hasFindings", "true"}})));
+  CHECK(Column(At(with_findings, "resources"), "canonicalId") ==
+        std::vector<std::string>{"service:pve1/nginx", "vm:101"});
+  CHECK(states.gets == 0);
+  REQUIRE(states.asked.size() == 2);
+  CHECK(states.asked[1] == std::vector<std::string>{"service:pve1/nginx", "vm:101"});
+}
+
 }  // namespace
 }  // namespace pulse::testing::agent

@@ -85,11 +85,17 @@ TEST_CASE("values are copied with their strings sanitized and raw values verbati
   w.Value(doc);
   w.Key("raw");
   w.RawValue(R"({"z":1,"a":[2]})");
+  w.Key("raws");
+  w.StartArray();
+  w.RawValue("[]");
+  w.RawValue(R"("s")");
+  w.Int(3);
+  w.EndArray();
   w.EndObject();
   const std::string json = w.Take();
   CHECK(json ==
         "{\"copy\":{\"a\":\"x\xEF\xBF\xBD\",\"b\":[1,9223372036854775808,false,null]},"
-        "\"raw\":{\"z\":1,\"a\":[2]}}");
+        "\"raw\":{\"z\":1,\"a\":[2]},\"raws\":[[],\"s\",3]}");
   CHECK(IsStrictJson(json));
 }
 

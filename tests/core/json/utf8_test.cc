@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pulse::core {
 namespace {
@@ -121,6 +122,28 @@ TEST_CASE("the validator agrees with a code point decoder on every short sequenc
     }
   }
   CHECK(disagreements == 0);
+}
+
+// IsValidUtf8 skips eight ASCII bytes at a time: a sequence, well-formed or not, is judged the
+// same wherever it falls relative to those words, and wherever the text ends.
+TEST_CASE("the validator judges a sequence the same at every offset in ASCII text",
+          "[core][json]") {
+  const std::vector<std::string> sequences = {
+      "\xC3\xA9",     "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xFF",     "\x80",
+      "\xC3",         "\xE2\x82",     "\xED\xA0\x80",     "\xC0\xAF", "\xF4\x90\x80\x80",
+      "\xF0\x9F\x98", "\x7F"};
+  std::size_t disagreements = 0;
+  for (const std::string& sequence : sequences) {
+    for (std::size_t before = 0; before < 20; ++before) {
+      for (std::size_t after : {0, 1, 7, 8, 9, 16}) {
+        const std::string s = std::string(before, 'a') + sequence + std::string(after, 'z');
+        disagreements += IsValidUtf8(s) != ReferenceValid(s);
+      }
+    }
+  }
+  CHECK(disagreements == 0);
+  CHECK(IsValidUtf8(std::string(1000, 'x')));
+  CHECK_FALSE(IsValidUtf8(std::string(999, 'x') + "\xFF"));
 }
 
 TEST_CASE("sanitizing replaces each ill-formed byte and keeps valid text", "[core][json]") {

@@ -32,6 +32,13 @@ class HookedOperatorState final : public core::OperatorStateStore {
     }
     return inner_.Get(id);
   }
+  absl::StatusOr<std::vector<core::OperatorState>> GetMany(
+      const std::vector<std::string>& ids) override {
+    if (on_get) {
+      on_get();
+    }
+    return inner_.GetMany(ids);
+  }
   absl::Status Set(const core::OperatorState& state) override { return inner_.Set(state); }
   absl::Status Clear(std::string_view id) override { return inner_.Clear(id); }
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override {

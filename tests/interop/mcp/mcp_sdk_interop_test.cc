@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::string_view kScript = PULSE_MCP_SDK_SCRIPT;
 constexpr std::string_view kMcpBinary = PULSE_MCP_BINARY;
+constexpr std::string_view kBenchScript = PULSE_MCP_SDK_BENCH_SCRIPT;
 
 // What the script checks for each protocol version it offers.
 const std::vector<std::string>& PerVersionChecks() {
@@ -114,6 +115,66 @@ TEST_CASE(
   CHECK(summary);
   CHECK(ended == "exited 0");
   CHECK(server.Running());  // the server took every call without falling over
+}
+
+// The baseline of cmake/bench-mcp-sdk.sh: the SDK's own stdio server (sdk_baseline_server.mjs)
+// answers get_fleet_context with the bytes pulse-server returned, under pulse-mcp's definition
+// of the tool, and the driver (sdk_bench.mjs) gets the same result from it and from pulse-mcp.
+// A few rounds only: the figures are not checked (a benchmark, not a timed test).
+TEST_CASE(
+    "the SDK baseline server answers get_fleet_context like pulse-mcp, and the round-trip "
+    "driver runs",
+    "[interop][mcp]") {
+  TempDir dir;
+  const std::string token = MintToken(dir.path(), "monitoring:read", "sdk-bench", "agent");
+  ServerProcess server(dir.path());
+
+  ChildProcessOptions options;
+  options.argv = {std::string(kInteropNode),
+                  std::string(kBenchScript),
+                  "--modules",
+                  std::string(kInteropNodeModules),
+                  "--mcp",
+                  std::string(kMcpBinary),
+                  "--server",
+                  "http://127.0.0.1:" + std::to_string(server.port()),
+                  "--token",
+                  token,
+                  "--rounds",
+                  "20",
+                  "--warmup",
+                  "2"};
+  options.log_path = std::string(kInteropLogDir) + "/mcp-sdk-bench.log";
+  auto node = ChildProcess::Start(options);
+  REQUIRE(node.ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while ((*node)->Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string ended = (*node)->Stop();
+  const std::string log = (*node)->LogTail(1 << 20);
+  INFO("node " << ended << "; its output (" << options.log_path << "):\n" << log);
+
+  std::set<std::string> passed;
+  bool failed = false;
+  bool summary = false;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ok ", 0) == 0) {
+      passed.insert(CheckName(line.substr(3)));
+    } else if (line.rfind("FAIL ", 0) == 0) {
+      failed = true;
+    } else if (line.rfind("summary: p50 ", 0) == 0) {
+      summary = true;
+    }
+  }
+  CHECK_FALSE(failed);
+  CHECK(passed == std::set<std::string>{
+                      "captured /api/agent/fleet-context from pulse-server",
+                      "pulse-mcp lists the tool", "the SDK baseline server lists the same tool",
+                      "both servers answer the tool", "2 warm-up and 20 measured rounds"});
+  CHECK(summary);
+  CHECK(ended == "exited 0");
 }
 
 }  // namespace

@@ -28,6 +28,13 @@ class OperatorStateStore {
   // The state of one resource, exactly as last Set. NotFound when none is set.
   [[nodiscard]] virtual absl::StatusOr<OperatorState> Get(std::string_view resource_id) = 0;
 
+  // The states of those of `resource_ids` that have one, exactly as last Set, sorted by
+  // resource id ascending (duplicates in `resource_ids` answer once; a resource without state
+  // is left out, it is not an error). One consistent read: the fleet context asks for every
+  // listed resource at once instead of calling Get per resource.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<OperatorState>> GetMany(
+      const std::vector<std::string>& resource_ids) = 0;
+
   // Replaces the resource's whole state (the declaration is one document, not a record with
   // history). Implementations must call ValidateOperatorState first.
   [[nodiscard]] virtual absl::Status Set(const OperatorState& state) = 0;

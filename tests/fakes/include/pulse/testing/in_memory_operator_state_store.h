@@ -1,8 +1,9 @@
 // InMemoryOperatorStateStore: the OperatorStateStore fake. Validates on Set exactly as a real
-// adapter must; FailGets makes every Get fail (to model an unreadable remediation lock) until
-// cleared, FailNext fails only the next call. Thread-safe.
+// adapter must; FailGets makes every Get and GetMany fail (to model an unreadable remediation
+// lock) until cleared, FailNext fails only the next call. Thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,25 @@ class InMemoryOperatorStateStore final : public core::OperatorStateStore {
       return absl::NotFoundError("no operator state is set");
     }
     return it->second;
+  }
+
+  // Fails like Get under FailGets: both read the remediation lock.
+  absl::StatusOr<std::vector<core::OperatorState>> GetMany(
+      const std::vector<std::string>& resource_ids) override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = TakeInjectedLocked(); !s.ok()) {
+      return s;
+    }
+    if (get_error_.has_value()) {
+      return *get_error_;
+    }
+    std::vector<core::OperatorState> out;
+    for (const auto& [id, state] : states_) {  // a std::map: sorted, each id once
+      if (std::find(resource_ids.begin(), resource_ids.end(), id) != resource_ids.end()) {
+        out.push_back(state);
+      }
+    }
+    return out;
   }
 
   absl::Status Set(const core::OperatorState& state) override {

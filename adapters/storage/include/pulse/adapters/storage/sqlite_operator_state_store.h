@@ -26,6 +26,9 @@ class SqliteOperatorStateStore final : public core::OperatorStateStore {
   explicit SqliteOperatorStateStore(SqliteDatabase& database) : database_(database) {}
 
   absl::StatusOr<core::OperatorState> Get(std::string_view resource_id) override;
+  // One read transaction and one prepared statement: a primary-key seek per id.
+  absl::StatusOr<std::vector<core::OperatorState>> GetMany(
+      const std::vector<std::string>& resource_ids) override;
   absl::Status Set(const core::OperatorState& state) override;
   absl::Status Clear(std::string_view resource_id) override;
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override;
