@@ -296,6 +296,58 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   return out;
 }
 
+absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
+    const core::FindingPageQuery& query,
+    const std::optional<core::FindingPagePosition>& through) const {
+  if (query.include_resolved || query.include_hidden) {
+    return absl::InvalidArgumentError("snooze ends are reported for active-only pages");
+  }
+  if ((query.after.has_value() && query.after->id.empty()) ||
+      (through.has_value() && through->id.empty())) {
+    return absl::InvalidArgumentError("page position without an id");
+  }
+  // The same range as ListPage's active query (findings_open_page, or findings_resource_page
+  // for one resource), bounded above by `through`: the rows it skipped for being snoozed.
+  std::string sql = "SELECT min(snoozed_until_ns) FROM findings";
+  sql += query.resource_id.has_value() ? " WHERE resource_id = :resource" : " WHERE 1 = 1";
+  sql += " AND is_open = 1 AND snoozed_until_ns > :now AND severity_key <= :max_key";
+  sql += " AND (severity_key, detected_key, id) > (:after_key, :after_detected, :after_id)";
+  if (through.has_value()) {
+    sql += " AND (severity_key, detected_key, id) <= (:to_key, :to_detected, :to_id)";
+  }
+  std::optional<absl::Time> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    SQLite::Statement q(db, sql);
+    if (query.resource_id.has_value()) {
+      q.bind(":resource", *query.resource_id);
+    }
+    q.bind(":now", static_cast<std::int64_t>(absl::ToUnixNanos(query.now)));
+    q.bind(":max_key", static_cast<std::int64_t>(SeverityKey(query.min_severity)));
+    if (query.after.has_value()) {
+      q.bind(":after_key", static_cast<std::int64_t>(SeverityKey(query.after->severity)));
+      q.bind(":after_detected", DetectedKey(query.after->detected_at));
+      q.bind(":after_id", query.after->id);
+    } else {
+      q.bind(":after_key", std::int64_t{-1});
+      q.bind(":after_detected", std::numeric_limits<std::int64_t>::min());
+      q.bind(":after_id", std::string());
+    }
+    if (through.has_value()) {
+      q.bind(":to_key", static_cast<std::int64_t>(SeverityKey(through->severity)));
+      q.bind(":to_detected", DetectedKey(through->detected_at));
+      q.bind(":to_id", through->id);
+    }
+    if (q.executeStep() && !q.getColumn(0).isNull()) {
+      out = absl::FromUnixNanos(q.getColumn(0).getInt64());
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::CountActiveByResource(
     absl::Time now, const std::vector<std::string>& resource_ids) const {
   std::vector<std::string> ids = resource_ids;
@@ -501,6 +553,7 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     return FindingWriter(db).Write(*encoded);
   });
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the commit (or the rollback)
   if (!status.ok()) {
     return status;
   }
@@ -541,6 +594,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> SqliteFindingStore::Pu
     }
     return absl::OkStatus();
   });
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the commit (or the rollback)
   if (!status.ok()) {
     return status;
   }

@@ -284,11 +284,25 @@ absl::StatusOr<FindingPage> AgentViews::FindingListPage(const FindingListQuery& 
   page.include_resolved = query.include_resolved;
   page.include_hidden = query.include_hidden;
   page.limit = limit + 1;  // one more than shown says whether a next page exists
+  // Only active-only pages are cached: NextSnoozeEnd bounds how long they stay true.
+  std::optional<std::uint64_t> generation;
+  std::string cache_key;
+  if (!widened) {
+    generation = findings_.WriteGeneration();  // read before the page, so a write between misses
+  }
+  if (generation.has_value()) {
+    cache_key = FindingPageCache::Key(query.resource_id, query.cursor, limit);
+    if (std::optional<CachedFindingPage> hit = page_cache_.Find(cache_key, *generation, now)) {
+      return FindingPage{std::move(hit->body), std::move(hit->next_cursor)};
+    }
+  }
   PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.ListPage(page));
   FindingPage out;
+  std::optional<FindingPagePosition> last_shown;
   if (stored.size() > limit) {
     stored.resize(limit);
-    out.next_cursor = EncodeFindingCursor(PagePositionOf(stored.back().finding));
+    last_shown = PagePositionOf(stored.back().finding);
+    out.next_cursor = EncodeFindingCursor(*last_shown);
   }
   std::vector<Finding> listed;
   listed.reserve(stored.size());
@@ -299,6 +313,16 @@ absl::StatusOr<FindingPage> AgentViews::FindingListPage(const FindingListQuery& 
   options.include_private = false;
   options.now = now;
   out.body = FindingListToJson(std::span<const Finding>(listed), options);
+  if (generation.has_value()) {
+    // A full page changes with time only when a snoozed finding before its last row wakes; a
+    // short one when any snoozed finding after the cursor does. A store that cannot say (an
+    // error) just leaves the page uncached.
+    absl::StatusOr<std::optional<absl::Time>> expires = findings_.NextSnoozeEnd(page, last_shown);
+    if (expires.ok()) {
+      page_cache_.Store(cache_key, *generation, now, *expires,
+                        CachedFindingPage{out.body, out.next_cursor});
+    }
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -80,6 +81,13 @@ class ObservedFindingStore final : public core::FindingStore {
   absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
+  }
+  // The inner store's, unchanged: every write through this decorator reaches it.
+  std::optional<std::uint64_t> WriteGeneration() const override { return inner_.WriteGeneration(); }
+  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
+      const core::FindingPageQuery& query,
+      const std::optional<core::FindingPagePosition>& through) const override {
+    return inner_.NextSnoozeEnd(query, through);
   }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
