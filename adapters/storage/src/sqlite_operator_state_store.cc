@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,52 +46,69 @@ absl::StatusOr<std::unique_ptr<SqliteOperatorStateStore>> SqliteOperatorStateSto
 }
 
 absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_view resource_id) {
-  std::optional<core::OperatorState> found;
+  absl::StatusOr<std::map<std::string, core::OperatorState, std::less<>>> found =
+      GetMany({std::string(resource_id)});
+  if (!found.ok()) {
+    return found.status();
+  }
+  auto it = found->find(resource_id);
+  if (it == found->end()) {
+    return absl::NotFoundError("no operator state is set");
+  }
+  return std::move(it->second);
+}
+
+absl::StatusOr<std::map<std::string, core::OperatorState, std::less<>>>
+SqliteOperatorStateStore::GetMany(const std::vector<std::string>& resource_ids) {
+  std::map<std::string, core::OperatorState, std::less<>> found;
+  // One read transaction and one prepared statement for every id (fleet-context asks for up to
+  // kFleetMaxResults resources: a transaction and a prepare each cost more than the lookup).
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    found.clear();  // a retried transaction starts over
     SQLite::Statement q(
         db,
         "SELECT resource_id, never_auto_remediate, intentionally_offline, monitoring_mode, "
         "lifecycle, maintenance_start_ns, maintenance_end_ns, maintenance_reason, criticality, "
         "note, set_at_ns, set_by, local_only FROM operator_state WHERE resource_id = ?");
-    q.bind(1, std::string(resource_id));
-    if (!q.executeStep()) {
-      return absl::OkStatus();
-    }
-    absl::StatusOr<core::MonitoringMode> mode = ParseStored<core::MonitoringMode>(
-        q.getColumn(3), core::ParseMonitoringMode, "monitoring mode");
-    absl::StatusOr<core::ResourceLifecycle> lifecycle = ParseStored<core::ResourceLifecycle>(
-        q.getColumn(4), core::ParseResourceLifecycle, "lifecycle");
-    absl::StatusOr<core::Criticality> criticality =
-        ParseStored<core::Criticality>(q.getColumn(8), core::ParseCriticality, "criticality");
-    for (const absl::Status* s : {&mode.status(), &lifecycle.status(), &criticality.status()}) {
-      if (!s->ok()) {
-        return *s;
+    for (const std::string& resource_id : resource_ids) {
+      q.reset();
+      q.bind(1, resource_id);
+      if (!q.executeStep()) {
+        continue;
       }
+      absl::StatusOr<core::MonitoringMode> mode = ParseStored<core::MonitoringMode>(
+          q.getColumn(3), core::ParseMonitoringMode, "monitoring mode");
+      absl::StatusOr<core::ResourceLifecycle> lifecycle = ParseStored<core::ResourceLifecycle>(
+          q.getColumn(4), core::ParseResourceLifecycle, "lifecycle");
+      absl::StatusOr<core::Criticality> criticality =
+          ParseStored<core::Criticality>(q.getColumn(8), core::ParseCriticality, "criticality");
+      for (const absl::Status* s : {&mode.status(), &lifecycle.status(), &criticality.status()}) {
+        if (!s->ok()) {
+          return *s;
+        }
+      }
+      core::OperatorState s;
+      s.resource_id = q.getColumn(0).getString();
+      s.never_auto_remediate = q.getColumn(1).getInt() != 0;
+      s.intentionally_offline = q.getColumn(2).getInt() != 0;
+      s.monitoring_mode = *mode;
+      s.lifecycle = *lifecycle;
+      s.maintenance_start_at = OptionalTime(q.getColumn(5));
+      s.maintenance_end_at = OptionalTime(q.getColumn(6));
+      s.maintenance_reason = q.getColumn(7).getString();
+      s.criticality = *criticality;
+      s.note = q.getColumn(9).getString();
+      s.set_at = DecodeTime(q.getColumn(10).getInt64());
+      s.set_by = q.getColumn(11).getString();
+      s.local_only = q.getColumn(12).getInt() != 0;
+      found.insert_or_assign(resource_id, std::move(s));
     }
-    core::OperatorState s;
-    s.resource_id = q.getColumn(0).getString();
-    s.never_auto_remediate = q.getColumn(1).getInt() != 0;
-    s.intentionally_offline = q.getColumn(2).getInt() != 0;
-    s.monitoring_mode = *mode;
-    s.lifecycle = *lifecycle;
-    s.maintenance_start_at = OptionalTime(q.getColumn(5));
-    s.maintenance_end_at = OptionalTime(q.getColumn(6));
-    s.maintenance_reason = q.getColumn(7).getString();
-    s.criticality = *criticality;
-    s.note = q.getColumn(9).getString();
-    s.set_at = DecodeTime(q.getColumn(10).getInt64());
-    s.set_by = q.getColumn(11).getString();
-    s.local_only = q.getColumn(12).getInt() != 0;
-    found = std::move(s);
     return absl::OkStatus();
   });
   if (!status.ok()) {
     return status;
   }
-  if (!found.has_value()) {
-    return absl::NotFoundError("no operator state is set");
-  }
-  return *std::move(found);
+  return found;
 }
 
 absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {

@@ -179,23 +179,37 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     }
   }
 
+  const auto counts_of = [&counts](const FleetResource& r) {
+    const auto found = counts.find(r.id);
+    return found == counts.end() ? FindingCounts{} : found->second;
+  };
+  const auto shown = [&query](const FindingCounts& c) {
+    return !(query.has_findings && c.total == 0) &&
+           !(query.severity.has_value() && c.Bucket(*query.severity) == 0);
+  };
+  // Read only for listed resources (a filtered fleet costs no operator-state reads), all in
+  // one store call.
+  std::vector<std::string> shown_ids;
+  shown_ids.reserve(resources.size());
+  for (const FleetResource& r : resources) {
+    if (shown(counts_of(r))) {
+      shown_ids.push_back(r.id);
+    }
+  }
+  PULSE_ASSIGN_OR_RETURN(auto states, operator_state_.GetMany(shown_ids));
+
   JsonWriter out;
   out.StartObject();
   out.Key(w::kResources);
   out.StartArray();
   for (const FleetResource& r : resources) {
-    const auto found = counts.find(r.id);
-    const FindingCounts c = found == counts.end() ? FindingCounts{} : found->second;
-    if ((query.has_findings && c.total == 0) ||
-        (query.severity.has_value() && c.Bucket(*query.severity) == 0)) {
+    const FindingCounts c = counts_of(r);
+    if (!shown(c)) {
       continue;
     }
-    // Read only for listed resources: a filtered fleet costs no operator-state reads.
-    absl::StatusOr<OperatorState> state = operator_state_.Get(r.id);
-    if (!state.ok() && !absl::IsNotFound(state.status())) {
-      return state.status();
-    }
-    const OperatorState declared = state.ok() ? *state : OperatorState{};
+    const auto state = states.find(r.id);
+    const bool has_state = state != states.end();
+    const OperatorState declared = has_state ? state->second : OperatorState{};
     const auto approvals = pending_counts.find(r.id);
 
     out.StartObject();
@@ -209,7 +223,7 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.Member(w::kMonitoringMode, ToString(declared.monitoring_mode));
     out.Member(w::kLifecycleState, ToString(declared.lifecycle));
     out.Member(w::kNeverAutoRemediate, declared.never_auto_remediate);
-    out.Member(w::kMaintenanceWindowActive, state.ok() && MaintenanceWindowActive(*state, now));
+    out.Member(w::kMaintenanceWindowActive, has_state && MaintenanceWindowActive(declared, now));
     out.Key(w::kFindings);
     out.StartObject();
     out.Member(w::kTotal, c.total);

@@ -6,6 +6,8 @@
 #include <SQLiteCpp/Exception.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,34 @@ namespace {
 
 using adapters::storage::kSchemaVersion;
 using adapters::storage::SqliteOperatorStateStore;
+
+TEST_CASE("GetMany answers what Get answers for each id, in one read", "[adapters][storage]") {
+  TempDir dir;
+  auto db = MustOpen(dir.File("pulse.db"));
+  auto store = SqliteOperatorStateStore::Open(*db);
+  REQUIRE(store.ok());
+  core::OperatorState locked = operator_state_contract::LockedState("vm:101");
+  core::OperatorState other = operator_state_contract::LockedState("vm:103");
+  other.local_only = true;
+  other.note = "the backup target";
+  REQUIRE((*store)->Set(locked).ok());
+  REQUIRE((*store)->Set(other).ok());
+  absl::StatusOr<std::map<std::string, core::OperatorState, std::less<>>> many =
+      (*store)->GetMany({"vm:101", "vm:102", "vm:103", "vm:101"});
+  REQUIRE(many.ok());
+  REQUIRE(many->size() == 2);
+  CHECK(many->count("vm:102") == 0);
+  for (const char* id : {"vm:101", "vm:103"}) {
+    absl::StatusOr<core::OperatorState> one = (*store)->Get(id);
+    REQUIRE(one.ok());
+    CHECK(many->at(id) == *one);
+  }
+  CHECK(absl::IsNotFound((*store)->Get("vm:102").status()));
+  absl::StatusOr<std::map<std::string, core::OperatorState, std::less<>>> none =
+      (*store)->GetMany({});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+}
 
 TEST_CASE("a version-2 database keeps its operator state and gains local_only on open",
           "[adapters][storage]") {

@@ -5,6 +5,8 @@
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,6 +28,8 @@ class SqliteOperatorStateStore final : public core::OperatorStateStore {
   explicit SqliteOperatorStateStore(SqliteDatabase& database) : database_(database) {}
 
   absl::StatusOr<core::OperatorState> Get(std::string_view resource_id) override;
+  absl::StatusOr<std::map<std::string, core::OperatorState, std::less<>>> GetMany(
+      const std::vector<std::string>& resource_ids) override;
   absl::Status Set(const core::OperatorState& state) override;
   absl::Status Clear(std::string_view resource_id) override;
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override;
