@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # HTTP load benchmark of pulse-server (issue 9), with wrk, against baselines measured in the
 # same run:
-#   1. nginx serving the exact bytes of GET /api/agent/capabilities as a static file, then
-#      pulse-server's manifest and its findings list (GET /api/ai/patrol/findings over seeded
-#      findings): requests/s, p50, p99, and the manifest's pulse/nginx ratios;
+#   1. nginx serving the exact bytes of GET /api/agent/capabilities as a static file against
+#      pulse-server's manifest, then nginx serving the exact bytes of the findings list against
+#      pulse-server's GET /api/ai/patrol/findings (over seeded findings), each pair alternated
+#      A B A B: requests/s, p50, p99, and the pulse/nginx ratios of both;
 #   2. GET /healthz without streams, then again while N agent event streams
 #      (GET /api/agent/events) are held open: p99 and the with/without ratio;
 #   3. GET /api/ai/sessions (a token lookup and a read), one request at a time, alone and then
@@ -19,7 +20,7 @@
 #   PULSE_BENCH_HTTP_NO_BUILD=1  use the binaries already built there (no configure or build;
 #                                e.g. PULSE_BENCH_BUILD_DIR=build/test, an -O1 build)
 #   PULSE_BENCH_HTTP_SECONDS     length of each measured wrk run          (default: 8)
-#   PULSE_BENCH_HTTP_ROUNDS      nginx/pulse-server manifest pairs, run alternately A B A B
+#   PULSE_BENCH_HTTP_ROUNDS      nginx/pulse-server pairs (manifest, findings list), run A B A B
 #                                (the reported figures are their means)   (default: 2)
 #   PULSE_BENCH_HTTP_WARMUP      length of each warm-up run               (default: 2)
 #   PULSE_BENCH_HTTP_THREADS     wrk threads                              (default: 2)
@@ -99,7 +100,8 @@ data=$tmp/data
 "$seed_bin" --data-dir "$data" --count "$findings" >/dev/null
 token=$("$server_bin" token create --data-dir "$data" --name bench --scopes '*')
 : >"$tmp/server.log"  # exists before the poll below reads it (the redirect is the child's)
-"$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo \
+"$server_bin" --data-dir "$data" --listen 127.0.0.1:0 --fleet demo --patrol-on-start off \
+  --patrol-event-runs-per-hour 0 \
   --max-event-streams "$((streams + 16))" --max-streams-per-token "$((streams + 16))" 2>"$tmp/server.log" &
 server_pid=$!
 port=$(await_server_port "$tmp/server.log" "$server_pid")
@@ -112,11 +114,13 @@ pulse=http://127.0.0.1:$port
 www=$tmp/nginx/www
 mkdir -p "$www" "$tmp/nginx/temp"
 curl -fsS -o "$www/capabilities.json" "$pulse/api/agent/capabilities"
+token_header="X-API-Token: $token"
+curl -fsS -H "$token_header" -o "$www/findings.json" "$pulse/api/ai/patrol/findings"
 # Run as root, nginx's workers drop to nobody: they must be able to reach the file (the data
 # dir inside $tmp stays 0700).
 chmod 0711 "$tmp" "$tmp/nginx"
 chmod 0755 "$www"
-chmod 0644 "$www/capabilities.json"
+chmod 0644 "$www/capabilities.json" "$www/findings.json"
 
 free_port() {  # a loopback port nothing listens on right now
   local p
@@ -150,6 +154,10 @@ http {
       default_type application/json;
       alias $www/capabilities.json;
     }
+    location = /api/ai/patrol/findings {
+      default_type application/json;
+      alias $www/findings.json;
+    }
   }
 }
 EOF
@@ -178,6 +186,8 @@ done
 static=http://127.0.0.1:$nginx_port
 curl -fsS "$static/api/agent/capabilities" | cmp -s - "$www/capabilities.json" ||
   die "nginx does not serve the manifest bytes"
+curl -fsS "$static/api/ai/patrol/findings" | cmp -s - "$www/findings.json" ||
+  die "nginx does not serve the findings list bytes"
 
 # ---- wrk runs ----
 # Latency figures in milliseconds; wrk prints them with a unit (us, ms, s).
@@ -217,9 +227,10 @@ idle_pct() {
     'BEGIN { if (t == 0) print "100"; else printf "%.0f", 100 * i / t }'
 }
 
-token_header="X-API-Token: $token"
-# The findings list is a JSON array of findings, each with one loop_state.
+# The findings list is a JSON array of findings, each with one loop_state. nginx serves the
+# bytes saved above; the server must still answer the same (nothing writes findings meanwhile).
 curl -fsS -H "$token_header" -o "$tmp/findings.json" "$pulse/api/ai/patrol/findings"
+cmp -s "$tmp/findings.json" "$www/findings.json" || die "the findings list changed during set-up"
 findings_count=$(grep -o '"loop_state":' "$tmp/findings.json" | wc -l)
 findings_bytes=$(wc -c <"$tmp/findings.json")
 manifest_bytes=$(wc -c <"$www/capabilities.json")
@@ -229,17 +240,25 @@ say "pulse-server on :$port, nginx on :$nginx_port; warming up"
 
 run_wrk warm-static "$warmup" "$static/api/agent/capabilities"
 run_wrk warm-manifest "$warmup" "$pulse/api/agent/capabilities"
+run_wrk warm-static-findings "$warmup" "$static/api/ai/patrol/findings"
 run_wrk warm-findings "$warmup" "$pulse/api/ai/patrol/findings" "$token_header"
 run_wrk warm-healthz "$warmup" "$pulse/healthz"
 say "measuring (${seconds}s per run)"
 # nginx and pulse-server alternate (A B A B ...): other work on a shared machine then weighs on
 # both alike, and the ratio of each pair is reported beside the ratio of the means.
 round_ratios=""
+findings_round_ratios=""
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "null"; else printf "%.2f", a / b }'; }
 for r in $(seq "$rounds"); do
   run_wrk "static-$r" "$seconds" "$static/api/agent/capabilities"
   run_wrk "manifest-$r" "$seconds" "$pulse/api/agent/capabilities"
-  round_ratios="$round_ratios x$(awk -v a="${rps[manifest-$r]}" -v b="${rps[static-$r]}" \
-    'BEGIN { if (b + 0 == 0) print "null"; else printf "%.2f", a / b }')"
+  round_ratios="$round_ratios x$(ratio "${rps[manifest-$r]}" "${rps[static-$r]}")"
+done
+for r in $(seq "$rounds"); do
+  run_wrk "static-findings-$r" "$seconds" "$static/api/ai/patrol/findings"
+  run_wrk "findings-$r" "$seconds" "$pulse/api/ai/patrol/findings" "$token_header"
+  findings_round_ratios="$findings_round_ratios x$(ratio "${rps[findings-$r]}" \
+    "${rps[static-findings-$r]}")"
 done
 mean_of() {  # mean_of ARRAY-NAME KIND: the mean over the rounds of ${ARRAY[KIND-r]}
   local -n values=$1
@@ -247,7 +266,7 @@ mean_of() {  # mean_of ARRAY-NAME KIND: the mean over the rounds of ${ARRAY[KIND
   for r in $(seq "$rounds"); do list="$list ${values[$2-$r]}"; done
   echo "$list" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }'
 }
-for kind in static manifest; do
+for kind in static manifest static-findings findings; do
   rps[$kind]=$(mean_of rps "$kind")
   p50[$kind]=$(mean_of p50 "$kind")
   p99[$kind]=$(mean_of p99 "$kind")
@@ -258,7 +277,6 @@ for kind in static manifest; do
     errors[$kind]=$((errors[$kind] + errors[$kind-$r]))
   done
 done
-run_wrk findings "$seconds" "$pulse/api/ai/patrol/findings" "$token_header"
 run_wrk healthz "$seconds" "$pulse/healthz"
 
 say "opening $streams event streams"
@@ -323,10 +341,12 @@ load_end=$(loadavg)
 server_5xx=$(grep -c ' answered 5' "$tmp/server.log" || true)
 
 # ---- report ----
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "null"; else printf "%.2f", a / b }'; }
 rps_ratio=$(ratio "${rps[manifest]}" "${rps[static]}")
 p99_ratio=$(ratio "${p99[manifest]}" "${p99[static]}")
 p50_ratio=$(ratio "${p50[manifest]}" "${p50[static]}")
+findings_rps_ratio=$(ratio "${rps[findings]}" "${rps[static-findings]}")
+findings_p50_ratio=$(ratio "${p50[findings]}" "${p50[static-findings]}")
+findings_p99_ratio=$(ratio "${p99[findings]}" "${p99[static-findings]}")
 streams_p99_ratio=$(ratio "${p99[healthz-streams]}" "${p99[healthz]}")
 locked_p50_ratio=$(ratio "$locked_p50" "$free_p50")
 locked_max_ratio=$(ratio "$locked_max" "$free_max")
@@ -337,6 +357,7 @@ label() {
   case $1 in
     static) echo "nginx static manifest (baseline)" ;;
     manifest) echo "pulse-server GET /api/agent/capabilities" ;;
+    static-findings) echo "nginx static findings list (baseline)" ;;
     findings) echo "pulse-server GET /api/ai/patrol/findings" ;;
     healthz) echo "pulse-server GET /healthz" ;;
     healthz-streams) echo "pulse-server GET /healthz, $streams streams open" ;;
@@ -354,13 +375,16 @@ printf '| %-46s | %10s | %9s | %9s | %9s | %6s |\n' run "req/s" "p50 ms" "p99 ms
 printf '|%s|%s:|%s:|%s:|%s:|%s:|\n' "$(printf -- '-%.0s' {1..48})" "$(printf -- '-%.0s' {1..11})" \
   "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" \
   "$(printf -- '-%.0s' {1..7})"
-for name in static manifest findings healthz healthz-streams; do
+for name in static manifest static-findings findings healthz healthz-streams; do
   printf '| %-46s | %10s | %9s | %9s | %9s | %6s |\n' "$(label "$name")" "${rps[$name]}" \
     "${p50[$name]}" "${p99[$name]}" "${total[$name]}" "${errors[$name]}"
 done
 echo
 echo "manifest, pulse-server / nginx, mean of $rounds alternating pairs: req/s x$rps_ratio," \
   "p50 x$p50_ratio, p99 x$p99_ratio; req/s per pair:$round_ratios"
+echo "findings list, pulse-server / nginx, mean of $rounds alternating pairs:" \
+  "req/s x$findings_rps_ratio, p50 x$findings_p50_ratio, p99 x$findings_p99_ratio;" \
+  "req/s per pair:$findings_round_ratios"
 echo "/healthz p99 with $streams streams open / without: x$streams_p99_ratio" \
   "(server gauge pulse_http_open_streams during the run: ${open_streams:-?};" \
   "streams still open at the end: ${streams_end:-?})"
@@ -388,6 +412,8 @@ json=$(
   printf ','
   json_run manifest
   printf ','
+  json_run static-findings
+  printf ','
   json_run findings
   printf ','
   json_run healthz
@@ -397,7 +423,11 @@ json=$(
     "$rps_ratio" "$p50_ratio"
   printf '"manifest_p99_pulse_over_nginx":%s,"healthz_p99_streams_over_none":%s,' \
     "$p99_ratio" "$streams_p99_ratio"
-  printf '"manifest_rps_per_pair":"%s"},' "${round_ratios# }"
+  printf '"manifest_rps_per_pair":"%s",' "${round_ratios# }"
+  printf '"findings_rps_pulse_over_nginx":%s,"findings_p50_pulse_over_nginx":%s,' \
+    "$findings_rps_ratio" "$findings_p50_ratio"
+  printf '"findings_p99_pulse_over_nginx":%s,"findings_rps_per_pair":"%s"},' \
+    "$findings_p99_ratio" "${findings_round_ratios# }"
   printf '"open_streams_gauge":%s,"streams_open_at_end":"%s","server_5xx_log_lines":%s,' \
     "${open_streams:-null}" "${streams_end:-}" "$server_5xx"
   printf '"reads_under_foreign_lock":{"reads":%s,"alone_p50_ms":%s,"alone_max_ms":%s,' \
@@ -414,7 +444,7 @@ echo "--- end"
 [ -z "$json_out" ] || echo "$json" >"$json_out"
 
 failed=0
-for name in static manifest findings healthz healthz-streams; do
+for name in static manifest static-findings findings healthz healthz-streams; do
   [ "${errors[$name]}" = 0 ] || failed=1
 done
 [ "$streams_ok" = true ] || failed=1

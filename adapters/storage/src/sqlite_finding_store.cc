@@ -4,6 +4,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -335,6 +337,74 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   return out;
 }
 
+absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
+    const core::FindingPageQuery& query,
+    const std::optional<core::FindingPagePosition>& through) const {
+  if (query.include_resolved || query.include_hidden) {
+    return absl::InvalidArgumentError("snooze ends are reported for active-only pages");
+  }
+  if ((query.after.has_value() && query.after->id.empty()) ||
+      (through.has_value() && through->id.empty())) {
+    return absl::InvalidArgumentError("page position without an id");
+  }
+  // The same range as ListPage's active query (findings_open_page, or findings_resource_page
+  // for one resource), read in the page order from the cursor and stopped past `through` here:
+  // SQLite does not end an index range at a row-value upper bound, so a bound in SQL would
+  // read on to the end of the store.
+  std::string sql = "SELECT snoozed_until_ns, severity_key, detected_key, id FROM findings";
+  sql += query.resource_id.has_value() ? " WHERE resource_id = :resource" : " WHERE 1 = 1";
+  sql += " AND is_open = 1 AND severity_key <= :max_key";
+  sql += " AND (severity_key, detected_key, id) > (:after_key, :after_detected, :after_id)";
+  sql += " ORDER BY severity_key, detected_key, id";
+  const std::int64_t now_ns = absl::ToUnixNanos(query.now);
+  std::optional<std::int64_t> earliest;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    earliest.reset();
+    SQLite::Statement q(db, sql);
+    if (query.resource_id.has_value()) {
+      q.bind(":resource", *query.resource_id);
+    }
+    q.bind(":max_key", static_cast<std::int64_t>(SeverityKey(query.min_severity)));
+    if (query.after.has_value()) {
+      q.bind(":after_key", static_cast<std::int64_t>(SeverityKey(query.after->severity)));
+      q.bind(":after_detected", DetectedKey(query.after->detected_at));
+      q.bind(":after_id", query.after->id);
+    } else {
+      q.bind(":after_key", std::int64_t{-1});
+      q.bind(":after_detected", std::numeric_limits<std::int64_t>::min());
+      q.bind(":after_id", std::string());
+    }
+    while (q.executeStep()) {
+      if (through.has_value()) {
+        const std::tuple<std::int64_t, std::int64_t, std::string_view> row{
+            q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
+            std::string_view(static_cast<const char*>(q.getColumn(3).getBlob()),
+                             static_cast<std::size_t>(q.getColumn(3).getBytes()))};
+        const std::tuple<std::int64_t, std::int64_t, std::string_view> bound{
+            SeverityKey(through->severity), DetectedKey(through->detected_at), through->id};
+        if (row > bound) {
+          break;
+        }
+      }
+      if (q.getColumn(0).isNull()) {
+        continue;
+      }
+      const std::int64_t until = q.getColumn(0).getInt64();
+      if (until > now_ns && (!earliest.has_value() || until < *earliest)) {
+        earliest = until;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!earliest.has_value()) {
+    return std::optional<absl::Time>();
+  }
+  return std::optional<absl::Time>(absl::FromUnixNanos(*earliest));
+}
+
 absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::CountActiveByResource(
     absl::Time now, const std::vector<std::string>& resource_ids) const {
   std::vector<std::string> ids = resource_ids;
@@ -612,6 +682,7 @@ absl::StatusOr<std::int64_t> SqliteFindingStore::Put(const core::Finding& findin
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     return FindingWriter(db).Write(*encoded);
   });
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the commit (or the rollback)
   if (!status.ok()) {
     return status;
   }
@@ -652,6 +723,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> SqliteFindingStore::Pu
     }
     return absl::OkStatus();
   });
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the commit (or the rollback)
   if (!status.ok()) {
     return status;
   }

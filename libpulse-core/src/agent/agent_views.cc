@@ -175,23 +175,24 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     }
   }
 
-  // The resources the filters keep, then their operator states in one read (a filtered fleet
-  // costs no reads for the resources it leaves out).
-  std::vector<std::pair<const FleetResource*, FindingCounts>> kept;
-  std::vector<std::string> kept_ids;
-  kept.reserve(resources.size());
-  kept_ids.reserve(resources.size());
-  for (const FleetResource& r : resources) {
+  const auto counts_of = [&counts](const FleetResource& r) {
     const auto found = counts.find(r.id);
-    const FindingCounts c = found == counts.end() ? FindingCounts{} : found->second;
-    if ((query.has_findings && c.total == 0) ||
-        (query.severity.has_value() && c.Bucket(*query.severity) == 0)) {
-      continue;
+    return found == counts.end() ? FindingCounts{} : found->second;
+  };
+  const auto shown = [&query](const FindingCounts& c) {
+    return !(query.has_findings && c.total == 0) &&
+           !(query.severity.has_value() && c.Bucket(*query.severity) == 0);
+  };
+  // Read only for listed resources (a filtered fleet costs no operator-state reads), all in
+  // one store call.
+  std::vector<std::string> shown_ids;
+  shown_ids.reserve(resources.size());
+  for (const FleetResource& r : resources) {
+    if (shown(counts_of(r))) {
+      shown_ids.push_back(r.id);
     }
-    kept.emplace_back(&r, c);
-    kept_ids.push_back(r.id);
   }
-  PULSE_ASSIGN_OR_RETURN(std::vector<OperatorState> states, operator_state_.GetMany(kept_ids));
+  PULSE_ASSIGN_OR_RETURN(std::vector<OperatorState> states, operator_state_.GetMany(shown_ids));
   std::map<std::string_view, const OperatorState*, std::less<>> declared_by_id;
   for (const OperatorState& s : states) {
     declared_by_id.emplace(s.resource_id, &s);
@@ -201,12 +202,14 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
   out.StartObject();
   out.Key(w::kResources);
   out.StartArray();
-  const OperatorState undeclared{};
-  for (const auto& [resource, c] : kept) {
-    const FleetResource& r = *resource;
+  for (const FleetResource& r : resources) {
+    const FindingCounts c = counts_of(r);
+    if (!shown(c)) {
+      continue;
+    }
     const auto set = declared_by_id.find(r.id);
-    const OperatorState* state = set == declared_by_id.end() ? nullptr : set->second;
-    const OperatorState& declared = state != nullptr ? *state : undeclared;
+    const bool has_state = set != declared_by_id.end();
+    const OperatorState declared = has_state ? *set->second : OperatorState{};
     const auto approvals = pending_counts.find(r.id);
 
     out.StartObject();
@@ -220,8 +223,7 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.Member(w::kMonitoringMode, ToString(declared.monitoring_mode));
     out.Member(w::kLifecycleState, ToString(declared.lifecycle));
     out.Member(w::kNeverAutoRemediate, declared.never_auto_remediate);
-    out.Member(w::kMaintenanceWindowActive,
-               state != nullptr && MaintenanceWindowActive(*state, now));
+    out.Member(w::kMaintenanceWindowActive, has_state && MaintenanceWindowActive(declared, now));
     out.Key(w::kFindings);
     out.StartObject();
     out.Member(w::kTotal, c.total);
@@ -296,11 +298,25 @@ absl::StatusOr<FindingPage> AgentViews::FindingListPage(const FindingListQuery& 
   page.include_resolved = query.include_resolved;
   page.include_hidden = query.include_hidden;
   page.limit = limit + 1;  // one more than shown says whether a next page exists
+  // Only active-only pages are cached: NextSnoozeEnd bounds how long they stay true.
+  std::optional<std::uint64_t> generation;
+  std::string cache_key;
+  if (!widened) {
+    generation = findings_.WriteGeneration();  // read before the page, so a write between misses
+  }
+  if (generation.has_value()) {
+    cache_key = FindingPageCache::Key(query.resource_id, query.cursor, limit);
+    if (std::optional<CachedFindingPage> hit = page_cache_.Find(cache_key, *generation, now)) {
+      return FindingPage{std::move(hit->body), std::move(hit->next_cursor)};
+    }
+  }
   PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, findings_.ListPage(page));
   FindingPage out;
+  std::optional<FindingPagePosition> last_shown;
   if (stored.size() > limit) {
     stored.resize(limit);
-    out.next_cursor = EncodeFindingCursor(PagePositionOf(stored.back().finding));
+    last_shown = PagePositionOf(stored.back().finding);
+    out.next_cursor = EncodeFindingCursor(*last_shown);
   }
   std::vector<Finding> listed;
   listed.reserve(stored.size());
@@ -311,6 +327,16 @@ absl::StatusOr<FindingPage> AgentViews::FindingListPage(const FindingListQuery& 
   options.include_private = false;
   options.now = now;
   out.body = FindingListToJson(std::span<const Finding>(listed), options);
+  if (generation.has_value()) {
+    // A full page changes with time only when a snoozed finding before its last row wakes; a
+    // short one when any snoozed finding after the cursor does. A store that cannot say (an
+    // error) just leaves the page uncached.
+    absl::StatusOr<std::optional<absl::Time>> expires = findings_.NextSnoozeEnd(page, last_shown);
+    if (expires.ok()) {
+      page_cache_.Store(cache_key, *generation, now, *expires,
+                        CachedFindingPage{out.body, out.next_cursor});
+    }
+  }
   return out;
 }
 

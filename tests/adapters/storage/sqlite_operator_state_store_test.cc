@@ -6,6 +6,8 @@
 #include <SQLiteCpp/Exception.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 

@@ -549,6 +549,51 @@ TEST_CASE("the findings list pages through X-Next-Cursor without repeats or gaps
   CHECK(server.Stop() == "exited 0");
 }
 
+TEST_CASE("the findings list answers what a fresh server answers after every lifecycle write",
+          "[e2e][server][findings]") {
+  // The list is cached between writes (FindingPageCache): served twice, then after each
+  // snooze, dismiss, acknowledge and resolve, its bytes are those a server that never served
+  // it answers from the same data dir, and a hidden finding is gone at once.
+  TempDir dir;
+  const std::vector<std::string> findings = SeedFindings(dir.path());
+  const std::string token = MintToken(dir.path(), "ai:execute", "operator");
+  std::string last;
+  {
+    ServerProcess server(dir.path());
+    const auto list = [&] {
+      const Reply reply = Send(server.port(), "GET", "/api/ai/patrol/findings", token);
+      REQUIRE(reply.status == 200);
+      return reply.body;
+    };
+    const std::string first = list();
+    CHECK(list() == first);
+    const std::vector<std::pair<std::string, std::string>> writes = {
+        {"snooze", R"({"finding_id":")" + findings[0] + R"(","duration_hours":3})"},
+        {"dismiss", R"({"finding_id":")" + findings[1] + R"(","reason":"will_fix_later"})"},
+        {"acknowledge", R"({"finding_id":")" + findings[2] + "\"}"},
+        {"resolve", R"({"finding_id":")" + findings[2] + "\"}"}};
+    std::string before = first;
+    for (const auto& [route, body] : writes) {
+      INFO(route);
+      REQUIRE(Send(server.port(), "POST", "/api/ai/patrol/" + route, token, body).status == 200);
+      const std::string after = list();
+      CHECK(after != before);
+      CHECK(list() == after);
+      before = after;
+    }
+    CHECK(before.find(findings[0]) == std::string::npos);
+    CHECK(before.find(findings[1]) == std::string::npos);
+    CHECK(before.find(findings[2]) == std::string::npos);
+    last = before;
+    CHECK(server.Stop() == "exited 0");
+  }
+  ServerProcess fresh(dir.path());
+  const Reply reply = Send(fresh.port(), "GET", "/api/ai/patrol/findings", token);
+  REQUIRE(reply.status == 200);
+  CHECK(reply.body == last);
+  CHECK(fresh.Stop() == "exited 0");
+}
+
 TEST_CASE("a finding store locked by another writer fails every lifecycle operation closed",
           "[e2e][server][codes]") {
   TempDir dir;

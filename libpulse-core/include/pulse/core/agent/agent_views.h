@@ -19,7 +19,8 @@
 // resource_not_found); a port's error otherwise, unchanged (Unavailable etc.; the route answers
 // its 5xx code). An unreadable operator state fails the view rather than showing a resource as
 // unlocked. Action refusals (missing_id, invalid_id, action_not_found) are Refusable results.
-// Thread-safety: safe to call concurrently if the ports are; the views hold no mutable state.
+// Thread-safety: safe to call concurrently if the ports are; the only mutable state is the
+// findings page cache (FindingPageCache, internally locked).
 // The ports and the ActionService are borrowed and must outlive the views.
 #pragma once
 
@@ -34,6 +35,7 @@
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/agent/agent_query.h"
+#include "pulse/core/agent/finding_page_cache.h"
 #include "pulse/core/agent/operations_loop.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/ports/action_store.h"
@@ -183,9 +185,14 @@ class AgentViews {
   // finding that stays listed, whatever is written between the reads. A malformed or foreign
   // cursor is InvalidArgument with the AgentQueryError payload (invalid_finding_request); nothing
   // is read then.
+  // An active-only page (no include_resolved, no include_hidden) is kept in a FindingPageCache
+  // when the store reports a WriteGeneration and NextSnoozeEnd, and served from it while no
+  // write was made and no snooze in its range ended: the same bytes and cursor a read would give.
   [[nodiscard]] absl::StatusOr<FindingPage> FindingListPage(const FindingListQuery& query);
   // FindingListPage's body alone.
   [[nodiscard]] absl::StatusOr<std::string> FindingList(const FindingListQuery& query);
+  // The findings page cache's hits and misses so far.
+  [[nodiscard]] FindingPageCacheStats FindingPageCacheCounts() const { return page_cache_.Stats(); }
 
  private:
   // The operations-loop counts at `now`.
@@ -200,6 +207,7 @@ class AgentViews {
   ActionService& action_service_;
   OperatorStateStore& operator_state_;
   const Clock& clock_;
+  FindingPageCache page_cache_;
 };
 
 }  // namespace pulse::core

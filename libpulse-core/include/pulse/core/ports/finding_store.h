@@ -200,6 +200,30 @@ class FindingStore {
   [[nodiscard]] virtual absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
       const std::vector<FindingWrite>& writes) = 0;
 
+  // For caches of ListPage results (AgentViews' findings page cache): a number that changes
+  // after every Put or PutBatch made through this store object has returned (successful or
+  // not), so two equal readings bracket no write made through it. nullopt (the default) when
+  // the store does not track writes; a caller must not cache then. Writes made by another store
+  // object or another process are not seen: only use it where this object is the one writer.
+  [[nodiscard]] virtual std::optional<std::uint64_t> WriteGeneration() const {
+    return std::nullopt;
+  }
+
+  // For caches of an active-only page (query.include_resolved and include_hidden false): the
+  // earliest snoozed_until after query.now among the findings that are neither resolved,
+  // dismissed nor suppressed, match query's resource and min_severity, and lie after
+  // query.after and up to and including `through` in the page order (no upper bound when
+  // `through` is nullopt). Those are the only findings whose presence in the page can change
+  // with time alone, without a write: the page read at query.now stays the same page until that
+  // instant. nullopt when there is none. Its cost grows with that range, like ListPage's.
+  // Unimplemented (the default) when the store cannot answer; InvalidArgument for a query that
+  // includes resolved or hidden findings.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
+      const FindingPageQuery& /*query*/,
+      const std::optional<FindingPagePosition>& /*through*/) const {
+    return absl::UnimplementedError("this finding store does not report snooze ends");
+  }
+
   // Every suppression rule, ordered by id ascending.
   [[nodiscard]] virtual absl::StatusOr<std::vector<SuppressionRule>> ListSuppressionRules()
       const = 0;

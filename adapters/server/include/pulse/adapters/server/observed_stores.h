@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -94,6 +95,13 @@ class ObservedFindingStore final : public core::FindingStore {
     return inner_.CountPatrolFindings(since, now);
   }
 
+  // The inner store's, unchanged: every write through this decorator reaches it.
+  std::optional<std::uint64_t> WriteGeneration() const override { return inner_.WriteGeneration(); }
+  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
+      const core::FindingPageQuery& query,
+      const std::optional<core::FindingPagePosition>& through) const override {
+    return inner_.NextSnoozeEnd(query, through);
+  }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(

@@ -7,11 +7,16 @@
 // A finding is refused (InvalidArgument) unless its JSON decodes back to exactly the same
 // value, so nothing is stored that would read back different (ill-formed UTF-8, NULs, fields
 // beyond the codec's limits).
+// WriteGeneration counts the Put and PutBatch calls made through this object (the server opens
+// one per database, and findings are written only through it), so a cache keyed by it misses
+// after any write; NextSnoozeEnd reads the same index range as an active page.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +47,12 @@ class SqliteFindingStore final : public core::FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override;
   absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
                                                                 absl::Time now) const override;
+  std::optional<std::uint64_t> WriteGeneration() const override {
+    return generation_.load(std::memory_order_acquire);
+  }
+  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
+      const core::FindingPageQuery& query,
+      const std::optional<core::FindingPagePosition>& through) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(
@@ -52,6 +63,7 @@ class SqliteFindingStore final : public core::FindingStore {
 
  private:
   SqliteDatabase& database_;
+  std::atomic<std::uint64_t> generation_{0};  // Put and PutBatch calls returned so far
 };
 
 }  // namespace pulse::adapters::storage
