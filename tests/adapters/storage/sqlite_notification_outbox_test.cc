@@ -503,7 +503,7 @@ TEST_CASE("an email channel keeps its addressing and password, and migration 14 
         "quiet_json, rate_per_minute, updated_at_ns, updated_by FROM notification_channels");
     raw_db.exec("DROP TABLE notification_channels");
     raw_db.exec("ALTER TABLE old_channels RENAME TO notification_channels");
-    UndoPatrolCountColumns(raw_db);  // migration 15
+    UndoPatrolCountColumns(raw_db);                          // migration 15
     pulse::testing::storage::UndoActionPageIndexes(raw_db);  // migration 16
     raw_db.exec("DELETE FROM schema_version WHERE version >= 14");
   }
