@@ -81,6 +81,11 @@ async function chatUntilApprovalCard(page) {
     name: /Approval needed: restart on app-container:grafana/,
   });
   await card.waitFor({ timeout: 30000 });
+  // The card arrives with the approval_needed event, while the run still streams; the session
+  // record names the plan it waits on once the run has saved it, just before its done event.
+  await page.getByText('The run waits for a decision on the plan above.').waitFor({
+    timeout: 30000,
+  });
   return card;
 }
 

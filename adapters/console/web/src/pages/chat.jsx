@@ -88,6 +88,10 @@ export default function ChatPage({ session, id }) {
   const [running, setRunning] = useState(false);
   const [error, setError] = useState(null);
   const handle = useRef(null);
+  // A decision taken on a card while the run that showed it still streams (the card arrives
+  // with approval_needed, the run saves the session just before its done event): the session
+  // is resumed once that run is done, not beside it (the server would refuse a second run).
+  const resumeWhenDone = useRef(false);
   const sessionRef = useRef(sessionId);
   const canExecute = hasScope(session, 'ai:execute');
 
@@ -157,6 +161,10 @@ export default function ChatPage({ session, id }) {
         if (kOutcomeNotes[d.outcome]) {
           push({ kind: 'note', text: kOutcomeNotes[d.outcome] });
         }
+        if (resumeWhenDone.current) {
+          resumeWhenDone.current = false;
+          resume();
+        }
         break;
       default:
         break;
@@ -170,6 +178,9 @@ export default function ChatPage({ session, id }) {
       return;
     }
     handle.current = null;
+    // Cut off before done: the run did not say it saved the session; the card's Continue
+    // button stays for the operator.
+    resumeWhenDone.current = false;
     setRunning(false);
     setItems((prev) => prev.map((it) => (it.streaming ? { ...it, streaming: false } : it)));
     if (failure) {
@@ -285,6 +296,14 @@ export default function ChatPage({ session, id }) {
     start(`/api/ai/sessions/${encodeURIComponent(sessionRef.current)}/resume`, {});
   }
 
+  function resumeOnceIdle() {
+    if (handle.current) {
+      resumeWhenDone.current = true;
+    } else {
+      resume();
+    }
+  }
+
   function answer(item, value) {
     update(
       (it) => it === item,
@@ -355,10 +374,10 @@ export default function ChatPage({ session, id }) {
                     () => ({ decided: outcome }),
                   );
                   if (canExecute) {
-                    resume();
+                    resumeOnceIdle();
                   }
                 }}
-                onContinue={resume}
+                onContinue={resumeOnceIdle}
               />
             );
           }
