@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -167,6 +168,56 @@ void GetBatchReadsTheStoredOnesInOrder(Store& store) {
   auto unknown = store.GetBatch({"x", "y"});
   REQUIRE(unknown.ok());
   CHECK(unknown->empty());
+}
+
+// The findings waiting for their fix's outcome, whatever else they are (resolved, snoozed),
+// follow every kind of write: a create, a state-only update, a batch, and the update that ends
+// the wait.
+template <class Store>
+void AwaitingFixOutcomeFollowsEveryWrite(Store& store) {
+  auto fix = [](const std::string& id, std::optional<core::InvestigationOutcome> outcome,
+                const std::string& action) {
+    core::Finding f = SimpleFinding(id, "vm:1", core::Category::kPerformance);
+    f.investigation_outcome = outcome;
+    f.fix_action_id = action;
+    return f;
+  };
+  auto none = store.ListAwaitingFixOutcome();
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  REQUIRE(store.Put(fix("d-queued", core::InvestigationOutcome::kFixQueued, "a-1"), 0).ok());
+  REQUIRE(store.Put(fix("a-executed", core::InvestigationOutcome::kFixExecuted, "a-2"), 0).ok());
+  REQUIRE(store.Put(fix("b-rejected", core::InvestigationOutcome::kFixRejected, "a-3"), 0).ok());
+  REQUIRE(store.Put(fix("c-unlinked", core::InvestigationOutcome::kFixQueued, ""), 0).ok());
+  core::Finding resolved = fix("e-resolved", core::InvestigationOutcome::kFixQueued, "a-5");
+  resolved.resolved_at = kContractT0;
+  REQUIRE(store.Put(resolved, 0).ok());
+  auto waiting = store.ListAwaitingFixOutcome();
+  REQUIRE(waiting.ok());
+  CHECK(Ids(*waiting) == std::vector<std::string>{"a-executed", "d-queued", "e-resolved"});
+  REQUIRE(waiting->size() == 3);
+  CHECK((*waiting)[0].finding ==
+        fix("a-executed", core::InvestigationOutcome::kFixExecuted, "a-2"));
+  CHECK((*waiting)[0].version == 1);
+
+  // A state-only update ends one wait; a batch starts one and ends another.
+  auto executed = *store.Get("a-executed");
+  executed.finding.investigation_outcome = core::InvestigationOutcome::kFixVerified;
+  REQUIRE(store.Put(executed.finding, executed.version).ok());
+  auto rejected = *store.Get("b-rejected");
+  rejected.finding.investigation_outcome = core::InvestigationOutcome::kFixExecuted;
+  auto queued = *store.Get("d-queued");
+  queued.finding.fix_action_id.clear();
+  auto results = store.PutBatch({core::FindingWrite{rejected.finding, rejected.version},
+                                 core::FindingWrite{queued.finding, queued.version}});
+  REQUIRE(results.ok());
+  for (const auto& r : *results) {
+    REQUIRE(r.ok());
+  }
+  auto after = store.ListAwaitingFixOutcome();
+  REQUIRE(after.ok());
+  CHECK(Ids(*after) == std::vector<std::string>{"b-rejected", "e-resolved"});
+  CHECK((*after)[0].version == 2);
 }
 
 template <class Store>
@@ -572,6 +623,9 @@ void BatchIsSeenWholeOrNotAtAll(Store& store) {
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "a batch get reads the stored ones in the order asked",     \
                                      GetBatchReadsTheStoredOnesInOrder)                          \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "the findings awaiting their fix follow every write",       \
+                                     AwaitingFixOutcomeFollowsEveryWrite)                        \
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "creating an existing id is Aborted and changes nothing",   \
                                      CreateOfExistingIdIsAbortedAndKeepsTheRecord)               \

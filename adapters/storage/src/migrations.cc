@@ -619,7 +619,20 @@ CREATE INDEX actions_settled_page ON actions (updated_at_ns DESC, id)
   WHERE state IN ('rejected', 'expired', 'completed', 'failed');
 )sql";
 
-constexpr std::array<Migration, 16> kMigrations = {{
+// Version 17 (issue 29): the findings whose Patrol fix waits for its outcome
+// (core::AwaitsFixOutcome: a fix action linked, loop outcome fix_queued or fix_executed), marked
+// by awaits_fix and listed through a partial index, so the start-up reconciliation
+// (FixProjector::ReconcileAll, FindingStore::ListAwaitingFixOutcome) reads those findings, not
+// every stored one. Existing rows are filled from their JSON.
+constexpr char kSchemaV17[] = R"sql(
+ALTER TABLE findings ADD COLUMN awaits_fix INTEGER NOT NULL DEFAULT 0 CHECK (awaits_fix IN (0, 1));
+UPDATE findings SET awaits_fix = 1
+ WHERE coalesce(json_extract(record_json, '$.fix_action_id'), '') <> ''
+   AND json_extract(record_json, '$.investigation_outcome') IN ('fix_queued', 'fix_executed');
+CREATE INDEX findings_awaiting_fix ON findings (id) WHERE awaits_fix = 1;
+)sql";
+
+constexpr std::array<Migration, 17> kMigrations = {{
     {1, "findings, actions, audit, operator state, metrics, tokens, credentials", kSchemaV1},
     {2, "sessions", kSchemaV2},
     {3, "operator state local_only", kSchemaV3},
@@ -636,6 +649,7 @@ constexpr std::array<Migration, 16> kMigrations = {{
     {14, "email notification channels", kSchemaV14},
     {15, "findings last-seen and runtime columns for the status counts", kSchemaV15},
     {16, "action queue page indexes", kSchemaV16},
+    {17, "findings awaiting their fix's outcome", kSchemaV17},
 }};
 
 }  // namespace

@@ -456,6 +456,43 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
   return out;
 }
 
+absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitingFixOutcome()
+    const {
+  // The partial index findings_awaiting_fix (migration 17) holds exactly these rows; the WHERE
+  // term repeats its condition so SQLite uses it. Copied out under the lock, decoded after.
+  struct RawRow {
+    std::string id;
+    std::string json;
+    std::int64_t version = 0;
+  };
+  std::vector<RawRow> rows;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    rows.clear();
+    SQLite::Statement q(db,
+                        "SELECT id, record_json, version FROM findings INDEXED BY "
+                        "findings_awaiting_fix WHERE awaits_fix = 1 ORDER BY id");
+    while (q.executeStep()) {
+      rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
+                            q.getColumn(2).getInt64()});
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  std::vector<core::StoredFinding> out;
+  out.reserve(rows.size());
+  for (RawRow& row : rows) {
+    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
+    if (!finding.ok()) {
+      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
+                                              " does not decode: ", finding.status().message()));
+    }
+    out.push_back(core::StoredFinding{*std::move(finding), row.version});
+  }
+  return out;
+}
+
 absl::StatusOr<core::PatrolFindingCounts> SqliteFindingStore::CountPatrolFindings(
     absl::Time since, absl::Time now) const {
   core::PatrolFindingCounts out;
@@ -506,6 +543,7 @@ struct EncodedWrite {
   int resolved = 0;
   std::int64_t last_seen_ns = 0;
   int runtime = 0;
+  int awaits_fix = 0;
 };
 
 // Put's checks and encoding; InvalidArgument (nothing to write) when they fail.
@@ -536,6 +574,7 @@ absl::StatusOr<EncodedWrite> EncodeWrite(const core::Finding& finding,
   out.resolved = finding.resolved_at.has_value() ? 1 : 0;
   out.last_seen_ns = absl::ToUnixNanos(finding.last_seen_at);  // saturating: see the counts
   out.runtime = core::IsRuntimeFinding(finding) ? 1 : 0;
+  out.awaits_fix = core::AwaitsFixOutcome(finding) ? 1 : 0;
   return out;
 }
 
@@ -546,14 +585,14 @@ class FindingWriter {
       : insert_(db,
                 "INSERT INTO findings (id, version, resource_id, category, is_open, "
                 "snoozed_until_ns, record_json, resource_name, may_be_storage, severity_key, "
-                "detected_key, is_resolved, last_seen_ns, is_runtime) "
-                "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "detected_key, is_resolved, last_seen_ns, is_runtime, awaits_fix) "
+                "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO NOTHING"),
         update_(db,
                 "UPDATE findings SET version = version + 1, resource_id = ?, category = ?, "
                 "is_open = ?, snoozed_until_ns = ?, record_json = ?, resource_name = ?, "
                 "may_be_storage = ?, severity_key = ?, detected_key = ?, is_resolved = ?, "
-                "last_seen_ns = ?, is_runtime = ? WHERE id = ? AND version = ?"),
+                "last_seen_ns = ?, is_runtime = ?, awaits_fix = ? WHERE id = ? AND version = ?"),
         // The same update when the finding keeps its resource, category, severity and
         // detection time (a resolve, a note, a snooze...): SQLite rewrites an index only when
         // the SET clause names one of its columns, so this one leaves the resource, category,
@@ -561,7 +600,7 @@ class FindingWriter {
         update_state_(db,
                       "UPDATE findings SET version = version + 1, is_open = ?, "
                       "snoozed_until_ns = ?, record_json = ?, is_resolved = ?, "
-                      "last_seen_ns = ? "
+                      "last_seen_ns = ?, awaits_fix = ? "
                       "WHERE id = ? AND version = ? AND resource_id = ? AND category = ? "
                       "AND resource_name = ? AND may_be_storage = ? AND severity_key = ? "
                       "AND detected_key = ? AND is_runtime = ?"),
@@ -611,6 +650,7 @@ class FindingWriter {
       insert_.bind(11, w.resolved);
       insert_.bind(12, w.last_seen_ns);
       insert_.bind(13, w.runtime);
+      insert_.bind(14, w.awaits_fix);
       changed = insert_.exec();
     } else {
       update_state_.reset();
@@ -619,15 +659,16 @@ class FindingWriter {
       update_state_.bind(3, w.json);
       update_state_.bind(4, w.resolved);
       update_state_.bind(5, w.last_seen_ns);
-      update_state_.bind(6, finding.id);
-      update_state_.bind(7, static_cast<std::int64_t>(w.expected_version));
-      update_state_.bind(8, finding.resource_id);
-      update_state_.bind(9, w.category);
-      update_state_.bind(10, finding.resource_name);
-      update_state_.bind(11, w.may_be_storage);
-      update_state_.bind(12, w.severity_key);
-      update_state_.bind(13, w.detected_key);
-      update_state_.bind(14, w.runtime);
+      update_state_.bind(6, w.awaits_fix);
+      update_state_.bind(7, finding.id);
+      update_state_.bind(8, static_cast<std::int64_t>(w.expected_version));
+      update_state_.bind(9, finding.resource_id);
+      update_state_.bind(10, w.category);
+      update_state_.bind(11, finding.resource_name);
+      update_state_.bind(12, w.may_be_storage);
+      update_state_.bind(13, w.severity_key);
+      update_state_.bind(14, w.detected_key);
+      update_state_.bind(15, w.runtime);
       changed = update_state_.exec();
     }
     if (changed == 0 && w.expected_version != 0) {
@@ -644,8 +685,9 @@ class FindingWriter {
       update_.bind(10, w.resolved);
       update_.bind(11, w.last_seen_ns);
       update_.bind(12, w.runtime);
-      update_.bind(13, finding.id);
-      update_.bind(14, static_cast<std::int64_t>(w.expected_version));
+      update_.bind(13, w.awaits_fix);
+      update_.bind(14, finding.id);
+      update_.bind(15, static_cast<std::int64_t>(w.expected_version));
       changed = update_.exec();
     }
     if (changed == 1) {

@@ -456,6 +456,19 @@ absl::StatusOr<std::vector<Finding>> FindingsService::List(const FindingQuery& q
   return out;
 }
 
+absl::StatusOr<std::vector<Finding>> FindingsService::ListAwaitingFixOutcome() const {
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, store_.ListAwaitingFixOutcome());
+  const absl::Time now = clock_.Now();
+  std::vector<Finding> out;
+  out.reserve(stored.size());
+  for (StoredFinding& s : stored) {
+    if (IsActive(s.finding, now)) {
+      out.push_back(std::move(s.finding));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<SuppressionRule> FindingsService::AddSuppressionRule(
     const SuppressionRuleRequest& request) {
   SuppressionRule rule;

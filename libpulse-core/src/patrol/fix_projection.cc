@@ -77,15 +77,11 @@ absl::StatusOr<bool> FixProjector::Project(const ActionRecord& record) {
 }
 
 absl::StatusOr<std::size_t> FixProjector::ReconcileAll() {
-  FindingQuery query;
-  PULSE_ASSIGN_OR_RETURN(std::vector<Finding> active, findings_.List(query));
+  // Only the findings still waiting on their fix are read (an index in the SQLite store): a
+  // store of 100,000 findings costs its handful of pending fixes, not a decode of every one.
+  PULSE_ASSIGN_OR_RETURN(std::vector<Finding> waiting, findings_.ListAwaitingFixOutcome());
   std::size_t changed = 0;
-  for (const Finding& f : active) {
-    if (f.fix_action_id.empty() ||
-        (f.investigation_outcome != InvestigationOutcome::kFixQueued &&
-         f.investigation_outcome != InvestigationOutcome::kFixExecuted)) {
-      continue;
-    }
+  for (const Finding& f : waiting) {
     absl::StatusOr<ActionRecord> record = actions_.Get(f.fix_action_id);
     if (!record.ok()) {
       continue;  // unreadable or gone: the finding keeps what it says

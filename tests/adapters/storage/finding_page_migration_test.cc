@@ -7,6 +7,7 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,7 @@ TEST_CASE("a release 14 database gets the status count columns from each finding
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
     UndoActionPageIndexes(raw);   // migration 16
+    UndoAwaitingFixColumn(raw);   // migration 17
     UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 15");
   }
@@ -150,6 +152,53 @@ TEST_CASE("a release 14 database gets the status count columns from each finding
   auto one_ns_later = store->CountPatrolFindings(since + absl::Nanoseconds(123456790), kContractT0);
   REQUIRE(one_ns_later.ok());
   CHECK(one_ns_later->seen_since == 0);
+}
+
+TEST_CASE("a release 16 database marks the findings awaiting their fix from each finding's JSON",
+          "[adapters][storage][findings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  auto with_fix = [](const std::string& id, std::optional<core::InvestigationOutcome> outcome,
+                     const std::string& action) {
+    core::Finding f = Old(id, core::Severity::kWarning, kContractT0);
+    f.investigation_outcome = outcome;
+    f.fix_action_id = action;
+    return f;
+  };
+  {
+    auto db = MustOpen(path);
+    auto store = *SqliteFindingStore::Open(*db);
+    REQUIRE(
+        store->Put(with_fix("queued", core::InvestigationOutcome::kFixQueued, "act-1"), 0).ok());
+    REQUIRE(store->Put(with_fix("executed", core::InvestigationOutcome::kFixExecuted, "act-2"), 0)
+                .ok());
+    REQUIRE(store->Put(with_fix("verified", core::InvestigationOutcome::kFixVerified, "act-3"), 0)
+                .ok());
+    REQUIRE(store->Put(with_fix("no-link", core::InvestigationOutcome::kFixQueued, ""), 0).ok());
+    REQUIRE(store->Put(with_fix("plain", std::nullopt, ""), 0).ok());
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17
+    raw.exec("DELETE FROM schema_version WHERE version >= 17");
+  }
+  auto db = MustOpen(path);
+  CHECK(*db->SchemaVersion() == kSchemaVersion);
+  CHECK(db->CheckIntegrity().ok());
+  auto store = *SqliteFindingStore::Open(*db);
+  auto waiting = store->ListAwaitingFixOutcome();
+  REQUIRE(waiting.ok());
+  CHECK(contracts::Ids(*waiting) == std::vector<std::string>{"executed", "queued"});
+  // A later Put keeps the mark current: the executed fix is verified, the queued one executes.
+  auto executed = *store->Get("executed");
+  executed.finding.investigation_outcome = core::InvestigationOutcome::kFixVerified;
+  REQUIRE(store->Put(executed.finding, executed.version).ok());
+  auto plain = *store->Get("plain");
+  plain.finding.investigation_outcome = core::InvestigationOutcome::kFixExecuted;
+  plain.finding.fix_action_id = "act-4";
+  REQUIRE(store->Put(plain.finding, plain.version).ok());
+  CHECK(contracts::Ids(*store->ListAwaitingFixOutcome()) ==
+        std::vector<std::string>{"plain", "queued"});
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
     UndoActionPageIndexes(raw);  // migration 16
+    UndoAwaitingFixColumn(raw);  // migration 17
     UndoNotifications(raw);      // migration 13
     UndoAiSpend(raw);            // migration 12
     UndoAiSettings(raw);

@@ -61,6 +61,7 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
+    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -67,6 +67,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
     UndoActionPageIndexes(raw);  // migration 16
+    UndoAwaitingFixColumn(raw);  // migration 17
     UndoNotifications(raw);      // migration 13
     UndoAiSpend(raw);            // migration 12
     UndoAiSettings(raw);         // migration 11
@@ -80,7 +81,7 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 16);
+  CHECK(kSchemaVersion == 17);
   auto store = MustOpenStore(*db);
   CHECK(store->List()->empty());
   REQUIRE(store->Bind("web1", kTokA, T0()).ok());

@@ -505,6 +505,7 @@ TEST_CASE("an email channel keeps its addressing and password, and migration 14 
     raw_db.exec("ALTER TABLE old_channels RENAME TO notification_channels");
     UndoPatrolCountColumns(raw_db);                          // migration 15
     pulse::testing::storage::UndoActionPageIndexes(raw_db);  // migration 16
+    pulse::testing::storage::UndoAwaitingFixColumn(raw_db);  // migration 17
     raw_db.exec("DELETE FROM schema_version WHERE version >= 14");
   }
   auto reopened = MustOpen(fx.dir.File("pulse.db"));

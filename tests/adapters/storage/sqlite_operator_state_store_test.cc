@@ -52,6 +52,7 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
+    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -62,7 +63,7 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 16);
+  CHECK(kSchemaVersion == 17);
   auto store = SqliteOperatorStateStore::Open(*db);
   REQUIRE(store.ok());
   absl::StatusOr<core::OperatorState> kept = (*store)->Get("vm:101");

@@ -38,6 +38,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
+    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -48,7 +49,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   absl::StatusOr<int> version = db->SchemaVersion();
   REQUIRE(version.ok());
   CHECK(*version == kSchemaVersion);
-  CHECK(kSchemaVersion == 16);
+  CHECK(kSchemaVersion == 17);
   auto store = SqliteSessionStore::Open(*db);
   REQUIRE(store.ok());
   REQUIRE((*store)->Create(session_contract::FullSession("ses_up")).ok());
@@ -81,6 +82,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
+    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -102,6 +102,7 @@ TEST_CASE("a token minted before kinds existed is a human token after migration 
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
+    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -96,6 +96,9 @@ class OneByOneStore final : public core::FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
   }
+  absl::StatusOr<std::vector<core::StoredFinding>> ListAwaitingFixOutcome() const override {
+    return inner_.ListAwaitingFixOutcome();
+  }
   absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
                                                                 absl::Time now) const override {
     return inner_.CountPatrolFindings(since, now);

@@ -293,6 +293,9 @@ class FindingsService {
       std::string_view resource_id) const;
   // Ordered by id; active only unless include_inactive.
   [[nodiscard]] absl::StatusOr<std::vector<Finding>> List(const FindingQuery& query) const;
+  // The active findings that wait for their Patrol fix's outcome (AwaitsFixOutcome), by id,
+  // read without decoding the rest of the store (FindingStore::ListAwaitingFixOutcome).
+  [[nodiscard]] absl::StatusOr<std::vector<Finding>> ListAwaitingFixOutcome() const;
 
   // --- Suppression rules ---
   // Creates (or returns the existing) rule for the scope, created_from manual.

@@ -146,6 +146,15 @@ inline bool InFindingPage(const FindingPageQuery& query, const Finding& finding)
   return finding.resolved_at.has_value() ? query.include_resolved : query.include_hidden;
 }
 
+// Whether `finding` waits for the outcome of its Patrol fix: a fix action is linked and the
+// finding's loop outcome is fix_queued or fix_executed (FixProjector::ReconcileAll's
+// candidates; FindingStore::ListAwaitingFixOutcome).
+inline bool AwaitsFixOutcome(const Finding& finding) {
+  return !finding.fix_action_id.empty() &&
+         (finding.investigation_outcome == InvestigationOutcome::kFixQueued ||
+          finding.investigation_outcome == InvestigationOutcome::kFixExecuted);
+}
+
 class FindingStore {
  public:
   virtual ~FindingStore() = default;
@@ -176,6 +185,12 @@ class FindingStore {
   // about and their findings, not with the store.
   [[nodiscard]] virtual absl::StatusOr<std::vector<ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const = 0;
+
+  // Every finding that AwaitsFixOutcome (active or not), ordered by id ascending. Its cost
+  // grows with those findings, not with the store (the SQLite adapter reads a partial index),
+  // so start-up reconciliation never decodes every stored finding.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StoredFinding>> ListAwaitingFixOutcome()
+      const = 0;
 
   // PatrolFindingCounts at `now` for the window from `since`, computed without decoding a
   // finding (the SQLite adapter counts index ranges), so its cost never includes a read of

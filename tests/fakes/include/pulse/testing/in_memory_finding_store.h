@@ -164,6 +164,20 @@ class InMemoryFindingStore final : public core::FindingStore {
     return out;
   }
 
+  absl::StatusOr<std::vector<core::StoredFinding>> ListAwaitingFixOutcome() const override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status injected = TakeInjected("ListAwaitingFixOutcome"); !injected.ok()) {
+      return injected;
+    }
+    std::vector<core::StoredFinding> out;
+    for (const auto& [id, record] : findings_) {
+      if (core::AwaitsFixOutcome(record.finding)) {
+        out.push_back(Load(record));
+      }
+    }
+    return out;
+  }
+
   absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
                                                                 absl::Time now) const override {
     absl::MutexLock lock(&mu_);
@@ -255,7 +269,8 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   // --- Test hooks ---
 
-  // The next call of `method` ("Get", "GetBatch", "List", "CountPatrolFindings", "Put", "PutBatch",
+  // The next call of `method` ("Get", "GetBatch", "List", "ListAwaitingFixOutcome",
+  // "CountPatrolFindings", "Put", "PutBatch",
   // "ListSuppressionRules", "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method)
   // returns `status` instead of doing its work.
   void FailNext(absl::Status status, std::string method = "") {

@@ -23,7 +23,7 @@ namespace pulse::adapters::storage {
 
 // The schema version this code writes and understands. Opening a database whose version is
 // higher fails with FailedPrecondition and changes nothing.
-inline constexpr int kSchemaVersion = 16;
+inline constexpr int kSchemaVersion = 17;
 
 // The file names inside a data dir (sqlite_storage.h opens them together).
 inline constexpr char kDatabaseFileName[] = "pulse.db";
