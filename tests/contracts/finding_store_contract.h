@@ -220,6 +220,68 @@ void AwaitingFixOutcomeFollowsEveryWrite(Store& store) {
   CHECK((*after)[0].version == 2);
 }
 
+// The active keys are the active findings' ids, resources and severities in id order, as a
+// decode of every finding finds them, at any instant (a snooze lapses without a write).
+template <class Store>
+void ActiveKeysAreTheActiveFindings(Store& store) {
+  auto none = store.ListActiveKeys(kContractT0);
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  auto put = [&store](const std::string& id, const std::string& resource, core::Severity severity,
+                      auto&& change) {
+    core::Finding f = SimpleFinding(id, resource, core::Category::kPerformance);
+    f.severity = severity;
+    change(f);
+    REQUIRE(store.Put(f, 0).ok());
+  };
+  const auto as_is = [](core::Finding&) {};
+  put("f-critical", "vm:2", core::Severity::kCritical, as_is);
+  put("b-watch", "vm:1", core::Severity::kWatch, as_is);
+  put("e-info", "vm:1", core::Severity::kInfo, as_is);
+  put("a-resolved", "vm:1", core::Severity::kCritical,
+      [](core::Finding& f) { f.resolved_at = kContractT0 - absl::Hours(1); });
+  put("c-snoozed", "vm:3", core::Severity::kWarning,
+      [](core::Finding& f) { f.snoozed_until = kContractT0 + absl::Hours(1); });
+  put("d-dismissed", "vm:1", core::Severity::kWarning,
+      [](core::Finding& f) { f.dismissed_reason = core::DismissReason::kNotAnIssue; });
+  put("g-suppressed", "vm:2", core::Severity::kWarning,
+      [](core::Finding& f) { f.suppressed = true; });
+  using Key = core::ActiveFindingKey;
+  auto keys = store.ListActiveKeys(kContractT0);
+  REQUIRE(keys.ok());
+  CHECK(*keys == std::vector<Key>{{"b-watch", "vm:1", core::Severity::kWatch},
+                                  {"e-info", "vm:1", core::Severity::kInfo},
+                                  {"f-critical", "vm:2", core::Severity::kCritical}});
+  // Two hours on, the snooze has lapsed: the warning is active again, with no write.
+  auto later = store.ListActiveKeys(kContractT0 + absl::Hours(2));
+  REQUIRE(later.ok());
+  CHECK(*later == std::vector<Key>{{"b-watch", "vm:1", core::Severity::kWatch},
+                                   {"c-snoozed", "vm:3", core::Severity::kWarning},
+                                   {"e-info", "vm:1", core::Severity::kInfo},
+                                   {"f-critical", "vm:2", core::Severity::kCritical}});
+  // A write that resolves one and escalates another is seen by the next read.
+  auto watch = *store.Get("b-watch");
+  watch.finding.severity = core::Severity::kCritical;
+  REQUIRE(store.Put(watch.finding, watch.version).ok());
+  auto info = *store.Get("e-info");
+  info.finding.resolved_at = kContractT0;
+  REQUIRE(store.Put(info.finding, info.version).ok());
+  auto after = store.ListActiveKeys(kContractT0);
+  REQUIRE(after.ok());
+  CHECK(*after == std::vector<Key>{{"b-watch", "vm:1", core::Severity::kCritical},
+                                   {"f-critical", "vm:2", core::Severity::kCritical}});
+  // Exactly the decode-every-finding answer.
+  core::FindingFilter active;
+  active.active_at = kContractT0 + absl::Hours(2);
+  auto listed = store.List(active);
+  REQUIRE(listed.ok());
+  std::vector<Key> decoded;
+  for (const core::StoredFinding& s : *listed) {
+    decoded.push_back(Key{s.finding.id, s.finding.resource_id, s.finding.severity});
+  }
+  CHECK(*store.ListActiveKeys(kContractT0 + absl::Hours(2)) == decoded);
+}
+
 template <class Store>
 void CreateThenGetRoundTripsEveryField(Store& store) {
   const core::Finding f = FullFinding("f1");
@@ -626,6 +688,9 @@ void BatchIsSeenWholeOrNotAtAll(Store& store) {
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "the findings awaiting their fix follow every write",       \
                                      AwaitingFixOutcomeFollowsEveryWrite)                        \
+  PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
+                                     "the active keys are the active findings in id order",      \
+                                     ActiveKeysAreTheActiveFindings)                             \
   PULSE_FINDING_STORE_CONTRACT_CASE_(NAME, FACTORY,                                              \
                                      "creating an existing id is Aborted and changes nothing",   \
                                      CreateOfExistingIdIsAbortedAndKeepsTheRecord)               \

@@ -619,17 +619,22 @@ CREATE INDEX actions_settled_page ON actions (updated_at_ns DESC, id)
   WHERE state IN ('rejected', 'expired', 'completed', 'failed');
 )sql";
 
-// Version 17 (issue 29): the findings whose Patrol fix waits for its outcome
-// (core::AwaitsFixOutcome: a fix action linked, loop outcome fix_queued or fix_executed), marked
-// by awaits_fix and listed through a partial index, so the start-up reconciliation
-// (FixProjector::ReconcileAll, FindingStore::ListAwaitingFixOutcome) reads those findings, not
-// every stored one. Existing rows are filled from their JSON.
+// Version 17 (issue 29): two reads that no longer decode every finding.
+// * The findings whose Patrol fix waits for its outcome (core::AwaitsFixOutcome: a fix action
+//   linked, loop outcome fix_queued or fix_executed), marked by awaits_fix and listed through a
+//   partial index, so the start-up reconciliation (FixProjector::ReconcileAll,
+//   FindingStore::ListAwaitingFixOutcome) reads those findings, not every stored one. Existing
+//   rows are filled from their JSON.
+// * The active findings' keys (FindingStore::ListActiveKeys: id, resource, severity) from a
+//   covering partial index in id order, for Patrol's triage and run summary.
 constexpr char kSchemaV17[] = R"sql(
 ALTER TABLE findings ADD COLUMN awaits_fix INTEGER NOT NULL DEFAULT 0 CHECK (awaits_fix IN (0, 1));
 UPDATE findings SET awaits_fix = 1
  WHERE coalesce(json_extract(record_json, '$.fix_action_id'), '') <> ''
    AND json_extract(record_json, '$.investigation_outcome') IN ('fix_queued', 'fix_executed');
 CREATE INDEX findings_awaiting_fix ON findings (id) WHERE awaits_fix = 1;
+CREATE INDEX findings_active_keys
+  ON findings (id, resource_id, severity_key, snoozed_until_ns, is_open) WHERE is_open = 1;
 )sql";
 
 constexpr std::array<Migration, 17> kMigrations = {{
@@ -649,7 +654,7 @@ constexpr std::array<Migration, 17> kMigrations = {{
     {14, "email notification channels", kSchemaV14},
     {15, "findings last-seen and runtime columns for the status counts", kSchemaV15},
     {16, "action queue page indexes", kSchemaV16},
-    {17, "findings awaiting their fix's outcome", kSchemaV17},
+    {17, "findings awaiting their fix's outcome, active finding keys", kSchemaV17},
 }};
 
 }  // namespace

@@ -456,6 +456,32 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
   return out;
 }
 
+absl::StatusOr<std::vector<core::ActiveFindingKey>> SqliteFindingStore::ListActiveKeys(
+    absl::Time now) const {
+  std::vector<core::ActiveFindingKey> out;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    out.clear();
+    // findings_active_keys (migration 17) covers the query, in id order: no record is read.
+    // The activity test is CountActiveByResource's (is_open and the snooze end, saturating).
+    SQLite::Statement q(db,
+                        "SELECT id, resource_id, severity_key FROM findings INDEXED BY "
+                        "findings_active_keys WHERE is_open = 1 "
+                        "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?) ORDER BY id");
+    q.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(now)));
+    static constexpr core::Severity kByKey[] = {core::Severity::kCritical, core::Severity::kWarning,
+                                                core::Severity::kWatch, core::Severity::kInfo};
+    while (q.executeStep()) {
+      out.push_back(core::ActiveFindingKey{q.getColumn(0).getString(), q.getColumn(1).getString(),
+                                           kByKey[std::clamp(q.getColumn(2).getInt(), 0, 3)]});
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitingFixOutcome()
     const {
   // The partial index findings_awaiting_fix (migration 17) holds exactly these rows; the WHERE

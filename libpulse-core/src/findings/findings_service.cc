@@ -469,6 +469,21 @@ absl::StatusOr<std::vector<Finding>> FindingsService::ListAwaitingFixOutcome() c
   return out;
 }
 
+absl::StatusOr<std::vector<ActiveFindingKey>> FindingsService::ListActiveKeys() const {
+  return store_.ListActiveKeys(clock_.Now());
+}
+
+absl::StatusOr<std::vector<Finding>> FindingsService::GetMany(
+    const std::vector<std::string>& ids) const {
+  PULSE_ASSIGN_OR_RETURN(std::vector<StoredFinding> stored, store_.GetBatch(ids));
+  std::vector<Finding> out;
+  out.reserve(stored.size());
+  for (StoredFinding& s : stored) {
+    out.push_back(std::move(s.finding));
+  }
+  return out;
+}
+
 absl::StatusOr<SuppressionRule> FindingsService::AddSuppressionRule(
     const SuppressionRuleRequest& request) {
   SuppressionRule rule;

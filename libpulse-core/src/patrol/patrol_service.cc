@@ -76,12 +76,31 @@ std::string WatchEvidenceText(std::vector<patrol_internal::ResourceEvidence> evi
       evidence[i].operator_state = *op;
     }
   }
-  absl::StatusOr<std::vector<Finding>> active = findings.List(FindingQuery{});
+  // The findings the summary shows (the first kWatchEvidenceMaxFindings of each resource, by
+  // id) are read whole; the others are only counted, from the active findings' keys.
+  absl::StatusOr<std::vector<ActiveFindingKey>> active = findings.ListActiveKeys();
   if (active.ok()) {
-    for (Finding& f : *active) {
-      auto it = position.find(f.resource_id);
-      if (it != position.end()) {
-        evidence[it->second].findings.push_back(std::move(f));
+    std::vector<std::string> shown_ids;
+    std::vector<std::size_t> loaded(evidence.size(), 0);
+    for (const ActiveFindingKey& k : *active) {
+      auto it = position.find(k.resource_id);
+      if (it == position.end()) {
+        continue;
+      }
+      if (loaded[it->second] < patrol_internal::kWatchEvidenceMaxFindings) {
+        ++loaded[it->second];
+        shown_ids.push_back(k.id);
+      } else {
+        ++evidence[it->second].more_findings;
+      }
+    }
+    absl::StatusOr<std::vector<Finding>> shown = findings.GetMany(shown_ids);
+    if (shown.ok()) {
+      for (Finding& f : *shown) {
+        auto it = position.find(f.resource_id);
+        if (it != position.end()) {
+          evidence[it->second].findings.push_back(std::move(f));
+        }
       }
     }
   }
@@ -466,12 +485,14 @@ absl::Status PatrolService::SetThresholds(const PatrolThresholdSettings& setting
 
 void PatrolService::Triage(Work& work) {
   PatrolRunRecord& r = work.record;
-  absl::StatusOr<std::vector<Finding>> active = findings_.List(FindingQuery{});
+  // Only which findings are active (their keys), not what they say: at 100,000 findings a
+  // decode of every one cost seconds and a hundred megabytes per run.
+  absl::StatusOr<std::vector<ActiveFindingKey>> active = findings_.ListActiveKeys();
   if (!active.ok()) {
     work.Error(absl::StrCat("findings unreadable: ", active.status().message()));
     return;
   }
-  for (const Finding& f : *active) {
+  for (const ActiveFindingKey& f : *active) {
     if (work.InScope(f.resource_id)) {
       work.seen.AddSeeded(f.id);
     }
@@ -691,17 +712,17 @@ void PatrolService::Finish(Work& work) {
   PatrolRunRecord& r = work.record;
   int warnings = 0;
   int critical = 0;
-  // A run stopped by shutdown records what it did and ends: the fleet summary below reads every
-  // stored finding (seconds at 100,000), and the server is waiting for this thread to exit.
-  absl::StatusOr<std::vector<Finding>> active = cancelled_->load()
-                                                    ? absl::CancelledError("Patrol was cancelled")
-                                                    : findings_.List(FindingQuery{});
+  // A run stopped by shutdown records what it did and ends: the server is waiting for this
+  // thread to exit. The summary reads the active findings' keys, not the findings.
+  absl::StatusOr<std::vector<ActiveFindingKey>> active =
+      cancelled_->load() ? absl::CancelledError("Patrol was cancelled")
+                         : findings_.ListActiveKeys();
   if (absl::IsCancelled(active.status())) {
     if (work.errors.empty()) {
       work.Error("stopped before its summary: Patrol was cancelled (shutdown)");
     }
   } else if (active.ok()) {
-    for (const Finding& f : *active) {
+    for (const ActiveFindingKey& f : *active) {
       if (!work.InScope(f.resource_id) || f.severity < Severity::kWarning) {
         continue;
       }

@@ -165,15 +165,15 @@ Rendered RenderOne(const ResourceEvidence& e, const TriageThresholds& t, absl::T
       r.notable = true;
     }
   }
-  for (std::size_t i = 0; i < e.findings.size(); ++i) {
-    if (i == kWatchEvidenceMaxFindings) {
-      absl::StrAppend(&r.text, "    ... ", e.findings.size() - i,
-                      " more finding(s): read them with patrol_get_findings\n");
-      break;
-    }
+  const std::size_t shown = std::min(e.findings.size(), kWatchEvidenceMaxFindings);
+  for (std::size_t i = 0; i < shown; ++i) {
     absl::StrAppend(&r.text, FindingLine(e.findings[i], now), "\n");
   }
-  r.notable = r.notable || !e.findings.empty();
+  if (const std::size_t more = e.findings.size() - shown + e.more_findings; more > 0) {
+    absl::StrAppend(&r.text, "    ... ", more,
+                    " more finding(s): read them with patrol_get_findings\n");
+  }
+  r.notable = r.notable || !e.findings.empty() || e.more_findings > 0;
   return r;
 }
 

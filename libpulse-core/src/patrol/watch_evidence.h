@@ -40,7 +40,10 @@ struct ResourceEvidence {
   // The levels in force for it (the operator's settings, patrol_thresholds.h); the service's
   // thresholds when unset.
   std::optional<TriageThresholds> thresholds;
-  std::vector<Finding> findings;                          // its active findings
+  // Its active findings (in id order) up to kWatchEvidenceMaxFindings, the ones the summary
+  // shows; more_findings counts the rest, which it only counts.
+  std::vector<Finding> findings;
+  std::size_t more_findings = 0;
   std::optional<OperatorStateProjection> operator_state;  // nullopt: none declared or unread
 };
 

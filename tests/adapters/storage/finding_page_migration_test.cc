@@ -134,8 +134,8 @@ TEST_CASE("a release 14 database gets the status count columns from each finding
   }
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);   // migration 17 (first: its indexes name older columns)
     UndoActionPageIndexes(raw);   // migration 16
-    UndoAwaitingFixColumn(raw);   // migration 17
     UndoPatrolCountColumns(raw);  // migration 15
     raw.exec("DELETE FROM schema_version WHERE version >= 15");
   }
@@ -179,7 +179,7 @@ TEST_CASE("a release 16 database marks the findings awaiting their fix from each
   }
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    UndoAwaitingFixColumn(raw);  // migration 17
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     raw.exec("DELETE FROM schema_version WHERE version >= 17");
   }
   auto db = MustOpen(path);

@@ -114,8 +114,8 @@ TEST_CASE("a version-10 database gains the AI settings table on open",
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     UndoActionPageIndexes(raw);  // migration 16
-    UndoAwaitingFixColumn(raw);  // migration 17
     UndoNotifications(raw);      // migration 13
     UndoAiSpend(raw);            // migration 12
     UndoAiSettings(raw);

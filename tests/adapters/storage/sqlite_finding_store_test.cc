@@ -47,6 +47,7 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
   {
     // Roll the file back to what release 4 wrote.
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     raw.exec("DROP INDEX findings_by_resource_name");
     raw.exec("DROP INDEX findings_on_storage");
     raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
@@ -61,7 +62,6 @@ TEST_CASE("a version-4 database gains the sibling-lookup columns filled from its
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
-    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -233,6 +233,34 @@ TEST_CASE("the status counts are index-only reads", "[adapters][storage][finding
       "SELECT count(*) FROM findings WHERE is_runtime = 0 AND is_open = 1 AND severity_key <= 1 "
       "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= 5)");
   CHECK(active.find("COVERING INDEX findings_open_issues") != std::string::npos);
+}
+
+// Patrol's active keys and the start-up reconciliation's candidates (migration 17) read their
+// partial indexes in id order, with no sort; the keys never read a finding's row.
+TEST_CASE("the active keys and the findings awaiting a fix are index reads in id order",
+          "[adapters][storage][findings]") {
+  TempDir dir;
+  const std::string path = dir.File("pulse.db");
+  { MustOpen(path); }
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  const auto plan = [&](const std::string& sql) {
+    SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
+    std::string out;
+    while (q.executeStep()) {
+      out += q.getColumn(3).getString() + "\n";
+    }
+    return out;
+  };
+  const std::string keys = plan(
+      "SELECT id, resource_id, severity_key FROM findings INDEXED BY findings_active_keys "
+      "WHERE is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= 5) ORDER BY id");
+  CHECK(keys.find("COVERING INDEX findings_active_keys") != std::string::npos);
+  CHECK(keys.find("TEMP B-TREE") == std::string::npos);
+  const std::string waiting = plan(
+      "SELECT id, record_json, version FROM findings INDEXED BY findings_awaiting_fix "
+      "WHERE awaits_fix = 1 ORDER BY id");
+  CHECK(waiting.find("INDEX findings_awaiting_fix") != std::string::npos);
+  CHECK(waiting.find("TEMP B-TREE") == std::string::npos);
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ TEST_CASE("a version-9 database gains the host agent registry on open", "[adapte
   MustOpen(path).reset();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     UndoActionPageIndexes(raw);  // migration 16
-    UndoAwaitingFixColumn(raw);  // migration 17
     UndoNotifications(raw);      // migration 13
     UndoAiSpend(raw);            // migration 12
     UndoAiSettings(raw);         // migration 11

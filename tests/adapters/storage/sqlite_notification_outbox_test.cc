@@ -492,6 +492,8 @@ TEST_CASE("an email channel keeps its addressing and password, and migration 14 
   const std::vector<adapters::storage::StoredNotificationChannel> before = *fx.channels.List();
   {
     SQLite::Database raw_db(fx.dir.File("pulse.db"), SQLite::OPEN_READWRITE);
+    pulse::testing::storage::UndoAwaitingFixColumn(
+        raw_db);  // migration 17 (first: its indexes name older columns)
     raw_db.exec(R"(CREATE TABLE old_channels (
       name TEXT NOT NULL PRIMARY KEY,
       kind TEXT NOT NULL CHECK (kind IN ('webhook', 'slack', 'discord', 'ntfy', 'gotify')),
@@ -505,7 +507,6 @@ TEST_CASE("an email channel keeps its addressing and password, and migration 14 
     raw_db.exec("ALTER TABLE old_channels RENAME TO notification_channels");
     UndoPatrolCountColumns(raw_db);                          // migration 15
     pulse::testing::storage::UndoActionPageIndexes(raw_db);  // migration 16
-    pulse::testing::storage::UndoAwaitingFixColumn(raw_db);  // migration 17
     raw_db.exec("DELETE FROM schema_version WHERE version >= 14");
   }
   auto reopened = MustOpen(fx.dir.File("pulse.db"));

@@ -36,6 +36,7 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
   {
     // Roll the file back to what release 2 wrote (migration 5 is undone too).
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     raw.exec("DROP INDEX findings_by_resource_name");
     raw.exec("DROP INDEX findings_on_storage");
     raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
@@ -52,7 +53,6 @@ TEST_CASE("a version-2 database keeps its operator state and gains local_only on
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
-    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -25,6 +25,7 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
   {
     // Roll the file back to what release 1 wrote (migrations 3 and 5 are undone too).
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     raw.exec("DROP INDEX findings_by_resource_name");
     raw.exec("DROP INDEX findings_on_storage");
     raw.exec("ALTER TABLE findings DROP COLUMN resource_name");
@@ -38,7 +39,6 @@ TEST_CASE("a version-1 database gains the sessions table on open", "[adapters][s
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
-    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11
@@ -70,6 +70,7 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
   {
     // Roll the file back to what release 6 wrote: no owner or kind anywhere.
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     const std::string json =
         raw.execAndGet("SELECT record_json FROM sessions WHERE id = 'ses_legacy'").getString();
     REQUIRE(json.find("owner") == std::string::npos);
@@ -82,7 +83,6 @@ TEST_CASE("sessions stored before ownership become unowned chat sessions", "[ada
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
-    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -92,6 +92,7 @@ TEST_CASE("a token minted before kinds existed is a human token after migration 
   {
     // Roll the file back to what release 5 wrote.
     SQLite::Database raw(db_path, SQLite::OPEN_READWRITE);
+    UndoAwaitingFixColumn(raw);  // migration 17 (first: its indexes name older columns)
     raw.exec("ALTER TABLE api_tokens DROP COLUMN kind");
     raw.exec("ALTER TABLE action_approvals DROP COLUMN actor_name");
     raw.exec("DROP INDEX sessions_by_owner");  // migration 7
@@ -102,7 +103,6 @@ TEST_CASE("a token minted before kinds existed is a human token after migration 
     UndoPatrolCountColumns(raw);     // migration 15
     UndoFindingPageColumns(raw);     // migration 9
     UndoActionPageIndexes(raw);      // migration 16
-    UndoAwaitingFixColumn(raw);      // migration 17
     UndoNotifications(raw);          // migration 13
     UndoAiSpend(raw);                // migration 12
     UndoAiSettings(raw);             // migration 11

@@ -48,9 +48,10 @@ inline void UndoPatrolCountColumns(SQLite::Database& raw) {
   raw.exec("ALTER TABLE findings DROP COLUMN is_runtime");
 }
 
-// Undoes migration 17 (the findings awaiting their fix's outcome), for the tests that roll a
-// file back to an older release and reopen it.
+// Undoes migration 17 (the findings awaiting their fix's outcome, the active keys index), for
+// the tests that roll a file back to an older release and reopen it.
 inline void UndoAwaitingFixColumn(SQLite::Database& raw) {
+  raw.exec("DROP INDEX findings_active_keys");
   raw.exec("DROP INDEX findings_awaiting_fix");
   raw.exec("ALTER TABLE findings DROP COLUMN awaits_fix");
 }

@@ -96,6 +96,10 @@ class OneByOneStore final : public core::FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
   }
+  absl::StatusOr<std::vector<core::ActiveFindingKey>> ListActiveKeys(
+      absl::Time now) const override {
+    return inner_.ListActiveKeys(now);
+  }
   absl::StatusOr<std::vector<core::StoredFinding>> ListAwaitingFixOutcome() const override {
     return inner_.ListAwaitingFixOutcome();
   }

@@ -403,6 +403,9 @@ class ClashingStore final : public FindingStore {
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
     return inner_.CountActiveByResource(now, resource_ids);
   }
+  absl::StatusOr<std::vector<ActiveFindingKey>> ListActiveKeys(absl::Time now) const override {
+    return inner_.ListActiveKeys(now);
+  }
   absl::StatusOr<std::vector<StoredFinding>> ListAwaitingFixOutcome() const override {
     return inner_.ListAwaitingFixOutcome();
   }

@@ -117,6 +117,37 @@ TEST_CASE("the Watch seed is capped and says so", "[core][patrol][watch]") {
   CHECK(Contains(seed, "- backup-job:nightly "));
 }
 
+TEST_CASE("the Watch seed shows a resource's first five active findings and counts the rest",
+          "[core][patrol][watch]") {
+  Fixture f(/*with_model=*/true);
+  for (int i = 1; i <= 8; ++i) {
+    core::Finding x;
+    x.id = "vm101-f" + std::to_string(i);
+    x.key = "operator-k" + std::to_string(i);
+    x.category = Category::kReliability;
+    x.severity = core::Severity::kWarning;
+    x.resource_id = "vm:101";
+    x.title = "stored finding " + std::to_string(i);
+    x.detected_at = f.clock.Now() - absl::Hours(1);
+    x.last_seen_at = x.detected_at;
+    x.times_raised = 1;
+    if (i == 8) {
+      x.resolved_at = f.clock.Now();  // not active: neither shown nor counted
+    }
+    REQUIRE(f.finding_store.Put(x, 0).ok());
+  }
+  f.provider.Add(ScriptedTurn::Text("Looked."));
+  f.Run();
+  const std::string seed = Seed(f.provider);
+  INFO(seed);
+  for (int i = 1; i <= 5; ++i) {
+    CHECK(Contains(seed, "finding vm101-f" + std::to_string(i) + " [operator-k"));
+  }
+  CHECK_FALSE(Contains(seed, "finding vm101-f6 "));
+  CHECK_FALSE(Contains(seed, "finding vm101-f8 "));
+  CHECK(Contains(seed, "    ... 2 more finding(s): read them with patrol_get_findings"));
+}
+
 TEST_CASE("a Watch model that reads on every turn but the last records its verdicts on the last",
           "[core][patrol][watch]") {
   Fixture f(/*with_model=*/true);

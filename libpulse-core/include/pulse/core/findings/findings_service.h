@@ -296,6 +296,13 @@ class FindingsService {
   // The active findings that wait for their Patrol fix's outcome (AwaitsFixOutcome), by id,
   // read without decoding the rest of the store (FindingStore::ListAwaitingFixOutcome).
   [[nodiscard]] absl::StatusOr<std::vector<Finding>> ListAwaitingFixOutcome() const;
+  // The findings active now as their keys (id, resource, severity), by id, read without
+  // decoding a finding (FindingStore::ListActiveKeys).
+  [[nodiscard]] absl::StatusOr<std::vector<ActiveFindingKey>> ListActiveKeys() const;
+  // The findings among `ids` that exist, in the order of `ids`, read in one snapshot
+  // (FindingStore::GetBatch); an unknown id is left out.
+  [[nodiscard]] absl::StatusOr<std::vector<Finding>> GetMany(
+      const std::vector<std::string>& ids) const;
 
   // --- Suppression rules ---
   // Creates (or returns the existing) rule for the scope, created_from manual.

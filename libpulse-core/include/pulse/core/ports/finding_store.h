@@ -99,6 +99,15 @@ struct ActiveFindingCounts {
   friend bool operator==(const ActiveFindingCounts&, const ActiveFindingCounts&) = default;
 };
 
+// An active finding as ListActiveKeys reads it: which finding, on which resource, how severe.
+struct ActiveFindingKey {
+  std::string id;
+  std::string resource_id;
+  Severity severity = Severity::kInfo;
+
+  friend bool operator==(const ActiveFindingKey&, const ActiveFindingKey&) = default;
+};
+
 // Patrol's findings counted for the operations-loop status (CountPatrolFindings): every finding
 // but the Patrol runtime finding (IsRuntimeFinding).
 struct PatrolFindingCounts {
@@ -185,6 +194,13 @@ class FindingStore {
   // about and their findings, not with the store.
   [[nodiscard]] virtual absl::StatusOr<std::vector<ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const = 0;
+
+  // Every finding active at `now` (IsActive) as its ActiveFindingKey, ordered by id ascending.
+  // Read without decoding a finding (the SQLite adapter reads a covering index), for callers
+  // that need to know which findings are active and how severe, not what they say (Patrol's
+  // triage and run summary): a fraction of a List's cost and memory.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<ActiveFindingKey>> ListActiveKeys(
+      absl::Time now) const = 0;
 
   // Every finding that AwaitsFixOutcome (active or not), ordered by id ascending. Its cost
   // grows with those findings, not with the store (the SQLite adapter reads a partial index),

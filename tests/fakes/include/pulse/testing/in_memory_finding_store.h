@@ -164,6 +164,22 @@ class InMemoryFindingStore final : public core::FindingStore {
     return out;
   }
 
+  absl::StatusOr<std::vector<core::ActiveFindingKey>> ListActiveKeys(
+      absl::Time now) const override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status injected = TakeInjected("ListActiveKeys"); !injected.ok()) {
+      return injected;
+    }
+    std::vector<core::ActiveFindingKey> out;
+    for (const auto& [id, record] : findings_) {
+      const core::Finding& f = record.finding;
+      if (core::IsActive(f, now)) {
+        out.push_back(core::ActiveFindingKey{f.id, f.resource_id, f.severity});
+      }
+    }
+    return out;
+  }
+
   absl::StatusOr<std::vector<core::StoredFinding>> ListAwaitingFixOutcome() const override {
     absl::MutexLock lock(&mu_);
     if (absl::Status injected = TakeInjected("ListAwaitingFixOutcome"); !injected.ok()) {
@@ -269,10 +285,10 @@ class InMemoryFindingStore final : public core::FindingStore {
 
   // --- Test hooks ---
 
-  // The next call of `method` ("Get", "GetBatch", "List", "ListAwaitingFixOutcome",
-  // "CountPatrolFindings", "Put", "PutBatch",
-  // "ListSuppressionRules", "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method)
-  // returns `status` instead of doing its work.
+  // The next call of `method` ("Get", "GetBatch", "List", "ListActiveKeys",
+  // "ListAwaitingFixOutcome", "CountPatrolFindings", "Put", "PutBatch", "ListSuppressionRules",
+  // "PutSuppressionRule", "DeleteSuppressionRule"; empty = any method) returns `status` instead of
+  // doing its work.
   void FailNext(absl::Status status, std::string method = "") {
     absl::MutexLock lock(&mu_);
     injected_ = std::move(status);

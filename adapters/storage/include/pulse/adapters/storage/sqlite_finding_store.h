@@ -45,6 +45,7 @@ class SqliteFindingStore final : public core::FindingStore {
       const core::FindingPageQuery& query) const override;
   absl::StatusOr<std::vector<core::ActiveFindingCounts>> CountActiveByResource(
       absl::Time now, const std::vector<std::string>& resource_ids) const override;
+  absl::StatusOr<std::vector<core::ActiveFindingKey>> ListActiveKeys(absl::Time now) const override;
   absl::StatusOr<std::vector<core::StoredFinding>> ListAwaitingFixOutcome() const override;
   absl::StatusOr<core::PatrolFindingCounts> CountPatrolFindings(absl::Time since,
                                                                 absl::Time now) const override;
