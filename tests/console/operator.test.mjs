@@ -137,6 +137,8 @@ describe('findings', () => {
       const chart = page.getByRole('figure', { name: `Capacity of ${capacity.resource_id}` }).first();
       const plot = chart.getByRole('img', { name: /^[1-9]\d* readings of .* and the forecast line to full$/ });
       await plot.waitFor();
+      // uPlot draws into its canvas after the labelled element is in the page.
+      await plot.locator('canvas').first().waitFor();
       assert.equal(await plot.locator('canvas').count(), 1);
       assert.deepEqual(await seriousViolations(page), []);
       const overflow = await photograph(page, 'findings', () =>
@@ -151,7 +153,10 @@ describe('findings', () => {
       const severity = findings[0].severity;
       await page.getByLabel('Severity').selectOption(severity);
       const expected = open.filter((f) => f.severity === severity).length;
-      assert.equal(await list.getByRole('listitem').count(), expected);
+      // The list re-renders after the change event; wait for it rather than count at once.
+      await eventually(async () => (await list.getByRole('listitem').count()) === expected, {
+        what: `${expected} ${severity} findings listed`,
+      });
       await page.getByLabel('Severity').selectOption('');
 
       // Snooze the first finding for 4 hours.

@@ -53,13 +53,24 @@ async function withConsole({ provider = null, scopes = kOperatorScopes, args = [
     ? await assistantServer(provider, args)
     : await startServer({ args: ['--patrol-interval', '0', ...args] });
   const browser = await launchBrowser();
+  let page = null;
   try {
     const token = server.mint({ name: 'operator', scopes });
-    const page = await newPage(browser);
+    page = await newPage(browser);
     await signIn(page, server, token);
     await body({ server, page, token });
     assert.deepEqual(page.problems, [], 'no script error or CSP refusal on the page');
   } catch (error) {
+    // What the page showed and logged, and the server's log: a timeout alone says too little.
+    let shown = '';
+    if (page) {
+      shown = await page
+        .evaluate(() => document.body.innerText)
+        .catch((e) => `(unreadable: ${e.message})`);
+      console.error(`--- page at failure: ${page.url()}\n${String(shown).slice(0, 2000)}`);
+      console.error(`--- page problems: ${JSON.stringify(page.problems)}`);
+    }
+    console.error(`--- pulse-server log ---\n${server.log().slice(-4000)}`);
     error.message += `\n--- pulse-server log ---\n${server.log().slice(-4000)}`;
     throw error;
   } finally {

@@ -37,6 +37,9 @@ function useHash() {
   useEffect(() => {
     const onChange = () => setHash(window.location.hash);
     window.addEventListener('hashchange', onChange);
+    // A hash change between the first render and this subscription fired no event we heard:
+    // read the hash again, or the page shown and the address disagree until the next change.
+    onChange();
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
   return parseHash(hash);
