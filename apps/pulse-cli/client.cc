@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "pulse/adapters/http_client/http_client.h"
+#include "pulse/core/agent/agent_wire.h"
 
 namespace pulse::cli {
 
@@ -57,6 +58,7 @@ absl::StatusOr<HttpResult> PulseClient::Stream(
       [&](const http_client::ResponseHead& head) {
         result.status = head.status;
         result.content_type = head.Header("Content-Type").value_or("");
+        result.next_cursor = head.Header(core::agent_wire::kNextCursorHeader).value_or("");
         streaming = on_bytes && head.status == 200 &&
                     result.content_type.rfind("text/event-stream", 0) == 0;
         return true;

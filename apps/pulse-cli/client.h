@@ -31,7 +31,8 @@ inline constexpr std::string_view kDefaultServer = core::kMcpDefaultBaseUrl;
 struct HttpResult {
   int status = 0;
   std::string content_type;
-  std::string body;  // empty for a stream that was delivered through the receiver
+  std::string body;         // empty for a stream that was delivered through the receiver
+  std::string next_cursor;  // a list page's X-Next-Cursor header: "" on the last page
 };
 
 struct ClientOptions {

@@ -12,8 +12,8 @@ absl::StatusOr<std::unique_ptr<PulseClient>> CommandContext::NewClient(
   return PulseClient::Open(std::move(options));
 }
 
-std::optional<rapidjson::Document> CommandContext::FetchJson(const ApiCall& call,
-                                                             Failure& failure) {
+std::optional<rapidjson::Document> CommandContext::FetchJson(const ApiCall& call, Failure& failure,
+                                                             std::string* next_cursor) {
   absl::StatusOr<HttpResult> reply = client_.Send(call.method, call.target, call.body);
   if (!reply.ok()) {
     failure = TransportFailure(reply.status(), options_.base_url);
@@ -28,6 +28,9 @@ std::optional<rapidjson::Document> CommandContext::FetchJson(const ApiCall& call
     failure = InvalidResponse(call.method + " " + call.target + " answered HTTP " +
                               std::to_string(reply->status) + " with a body that is not JSON");
     return std::nullopt;
+  }
+  if (next_cursor != nullptr) {
+    *next_cursor = reply->next_cursor;
   }
   return *std::move(doc);
 }

@@ -33,8 +33,10 @@ class CommandContext {
   [[nodiscard]] absl::StatusOr<std::unique_ptr<PulseClient>> NewClient(
       absl::Duration timeout) const;
 
-  // Sends `call` and parses a 2xx JSON reply. On failure, nullopt with `failure` set.
-  std::optional<rapidjson::Document> FetchJson(const ApiCall& call, Failure& failure);
+  // Sends `call` and parses a 2xx JSON reply. On failure, nullopt with `failure` set. A list
+  // page's next cursor (its X-Next-Cursor header, "" on the last page) goes to `next_cursor`.
+  std::optional<rapidjson::Document> FetchJson(const ApiCall& call, Failure& failure,
+                                               std::string* next_cursor = nullptr);
   // FetchJson, then prints the document (--json) or hands it to `render`. The exit code.
   template <typename Render>
   int Show(const absl::StatusOr<ApiCall>& call, Render&& render);

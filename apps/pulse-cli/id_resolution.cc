@@ -100,38 +100,68 @@ IdMatch MatchId(std::string_view given, const std::vector<std::string>& ids) {
   return match;
 }
 
-bool ListIds(CommandContext& ctx, IdKind kind, std::vector<std::string>& ids) {
-  std::vector<absl::StatusOr<ApiCall>> calls;
-  std::string key;
-  switch (kind) {
-    case IdKind::kFinding: {
-      rapidjson::Document query(rapidjson::kObjectType);
-      SetStringArg(query, "include_resolved", "1");
-      SetStringArg(query, "include_hidden", "1");
-      SetIntArg(query, "limit", 500);
-      calls.push_back(CapabilityCall("list_findings", query));
-      key = "items";
-      break;
-    }
-    case IdKind::kAction:
-      for (const char* view : {"pending", "settled"}) {
-        calls.push_back(RouteCall("list_actions", {}, {{"view", view}, {"limit", "500"}}));
+bool ListIds(CommandContext& ctx, IdKind kind, std::vector<std::string>& ids, int max_pages,
+             bool* complete) {
+  // One list's page after `cursor` ("" for the first).
+  const auto page_call = [kind](int list, const std::string& cursor) -> absl::StatusOr<ApiCall> {
+    switch (kind) {
+      case IdKind::kFinding: {
+        rapidjson::Document query(rapidjson::kObjectType);
+        SetStringArg(query, "include_resolved", "1");
+        SetStringArg(query, "include_hidden", "1");
+        SetIntArg(query, "limit", 500);
+        if (!cursor.empty()) {
+          SetStringArg(query, "cursor", cursor);
+        }
+        return CapabilityCall("list_findings", query);
       }
-      key = "actions";
-      break;
-    case IdKind::kSession:
-      calls.push_back(RouteCall("list_sessions", {}, {}));
-      key = "sessions";
-      break;
-  }
-  for (const absl::StatusOr<ApiCall>& call : calls) {
-    Failure failure;
-    std::optional<rapidjson::Document> reply =
-        call.ok() ? ctx.FetchJson(*call, failure) : std::nullopt;
-    if (!reply.has_value()) {
-      return false;
+      case IdKind::kAction: {
+        std::vector<std::pair<std::string, std::string>> query = {
+            {"view", list == 0 ? "pending" : "settled"}, {"limit", "500"}};
+        if (!cursor.empty()) {
+          query.emplace_back("cursor", cursor);
+        }
+        return RouteCall("list_actions", {}, query);
+      }
+      case IdKind::kSession: {
+        std::vector<std::pair<std::string, std::string>> query = {{"limit", "500"}};
+        if (!cursor.empty()) {
+          query.emplace_back("cursor", cursor);
+        }
+        return RouteCall("list_sessions", {}, query);
+      }
     }
-    CollectIds(*reply, key, ids);
+    return absl::InternalError("unknown id kind");
+  };
+  const int lists = kind == IdKind::kAction ? 2 : 1;
+  const char* key = kind == IdKind::kFinding  ? "items"
+                    : kind == IdKind::kAction ? "actions"
+                                              : "sessions";
+  bool whole = true;
+  for (int list = 0; list < lists; ++list) {
+    std::string cursor;
+    for (int page = 0;; ++page) {
+      if (page == max_pages) {
+        whole = false;  // more pages follow than this caller reads
+        break;
+      }
+      const absl::StatusOr<ApiCall> call = page_call(list, cursor);
+      Failure failure;
+      std::string next;
+      std::optional<rapidjson::Document> reply =
+          call.ok() ? ctx.FetchJson(*call, failure, &next) : std::nullopt;
+      if (!reply.has_value()) {
+        return false;
+      }
+      CollectIds(*reply, key, ids);
+      if (next.empty()) {
+        break;
+      }
+      cursor = std::move(next);
+    }
+  }
+  if (complete != nullptr) {
+    *complete = whole;
   }
   return true;
 }
@@ -141,7 +171,8 @@ std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) 
     return std::nullopt;
   }
   std::vector<std::string> ids;
-  if (!ListIds(ctx, kind, ids)) {
+  bool complete = true;
+  if (!ListIds(ctx, kind, ids, kMaxIdPages, &complete)) {
     // The list is a convenience (a token without its scope, an older server): the command
     // then runs with the id as typed, and the server answers for it.
     return std::nullopt;
@@ -150,7 +181,20 @@ std::optional<int> ResolveId(CommandContext& ctx, IdKind kind, std::string& id) 
   const IdMatch match = MatchId(id, ids);
   switch (match.outcome) {
     case IdMatch::Outcome::kExact:
+      id = match.id;
+      return std::nullopt;
     case IdMatch::Outcome::kUnique:
+      if (!complete) {
+        // One listed id starts so, but the lists were cut: an id beyond them may too, and
+        // acting on the wrong one is worse than asking for the whole id.
+        return ctx.Fail(
+            LocalFailure(ExitCode::kUsage, kCodeUsage,
+                         std::string(info.noun) + " id prefix " + SafeCell(id, 128) + " matches " +
+                             SafeCell(match.id, 128) + " among the first " +
+                             std::to_string(ids.size()) + " " + info.noun +
+                             "s listed, but more exist and another may match too: give the "
+                             "whole id"));
+      }
       id = match.id;
       return std::nullopt;
     case IdMatch::Outcome::kNone: {
