@@ -9,6 +9,7 @@
 #include "pulse/adapters/mcp/mcp_resources.h"
 #include "pulse/core/errors/agent_error.h"
 #include "pulse/core/json/json.h"
+#include "pulse/core/json/json_scan.h"
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/json/utf8.h"
 #include "pulse/core/manifest/capability_projection.h"
@@ -205,26 +206,39 @@ core::AgentErrorCode TransportCodeForStatus(int status) {
   }
 }
 
-// Writes the parsed `body` as a member value: the reply's own bytes when they can stand as they
-// are (valid UTF-8, and no line break, which would split the JSON-RPC line: one can only be
-// whitespace between tokens, as the parse refused any inside a string), else re-serialized.
-// pulse-server writes compact JSON with the same writer, so both give the same bytes; the
-// verbatim copy saves walking the document a second time for the largest replies.
-void WriteBody(core::JsonWriter& w, const rapidjson::Document& parsed, std::string_view body) {
+// Writes `body`, known to be one JSON value (ScanJson or ParseJson accepted it), as a member
+// value: the reply's own bytes when they can stand as they are (valid UTF-8, and no line break,
+// which would split the JSON-RPC line: one can only be whitespace between tokens, as the parse
+// refused any inside a string), else parsed and re-serialized. pulse-server writes compact JSON
+// with the same writer, so both give the same bytes; the verbatim copy saves building and
+// walking a document for the largest replies.
+void WriteBody(core::JsonWriter& w, std::string_view body) {
   // Two memchr scans (find_first_of would test every byte against both characters).
   if (body.find('\n') == std::string_view::npos && body.find('\r') == std::string_view::npos &&
       core::IsValidUtf8(body)) {
     w.RawValue(body);
+    return;
+  }
+  absl::StatusOr<rapidjson::Document> parsed =
+      core::ParseJson(body, core::JsonLimits{.max_bytes = kMaxStructuredBytes});
+  if (parsed.ok()) {
+    w.Value(*parsed);
   } else {
-    w.Value(parsed);
+    w.Null();  // not reached: the caller's check accepted the same text with the same limits
   }
 }
 
 // The CallToolResult for one reply of pulse-server.
 std::string ToolResult(const PulseReply& reply) {
   const bool ok = reply.status >= 200 && reply.status < 300;
-  absl::StatusOr<rapidjson::Document> body =
-      core::ParseJson(reply.body, core::JsonLimits{.max_bytes = kMaxStructuredBytes});
+  // A successful reply is only checked and measured (no document is built: it is passed on as
+  // it is); an error reply is parsed for its envelope.
+  const core::JsonLimits limits{.max_bytes = kMaxStructuredBytes};
+  const absl::StatusOr<core::JsonShape> shape =
+      ok ? core::ScanJson(reply.body, limits) : absl::StatusOr<core::JsonShape>(core::JsonShape{});
+  absl::StatusOr<rapidjson::Document> error_body =
+      ok ? absl::StatusOr<rapidjson::Document>(absl::CancelledError("not read"))
+         : core::ParseJson(reply.body, limits);
   core::JsonWriter w;
   w.StartObject();
   w.Key("content");
@@ -242,23 +256,23 @@ std::string ToolResult(const PulseReply& reply) {
     w.EndObject();
   }
   w.EndArray();
-  if (ok && body.ok() && body->IsObject()) {
+  if (ok && shape.ok() && shape->type == rapidjson::kObjectType) {
     w.Key("structuredContent");
-    WriteBody(w, *body, reply.body);
-  } else if (ok && body.ok() && body->IsArray()) {
+    WriteBody(w, reply.body);
+  } else if (ok && shape.ok() && shape->type == rapidjson::kArrayType) {
     w.Key("structuredContent");
     w.StartObject();
     w.Key("items");
-    WriteBody(w, *body, reply.body);
-    w.Member("count", static_cast<std::uint64_t>(body->Size()));
+    WriteBody(w, reply.body);
+    w.Member("count", static_cast<std::uint64_t>(shape->size));
     if (reply.next_cursor.has_value()) {
       w.Member("next_cursor", *reply.next_cursor);
     }
     w.EndObject();
   } else if (!ok) {
     w.Key("structuredContent");
-    if (body.ok() && core::GetString(*body, "error").has_value()) {
-      WriteBody(w, *body, reply.body);  // the stable envelope {error, message, details?}
+    if (error_body.ok() && core::GetString(*error_body, "error").has_value()) {
+      WriteBody(w, reply.body);  // the stable envelope {error, message, details?}
     } else {
       w.StartObject();
       w.Member("error", core::ToString(TransportCodeForStatus(reply.status)));

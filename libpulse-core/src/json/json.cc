@@ -5,7 +5,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "pulse/core/json/json_scan.h"
+#include "rapidjson/encodedstream.h"
 #include "rapidjson/error/en.h"
+#include "rapidjson/memorystream.h"
+#include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -65,6 +69,86 @@ absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text, const JsonL
         absl::StrCat("JSON nesting is deeper than the limit of ", limits.max_depth));
   }
   return doc;
+}
+
+namespace {
+
+// The SAX handler of ScanJson: the root's type and top-level count, and the nesting bound.
+class ShapeHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ShapeHandler> {
+ public:
+  explicit ShapeHandler(std::size_t max_depth) : max_depth_(max_depth) {}
+
+  bool Default() { return Scalar(rapidjson::kNumberType); }
+  bool Null() { return Scalar(rapidjson::kNullType); }
+  bool Bool(bool b) { return Scalar(b ? rapidjson::kTrueType : rapidjson::kFalseType); }
+  bool String(const char*, rapidjson::SizeType, bool) { return Scalar(rapidjson::kStringType); }
+  bool Key(const char*, rapidjson::SizeType, bool) { return true; }
+  bool StartObject() { return Open(rapidjson::kObjectType); }
+  bool StartArray() { return Open(rapidjson::kArrayType); }
+  bool EndObject(rapidjson::SizeType) { return Close(); }
+  bool EndArray(rapidjson::SizeType) { return Close(); }
+
+  const JsonShape& shape() const { return shape_; }
+  bool too_deep() const { return too_deep_; }
+
+ private:
+  bool Scalar(rapidjson::Type type) {
+    if (depth_ == 0) {
+      shape_.type = type;
+    }
+    Count();
+    return true;
+  }
+  bool Open(rapidjson::Type type) {
+    if (depth_ == 0) {
+      shape_.type = type;
+    }
+    Count();
+    if (++depth_ > max_depth_) {
+      too_deep_ = true;
+      return false;  // stops the reader: ScanJson reports the depth
+    }
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    return true;
+  }
+  // A value directly inside the root object or array.
+  void Count() {
+    if (depth_ == 1) {
+      ++shape_.size;
+    }
+  }
+
+  std::size_t max_depth_;
+  std::size_t depth_ = 0;
+  bool too_deep_ = false;
+  JsonShape shape_;
+};
+
+}  // namespace
+
+absl::StatusOr<JsonShape> ScanJson(std::string_view text, const JsonLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON body is ", text.size(), " bytes; the limit is ", limits.max_bytes));
+  }
+  // The input streams Document::Parse uses for a (pointer, length) text.
+  rapidjson::MemoryStream ms(text.data(), text.size());
+  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
+  rapidjson::Reader reader;
+  ShapeHandler handler(limits.max_depth);
+  const rapidjson::ParseResult result = reader.Parse<kParseFlags>(is, handler);
+  if (handler.too_deep()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON nesting is deeper than the limit of ", limits.max_depth));
+  }
+  if (result.IsError()) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", result.Offset(), ": ",
+                                                   rapidjson::GetParseError_En(result.Code())));
+  }
+  return handler.shape();
 }
 
 std::size_t JsonDepth(const rapidjson::Value& value) {

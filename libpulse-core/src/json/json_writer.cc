@@ -1,5 +1,7 @@
 #include "pulse/core/json/json_writer.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -35,25 +37,83 @@ class Replay {
   JsonWriter& out_;
 };
 
+// How JSON writes each byte of a string: 0 as it is, else the letter after the backslash ('u'
+// for \u00XX). Exactly RapidJSON's Writer with its default flags: the control characters, '"'
+// and '\\' are escaped; '/', DEL and bytes from 0x80 (UTF-8, already valid) are not.
+constexpr std::array<char, 256> kEscape = [] {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 0x20; ++c) {
+    t[c] = 'u';
+  }
+  t['\b'] = 'b';
+  t['\t'] = 't';
+  t['\n'] = 'n';
+  t['\f'] = 'f';
+  t['\r'] = 'r';
+  t['"'] = '"';
+  t['\\'] = '\\';
+  return t;
+}();
+
+// Appends `s` (valid UTF-8) as a quoted JSON string: unescaped runs in one copy each, where
+// RapidJSON's writer puts and tests every byte on its own (for a 15 KB fleet context written as
+// a text member, the top symbol of pulse-mcp's profile, issue 29). Input is taken in chunks so
+// the reservation (6 bytes of output per byte of input at worst) stays small for a long string.
+void AppendQuoted(rapidjson::StringBuffer& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  static constexpr std::size_t kChunk = 4096;
+  *out.Push(1) = '"';
+  const char* in = s.data();
+  const char* const end = in + s.size();
+  while (in < end) {
+    const char* const chunk_end = in + std::min<std::size_t>(kChunk, end - in);
+    const std::size_t reserved = static_cast<std::size_t>(chunk_end - in) * 6;
+    char* const start = out.Push(reserved);
+    char* p = start;
+    while (in < chunk_end) {
+      const char* const run = in;
+      while (in < chunk_end && kEscape[static_cast<unsigned char>(*in)] == 0) {
+        ++in;
+      }
+      std::memcpy(p, run, static_cast<std::size_t>(in - run));
+      p += in - run;
+      if (in == chunk_end) {
+        break;
+      }
+      const auto c = static_cast<unsigned char>(*in++);
+      const char e = kEscape[c];
+      *p++ = '\\';
+      *p++ = e;
+      if (e == 'u') {
+        *p++ = '0';
+        *p++ = '0';
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 0xF];
+      }
+    }
+    out.Pop(reserved - static_cast<std::size_t>(p - start));
+  }
+  *out.Push(1) = '"';
+}
+
+// A key or string value, sanitized to valid UTF-8: the writer's bookkeeping first (the comma
+// or colon before it, a key's place in its object; a key is a string to that bookkeeping too),
+// then the quoted bytes.
+void WriteQuoted(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                 rapidjson::StringBuffer& buffer, std::string_view value) {
+  writer.RawValue("", 0, rapidjson::kStringType);
+  if (IsValidUtf8(value)) {
+    AppendQuoted(buffer, value);
+    return;
+  }
+  AppendQuoted(buffer, SanitizeUtf8(value));
+}
+
 }  // namespace
 
-void JsonWriter::Key(std::string_view key) {
-  if (IsValidUtf8(key)) {
-    writer_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-    return;
-  }
-  const std::string clean = SanitizeUtf8(key);
-  writer_.Key(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
-}
+void JsonWriter::Key(std::string_view key) { WriteQuoted(writer_, buffer_, key); }
 
-void JsonWriter::String(std::string_view value) {
-  if (IsValidUtf8(value)) {
-    writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-    return;
-  }
-  const std::string clean = SanitizeUtf8(value);
-  writer_.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
-}
+void JsonWriter::String(std::string_view value) { WriteQuoted(writer_, buffer_, value); }
 
 void JsonWriter::Double(double value) {
   if (std::isfinite(value)) {

@@ -1,7 +1,11 @@
 #include "pulse/core/json/json.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
+#include <vector>
+
+#include "pulse/core/json/json_scan.h"
 
 namespace pulse::core {
 namespace {
@@ -15,6 +19,72 @@ TEST_CASE("bounded parsing accepts one JSON value and rejects trailing text", "[
   CHECK_FALSE(ParseJson("{\"a\":").ok());
   CHECK_FALSE(ParseJson("{'a':1}").ok());
   CHECK_FALSE(ParseJson("\xff\xfe").ok());
+}
+
+// ScanJson must accept exactly what ParseJson accepts, and see the same shape.
+void CheckScanAgreesWithParse(const std::string& text, const JsonLimits& limits) {
+  INFO("text: " << text.substr(0, 200));
+  const auto parsed = ParseJson(text, limits);
+  const auto scanned = ScanJson(text, limits);
+  REQUIRE(scanned.ok() == parsed.ok());
+  if (!parsed.ok()) {
+    CHECK(scanned.status().code() == parsed.status().code());
+    return;
+  }
+  CHECK(scanned->type == parsed->GetType());
+  const std::size_t size =
+      parsed->IsObject() ? parsed->MemberCount() : (parsed->IsArray() ? parsed->Size() : 0);
+  CHECK(scanned->size == size);
+}
+
+TEST_CASE("scanning a JSON text accepts exactly what parsing accepts, and sees its shape",
+          "[core][json]") {
+  const JsonLimits limits{1 << 16, 8};
+  const std::vector<std::string> texts = {
+      R"({"a":[1,2,{"b":null}],"c":"x","d":{}})",
+      R"([1,"two",[3],{"four":4},null,true,false,-5.5e3])",
+      R"( [] )",
+      "{}",
+      "\"a string\"",
+      "42",
+      "-0.0",
+      "null",
+      "true",
+      std::string("\"nul \0 inside\"", 14),
+      "\"\xff not UTF-8\"",
+      R"({"a":1} {"b":2})",
+      "",
+      " ",
+      "{\"a\":",
+      "{'a':1}",
+      "[1,]",
+      "[1 2]",
+      "01",
+      "\"\\x\"",
+      std::string(8, '[') + std::string(8, ']'),
+      std::string(9, '[') + std::string(9, ']'),
+      std::string(1 << 16, ' ') + "1",
+  };
+  for (const std::string& text : texts) {
+    CheckScanAgreesWithParse(text, limits);
+  }
+  // Every prefix and many one-byte changes of a document with every kind of value.
+  const std::string doc =
+      R"({"items":[{"id":"a1","n":1,"x":1.5e-3,"ok":true,"no":false,"none":null,)"
+      R"("s":"q\"\\\u00e9\u00e9"},)"
+      R"([[[[1]]]],{"deep":{"er":{"est":[]}}}],"count":3,"next":"c=="})";
+  for (std::size_t n = 0; n <= doc.size(); ++n) {
+    CheckScanAgreesWithParse(doc.substr(0, n), limits);
+  }
+  std::mt19937 rng(29);
+  const std::string alphabet = "{}[]\",:0123456789.eE+-tfnul \\xa";
+  for (int round = 0; round < 3000; ++round) {
+    std::string mutated = doc;
+    for (int k = 0; k < 1 + round % 3; ++k) {
+      mutated[rng() % mutated.size()] = alphabet[rng() % alphabet.size()];
+    }
+    CheckScanAgreesWithParse(mutated, limits);
+  }
 }
 
 TEST_CASE("bounded parsing refuses oversized and deeply nested input without crashing",

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/utf8.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 namespace pulse::core {
 namespace {
@@ -34,6 +37,75 @@ TEST_CASE("the writer emits valid UTF-8 whatever it is handed", "[core][json]") 
   CHECK(json ==
         "{\"k\xEF\xBF\xBD\":\"v\xEF\xBF\xBD and \xEF\xBF\xBD(\","
         "\"list\":[\"ok\",\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"]}");
+}
+
+// What RapidJSON's own writer makes of the same object: the reference the writer's quoting is
+// held to, byte for byte.
+std::string RapidJsonObject(const std::vector<std::pair<std::string, std::string>>& members) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  for (const auto& [key, value] : members) {
+    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string OursObject(const std::vector<std::pair<std::string, std::string>>& members) {
+  JsonWriter w;
+  w.StartObject();
+  for (const auto& [key, value] : members) {
+    w.Member(key, value);
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+TEST_CASE("keys and strings are quoted and escaped byte for byte as RapidJSON's writer does",
+          "[core][json]") {
+  // Every ASCII byte, alone and between others, as a key and as a value.
+  std::vector<std::pair<std::string, std::string>> members;
+  for (int c = 0; c < 0x80; ++c) {
+    const std::string one(1, static_cast<char>(c));
+    members.emplace_back("k" + one, one);
+    members.emplace_back(one + "k", "a" + one + "b" + one + one);
+  }
+  // Multi-byte UTF-8 (2, 3 and 4 bytes), empty strings, and a long run with escapes spread
+  // over the writer's 4096-byte chunks.
+  members.emplace_back("", "");
+  members.emplace_back("\xc3\xa9t\xc3\xa9", "\xe2\x82\xac \xf0\x9f\x98\x80 \"q\" \\ /");
+  std::string long_value;
+  for (int i = 0; i < 20000; ++i) {
+    long_value += (i % 997 == 0) ? '\n' : (i % 331 == 0 ? '"' : static_cast<char>('a' + i % 26));
+  }
+  members.emplace_back("long", long_value);
+  members.emplace_back("all escapes", std::string(9000, '\x01'));
+  CHECK(OursObject(members) == RapidJsonObject(members));
+
+  // Random valid UTF-8 with many control characters.
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> pick(0, 40);
+  for (int round = 0; round < 200; ++round) {
+    std::string value;
+    const int n = pick(rng) * 50;
+    for (int i = 0; i < n; ++i) {
+      const int r = pick(rng);
+      if (r < 10) {
+        value += static_cast<char>(r * 3);  // control characters
+      } else if (r < 12) {
+        value += r == 10 ? '"' : '\\';
+      } else if (r == 12) {
+        value += "\xe2\x82\xac";
+      } else {
+        value += static_cast<char>(' ' + r * 2);
+      }
+    }
+    const std::vector<std::pair<std::string, std::string>> one = {{value, value}};
+    REQUIRE(OursObject(one) == RapidJsonObject(one));
+    REQUIRE(IsStrictJson(OursObject(one)));
+  }
 }
 
 TEST_CASE("member helpers write typed values and omit what is unset", "[core][json]") {
