@@ -49,6 +49,29 @@ absl::StatusOr<core::StoredFinding> DecodeRow(SQLite::Statement& row) {
   return core::StoredFinding{*std::move(finding), row.getColumn(2).getInt64()};
 }
 
+// A finding's row, copied out under the connection lock and decoded (DecodeRaw) after it is
+// released: decoding dominates the cost of a read of many findings, and every other request
+// waits for that lock.
+struct RawRow {
+  std::string id;
+  std::string json;
+  std::int64_t version = 0;
+};
+
+// The row of a SELECT id, record_json, version.
+RawRow CopyRow(SQLite::Statement& q) {
+  return RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getInt64()};
+}
+
+absl::StatusOr<core::StoredFinding> DecodeRaw(const RawRow& row) {
+  absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
+  if (!finding.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("stored finding ", row.id, " does not decode: ", finding.status().message()));
+  }
+  return core::StoredFinding{*std::move(finding), row.version};
+}
+
 // The time-independent half of core::IsActive, kept as a column so List can pre-filter in SQL.
 // It must never be narrower than IsActive (List re-checks IsActive on every row it reads); the
 // contract's activity filter test pins the two together.
@@ -105,11 +128,6 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::GetBatch(
     const std::vector<std::string>& ids) const {
   // One read transaction and one prepared statement for the batch (a seek by primary key per
   // id); the rows are copied out under the connection lock and decoded after it is released.
-  struct RawRow {
-    std::string id;
-    std::string json;
-    std::int64_t version = 0;
-  };
   std::vector<RawRow> rows;
   rows.reserve(ids.size());
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
@@ -130,12 +148,11 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::GetBatch(
   std::vector<core::StoredFinding> out;
   out.reserve(rows.size());
   for (RawRow& row : rows) {
-    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
-    if (!finding.ok()) {
-      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
-                                              " does not decode: ", finding.status().message()));
+    absl::StatusOr<core::StoredFinding> stored = DecodeRaw(row);
+    if (!stored.ok()) {
+      return stored.status();
     }
-    out.push_back(core::StoredFinding{*std::move(finding), row.version});
+    out.push_back(*std::move(stored));
   }
   return out;
 }
@@ -189,11 +206,6 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   sql += " ORDER BY id";
   // Rows are copied out under the connection lock and decoded after it is released: decoding
   // dominates the cost of a list, and every other request waits for that lock.
-  struct RawRow {
-    std::string id;
-    std::string json;
-    std::int64_t version = 0;
-  };
   std::vector<RawRow> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     SQLite::Statement q(db, sql);
@@ -213,8 +225,7 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
       q.bind(":now", static_cast<std::int64_t>(*active_ns));
     }
     while (q.executeStep()) {
-      rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
-                            q.getColumn(2).getInt64()});
+      rows.push_back(CopyRow(q));
     }
     return absl::OkStatus();
   });
@@ -224,19 +235,18 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   std::vector<core::StoredFinding> out;
   out.reserve(rows.size());
   for (RawRow& row : rows) {
-    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
-    if (!finding.ok()) {
-      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
-                                              " does not decode: ", finding.status().message()));
+    absl::StatusOr<core::StoredFinding> stored = DecodeRaw(row);
+    if (!stored.ok()) {
+      return stored.status();
     }
-    if (filter.active_at.has_value() && !core::IsActive(*finding, *filter.active_at)) {
+    if (filter.active_at.has_value() && !core::IsActive(stored->finding, *filter.active_at)) {
       continue;
     }
     if (filter.related_to.has_value() &&
-        !core::MatchesRelatedResource(*filter.related_to, *finding)) {
+        !core::MatchesRelatedResource(*filter.related_to, stored->finding)) {
       continue;
     }
-    out.push_back(core::StoredFinding{*std::move(finding), row.version});
+    out.push_back(*std::move(stored));
   }
   return out;
 }
@@ -285,11 +295,6 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   const std::int64_t now_ns = absl::ToUnixNanos(query.now);
   // Each batch continues after the last row read, until the page is full or the range ends.
   while (out.size() < query.limit) {
-    struct RawRow {
-      std::string id;
-      std::string json;
-      std::int64_t version = 0;
-    };
     std::vector<RawRow> rows;
     absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
       SQLite::Statement q(db, sql);
@@ -305,8 +310,7 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
       q.bind(":after_id", after_id);
       q.bind(":batch", static_cast<std::int64_t>(batch));
       while (q.executeStep()) {
-        rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
-                              q.getColumn(2).getInt64()});
+        rows.push_back(CopyRow(q));
         after_key = q.getColumn(3).getInt64();
         after_detected = q.getColumn(4).getInt64();
         after_id = rows.back().id;
@@ -320,15 +324,14 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
       if (out.size() == query.limit) {
         break;
       }
-      absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
-      if (!finding.ok()) {
-        return absl::DataLossError(absl::StrCat("stored finding ", row.id,
-                                                " does not decode: ", finding.status().message()));
+      absl::StatusOr<core::StoredFinding> stored = DecodeRaw(row);
+      if (!stored.ok()) {
+        return stored.status();
       }
-      if (!core::InFindingPage(query, *finding)) {
+      if (!core::InFindingPage(query, stored->finding)) {
         continue;
       }
-      out.push_back(core::StoredFinding{*std::move(finding), row.version});
+      out.push_back(*std::move(stored));
     }
     if (rows.size() < batch) {
       break;
@@ -486,11 +489,6 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitin
     const {
   // The partial index findings_awaiting_fix (migration 17) holds exactly these rows; the WHERE
   // term repeats its condition so SQLite uses it. Copied out under the lock, decoded after.
-  struct RawRow {
-    std::string id;
-    std::string json;
-    std::int64_t version = 0;
-  };
   std::vector<RawRow> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     rows.clear();
@@ -498,8 +496,7 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitin
                         "SELECT id, record_json, version FROM findings INDEXED BY "
                         "findings_awaiting_fix WHERE awaits_fix = 1 ORDER BY id");
     while (q.executeStep()) {
-      rows.push_back(RawRow{q.getColumn(0).getString(), q.getColumn(1).getString(),
-                            q.getColumn(2).getInt64()});
+      rows.push_back(CopyRow(q));
     }
     return absl::OkStatus();
   });
@@ -509,12 +506,11 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitin
   std::vector<core::StoredFinding> out;
   out.reserve(rows.size());
   for (RawRow& row : rows) {
-    absl::StatusOr<core::Finding> finding = core::FindingFromJson(row.json);
-    if (!finding.ok()) {
-      return absl::DataLossError(absl::StrCat("stored finding ", row.id,
-                                              " does not decode: ", finding.status().message()));
+    absl::StatusOr<core::StoredFinding> stored = DecodeRaw(row);
+    if (!stored.ok()) {
+      return stored.status();
     }
-    out.push_back(core::StoredFinding{*std::move(finding), row.version});
+    out.push_back(*std::move(stored));
   }
   return out;
 }
