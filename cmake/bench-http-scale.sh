@@ -67,16 +67,7 @@ trap 'exit 130' INT TERM
 
 # ---- the fleet: one node and 999 VMs, vm:1000 ... vm:1998 ----
 fleet=$tmp/fleet.json
-{
-  printf '{"schema_version":1,"name":"bench-scale","nodes":[{"id":"node:pve1","name":"pve1",'
-  printf '"status":"online"}],"vms":['
-  for i in $(seq 0 998); do
-    [ "$i" = 0 ] || printf ','
-    printf '{"id":"vm:%d","vmid":%d,"name":"bench-vm-%d","node":"node:pve1","status":"running"}' \
-      $((1000 + i)) $((1000 + i)) "$i"
-  done
-  printf ']}\n'
-} >"$fleet"
+write_bench_fleet "$fleet"
 
 declare -A ports=() tokens=() seed_secs=() db_bytes=() start_secs=()
 start_server() {  # start_server N: seeds N findings into a fresh data dir and starts a server

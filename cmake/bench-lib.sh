@@ -47,3 +47,19 @@ await_line() {
 await_server_port() {  # LOG PID
   await_line "$1" 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$2" 200
 }
+
+# write_bench_fleet FILE: the fleet file of the scale benchmarks (bench-http-scale.sh,
+# bench-startup-ab.sh): one node and 999 VMs, vm:1000 ... vm:1998, the resources that
+# `seed_findings` puts its first 999 findings on.
+write_bench_fleet() {
+  {
+    printf '{"schema_version":1,"name":"bench-scale","nodes":[{"id":"node:pve1","name":"pve1",'
+    printf '"status":"online"}],"vms":['
+    for i in $(seq 0 998); do
+      [ "$i" = 0 ] || printf ','
+      printf '{"id":"vm:%d","vmid":%d,"name":"bench-vm-%d","node":"node:pve1","status":"running"}' \
+        $((1000 + i)) $((1000 + i)) "$i"
+    done
+    printf ']}\n'
+  } >"$1"
+}

@@ -37,16 +37,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 fleet=$tmp/fleet.json
-{
-  printf '{"schema_version":1,"name":"bench-startup","nodes":[{"id":"node:pve1","name":"pve1",'
-  printf '"status":"online"}],"vms":['
-  for i in $(seq 0 998); do
-    [ "$i" = 0 ] || printf ','
-    printf '{"id":"vm:%d","vmid":%d,"name":"bench-vm-%d","node":"node:pve1","status":"running"}' \
-      $((1000 + i)) $((1000 + i)) "$i"
-  done
-  printf ']}\n'
-} >"$fleet"
+write_bench_fleet "$fleet"
 
 say "seeding $count findings"
 "$seed_bin" --data-dir "$tmp/old-data" --count "$count" --bulk >/dev/null || die "seeding failed"

@@ -210,6 +210,16 @@ TEST_CASE("a batch the database fails part-way writes none of its findings",
   CHECK(clean->at(2).value_or(0) == 1);
 }
 
+// SQLite's plan for `sql`, one step per line (EXPLAIN QUERY PLAN's detail column).
+std::string QueryPlan(SQLite::Database& raw, const std::string& sql) {
+  SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
+  std::string out;
+  while (q.executeStep()) {
+    out += q.getColumn(3).getString() + "\n";
+  }
+  return out;
+}
+
 // The status counts read two index ranges and no finding's record (migration 15): SQLite's
 // plan for each of CountPatrolFindings' queries names a covering index.
 TEST_CASE("the status counts are index-only reads", "[adapters][storage][findings]") {
@@ -217,14 +227,7 @@ TEST_CASE("the status counts are index-only reads", "[adapters][storage][finding
   const std::string path = dir.File("pulse.db");
   { MustOpen(path); }
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
-  const auto plan = [&](const std::string& sql) {
-    SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
-    std::string out;
-    while (q.executeStep()) {
-      out += q.getColumn(3).getString() + "\n";
-    }
-    return out;
-  };
+  const auto plan = [&](const std::string& sql) { return QueryPlan(raw, sql); };
   const std::string seen = plan(
       "SELECT count(*), coalesce(sum(severity_key <= 1), 0) FROM findings "
       "WHERE is_runtime = 0 AND last_seen_ns >= 5");
@@ -243,14 +246,7 @@ TEST_CASE("the active keys and the findings awaiting a fix are index reads in id
   const std::string path = dir.File("pulse.db");
   { MustOpen(path); }
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
-  const auto plan = [&](const std::string& sql) {
-    SQLite::Statement q(raw, "EXPLAIN QUERY PLAN " + sql);
-    std::string out;
-    while (q.executeStep()) {
-      out += q.getColumn(3).getString() + "\n";
-    }
-    return out;
-  };
+  const auto plan = [&](const std::string& sql) { return QueryPlan(raw, sql); };
   const std::string keys = plan(
       "SELECT id, resource_id, severity_key FROM findings INDEXED BY findings_active_keys "
       "WHERE is_open = 1 AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= 5) ORDER BY id");
