@@ -14,6 +14,7 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/status_macros.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -189,7 +190,7 @@ absl::StatusOr<IdentityRow> EncodeIdentity(const core::ActionRecord& record) {
 void InsertIdentity(SQLite::Database& db, const IdentityRow& row) {
   const core::ActionRequest& r = row.record->request;
   const core::ActionPlan& p = row.record->plan;
-  SQLite::Statement insert(
+  Prepared prepared_insert(
       db,
       "INSERT INTO action_identities (action_id, params_json, reason, actor_kind, actor_id, "
       "actor_name, approval_posture, allowed, requires_approval, approval_policy, "
@@ -199,6 +200,7 @@ void InsertIdentity(SQLite::Database& db, const IdentityRow& row) {
       "preflight_intended_change, preflight_dry_run_available, preflight_dry_run_summary, "
       "preflight_safety_checks, preflight_verification_steps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
       "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement& insert = *prepared_insert;
   int i = 1;
   insert.bind(i++, p.action_id);
   insert.bind(i++, r.params_json);

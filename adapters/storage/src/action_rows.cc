@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "action_identity_rows.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -105,10 +106,11 @@ absl::StatusOr<ResultRow> EncodeResult(const core::ActionExecutionResult& result
 
 void InsertEvents(SQLite::Database& db, const std::string& action_id, std::int64_t first_sequence,
                   const std::vector<EventRow>& events) {
-  SQLite::Statement insert(
+  Prepared prepared_insert(
       db,
       "INSERT INTO action_events (action_id, sequence, at_ns, state, kind, decision_revision, "
       "decision, actor_kind, actor_id, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement& insert = *prepared_insert;
   std::int64_t sequence = first_sequence;
   for (const EventRow& row : events) {
     const core::ActionLifecycleEvent& e = *row.event;
@@ -144,10 +146,11 @@ void InsertEvents(SQLite::Database& db, const std::string& action_id, std::int64
 void InsertApproval(SQLite::Database& db, const std::string& action_id, std::uint32_t revision,
                     const ApprovalRow& row) {
   const core::ApprovalRecord& a = *row.approval;
-  SQLite::Statement insert(
+  Prepared prepared_insert(
       db,
       "INSERT INTO action_approvals (action_id, revision, actor_kind, actor_id, outcome, reason, "
       "at_ns, plan_hash, actor_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement& insert = *prepared_insert;
   insert.bind(1, action_id);
   insert.bind(2, static_cast<std::int64_t>(revision));
   insert.bind(3, Str(core::ToString(a.actor.kind)));
@@ -162,12 +165,13 @@ void InsertApproval(SQLite::Database& db, const std::string& action_id, std::uin
 
 void InsertResult(SQLite::Database& db, const std::string& action_id, const ResultRow& row) {
   const core::ActionExecutionResult& r = *row.result;
-  SQLite::Statement insert(
+  Prepared prepared_insert(
       db,
       "INSERT INTO action_results (action_id, execution_status, execution_reason_code, "
       "execution_summary, verification_status, evidence_class, verification_reason_code, "
       "verification_summary, observer_id, observed_at_ns, error_message, dispatched, executor_id, "
       "started_at_ns, finished_at_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement& insert = *prepared_insert;
   insert.bind(1, action_id);
   insert.bind(2, Str(core::ToString(r.execution.status)));
   insert.bind(3, r.execution.reason_code);
@@ -190,10 +194,11 @@ namespace {
 
 absl::Status LoadApprovals(SQLite::Database& db, core::ActionRecord& record) {
   const std::string& id = record.id();
-  SQLite::Statement q(db,
+  Prepared prepared_q(db,
                       "SELECT actor_kind, actor_id, outcome, reason, at_ns, plan_hash, "
                       "actor_name "
                       "FROM action_approvals WHERE action_id = ? ORDER BY revision");
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, id);
   while (q.executeStep()) {
     core::ApprovalRecord a;
@@ -219,12 +224,13 @@ absl::Status LoadApprovals(SQLite::Database& db, core::ActionRecord& record) {
 
 absl::Status LoadResult(SQLite::Database& db, core::ActionRecord& record) {
   const std::string& id = record.id();
-  SQLite::Statement q(
+  Prepared prepared_q(
       db,
       "SELECT execution_status, execution_reason_code, execution_summary, verification_status, "
       "evidence_class, verification_reason_code, verification_summary, observer_id, "
       "observed_at_ns, error_message, dispatched, executor_id, started_at_ns, finished_at_ns "
       "FROM action_results WHERE action_id = ?");
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, id);
   if (!q.executeStep()) {
     return absl::OkStatus();
@@ -261,10 +267,11 @@ absl::Status LoadResult(SQLite::Database& db, core::ActionRecord& record) {
 
 absl::StatusOr<core::ActionRecord> LoadActionRecord(SQLite::Database& db,
                                                     const std::string& action_id) {
-  SQLite::Statement q(
+  Prepared prepared_q(
       db, absl::StrCat("SELECT a.state, a.decision_revision, a.updated_at_ns, ", kIdentityColumns,
                        " FROM actions a LEFT JOIN action_identities i "
                        "ON i.action_id = a.id WHERE a.id = ?"));
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, action_id);
   if (!q.executeStep()) {
     return absl::NotFoundError("no such action");
@@ -296,10 +303,11 @@ absl::StatusOr<core::ActionRecord> LoadActionRecord(SQLite::Database& db,
 
 absl::StatusOr<std::vector<core::ActionLifecycleEvent>> LoadActionEvents(
     SQLite::Database& db, const std::string& action_id) {
-  SQLite::Statement q(db,
+  Prepared prepared_q(db,
                       "SELECT sequence, at_ns, state, kind, decision_revision, decision, "
                       "actor_kind, actor_id, message FROM action_events WHERE action_id = ? "
                       "ORDER BY sequence");
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, action_id);
   std::vector<core::ActionLifecycleEvent> events;
   while (q.executeStep()) {

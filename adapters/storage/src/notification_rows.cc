@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_writer.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -112,9 +113,10 @@ absl::StatusOr<std::optional<core::EmailAddressing>> DecodeEmail(const std::stri
 }
 
 absl::StatusOr<std::vector<core::NotificationChannel>> LoadChannels(SQLite::Database& db) {
-  SQLite::Statement q(db,
+  Prepared prepared_q(db,
                       "SELECT name, kind, enabled, min_severity, events_json, quiet_json, "
                       "rate_per_minute, email_json FROM notification_channels ORDER BY name");
+  SQLite::Statement& q = *prepared_q;
   std::vector<core::NotificationChannel> out;
   while (q.executeStep()) {
     core::NotificationChannel c;
@@ -151,7 +153,8 @@ absl::StatusOr<int> QueueNotification(SQLite::Database& db, const core::Notifica
     return absl::InvalidArgumentError("a notification's event key is 1 to 512 bytes");
   }
   {
-    SQLite::Statement any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
+    Prepared prepared_any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
+    SQLite::Statement& any = *prepared_any;
     if (!any.executeStep()) {
       return 0;
     }
@@ -162,11 +165,12 @@ absl::StatusOr<int> QueueNotification(SQLite::Database& db, const core::Notifica
   }
   // Saturating: an event time outside int64 nanoseconds is still queued, due at once.
   const std::int64_t now_ns = absl::ToUnixNanos(now);
-  SQLite::Statement insert(db,
+  Prepared prepared_insert(db,
                            "INSERT INTO notification_outbox (channel, event_kind, event_key, "
                            "payload_json, idempotency_key, attempts, next_attempt_ns, state, "
                            "created_at_ns) VALUES (?, ?, ?, ?, ?, 0, ?, 'pending', ?) "
                            "ON CONFLICT DO NOTHING");
+  SQLite::Statement& insert = *prepared_insert;
   int added = 0;
   for (const core::NotificationChannel& channel : *channels) {
     if (!core::ChannelWants(channel, event)) {

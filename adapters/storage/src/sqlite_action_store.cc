@@ -11,6 +11,7 @@
 #include "notification_rows.h"
 #include "pulse/core/notifications/notification_events.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -30,7 +31,8 @@ int SwapMutableColumns(SQLite::Database& db, const core::ActionTransition& t,
   if (revision_guard.has_value()) {
     sql += " AND decision_revision = ?";
   }
-  SQLite::Statement update(db, sql);
+  Prepared prepared_update(db, sql);
+  SQLite::Statement& update = *prepared_update;
   int index = 1;
   update.bind(index++, Str(core::ToString(t.new_state)));
   update.bind(index++, static_cast<std::int64_t>(t.new_decision_revision));
@@ -47,16 +49,18 @@ int SwapMutableColumns(SQLite::Database& db, const core::ActionTransition& t,
 }
 
 std::int64_t NextEventSequence(SQLite::Database& db, const std::string& action_id) {
-  SQLite::Statement q(db,
+  Prepared prepared_q(db,
                       "SELECT COALESCE(MAX(sequence), 0) + 1 FROM action_events "
                       "WHERE action_id = ?");
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, action_id);
   q.executeStep();
   return q.getColumn(0).getInt64();
 }
 
 absl::Status CheckKnown(SQLite::Database& db, const std::string& action_id) {
-  SQLite::Statement q(db, "SELECT 1 FROM actions WHERE id = ?");
+  Prepared prepared_q(db, "SELECT 1 FROM actions WHERE id = ?");
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, action_id);
   if (!q.executeStep()) {
     return absl::NotFoundError("no such action");
@@ -93,11 +97,12 @@ absl::StatusOr<core::ActionInsertOutcome> SqliteActionStore::InsertIfAbsent(
   }
   core::ActionInsertOutcome outcome;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement insert(
+    Prepared prepared_insert(
         db,
         "INSERT INTO actions (id, request_id, resource_id, capability_name, plan_hash, "
         "created_at_ns, state, decision_revision, updated_at_ns) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING");
+    SQLite::Statement& insert = *prepared_insert;
     insert.bind(1, record.id());
     insert.bind(2, record.request.request_id);
     insert.bind(3, record.request.resource_id);
@@ -209,9 +214,10 @@ absl::StatusOr<core::ActionRecord> SqliteActionStore::Transition(const core::Act
       InsertResult(db, t.action_id, *result);
     }
     if (t.new_state == core::ActionState::kExecuting) {
-      SQLite::Statement dispatch(db,
+      Prepared prepared_dispatch(db,
                                  "INSERT INTO action_dispatches (action_id, attempt_id, "
                                  "admitted_at_ns) VALUES (?, ?, ?)");
+      SQLite::Statement& dispatch = *prepared_dispatch;
       dispatch.bind(1, t.action_id);
       dispatch.bind(2, core::DispatchAttemptId(t.action_id));
       dispatch.bind(3, static_cast<std::int64_t>(*updated_ns));
@@ -265,7 +271,8 @@ absl::StatusOr<std::vector<core::ActionRecord>> SqliteActionStore::ListByState(
   }
   sql += ") ORDER BY created_at_ns, id LIMIT ?";
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     int index = 1;
     for (core::ActionState state : states) {
       q.bind(index++, Str(core::ToString(state)));
@@ -313,7 +320,8 @@ absl::StatusOr<std::vector<core::ActionRecord>> SqliteActionStore::ListPage(
                    : " ORDER BY updated_at_ns DESC, id LIMIT ?3";
   std::vector<core::ActionRecord> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     if (query.after.has_value()) {
       q.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(query.after->key)));
       q.bind(2, query.after->id);
@@ -347,9 +355,10 @@ absl::StatusOr<std::vector<ActionDispatchRecord>> SqliteActionStore::ListDispatc
     if (absl::Status s = CheckKnown(db, id); !s.ok()) {
       return s;
     }
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT attempt_id, admitted_at_ns FROM action_dispatches "
                         "WHERE action_id = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, id);
     while (q.executeStep()) {
       out.push_back({id, q.getColumn(0).getString(), DecodeTime(q.getColumn(1).getInt64())});

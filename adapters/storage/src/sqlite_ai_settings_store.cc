@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -38,10 +39,11 @@ absl::StatusOr<std::unique_ptr<SqliteAiSettingsStore>> SqliteAiSettingsStore::Op
 absl::StatusOr<std::optional<StoredAiSettings>> SqliteAiSettingsStore::Load() const {
   std::optional<StoredAiSettings> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT provider, base_url, model, patrol_model, monthly_budget_usd, "
                         "session_budget_usd, updated_at_ns, updated_by FROM ai_settings "
                         "WHERE id = 1");
+    SQLite::Statement& q = *prepared_q;
     if (q.executeStep()) {
       StoredAiSettings s;
       s.provider = q.getColumn(0).getString();
@@ -78,7 +80,7 @@ absl::Status SqliteAiSettingsStore::Save(const StoredAiSettings& settings) {
     return at.status();
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(
+    Prepared prepared_upsert(
         db,
         "INSERT INTO ai_settings (id, provider, base_url, model, patrol_model, "
         "monthly_budget_usd, session_budget_usd, updated_at_ns, updated_by) "
@@ -87,6 +89,7 @@ absl::Status SqliteAiSettingsStore::Save(const StoredAiSettings& settings) {
         "patrol_model = excluded.patrol_model, monthly_budget_usd = excluded.monthly_budget_usd, "
         "session_budget_usd = excluded.session_budget_usd, "
         "updated_at_ns = excluded.updated_at_ns, updated_by = excluded.updated_by");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, settings.provider);
     upsert.bind(2, settings.base_url);
     upsert.bind(3, settings.model);
@@ -106,7 +109,8 @@ absl::StatusOr<double> SqliteAiSettingsStore::MonthSpend(std::string_view month)
   }
   double total = 0;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT cost_usd FROM ai_spend WHERE month = ?");
+    Prepared prepared_q(db, "SELECT cost_usd FROM ai_spend WHERE month = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(month));
     if (q.executeStep()) {
       total = q.getColumn(0).getDouble();
@@ -130,10 +134,11 @@ absl::Status SqliteAiSettingsStore::AddSpend(std::string_view month, double cost
     return absl::InvalidArgumentError("a call's cost must be a number from 0 to 1000000");
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
+    Prepared prepared_upsert(db,
                              "INSERT INTO ai_spend (month, cost_usd, calls) VALUES (?, ?, 1) "
                              "ON CONFLICT (month) DO UPDATE SET cost_usd = cost_usd + "
                              "excluded.cost_usd, calls = calls + 1");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, std::string(month));
     upsert.bind(2, cost_usd);
     upsert.exec();

@@ -12,6 +12,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -69,10 +70,11 @@ absl::Status SqliteAuditLog::Append(const core::AuditEntry& entry) {
   }
   const std::string details = DetailsToJson(entry.details);
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement insert(
+    Prepared prepared_insert(
         db,
         "INSERT INTO audit_log (at_ns, category, event, subject_id, resource_id, actor_kind, "
         "actor_id, code, message, details_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement& insert = *prepared_insert;
     insert.bind(1, static_cast<std::int64_t>(*at));
     insert.bind(2, SanitizeText(entry.category));
     insert.bind(3, SanitizeText(entry.event));
@@ -101,7 +103,8 @@ absl::StatusOr<std::vector<StoredAuditEntry>> SqliteAuditLog::List(const AuditQu
   sql += " ORDER BY seq LIMIT :limit";
   std::vector<StoredAuditEntry> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     q.bind(":after", static_cast<std::int64_t>(query.after_sequence));
     if (query.subject_id.has_value()) {
       q.bind(":subject", *query.subject_id);

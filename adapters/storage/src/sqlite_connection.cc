@@ -20,6 +20,7 @@ namespace {
 struct ActiveTransaction {
   const SqliteDatabase::Connection* connection;
   SQLite::Database* db;
+  StatementCache* statements;  // the connection's (Prepared finds it here)
   const ActiveTransaction* outer;
 };
 thread_local const ActiveTransaction* t_active = nullptr;
@@ -46,12 +47,31 @@ class ActiveScope {
 
 // BEGIN ... COMMIT on `db`, which the caller holds exclusively (the writer under its mutex, or
 // a leased reader).
+// Runs one statement that returns no rows, kept in `statements` (BEGIN, COMMIT, SAVEPOINT and
+// RELEASE are the same few texts on every transaction).
+void ExecKept(SQLite::Database& db, StatementCache& statements, std::string_view sql) {
+  SQLite::Statement* statement = statements.Acquire(db, sql);
+  if (statement == nullptr) {
+    db.exec(std::string(sql));
+    return;
+  }
+  struct Give {
+    StatementCache& statements;
+    SQLite::Statement* statement;
+    ~Give() { statements.Release(statement); }
+  } give{statements, statement};
+  statement->exec();
+}
+
+// BEGIN ... COMMIT on `db`, which the caller holds exclusively (the writer under its mutex, or
+// a leased reader), with `statements` its connection's cache.
 absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite::Database& db,
-                            const char* begin, TransactionBody body, std::string_view what) {
-  const ActiveTransaction active{&connection, &db, t_active};
+                            StatementCache& statements, std::string_view begin,
+                            TransactionBody body, std::string_view what) {
+  const ActiveTransaction active{&connection, &db, &statements, t_active};
   ActiveScope scope(&active);
   try {
-    db.exec(begin);
+    ExecKept(db, statements, begin);
   } catch (const std::exception& e) {
     return StatusFromException(e, what);
   }
@@ -59,7 +79,7 @@ absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite
   try {
     status = body(db);
     if (status.ok()) {
-      db.exec("COMMIT");
+      ExecKept(db, statements, "COMMIT");
       return absl::OkStatus();
     }
   } catch (const std::exception& e) {
@@ -72,22 +92,22 @@ absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite
   return status;
 }
 
-absl::Status RunOnWriter(SqliteDatabase::Connection& connection, const char* begin,
+absl::Status RunOnWriter(SqliteDatabase::Connection& connection, std::string_view begin,
                          TransactionBody body, std::string_view what) {
   absl::MutexLock lock(&connection.mu);
-  return RunTransaction(connection, *connection.db, begin, body, what);
+  return RunTransaction(connection, *connection.db, connection.statements, begin, body, what);
 }
 
 // One pending write inside the open transaction, in its own savepoint. OK when the body
 // succeeded and was released into the transaction; otherwise its changes are undone (or SQLite
 // has rolled back the whole transaction: the caller checks autocommit).
-absl::Status RunInSavepoint(SQLite::Database& db, PendingWrite& write) {
+absl::Status RunInSavepoint(SQLite::Database& db, StatementCache& statements, PendingWrite& write) {
   absl::Status status;
   try {
-    db.exec("SAVEPOINT pulse_write");
+    ExecKept(db, statements, "SAVEPOINT pulse_write");
     status = write.body(db);
     if (status.ok()) {
-      db.exec("RELEASE pulse_write");
+      ExecKept(db, statements, "RELEASE pulse_write");
       return absl::OkStatus();
     }
   } catch (const std::exception& e) {
@@ -107,11 +127,12 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
   absl::MutexLock lock(&connection.mu);
   SQLite::Database& db = *connection.db;
   if (batch.size() == 1) {  // alone: exactly the transaction it would have had
-    batch.front()->status =
-        RunTransaction(connection, db, "BEGIN IMMEDIATE", batch.front()->body, "write");
+    batch.front()->status = RunTransaction(connection, db, connection.statements, "BEGIN IMMEDIATE",
+                                           batch.front()->body, "write");
     return;
   }
-  const ActiveTransaction active{&connection, &db, t_active};
+  StatementCache& statements = connection.statements;
+  const ActiveTransaction active{&connection, &db, &statements, t_active};
   ActiveScope scope(&active);
   std::size_t next = 0;
   std::vector<PendingWrite*> applied;
@@ -125,7 +146,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
   }
   while (next < batch.size()) {
     try {
-      db.exec("BEGIN IMMEDIATE");
+      ExecKept(db, statements, "BEGIN IMMEDIATE");
     } catch (const std::exception& e) {
       const absl::Status status = StatusFromException(e, "write");
       for (; next < batch.size(); ++next) {
@@ -137,7 +158,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
     bool rolled_back = false;
     while (next < batch.size() && !rolled_back) {
       PendingWrite& write = *batch[next++];
-      write.status = RunInSavepoint(db, write);
+      write.status = RunInSavepoint(db, statements, write);
       if (write.status.ok()) {
         applied.push_back(&write);
       } else if (sqlite3_get_autocommit(db.getHandle()) != 0) {
@@ -156,7 +177,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
       continue;
     }
     try {
-      db.exec("COMMIT");
+      ExecKept(db, statements, "COMMIT");
       continue;
     } catch (const std::exception& e) {
       const absl::Status status = StatusFromException(e, "write");
@@ -169,6 +190,15 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
 }
 
 }  // namespace
+
+StatementCache* ActiveStatementCache(const SQLite::Database& db) {
+  for (const ActiveTransaction* a = t_active; a != nullptr; a = a->outer) {
+    if (a->db == &db) {
+      return a->statements;
+    }
+  }
+  return nullptr;
+}
 
 ReaderPool::ReaderPool(std::string path, int max_readers, int busy_timeout_ms)
     : path_(std::move(path)), max_readers_(max_readers), busy_timeout_ms_(busy_timeout_ms) {
@@ -197,7 +227,7 @@ ReaderPool::Lease ReaderPool::Acquire() {
       returned_.Wait(&mu_);
     }
     if (!idle_.empty()) {
-      std::unique_ptr<SQLite::Database> reader = std::move(idle_.back());
+      std::unique_ptr<Reader> reader = std::move(idle_.back());
       idle_.pop_back();
       return Lease(this, std::move(reader));
     }
@@ -206,7 +236,7 @@ ReaderPool::Lease ReaderPool::Acquire() {
   }
   std::string error;
   try {
-    std::unique_ptr<SQLite::Database> reader = OpenReader();
+    std::unique_ptr<Reader> reader = OpenReader();
     return Lease(this, std::move(reader));
   } catch (const std::exception& e) {
     error = e.what();
@@ -224,20 +254,21 @@ ReaderPool::Lease ReaderPool::Acquire() {
   return Lease();
 }
 
-std::unique_ptr<SQLite::Database> ReaderPool::OpenReader() const {
+std::unique_ptr<ReaderPool::Reader> ReaderPool::OpenReader() const {
   // Read-only: a read body that tried to write fails (SQLITE_READONLY) instead of writing
   // outside BEGIN IMMEDIATE. WAL is a property of the file, synchronous and foreign_keys only
   // matter to writes; the busy timeout matters to readers in WAL's rare locking cases (another
   // process recovering the WAL index).
-  auto reader = std::make_unique<SQLite::Database>(path_, SQLite::OPEN_READONLY, busy_timeout_ms_);
-  reader->exec("PRAGMA trusted_schema = OFF");
+  auto reader = std::make_unique<Reader>();
+  reader->db = std::make_unique<SQLite::Database>(path_, SQLite::OPEN_READONLY, busy_timeout_ms_);
+  reader->db->exec("PRAGMA trusted_schema = OFF");
   return reader;
 }
 
-void ReaderPool::Return(std::unique_ptr<SQLite::Database> reader) {
+void ReaderPool::Return(std::unique_ptr<Reader> reader) {
   // A reader left inside a transaction (its ROLLBACK failed) would serve an old snapshot to
   // the next caller: close it instead.
-  const bool reusable = sqlite3_get_autocommit(reader->getHandle()) != 0;
+  const bool reusable = sqlite3_get_autocommit(reader->db->getHandle()) != 0;
   if (!reusable) {
     reader.reset();
   }
@@ -321,7 +352,7 @@ absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody bod
   if (connection.readers != nullptr) {
     ReaderPool::Lease lease = connection.readers->Acquire();
     if (lease.get() != nullptr) {
-      return RunTransaction(connection, *lease.get(), "BEGIN", body, "read");
+      return RunTransaction(connection, *lease.get(), *lease.statements(), "BEGIN", body, "read");
     }
   }
   return RunOnWriter(connection, "BEGIN", body, "read");

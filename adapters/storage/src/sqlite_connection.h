@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "pulse/adapters/storage/sqlite_database.h"
 #include "pulse/core/string_view.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 
@@ -40,13 +41,19 @@ class ReaderPool {
   ReaderPool(const ReaderPool&) = delete;
   ReaderPool& operator=(const ReaderPool&) = delete;
 
+  // One read-only connection and the statements prepared on it (destroyed before it).
+  struct Reader {
+    std::unique_ptr<SQLite::Database> db;
+    StatementCache statements;
+  };
+
   // A reader lent to one caller; returned to the pool on destruction (or closed, when it was
   // left inside a transaction). get() is null when the read must use the writer: the pool is
   // off (max_readers 0), or opening a reader failed (counted and kept in Stats()).
   class Lease {
    public:
     Lease() = default;
-    Lease(ReaderPool* pool, std::unique_ptr<SQLite::Database> reader)
+    Lease(ReaderPool* pool, std::unique_ptr<Reader> reader)
         : pool_(pool), reader_(std::move(reader)) {}
     ~Lease();
     Lease(Lease&& other) noexcept = default;
@@ -54,11 +61,14 @@ class ReaderPool {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
 
-    SQLite::Database* get() const { return reader_.get(); }
+    SQLite::Database* get() const { return reader_ == nullptr ? nullptr : reader_->db.get(); }
+    StatementCache* statements() const {
+      return reader_ == nullptr ? nullptr : &reader_->statements;
+    }
 
    private:
     ReaderPool* pool_ = nullptr;  // null when there is nothing to return
-    std::unique_ptr<SQLite::Database> reader_;
+    std::unique_ptr<Reader> reader_;
   };
 
   [[nodiscard]] Lease Acquire();
@@ -66,15 +76,15 @@ class ReaderPool {
   SqliteReadPoolStats Stats() const;
 
  private:
-  void Return(std::unique_ptr<SQLite::Database> reader);
-  std::unique_ptr<SQLite::Database> OpenReader() const;
+  void Return(std::unique_ptr<Reader> reader);
+  std::unique_ptr<Reader> OpenReader() const;
 
   const std::string path_;
   const int max_readers_;
   const int busy_timeout_ms_;
   mutable absl::Mutex mu_;
   absl::CondVar returned_;
-  std::vector<std::unique_ptr<SQLite::Database>> idle_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Reader>> idle_ ABSL_GUARDED_BY(mu_);
   int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + lent + being opened
   std::int64_t writer_fallbacks_ ABSL_GUARDED_BY(mu_) = 0;
   std::string last_open_error_ ABSL_GUARDED_BY(mu_);
@@ -109,6 +119,8 @@ struct SqliteDatabase::Connection {
   absl::Mutex mu;
   // The one writer (and the reader of ":memory:").
   std::unique_ptr<SQLite::Database> db ABSL_PT_GUARDED_BY(mu);
+  // The writer's prepared statements; declared after `db`, so destroyed before it closes.
+  StatementCache statements ABSL_GUARDED_BY(mu);
   std::unique_ptr<ReaderPool> readers;  // never null after Open
   GroupCommit group;
 };

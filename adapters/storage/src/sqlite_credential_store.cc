@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "key_binding.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -78,11 +79,12 @@ absl::Status SqliteCredentialStore::Put(std::string_view provider, std::string_v
   const Wiped framed(Frame(provider, secret));
   const std::string sealed = box_.Seal(framed.get());
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(
+    Prepared prepared_upsert(
         db,
         "INSERT INTO provider_credentials (provider, sealed, updated_at_ns) VALUES (?, ?, ?) "
         "ON CONFLICT (provider) DO UPDATE SET sealed = excluded.sealed, "
         "updated_at_ns = excluded.updated_at_ns");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, std::string(provider));
     upsert.bind(2, sealed.data(), static_cast<int>(sealed.size()));
     upsert.bind(3, static_cast<std::int64_t>(*now_ns));
@@ -94,7 +96,8 @@ absl::Status SqliteCredentialStore::Put(std::string_view provider, std::string_v
 absl::StatusOr<std::string> SqliteCredentialStore::Get(std::string_view provider) const {
   std::optional<std::string> sealed;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT sealed FROM provider_credentials WHERE provider = ?");
+    Prepared prepared_q(db, "SELECT sealed FROM provider_credentials WHERE provider = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(provider));
     if (q.executeStep()) {
       const SQLite::Column column = q.getColumn(0);
@@ -123,7 +126,8 @@ absl::StatusOr<std::string> SqliteCredentialStore::Get(std::string_view provider
 
 absl::Status SqliteCredentialStore::Delete(std::string_view provider) {
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM provider_credentials WHERE provider = ?");
+    Prepared prepared_del(db, "DELETE FROM provider_credentials WHERE provider = ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, std::string(provider));
     if (del.exec() == 0) {
       return absl::NotFoundError("no credential is stored for this provider");
@@ -135,9 +139,10 @@ absl::Status SqliteCredentialStore::Delete(std::string_view provider) {
 absl::StatusOr<std::vector<CredentialInfo>> SqliteCredentialStore::List() const {
   std::vector<CredentialInfo> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT provider, updated_at_ns FROM provider_credentials "
                         "ORDER BY provider");
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       out.push_back({q.getColumn(0).getString(), DecodeTime(q.getColumn(1).getInt64())});
     }

@@ -167,6 +167,13 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   if (absl::Status s = Migrate(*database); !s.ok()) {
     return s;
   }
+  {
+    // Statements are kept per connection from here on; none from before the schema's last
+    // change (SQLiteCpp keeps a statement's column count from when it was prepared).
+    SqliteDatabase::Connection& opened = database->connection();
+    absl::MutexLock lock(&opened.mu);
+    opened.statements.Clear();
+  }
   return database;
 }
 

@@ -16,6 +16,7 @@
 #include "pulse/core/model/finding_types.h"
 #include "pulse/core/notifications/notification_events.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -103,7 +104,8 @@ absl::StatusOr<std::unique_ptr<SqliteFindingStore>> SqliteFindingStore::Open(
 absl::StatusOr<core::StoredFinding> SqliteFindingStore::Get(std::string_view id) const {
   std::optional<core::StoredFinding> found;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT id, record_json, version FROM findings WHERE id = ?");
+    Prepared prepared_q(db, "SELECT id, record_json, version FROM findings WHERE id = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(id));
     if (!q.executeStep()) {
       return absl::OkStatus();
@@ -132,7 +134,8 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::GetBatch(
   rows.reserve(ids.size());
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     rows.clear();
-    SQLite::Statement q(db, "SELECT record_json, version FROM findings WHERE id = ?");
+    Prepared prepared_q(db, "SELECT record_json, version FROM findings WHERE id = ?");
+    SQLite::Statement& q = *prepared_q;
     for (const std::string& id : ids) {
       q.reset();
       q.bind(1, id);
@@ -208,7 +211,8 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::List(
   // dominates the cost of a list, and every other request waits for that lock.
   std::vector<RawRow> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     if (filter.resource_id.has_value()) {
       q.bind(":resource", *filter.resource_id);
     }
@@ -297,7 +301,8 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   while (out.size() < query.limit) {
     std::vector<RawRow> rows;
     absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-      SQLite::Statement q(db, sql);
+      Prepared prepared_q(db, sql);
+      SQLite::Statement& q = *prepared_q;
       if (query.resource_id.has_value()) {
         q.bind(":resource", *query.resource_id);
       }
@@ -363,7 +368,8 @@ absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
   std::optional<std::int64_t> earliest;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     earliest.reset();
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     if (query.resource_id.has_value()) {
       q.bind(":resource", *query.resource_id);
     }
@@ -417,11 +423,12 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     // One seek per resource into findings_open_counts (a covering partial index): no row is
     // decoded and findings of other resources are never read.
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT severity_key, count(*) FROM findings "
                         "WHERE resource_id = ? AND is_open = 1 "
                         "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?) "
                         "GROUP BY severity_key");
+    SQLite::Statement& q = *prepared_q;
     const auto now_ns = static_cast<std::int64_t>(absl::ToUnixNanos(now));
     for (const std::string& id : ids) {
       q.bind(1, id);
@@ -466,10 +473,11 @@ absl::StatusOr<std::vector<core::ActiveFindingKey>> SqliteFindingStore::ListActi
     out.clear();
     // findings_active_keys (migration 17) covers the query, in id order: no record is read.
     // The activity test is CountActiveByResource's (is_open and the snooze end, saturating).
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT id, resource_id, severity_key FROM findings INDEXED BY "
                         "findings_active_keys WHERE is_open = 1 "
                         "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?) ORDER BY id");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(now)));
     static constexpr core::Severity kByKey[] = {core::Severity::kCritical, core::Severity::kWarning,
                                                 core::Severity::kWatch, core::Severity::kInfo};
@@ -492,9 +500,10 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListAwaitin
   std::vector<RawRow> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     rows.clear();
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT id, record_json, version FROM findings INDEXED BY "
                         "findings_awaiting_fix WHERE awaits_fix = 1 ORDER BY id");
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       rows.push_back(CopyRow(q));
     }
@@ -524,18 +533,20 @@ absl::StatusOr<core::PatrolFindingCounts> SqliteFindingStore::CountPatrolFinding
     // snoozed_until_ns, is_open) for the open ones. No record is read. A time outside int64
     // nanoseconds (before 1678, after 2262) compares as the bound it saturates to, which is
     // exact unless both sides of a comparison saturate to the same bound.
-    SQLite::Statement seen(db,
+    Prepared prepared_seen(db,
                            "SELECT count(*), coalesce(sum(severity_key <= 1), 0) FROM findings "
                            "WHERE is_runtime = 0 AND last_seen_ns >= ?");
+    SQLite::Statement& seen = *prepared_seen;
     seen.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(since)));
     if (seen.executeStep()) {
       out.seen_since = seen.getColumn(0).getInt64();
       out.issues_seen_since = seen.getColumn(1).getInt64();
     }
-    SQLite::Statement active(db,
+    Prepared prepared_active(db,
                              "SELECT count(*) FROM findings "
                              "WHERE is_runtime = 0 AND is_open = 1 AND severity_key <= 1 "
                              "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?)");
+    SQLite::Statement& active = *prepared_active;
     active.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(now)));
     if (active.executeStep()) {
       out.active_issues = active.getColumn(0).getInt64();
@@ -632,7 +643,8 @@ class FindingWriter {
                 "coalesce(json_extract(record_json, '$.regression_count'), 0), is_open "
                 "FROM findings WHERE id = ?"),
         db_(db) {
-    SQLite::Statement any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
+    Prepared prepared_any(db, "SELECT 1 FROM notification_channels WHERE enabled = 1 LIMIT 1");
+    SQLite::Statement& any = *prepared_any;
     notify_ = any.executeStep();
   }
 
@@ -803,7 +815,8 @@ absl::StatusOr<std::vector<core::SuppressionRule>> SqliteFindingStore::ListSuppr
     const {
   std::vector<core::SuppressionRule> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT id, rule_json FROM suppression_rules ORDER BY id");
+    Prepared prepared_q(db, "SELECT id, rule_json FROM suppression_rules ORDER BY id");
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       absl::StatusOr<core::SuppressionRule> rule =
           core::SuppressionRuleFromJson(q.getColumn(1).getString());
@@ -838,9 +851,10 @@ absl::Status SqliteFindingStore::PutSuppressionRule(const core::SuppressionRule&
         "NUL");
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
+    Prepared prepared_upsert(db,
                              "INSERT INTO suppression_rules (id, rule_json) VALUES (?, ?) "
                              "ON CONFLICT (id) DO UPDATE SET rule_json = excluded.rule_json");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, rule.id);
     upsert.bind(2, json);
     upsert.exec();
@@ -850,7 +864,8 @@ absl::Status SqliteFindingStore::PutSuppressionRule(const core::SuppressionRule&
 
 absl::Status SqliteFindingStore::DeleteSuppressionRule(std::string_view id) {
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM suppression_rules WHERE id = ?");
+    Prepared prepared_del(db, "DELETE FROM suppression_rules WHERE id = ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, std::string(id));
     if (del.exec() == 0) {
       return absl::NotFoundError("no such suppression rule");

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/model/api_token.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -66,8 +67,9 @@ core::HostAgentRecord ReadRecord(SQLite::Statement& q) {
 // The row whose `column` equals `value`, inside the caller's transaction.
 std::optional<core::HostAgentRecord> SelectBy(SQLite::Database& db, std::string_view column,
                                               std::string_view value) {
-  SQLite::Statement q(
+  Prepared prepared_q(
       db, absl::StrCat("SELECT ", kColumns, " FROM host_agents WHERE ", ToAbsl(column), " = ?"));
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, std::string(value));
   if (!q.executeStep()) {
     return std::nullopt;
@@ -131,9 +133,10 @@ absl::StatusOr<core::HostAgentRecord> SqliteHostAgentStore::Bind(
     }
     std::optional<core::HostAgentRecord> by_host = SelectBy(db, "host", host);
     if (!by_host.has_value()) {
-      SQLite::Statement insert(db,
+      Prepared prepared_insert(db,
                                "INSERT INTO host_agents (host, token_id, bound_at_ns) "
                                "VALUES (?, ?, ?)");
+      SQLite::Statement& insert = *prepared_insert;
       insert.bind(1, std::string(host));
       insert.bind(2, std::string(token_id));
       insert.bind(3, static_cast<std::int64_t>(*at_ns));
@@ -146,9 +149,10 @@ absl::StatusOr<core::HostAgentRecord> SqliteHostAgentStore::Bind(
       }
       // The new binding starts its own report count; the host's last report stays, so the
       // registry goes on describing the host until the new agent reports.
-      SQLite::Statement rebind(db,
+      Prepared prepared_rebind(db,
                                "UPDATE host_agents SET token_id = ?, bound_at_ns = ?, "
                                "report_seq = 0 WHERE host = ? AND token_id = ?");
+      SQLite::Statement& rebind = *prepared_rebind;
       rebind.bind(1, std::string(token_id));
       rebind.bind(2, static_cast<std::int64_t>(*at_ns));
       rebind.bind(3, std::string(host));
@@ -213,10 +217,11 @@ absl::StatusOr<std::uint64_t> SqliteHostAgentStore::SaveReport(std::string_view 
   }
   std::uint64_t seq = 0;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement update(db,
+    Prepared prepared_update(db,
                              "UPDATE host_agents SET agent_version = ?, last_report_at_ns = ?, "
                              "last_report = ?, report_seq = report_seq + 1 "
                              "WHERE host = ? AND token_id = ?");
+    SQLite::Statement& update = *prepared_update;
     update.bind(1, std::string(agent_version));
     update.bind(2, static_cast<std::int64_t>(*at_ns));
     update.bind(3, std::string(report_json));
@@ -226,7 +231,8 @@ absl::StatusOr<std::uint64_t> SqliteHostAgentStore::SaveReport(std::string_view 
       return absl::FailedPreconditionError(
           absl::StrCat("host ", ToAbsl(host), " is not bound to token ", ToAbsl(token_id)));
     }
-    SQLite::Statement q(db, "SELECT report_seq FROM host_agents WHERE host = ?");
+    Prepared prepared_q(db, "SELECT report_seq FROM host_agents WHERE host = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(host));
     if (!q.executeStep()) {
       return absl::InternalError("the host agent report was not stored");
@@ -243,7 +249,8 @@ absl::StatusOr<std::uint64_t> SqliteHostAgentStore::SaveReport(std::string_view 
 absl::StatusOr<std::vector<core::HostAgentRecord>> SqliteHostAgentStore::List() {
   std::vector<core::HostAgentRecord> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, absl::StrCat("SELECT ", kColumns, " FROM host_agents ORDER BY host"));
+    Prepared prepared_q(db, absl::StrCat("SELECT ", kColumns, " FROM host_agents ORDER BY host"));
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       out.push_back(ReadRecord(q));
     }
@@ -258,8 +265,9 @@ absl::StatusOr<std::vector<core::HostAgentRecord>> SqliteHostAgentStore::List() 
 absl::StatusOr<std::vector<core::HostAgentRecord>> SqliteHostAgentStore::ListBindings() {
   std::vector<core::HostAgentRecord> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(
+    Prepared prepared_q(
         db, absl::StrCat("SELECT ", kBindingColumns, " FROM host_agents ORDER BY host"));
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       out.push_back(ReadRecord(q));
     }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -59,9 +60,10 @@ absl::StatusOr<std::vector<core::MetricSample>> SqliteMetricsHistory::Samples(
   }
   std::vector<core::MetricSample> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT at_ns, value FROM metric_samples WHERE target_id = ? AND "
                         "metric = ? AND at_ns >= ? AND at_ns <= ? ORDER BY at_ns");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(target_id));
     q.bind(2, std::string(metric));
     q.bind(3, static_cast<std::int64_t>(Bound(start)));
@@ -100,8 +102,9 @@ absl::Status SqliteMetricsHistory::AppendBatch(const std::vector<MetricPoint>& p
     return absl::OkStatus();
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement insert(
+    Prepared prepared_insert(
         db, "INSERT INTO metric_samples (target_id, metric, at_ns, value) VALUES (?, ?, ?, ?)");
+    SQLite::Statement& insert = *prepared_insert;
     for (const EncodedPoint& e : encoded) {
       insert.bind(1, e.point->target_id);
       insert.bind(2, e.point->metric);
@@ -118,7 +121,8 @@ absl::Status SqliteMetricsHistory::AppendBatch(const std::vector<MetricPoint>& p
 absl::StatusOr<std::int64_t> SqliteMetricsHistory::DeleteBefore(absl::Time cutoff) {
   std::int64_t deleted = 0;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM metric_samples WHERE at_ns < ?");
+    Prepared prepared_del(db, "DELETE FROM metric_samples WHERE at_ns < ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, static_cast<std::int64_t>(Bound(cutoff)));
     deleted = del.exec();
     return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "pulse/core/json/json_writer.h"
 #include "pulse/core/status_macros.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -46,9 +47,10 @@ absl::StatusOr<std::vector<Row>> LoadRows(const SqliteDatabase& database) {
     if (!channels.ok()) {
       return channels.status();
     }
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT url, updated_at_ns, updated_by FROM notification_channels "
                         "ORDER BY name");
+    SQLite::Statement& q = *prepared_q;
     rows.clear();
     for (core::NotificationChannel& c : *channels) {
       if (!q.executeStep()) {
@@ -217,11 +219,12 @@ absl::Status SqliteNotificationChannels::Replace(
   const std::int64_t now_ns = absl::ToUnixNanos(now);
   absl::Status written = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     db.exec("DELETE FROM notification_channels");
-    SQLite::Statement insert(db,
+    Prepared prepared_insert(db,
                              "INSERT INTO notification_channels (name, kind, url, enabled, "
                              "min_severity, events_json, quiet_json, rate_per_minute, "
                              "updated_at_ns, updated_by, email_json) VALUES (?, ?, ?, ?, ?, ?, "
                              "?, ?, ?, ?, ?)");
+    SQLite::Statement& insert = *prepared_insert;
     for (const NotificationChannelWrite& w : channels) {
       const core::NotificationChannel& c = w.channel;
       std::string url;

@@ -9,6 +9,7 @@
 #include "pulse/core/json/json.h"
 #include "pulse/core/json/json_time.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -73,7 +74,8 @@ absl::StatusOr<std::vector<core::OutboxEntry>> ReadEntries(
   std::vector<core::OutboxEntry> out;
   absl::Status status = ReadTransaction(database, [&](SQLite::Database& db) -> absl::Status {
     out.clear();
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     bind(q);
     while (q.executeStep()) {
       absl::StatusOr<core::OutboxEntry> entry = DecodeEntry(q);
@@ -94,12 +96,14 @@ absl::StatusOr<std::vector<core::OutboxEntry>> ReadEntries(
 absl::Status UpdatePending(const SqliteDatabase& database, std::int64_t id, const char* sql,
                            absl::FunctionRef<void(SQLite::Statement&)> bind) {
   return WriteTransaction(database, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement update(db, sql);
+    Prepared prepared_update(db, sql);
+    SQLite::Statement& update = *prepared_update;
     bind(update);
     if (update.exec() == 1) {
       return absl::OkStatus();
     }
-    SQLite::Statement state(db, "SELECT state FROM notification_outbox WHERE id = ?");
+    Prepared prepared_state(db, "SELECT state FROM notification_outbox WHERE id = ?");
+    SQLite::Statement& state = *prepared_state;
     state.bind(1, static_cast<std::int64_t>(id));
     if (!state.executeStep()) {
       return absl::NotFoundError(absl::StrCat("no outbox row ", id));
@@ -148,9 +152,10 @@ absl::StatusOr<std::vector<core::OutboxEntry>> SqliteNotificationOutbox::Due(
 absl::StatusOr<std::optional<absl::Time>> SqliteNotificationOutbox::NextDue() const {
   std::optional<absl::Time> next;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT min(next_attempt_ns) FROM notification_outbox "
                         "WHERE state = 'pending'");
+    SQLite::Statement& q = *prepared_q;
     next = q.executeStep() ? OptionalTime(q.getColumn(0)) : std::nullopt;
     return absl::OkStatus();
   });
@@ -219,7 +224,8 @@ absl::StatusOr<core::OutboxCounts> SqliteNotificationOutbox::Counts() const {
   core::OutboxCounts counts;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     counts = {};
-    SQLite::Statement q(db, "SELECT state, count(*) FROM notification_outbox GROUP BY state");
+    Prepared prepared_q(db, "SELECT state, count(*) FROM notification_outbox GROUP BY state");
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       const std::string state = q.getColumn(0).getString();
       const std::int64_t n = q.getColumn(1).getInt64();
@@ -243,9 +249,10 @@ absl::StatusOr<std::int64_t> SqliteNotificationOutbox::Prune(absl::Time delivere
                                                              absl::Time dead_before) {
   std::int64_t deleted = 0;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "DELETE FROM notification_outbox WHERE (state = 'delivered' AND "
                         "delivered_at_ns < ?) OR (state = 'dead' AND created_at_ns < ?)");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, static_cast<std::int64_t>(absl::ToUnixNanos(delivered_before)));
     q.bind(2, static_cast<std::int64_t>(absl::ToUnixNanos(dead_before)));
     deleted = q.exec();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -82,7 +83,8 @@ absl::StatusOr<std::unique_ptr<SqliteOperatorStateStore>> SqliteOperatorStateSto
 absl::StatusOr<core::OperatorState> SqliteOperatorStateStore::Get(std::string_view resource_id) {
   std::optional<core::OperatorState> found;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, kSelectState);
+    Prepared prepared_q(db, kSelectState);
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(resource_id));
     if (!q.executeStep()) {
       return absl::OkStatus();
@@ -113,7 +115,8 @@ absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::GetMa
     return out;
   }
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, kSelectState);
+    Prepared prepared_q(db, kSelectState);
+    SQLite::Statement& q = *prepared_q;
     for (const std::string& id : ids) {
       q.bind(1, id);
       if (q.executeStep()) {
@@ -148,7 +151,7 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
     }
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(
+    Prepared prepared_upsert(
         db,
         "INSERT INTO operator_state (resource_id, never_auto_remediate, intentionally_offline, "
         "monitoring_mode, lifecycle, maintenance_start_ns, maintenance_end_ns, "
@@ -163,6 +166,7 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
         "maintenance_reason = excluded.maintenance_reason, criticality = excluded.criticality, "
         "note = excluded.note, set_at_ns = excluded.set_at_ns, set_by = excluded.set_by, "
         "local_only = excluded.local_only");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, state.resource_id);
     upsert.bind(2, state.never_auto_remediate ? 1 : 0);
     upsert.bind(3, state.intentionally_offline ? 1 : 0);
@@ -184,8 +188,9 @@ absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
 absl::StatusOr<std::vector<std::string>> SqliteOperatorStateStore::LocalOnlyResourceIds() {
   std::vector<std::string> ids;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(
+    Prepared prepared_q(
         db, "SELECT resource_id FROM operator_state WHERE local_only = 1 ORDER BY resource_id");
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       ids.push_back(q.getColumn(0).getString());
     }
@@ -200,9 +205,10 @@ absl::StatusOr<std::vector<std::string>> SqliteOperatorStateStore::LocalOnlyReso
 absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::WithNotes() {
   std::vector<std::string> ids;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT resource_id FROM operator_state WHERE note != '' "
                         "ORDER BY resource_id LIMIT ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, static_cast<std::int64_t>(core::kMaxListedResourceNotes));
     while (q.executeStep()) {
       ids.push_back(q.getColumn(0).getString());
@@ -224,7 +230,8 @@ absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::WithN
 
 absl::Status SqliteOperatorStateStore::Clear(std::string_view resource_id) {
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM operator_state WHERE resource_id = ?");
+    Prepared prepared_del(db, "DELETE FROM operator_state WHERE resource_id = ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, std::string(resource_id));
     del.exec();
     return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "pulse/core/notifications/notification_events.h"
 #include "pulse/core/status_macros.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -31,7 +32,8 @@ absl::StatusOr<core::PatrolRunRecord> Decode(const std::string& json) {
 absl::StatusOr<std::optional<std::string>> ReadSetting(SqliteDatabase& database, const char* name) {
   std::optional<std::string> json;
   absl::Status status = ReadTransaction(database, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
+    Prepared prepared_q(db, "SELECT value_json FROM patrol_settings WHERE name = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, name);
     if (q.executeStep()) {
       json = q.getColumn(0).getString();
@@ -47,9 +49,10 @@ absl::StatusOr<std::optional<std::string>> ReadSetting(SqliteDatabase& database,
 // Replaces one patrol_settings row.
 absl::Status WriteSetting(SqliteDatabase& database, const char* name, const std::string& json) {
   return WriteTransaction(database, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
+    Prepared prepared_upsert(db,
                              "INSERT INTO patrol_settings (name, value_json) VALUES (?, ?) "
                              "ON CONFLICT (name) DO UPDATE SET value_json = excluded.value_json");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, name);
     upsert.bind(2, json);
     upsert.exec();
@@ -74,19 +77,21 @@ absl::Status SqlitePatrolRunStore::Put(const core::PatrolRunRecord& record) {
   }
   const std::string json = core::PatrolRunToJson(record);
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement upsert(db,
+    Prepared prepared_upsert(db,
                              "INSERT INTO patrol_runs (id, started_at_ns, status, record_json) "
                              "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
                              "started_at_ns = excluded.started_at_ns, status = excluded.status, "
                              "record_json = excluded.record_json");
+    SQLite::Statement& upsert = *prepared_upsert;
     upsert.bind(1, record.id);
     upsert.bind(2, static_cast<std::int64_t>(*started));
     upsert.bind(3, std::string(core::ToString(record.status)));
     upsert.bind(4, json);
     upsert.exec();
-    SQLite::Statement prune(db,
+    Prepared prepared_prune(db,
                             "DELETE FROM patrol_runs WHERE id NOT IN (SELECT id FROM patrol_runs "
                             "ORDER BY started_at_ns DESC, id DESC LIMIT ?)");
+    SQLite::Statement& prune = *prepared_prune;
     prune.bind(1, static_cast<std::int64_t>(core::kPatrolRunHistoryLimit));
     prune.exec();
     return QueueIfAny(db, core::PatrolRunWriteEvent(record));
@@ -96,7 +101,8 @@ absl::Status SqlitePatrolRunStore::Put(const core::PatrolRunRecord& record) {
 absl::StatusOr<core::PatrolRunRecord> SqlitePatrolRunStore::Get(std::string_view id) const {
   std::optional<std::string> json;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT record_json FROM patrol_runs WHERE id = ?");
+    Prepared prepared_q(db, "SELECT record_json FROM patrol_runs WHERE id = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(id));
     if (q.executeStep()) {
       json = q.getColumn(0).getString();
@@ -120,9 +126,10 @@ absl::StatusOr<std::vector<core::PatrolRunRecord>> SqlitePatrolRunStore::List(
   }
   std::vector<std::string> rows;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT record_json FROM patrol_runs ORDER BY started_at_ns DESC, "
                         "id DESC LIMIT ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, static_cast<std::int64_t>(limit));
     while (q.executeStep()) {
       rows.push_back(q.getColumn(0).getString());

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "pulse/core/loop/session_record_json.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -83,11 +84,12 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Create(const core::Sessi
     return encoded.status();
   }
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement insert(
+    Prepared prepared_insert(
         db,
         "INSERT INTO sessions (id, revision, status, message_count, created_at_ns, "
         "updated_at_ns, record_json, kind, owner_token_id, owner_token_name) "
         "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+    SQLite::Statement& insert = *prepared_insert;
     insert.bind(1, stored.id);
     insert.bind(2, Str(core::ToString(stored.status)));
     insert.bind(3, static_cast<std::int64_t>(stored.transcript.size()));
@@ -114,7 +116,8 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Get(std::string_view id)
   }
   std::optional<core::SessionRecord> found;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db, "SELECT revision, record_json FROM sessions WHERE id = ?");
+    Prepared prepared_q(db, "SELECT revision, record_json FROM sessions WHERE id = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, std::string(id));
     if (!q.executeStep()) {
       return absl::OkStatus();
@@ -159,9 +162,10 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
   }
   std::optional<core::SessionRecord> stored;
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(db,
+    Prepared prepared_q(db,
                         "SELECT revision, created_at_ns, kind, owner_token_id, owner_token_name "
                         "FROM sessions WHERE id = ?");
+    SQLite::Statement& q = *prepared_q;
     q.bind(1, record.id);
     if (!q.executeStep()) {
       return absl::NotFoundError("no such session");
@@ -188,10 +192,11 @@ absl::StatusOr<core::SessionRecord> SqliteSessionStore::Update(const core::Sessi
     }
     const EncodedSession* encoded = as_encoded ? &*pre_encoded : &*fresh;
     // The compare-and-swap itself: the database decides, not the read above.
-    SQLite::Statement update(
+    Prepared prepared_update(
         db,
         "UPDATE sessions SET revision = ?, status = ?, message_count = ?, updated_at_ns = ?, "
         "record_json = ? WHERE id = ? AND revision = ?");
+    SQLite::Statement& update = *prepared_update;
     update.bind(1, static_cast<std::int64_t>(next.revision));
     update.bind(2, Str(core::ToString(next.status)));
     update.bind(3, static_cast<std::int64_t>(next.transcript.size()));
@@ -236,7 +241,8 @@ absl::StatusOr<std::vector<core::SessionSummary>> SqliteSessionStore::List(
       sql += " AND updated_at_ns <= ?4 AND (updated_at_ns < ?4 OR id > ?5)";
     }
     sql += " ORDER BY updated_at_ns DESC, id ASC LIMIT ?3";
-    SQLite::Statement q(db, sql);
+    Prepared prepared_q(db, sql);
+    SQLite::Statement& q = *prepared_q;
     if (query.kind.has_value()) {
       q.bind(1, Str(core::ToString(*query.kind)));
     }
@@ -275,7 +281,8 @@ absl::Status SqliteSessionStore::Delete(std::string_view id) {
     return s;
   }
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM sessions WHERE id = ?");
+    Prepared prepared_del(db, "DELETE FROM sessions WHERE id = ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, std::string(id));
     if (del.exec() == 0) {
       return absl::NotFoundError("no such session");

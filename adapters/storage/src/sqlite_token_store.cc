@@ -16,6 +16,7 @@
 #include "key_file.h"
 #include "pulse/core/auth/api_token.h"
 #include "sqlite_connection.h"
+#include "statement_cache.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -52,8 +53,9 @@ Row ReadRow(SQLite::Statement& q) {
 
 // The row whose keyed hash is `hash`, confirmed with a constant-time comparison.
 std::optional<Row> FindByHash(SQLite::Database& db, const std::string& hash) {
-  SQLite::Statement q(db,
+  Prepared prepared_q(db,
                       absl::StrCat("SELECT ", kColumns, " FROM api_tokens WHERE token_hash = ?"));
+  SQLite::Statement& q = *prepared_q;
   q.bind(1, hash.data(), static_cast<int>(hash.size()));
   if (!q.executeStep()) {
     return std::nullopt;
@@ -135,10 +137,11 @@ absl::StatusOr<core::IssuedApiToken> SqliteTokenStore::Create(const core::NewApi
   issued.info.expires_at = request.expires_at;
   const std::string hash = Hash(issued.token);
   absl::Status status = WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement insert(db,
+    Prepared prepared_insert(db,
                              "INSERT INTO api_tokens (id, token_hash, name, scopes, "
                              "created_at_ns, last_used_at_ns, expires_at_ns, kind) "
                              "VALUES (?, ?, ?, ?, ?, NULL, ?, ?)");
+    SQLite::Statement& insert = *prepared_insert;
     insert.bind(1, issued.info.id);
     insert.bind(2, hash.data(), static_cast<int>(hash.size()));
     insert.bind(3, issued.info.name);
@@ -193,7 +196,8 @@ absl::StatusOr<core::ApiTokenInfo> SqliteTokenStore::Authenticate(std::string_vi
     if (!core::ShouldRecordApiTokenUse(row->info, now)) {
       return absl::OkStatus();
     }
-    SQLite::Statement touch(db, "UPDATE api_tokens SET last_used_at_ns = ? WHERE id = ?");
+    Prepared prepared_touch(db, "UPDATE api_tokens SET last_used_at_ns = ? WHERE id = ?");
+    SQLite::Statement& touch = *prepared_touch;
     touch.bind(1, static_cast<std::int64_t>(*now_ns));
     touch.bind(2, row->info.id);
     touch.exec();
@@ -209,8 +213,9 @@ absl::StatusOr<core::ApiTokenInfo> SqliteTokenStore::Authenticate(std::string_vi
 absl::StatusOr<std::vector<core::ApiTokenInfo>> SqliteTokenStore::List() {
   std::vector<core::ApiTokenInfo> out;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement q(
+    Prepared prepared_q(
         db, absl::StrCat("SELECT ", kColumns, " FROM api_tokens ORDER BY created_at_ns, id"));
+    SQLite::Statement& q = *prepared_q;
     while (q.executeStep()) {
       out.push_back(ReadRow(q).info);
     }
@@ -224,7 +229,8 @@ absl::StatusOr<std::vector<core::ApiTokenInfo>> SqliteTokenStore::List() {
 
 absl::Status SqliteTokenStore::Revoke(std::string_view id) {
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    SQLite::Statement del(db, "DELETE FROM api_tokens WHERE id = ?");
+    Prepared prepared_del(db, "DELETE FROM api_tokens WHERE id = ?");
+    SQLite::Statement& del = *prepared_del;
     del.bind(1, std::string(id));
     if (del.exec() == 0) {
       return absl::NotFoundError("no such API token");
