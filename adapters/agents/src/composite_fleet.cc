@@ -83,22 +83,30 @@ void CompositeFleet::Refresh() {
   }
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
+  // The merged view is rebuilt only when a source's listing or up state differs from what it
+  // was (comparing costs no allocation; rebuilding copies and re-indexes every resource).
+  bool changed = resources_.empty();
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     core::FleetSourceStatus& state = states_[i];
     if (listed[i].ok()) {
-      Seen seen;
-      seen.resources = std::move(listed[i]->resources);
-      seen.relationships = std::move(listed[i]->relationships);
-      seen_[i] = std::move(seen);
+      std::optional<Seen>& seen = seen_[i];
+      if (!state.up || !seen.has_value() || seen->resources != listed[i]->resources ||
+          seen->relationships != listed[i]->relationships) {
+        seen = Seen{std::move(listed[i]->resources), std::move(listed[i]->relationships)};
+        changed = true;
+      }
       state.up = true;
       state.error.clear();
       state.last_ok_at = now;
     } else {
+      changed = changed || state.up;  // its resources are now listed as unknown
       state.up = false;
       state.error = std::string(listed[i].status().message()).substr(0, 512);
     }
   }
-  RebuildLocked();
+  if (changed) {
+    RebuildLocked();
+  }
 }
 
 void CompositeFleet::RebuildLocked() {

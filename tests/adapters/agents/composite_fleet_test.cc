@@ -185,6 +185,38 @@ TEST_CASE("a dispatch goes to the source that owns the resource", "[adapters][ag
   CHECK(again->summary == receipt->summary);
 }
 
+TEST_CASE("a change in a source's listing shows in the next whole-fleet read",
+          "[adapters][agents][composite]") {
+  // The merged view is rebuilt only when a source's listing differs from the one before: a
+  // listing read twice without a change answers the same, one read after a change answers it.
+  FakeClock clock;
+  auto fleet = TwoDemos(clock);
+  const auto status_in = [](const std::vector<core::FleetResource>& listed, const std::string& id) {
+    for (const core::FleetResource& r : listed) {
+      if (r.id == id) {
+        return r.status;
+      }
+    }
+    return std::string("(not listed)");
+  };
+  const std::vector<core::FleetResource> first = MustList(*fleet);
+  CHECK(MustList(*fleet) == first);
+  CHECK(status_in(first, "app-container:@b/worker") == "exited");
+  REQUIRE(
+      fleet->Dispatch(Dispatch("app-container:@b/worker", "start", "act_list.dispatch.1")).ok());
+  const std::vector<core::FleetResource> after = MustList(*fleet);
+  CHECK(status_in(after, "app-container:@b/worker") == "running");
+  CHECK(status_in(after, "app-container:worker") == "exited");
+  CHECK(after.size() == first.size());
+  absl::StatusOr<core::FleetTopology> topology = fleet->GetTopology({});
+  REQUIRE(topology.ok());
+  CHECK(status_in(topology->resources, "app-container:@b/worker") == "running");
+  CHECK(MustList(*fleet) == after);
+  const std::vector<core::FleetSourceStatus> states = fleet->SourceStatuses();
+  REQUIRE(states.size() == 2);
+  CHECK(states[0].resources + states[1].resources == after.size());
+}
+
 TEST_CASE("a source that is down keeps its resources as unknown and never fails the others",
           "[adapters][agents][composite]") {
   FakeClock clock;
