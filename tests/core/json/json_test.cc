@@ -87,6 +87,54 @@ TEST_CASE("scanning a JSON text accepts exactly what parsing accepts, and sees i
   }
 }
 
+TEST_CASE("scanning agrees with parsing on texts like pulse-server's replies, changed at random",
+          "[core][json]") {
+  // ScanJson scans the common subset itself (strings eight bytes at a time, plain numbers,
+  // escapes other than surrogates) and leaves the rest to RapidJSON: held to ParseJson over a
+  // reply-like text with long strings, every escape, UTF-8, whitespace and nesting up to the
+  // limit, with bytes replaced, inserted and removed.
+  const JsonLimits limits{1 << 16, 8};  // the text nests 7 deep
+  const std::string doc =
+      "{\"resources\":[{\"canonical_id\":\"vm:101\",\"name\":\"web server \\u00e9 \xc3\xa9\","
+      "\"status\":\"running\",\"findings\":{\"total\":12,\"critical\":0,\"ratio\":-0.25},"
+      "\"note\":\"tab\\there \\\"quoted\\\" back\\\\slash \\/ \\b\\f\\n\\r\","
+      "\"flags\":[true,false,null],\"deep\":[[[[]]]]},\n {\"canonical_id\":\"node:pve1\", "
+      "\"empty\":{},\"list\":[],\"long\":\"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH\"}],"
+      "\t\"generated_at\":\"2026-12-04T15:00:00Z\",\"count\":2}\r\n";
+  CheckScanAgreesWithParse(doc, limits);
+  // UTF-16 surrogates, which the scan leaves to RapidJSON: a pair, a lone high or low one, a
+  // high one before something else.
+  for (const std::string text :
+       {R"("\ud83d\ude00")", R"("\ud83d")", R"("\ude00")", R"("\ud83d\u0041")", R"("\ud83dx")"}) {
+    CheckScanAgreesWithParse(text, limits);
+  }
+  for (std::size_t n = 0; n <= doc.size(); ++n) {
+    CheckScanAgreesWithParse(doc.substr(0, n), limits);
+  }
+  std::mt19937 rng(2912);
+  std::string alphabet = "{}[]\",:0123456789.eE+-tfnul \t\n\\/ubdDaA";
+  alphabet += std::string("\0\x01\x1f\x7f\x80\xc3\xff", 7);
+  for (int round = 0; round < 20000; ++round) {
+    std::string mutated = doc;
+    for (int k = 0; k < 1 + round % 3; ++k) {
+      const std::size_t at = rng() % mutated.size();
+      const char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          mutated[at] = c;
+          break;
+        case 1:
+          mutated.insert(mutated.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        default:
+          mutated.erase(at, 1);
+          break;
+      }
+    }
+    CheckScanAgreesWithParse(mutated, limits);
+  }
+}
+
 TEST_CASE("bounded parsing refuses oversized and deeply nested input without crashing",
           "[core][json]") {
   std::string deep(500000, '[');

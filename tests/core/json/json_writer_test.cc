@@ -81,6 +81,17 @@ TEST_CASE("keys and strings are quoted and escaped byte for byte as RapidJSON's 
     long_value += (i % 997 == 0) ? '\n' : (i % 331 == 0 ? '"' : static_cast<char>('a' + i % 26));
   }
   members.emplace_back("long", long_value);
+  // Every ASCII byte at every place of the eight-byte words the writer tests at once, with
+  // UTF-8 around it (bytes from 0x80, which no borrow may mistake for an escape).
+  for (int c = 0; c < 0x80; ++c) {
+    for (std::size_t at = 0; at < 24; ++at) {
+      std::string value =
+          "\xc3\xa9"
+          "abcdefghijklmnopqrstuvwx\xe2\x82\xac";
+      value[2 + at] = static_cast<char>(c);
+      members.emplace_back("w" + std::to_string(c) + "." + std::to_string(at), value);
+    }
+  }
   members.emplace_back("all escapes", std::string(9000, '\x01'));
   CHECK(OursObject(members) == RapidJsonObject(members));
 
