@@ -525,6 +525,14 @@ void RunActionStoreContract(MakeStore make) {
     CHECK((*live)[0].id() == old.id());
     CHECK((*live)[1].id() == a.id());
     CHECK((*live)[2].id() == b.id());
+    // The limit holds across the states (the oldest first, whichever state), and a state named
+    // twice lists its records once.
+    absl::StatusOr<std::vector<core::ActionRecord>> two = store->ListByState(
+        {ActionState::kPendingApproval, ActionState::kPlanned, ActionState::kPendingApproval}, 2);
+    REQUIRE(two.ok());
+    REQUIRE(two->size() == 2);
+    CHECK((*two)[0].id() == old.id());
+    CHECK((*two)[1].id() == a.id());
     absl::StatusOr<std::vector<core::ActionRecord>> one =
         store->ListByState({ActionState::kPendingApproval}, 1);
     REQUIRE(one.ok());

@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -262,27 +264,31 @@ absl::StatusOr<std::vector<core::ActionRecord>> SqliteActionStore::ListByState(
     return absl::InvalidArgumentError("limit must be 1..1000");
   }
   std::vector<core::ActionRecord> out;
-  if (states.empty()) {
-    return out;
-  }
-  std::string sql = "SELECT id FROM actions WHERE state IN (";
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    sql += i == 0 ? "?" : ", ?";
-  }
-  sql += ") ORDER BY created_at_ns, id LIMIT ?";
+  std::vector<core::ActionState> distinct = states;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    Prepared prepared_q(db, sql);
+    // One index seek per state (actions_by_state is ordered by creation within a state), merged
+    // here: a single "state IN (...) ORDER BY" query made SQLite build a temporary B-tree to
+    // sort, even for no rows, and the expiry sweep runs this on every fleet-context read.
+    Prepared prepared_q(db,
+                        "SELECT created_at_ns, id FROM actions WHERE state = ? "
+                        "ORDER BY created_at_ns, id LIMIT ?");
     SQLite::Statement& q = *prepared_q;
-    int index = 1;
-    for (core::ActionState state : states) {
-      q.bind(index++, Str(core::ToString(state)));
+    std::vector<std::pair<std::int64_t, std::string>> rows;
+    for (core::ActionState state : distinct) {
+      q.reset();
+      q.bind(1, Str(core::ToString(state)));
+      q.bind(2, static_cast<std::int64_t>(limit));
+      while (q.executeStep()) {
+        rows.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
+      }
     }
-    q.bind(index, static_cast<std::int64_t>(limit));
-    std::vector<std::string> ids;
-    while (q.executeStep()) {
-      ids.push_back(q.getColumn(0).getString());
+    std::sort(rows.begin(), rows.end());
+    if (rows.size() > limit) {
+      rows.resize(limit);
     }
-    for (const std::string& id : ids) {
+    for (const auto& [created, id] : rows) {
       absl::StatusOr<core::ActionRecord> record = LoadActionRecord(db, id);
       if (!record.ok()) {
         return record.status();
