@@ -1,5 +1,6 @@
-// Checking a JSON text without building a document (RapidJSON's SAX reader): for a reply that
-// is passed on as it is once it is known to be one JSON value (pulse-mcp's structuredContent).
+// Checking a JSON text without building a document (a scan of its own for the common subset of
+// JSON, RapidJSON's SAX reader for the rest): for a reply that is passed on as it is once it is
+// known to be one JSON value (pulse-mcp's structuredContent).
 // Pure functions; thread-safe.
 #pragma once
 
@@ -21,7 +22,7 @@ struct JsonShape {
 
 // Checks `text` exactly as ParseJson would (the same texts accepted; InvalidArgument for the
 // same ones: malformed, over `limits.max_bytes`, nesting deeper than `limits.max_depth`) and
-// returns its shape. Nothing is allocated for the value.
+// returns its shape. No document is built.
 [[nodiscard]] absl::StatusOr<JsonShape> ScanJson(std::string_view text,
                                                  const JsonLimits& limits = {});
 
