@@ -45,8 +45,6 @@ class ActiveScope {
   const ActiveTransaction* outer_;
 };
 
-// BEGIN ... COMMIT on `db`, which the caller holds exclusively (the writer under its mutex, or
-// a leased reader).
 // Runs one statement that returns no rows, kept in `statements` (BEGIN, COMMIT, SAVEPOINT and
 // RELEASE are the same few texts on every transaction).
 void ExecKept(SQLite::Database& db, StatementCache& statements, std::string_view sql) {

@@ -1,7 +1,7 @@
 // Private to adapters/storage: prepared statements kept per connection and reused. Preparing a
 // statement (parsing and planning its SQL) was about a fifth of pulse-server's CPU on a read
 // route such as the fleet context, where every store read prepared its statements again
-// (docs/performance.md, "Prepared statements").
+// (docs/storage.md, "Prepared statements").
 #pragma once
 
 #include <SQLiteCpp/Database.h>
