@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "json_bytes.h"
 #include "pulse/core/json/json_scan.h"
@@ -289,19 +290,6 @@ class FastScan {
     return Peek() != 'e' && Peek() != 'E' && static_cast<std::size_t>(p_ - start) <= kMaxFastNumber;
   }
 
-  static int Hex(char c) {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
-  }
-
   // From the opening quote to past the closing one. Eight bytes at a time while none of them is
   // a quote, a backslash or a control character (bytes from 0x80 are taken as they are, as
   // RapidJSON's reader takes them without its encoding check).
@@ -334,16 +322,14 @@ class FastScan {
       if (e != 'u' || end_ - p_ < 5) {
         return false;
       }
-      int code = 0;
       for (int i = 1; i <= 4; ++i) {
-        const int h = Hex(p_[i]);
-        if (h < 0) {
+        if (!absl::ascii_isxdigit(static_cast<unsigned char>(p_[i]))) {
           return false;
         }
-        code = code * 16 + h;
       }
-      if (code >= 0xD800 && code <= 0xDFFF) {
-        return false;  // a surrogate: RapidJSON pairs them or refuses
+      // A UTF-16 surrogate (D800-DFFF: 'D', then 8-F): RapidJSON pairs them or refuses.
+      if ((p_[1] == 'd' || p_[1] == 'D') && !(p_[2] >= '0' && p_[2] <= '7')) {
+        return false;
       }
       p_ += 5;
     }
