@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ using adapters::storage::SqliteOptions;
 using adapters::storage::StatementCache;
 using adapters::storage::WriteTransaction;
 using contracts::SimpleFinding;
+
+// A file database whose reads all run on one reader (so they share its statements).
+std::unique_ptr<SqliteDatabase> OpenWithOneReader(TempDir& dir) {
+  SqliteOptions options;
+  options.max_readers = 1;
+  return MustOpen(dir.File("pulse.db"), options);
+}
 
 // How many statements the cache of the connection a read runs on has prepared (with one
 // reader, every read runs on the same one).
@@ -72,9 +80,7 @@ void Exec(const SqliteDatabase& db, const std::string& sql) {
 TEST_CASE("a store's reads prepare their statements once per connection and reuse them",
           "[adapters][storage][statement_cache]") {
   TempDir dir;
-  SqliteOptions options;
-  options.max_readers = 1;
-  auto db = MustOpen(dir.File("pulse.db"), options);
+  auto db = OpenWithOneReader(dir);
   auto opened = SqliteFindingStore::Open(*db);
   REQUIRE(opened.ok());
   SqliteFindingStore& findings = **opened;
@@ -121,9 +127,7 @@ TEST_CASE("a kept statement carries no bindings into its next use",
 TEST_CASE("a read that stops part way through its rows does not keep its snapshot",
           "[adapters][storage][statement_cache]") {
   TempDir dir;
-  SqliteOptions options;
-  options.max_readers = 1;
-  auto db = MustOpen(dir.File("pulse.db"), options);
+  auto db = OpenWithOneReader(dir);
   Exec(*db, "CREATE TABLE t (v INTEGER)");
   Exec(*db, "INSERT INTO t VALUES (1), (2), (3)");
   const absl::Status first = ReadTransaction(*db, [&](SQLite::Database& conn) -> absl::Status {
