@@ -45,21 +45,10 @@ class ActiveScope {
   const ActiveTransaction* outer_;
 };
 
-// Runs one statement that returns no rows, kept in `statements` (BEGIN, COMMIT, SAVEPOINT and
-// RELEASE are the same few texts on every transaction).
-void ExecKept(SQLite::Database& db, StatementCache& statements, std::string_view sql) {
-  SQLite::Statement* statement = statements.Acquire(db, sql);
-  if (statement == nullptr) {
-    db.exec(std::string(sql));
-    return;
-  }
-  struct Give {
-    StatementCache& statements;
-    SQLite::Statement* statement;
-    ~Give() { statements.Release(statement); }
-  } give{statements, statement};
-  statement->exec();
-}
+// Runs one statement that returns no rows, kept by the connection of the transaction this
+// thread runs on `db` (BEGIN, COMMIT, SAVEPOINT and RELEASE are the same few texts on every
+// transaction). Called inside the ActiveScope that names the connection's cache.
+void ExecKept(SQLite::Database& db, std::string_view sql) { Prepared(db, sql)->exec(); }
 
 // BEGIN ... COMMIT on `db`, which the caller holds exclusively (the writer under its mutex, or
 // a leased reader), with `statements` its connection's cache.
@@ -69,7 +58,7 @@ absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite
   const ActiveTransaction active{&connection, &db, &statements, t_active};
   ActiveScope scope(&active);
   try {
-    ExecKept(db, statements, begin);
+    ExecKept(db, begin);
   } catch (const std::exception& e) {
     return StatusFromException(e, what);
   }
@@ -77,7 +66,7 @@ absl::Status RunTransaction(const SqliteDatabase::Connection& connection, SQLite
   try {
     status = body(db);
     if (status.ok()) {
-      ExecKept(db, statements, "COMMIT");
+      ExecKept(db, "COMMIT");
       return absl::OkStatus();
     }
   } catch (const std::exception& e) {
@@ -99,13 +88,13 @@ absl::Status RunOnWriter(SqliteDatabase::Connection& connection, std::string_vie
 // One pending write inside the open transaction, in its own savepoint. OK when the body
 // succeeded and was released into the transaction; otherwise its changes are undone (or SQLite
 // has rolled back the whole transaction: the caller checks autocommit).
-absl::Status RunInSavepoint(SQLite::Database& db, StatementCache& statements, PendingWrite& write) {
+absl::Status RunInSavepoint(SQLite::Database& db, PendingWrite& write) {
   absl::Status status;
   try {
-    ExecKept(db, statements, "SAVEPOINT pulse_write");
+    ExecKept(db, "SAVEPOINT pulse_write");
     status = write.body(db);
     if (status.ok()) {
-      ExecKept(db, statements, "RELEASE pulse_write");
+      ExecKept(db, "RELEASE pulse_write");
       return absl::OkStatus();
     }
   } catch (const std::exception& e) {
@@ -129,8 +118,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
                                            batch.front()->body, "write");
     return;
   }
-  StatementCache& statements = connection.statements;
-  const ActiveTransaction active{&connection, &db, &statements, t_active};
+  const ActiveTransaction active{&connection, &db, &connection.statements, t_active};
   ActiveScope scope(&active);
   std::size_t next = 0;
   std::vector<PendingWrite*> applied;
@@ -144,7 +132,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
   }
   while (next < batch.size()) {
     try {
-      ExecKept(db, statements, "BEGIN IMMEDIATE");
+      ExecKept(db, "BEGIN IMMEDIATE");
     } catch (const std::exception& e) {
       const absl::Status status = StatusFromException(e, "write");
       for (; next < batch.size(); ++next) {
@@ -156,7 +144,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
     bool rolled_back = false;
     while (next < batch.size() && !rolled_back) {
       PendingWrite& write = *batch[next++];
-      write.status = RunInSavepoint(db, statements, write);
+      write.status = RunInSavepoint(db, write);
       if (write.status.ok()) {
         applied.push_back(&write);
       } else if (sqlite3_get_autocommit(db.getHandle()) != 0) {
@@ -175,7 +163,7 @@ void RunBatch(SqliteDatabase::Connection& connection, const std::vector<PendingW
       continue;
     }
     try {
-      ExecKept(db, statements, "COMMIT");
+      ExecKept(db, "COMMIT");
       continue;
     } catch (const std::exception& e) {
       const absl::Status status = StatusFromException(e, "write");
