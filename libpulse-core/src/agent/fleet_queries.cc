@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -70,42 +71,72 @@ absl::Status ValidateTopologyQuery(const FleetTopologyQuery& query) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The whole fleet (no root): the first `max_resources` resources in id order and the
+// relationships between two of them, without the neighbourhood search's sets. The map is keyed
+// by id, so its order is the id order.
+FleetTopology WholeTopology(const std::map<std::string, FleetResource>& resources,
+                            const std::vector<FleetRelationship>& relationships,
+                            std::size_t max_resources) {
+  FleetTopology out;
+  out.resources.reserve(std::min(resources.size(), max_resources));
+  auto it = resources.begin();
+  for (; it != resources.end() && out.resources.size() < max_resources; ++it) {
+    out.resources.push_back(it->second);
+  }
+  out.truncated = it != resources.end();
+  // Kept: present, and (when truncated) not after the last kept key.
+  // max_resources >= 1 (ValidateTopologyQuery), so a truncated listing kept at least one.
+  const std::string* last = out.truncated ? &std::prev(it)->first : nullptr;
+  const auto kept = [&resources, last](const std::string& id) {
+    return (last == nullptr || id <= *last) && resources.count(id) != 0;
+  };
+  for (const FleetRelationship& rel : relationships) {
+    if (kept(rel.from_id) && kept(rel.to_id)) {
+      out.relationships.push_back(rel);
+    }
+  }
+  if (!std::is_sorted(out.resources.begin(), out.resources.end(),
+                      [](const FleetResource& a, const FleetResource& b) { return a.id < b.id; })) {
+    std::sort(out.resources.begin(), out.resources.end(),
+              [](const FleetResource& a, const FleetResource& b) { return a.id < b.id; });
+  }
+  return out;
+}
+
+}  // namespace
+
 FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resources,
                             const std::vector<FleetRelationship>& relationships,
                             const FleetTopologyQuery& query) {
-  std::set<std::string> included;
   if (query.root_id.empty()) {
-    for (const auto& [id, r] : resources) {
-      included.insert(id);
+    return WholeTopology(resources, relationships, query.max_resources);
+  }
+  std::set<std::string> included;
+  std::deque<std::pair<std::string, int>> frontier = {{query.root_id, 0}};
+  included.insert(query.root_id);
+  while (!frontier.empty()) {
+    auto [id, d] = frontier.front();
+    frontier.pop_front();
+    if (d == query.depth) {
+      continue;
     }
-  } else {
-    std::deque<std::pair<std::string, int>> frontier = {{query.root_id, 0}};
-    included.insert(query.root_id);
-    while (!frontier.empty()) {
-      auto [id, d] = frontier.front();
-      frontier.pop_front();
-      if (d == query.depth) {
-        continue;
-      }
-      for (const FleetRelationship& rel : relationships) {
-        const std::string* next = rel.from_id == id ? &rel.to_id
-                                  : rel.to_id == id ? &rel.from_id
-                                                    : nullptr;
-        if (next != nullptr && included.insert(*next).second) {
-          frontier.emplace_back(*next, d + 1);
-        }
+    for (const FleetRelationship& rel : relationships) {
+      const std::string* next = rel.from_id == id ? &rel.to_id
+                                : rel.to_id == id ? &rel.from_id
+                                                  : nullptr;
+      if (next != nullptr && included.insert(*next).second) {
+        frontier.emplace_back(*next, d + 1);
       }
     }
   }
   FleetTopology out;
   std::set<std::string> kept;
   // The root first, so truncation never drops it; then the rest in id order.
-  if (!query.root_id.empty()) {
-    auto it = resources.find(query.root_id);
-    if (it != resources.end()) {
-      out.resources.push_back(it->second);
-      kept.insert(it->first);
-    }
+  if (auto it = resources.find(query.root_id); it != resources.end()) {
+    out.resources.push_back(it->second);
+    kept.insert(it->first);
   }
   for (const std::string& id : included) {
     if (kept.count(id) != 0) {
