@@ -80,6 +80,7 @@ absl::StatusOr<std::unique_ptr<SqliteActionStore>> SqliteActionStore::Open(
 absl::StatusOr<core::ActionInsertOutcome> SqliteActionStore::InsertIfAbsent(
     const core::ActionRecord& record,
     const std::vector<core::ActionLifecycleEvent>& initial_events) {
+  const WriteCounter::Scope counted(writes_);
   if (absl::Status s = core::ValidateNewActionRecord(record, initial_events); !s.ok()) {
     return s;
   }
@@ -152,6 +153,7 @@ absl::StatusOr<core::ActionRecord> SqliteActionStore::Get(std::string_view actio
 }
 
 absl::StatusOr<core::ActionRecord> SqliteActionStore::Transition(const core::ActionTransition& t) {
+  const WriteCounter::Scope counted(writes_);
   if (absl::Status s = core::ValidateActionTransition(t); !s.ok()) {
     return s;
   }

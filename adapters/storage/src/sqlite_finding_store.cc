@@ -345,6 +345,42 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   return out;
 }
 
+absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEndAmong(
+    absl::Time now, const std::vector<std::string>& resource_ids) const {
+  std::vector<std::string> ids = resource_ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const auto now_ns = static_cast<std::int64_t>(absl::ToUnixNanos(now));
+  std::optional<std::int64_t> earliest;
+  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    earliest.reset();
+    // One seek per resource into findings_open_counts, like CountActiveByResource.
+    Prepared prepared_q(db,
+                        "SELECT min(snoozed_until_ns) FROM findings "
+                        "WHERE resource_id = ? AND is_open = 1 AND snoozed_until_ns > ?");
+    SQLite::Statement& q = *prepared_q;
+    for (const std::string& id : ids) {
+      q.bind(1, id);
+      q.bind(2, now_ns);
+      if (q.executeStep() && !q.getColumn(0).isNull()) {
+        const std::int64_t until = q.getColumn(0).getInt64();
+        if (!earliest.has_value() || until < *earliest) {
+          earliest = until;
+        }
+      }
+      q.reset();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!earliest.has_value()) {
+    return std::optional<absl::Time>();
+  }
+  return std::optional<absl::Time>(absl::FromUnixNanos(*earliest));
+}
+
 absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
     const core::FindingPageQuery& query,
     const std::optional<core::FindingPagePosition>& through) const {

@@ -137,6 +137,7 @@ absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::GetMa
 }
 
 absl::Status SqliteOperatorStateStore::Set(const core::OperatorState& state) {
+  const WriteCounter::Scope counted(writes_);
   if (absl::Status s = core::ValidateOperatorState(state); !s.ok()) {
     return s;
   }
@@ -229,6 +230,7 @@ absl::StatusOr<std::vector<core::OperatorState>> SqliteOperatorStateStore::WithN
 }
 
 absl::Status SqliteOperatorStateStore::Clear(std::string_view resource_id) {
+  const WriteCounter::Scope counted(writes_);
   return WriteTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
     Prepared prepared_del(db, "DELETE FROM operator_state WHERE resource_id = ?");
     SQLite::Statement& del = *prepared_del;

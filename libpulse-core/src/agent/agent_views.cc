@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -141,12 +143,72 @@ AgentViews::AgentViews(Fleet& fleet, const FindingStore& findings, ActionStore& 
 absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& query) {
   PULSE_RETURN_IF_ERROR(action_service_.SweepExpired(kActionSweepLimit));
   const absl::Time now = clock_.Now();
+  // Read after the sweep's writes and before any store read below, so that a write made
+  // between them makes a later lookup miss (FleetContextCache).
+  const std::optional<std::uint64_t> finding_generation = findings_.WriteGeneration();
+  const std::optional<std::uint64_t> action_generation = actions_.WriteGeneration();
+  const std::optional<std::uint64_t> state_generation = operator_state_.WriteGeneration();
+  const bool cacheable = finding_generation.has_value() && action_generation.has_value() &&
+                         state_generation.has_value();
 
   FleetResourceQuery fleet_query;
   fleet_query.type = query.resource_type;
   fleet_query.technology = query.technology;
   fleet_query.limit = kFleetMaxResults;
   PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
+
+  std::string key;
+  FleetContextGenerations generations;
+  std::shared_ptr<const std::string> array;
+  if (cacheable) {
+    key = FleetContextCache::Key(query);
+    generations = {*finding_generation, *action_generation, *state_generation};
+    array = fleet_context_cache_.Find(key, generations, resources, now);
+  }
+  if (array == nullptr) {
+    PULSE_ASSIGN_OR_RETURN(FleetContextArray built, BuildFleetContextArray(query, resources, now));
+    array = std::make_shared<const std::string>(std::move(built.json));
+    if (cacheable && built.expiry_known) {
+      fleet_context_cache_.Store(key, generations, resources, now, built.expires_at, array);
+    }
+  }
+
+  JsonWriter out;
+  out.StartObject();
+  out.Key(w::kResources);
+  out.RawValue(*array);
+  const std::vector<FleetSourceStatus> sources = fleet_.SourceStatuses();
+  if (!sources.empty()) {
+    out.Key(w::kSources);
+    out.StartArray();
+    for (const FleetSourceStatus& source : sources) {
+      out.StartObject();
+      out.Member(w::kSourceName, source.name);
+      out.Member(w::kSourceKind, source.kind);
+      out.Member(w::kSourceState, source.up ? "up" : "down");
+      out.MemberIfNotEmpty(w::kSourceError, source.error);
+      out.Member(w::kSourceResourceCount, static_cast<std::int64_t>(source.resources));
+      if (source.last_ok_at.has_value()) {
+        out.TimeMember(w::kSourceLastSeenAt, *source.last_ok_at);
+      }
+      out.EndObject();
+    }
+    out.EndArray();
+  }
+  out.TimeMember(w::kGeneratedAt, now);
+  out.EndObject();
+  return out.Take();
+}
+
+absl::StatusOr<AgentViews::FleetContextArray> AgentViews::BuildFleetContextArray(
+    const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now) {
+  FleetContextArray built;
+  // The first instant after `now` at which time alone changes what is built below.
+  const auto bound = [&built](std::optional<absl::Time> t) {
+    if (t.has_value() && (!built.expires_at.has_value() || *t < *built.expires_at)) {
+      built.expires_at = t;
+    }
+  };
 
   // Counted by the store for the listed resources only (index seeks), never by decoding every
   // active finding.
@@ -165,6 +227,14 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     c.Add(Severity::kWatch, a.watch);
     c.Add(Severity::kInfo, a.info);
   }
+  // A snoozed finding of a listed resource counts again when its snooze ends.
+  absl::StatusOr<std::optional<absl::Time>> snooze_end =
+      findings_.NextSnoozeEndAmong(now, listed_ids);
+  if (snooze_end.ok()) {
+    bound(*snooze_end);
+  } else {
+    built.expiry_known = false;
+  }
 
   PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> pending,
                          agent_internal::ScanActions(actions_, {ActionState::kPendingApproval}));
@@ -172,6 +242,7 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
   for (const ActionRecord& r : pending) {
     if (agent_internal::AwaitsDecision(r, now)) {
       ++pending_counts[r.plan.resource_id];
+      bound(r.plan.expires_at);  // it stops counting when its plan expires
     }
   }
 
@@ -196,11 +267,10 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
   std::map<std::string_view, const OperatorState*, std::less<>> declared_by_id;
   for (const OperatorState& s : states) {
     declared_by_id.emplace(s.resource_id, &s);
+    bound(NextMaintenanceWindowEdge(s, now));  // maintenanceWindowActive flips there
   }
 
   JsonWriter out;
-  out.StartObject();
-  out.Key(w::kResources);
   out.StartArray();
   for (const FleetResource& r : resources) {
     const FindingCounts c = counts_of(r);
@@ -236,27 +306,8 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     out.EndObject();
   }
   out.EndArray();
-  const std::vector<FleetSourceStatus> sources = fleet_.SourceStatuses();
-  if (!sources.empty()) {
-    out.Key(w::kSources);
-    out.StartArray();
-    for (const FleetSourceStatus& source : sources) {
-      out.StartObject();
-      out.Member(w::kSourceName, source.name);
-      out.Member(w::kSourceKind, source.kind);
-      out.Member(w::kSourceState, source.up ? "up" : "down");
-      out.MemberIfNotEmpty(w::kSourceError, source.error);
-      out.Member(w::kSourceResourceCount, static_cast<std::int64_t>(source.resources));
-      if (source.last_ok_at.has_value()) {
-        out.TimeMember(w::kSourceLastSeenAt, *source.last_ok_at);
-      }
-      out.EndObject();
-    }
-    out.EndArray();
-  }
-  out.TimeMember(w::kGeneratedAt, now);
-  out.EndObject();
-  return out.Take();
+  built.json = out.Take();
+  return built;
 }
 
 absl::StatusOr<std::string> AgentViews::ResourceCapabilities(std::string_view resource_id) {

@@ -97,6 +97,19 @@ bool MaintenanceWindowActive(const OperatorState& state, absl::Time now) {
          *state.maintenance_start_at <= now && now < *state.maintenance_end_at;
 }
 
+std::optional<absl::Time> NextMaintenanceWindowEdge(const OperatorState& state, absl::Time now) {
+  if (!state.maintenance_start_at.has_value() || !state.maintenance_end_at.has_value()) {
+    return std::nullopt;
+  }
+  if (now < *state.maintenance_start_at) {
+    return *state.maintenance_start_at;
+  }
+  if (now < *state.maintenance_end_at) {
+    return *state.maintenance_end_at;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<OperatorState> ParseOperatorStateInput(std::string_view json,
                                                       std::string_view path_resource_id,
                                                       absl::Time now, std::string_view set_by) {

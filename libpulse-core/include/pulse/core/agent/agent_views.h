@@ -20,7 +20,8 @@
 // its 5xx code). An unreadable operator state fails the view rather than showing a resource as
 // unlocked. Action refusals (missing_id, invalid_id, action_not_found) are Refusable results.
 // Thread-safety: safe to call concurrently if the ports are; the only mutable state is the
-// findings page cache (FindingPageCache, internally locked).
+// findings page cache and the fleet context cache (FindingPageCache, FleetContextCache, each
+// internally locked).
 // The ports and the ActionService are borrowed and must outlive the views.
 #pragma once
 
@@ -36,6 +37,7 @@
 #include "pulse/core/actions/action_service.h"
 #include "pulse/core/agent/agent_query.h"
 #include "pulse/core/agent/finding_page_cache.h"
+#include "pulse/core/agent/fleet_context_cache.h"
 #include "pulse/core/agent/operations_loop.h"
 #include "pulse/core/model/action_types.h"
 #include "pulse/core/ports/action_store.h"
@@ -126,7 +128,16 @@ class AgentViews {
   // has_findings keeps resources with total > 0; severity keeps those with a finding in that
   // bucket. A fleet of several sources adds sources[] (Fleet::SourceStatuses, unfiltered):
   // name, kind, state up|down, error (when down), resourceCount, lastSeenAt (once listed).
+  // The fleet is listed on every call; resources[] is kept in a FleetContextCache when the
+  // finding, action and operator-state stores report WriteGenerations and the finding store
+  // reports NextSnoozeEndAmong, and served from it while the listing shows the same, no write
+  // was made and no snooze, plan TTL or maintenance window edge it depends on passed: the same
+  // bytes a read would give.
   [[nodiscard]] absl::StatusOr<std::string> FleetContext(const FleetContextQuery& query);
+  // The fleet context cache's hits and misses so far.
+  [[nodiscard]] FleetContextCacheStats FleetContextCacheCounts() const {
+    return fleet_context_cache_.Stats();
+  }
 
   // AgentResourceContext: canonicalId, resourceType, resourceName, technology?, operatorState?
   // (the operator-state wire object, when one is set), activeFindings[] (severity then newest
@@ -200,6 +211,15 @@ class AgentViews {
                                                            absl::Time now);
   // ResourceContext's contextSections[].
   void WriteContextSections(JsonWriter& out, const FleetResource& resource);
+  // FleetContext's resources[] for `resources` at `now`, and the first instant after `now`
+  // at which time alone would change it (nullopt: none known, or none).
+  struct FleetContextArray {
+    std::string json;
+    std::optional<absl::Time> expires_at;
+    bool expiry_known = true;  // false: a store could not say; the array must not be kept
+  };
+  absl::StatusOr<FleetContextArray> BuildFleetContextArray(
+      const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now);
 
   Fleet& fleet_;
   const FindingStore& findings_;
@@ -208,6 +228,7 @@ class AgentViews {
   OperatorStateStore& operator_state_;
   const Clock& clock_;
   FindingPageCache page_cache_;
+  FleetContextCache fleet_context_cache_;
 };
 
 }  // namespace pulse::core

@@ -61,6 +61,11 @@ struct OperatorState {
 // True when a maintenance window is set and start <= now < end.
 bool MaintenanceWindowActive(const OperatorState& state, absl::Time now);
 
+// The first instant after `now` at which MaintenanceWindowActive(state, t) changes: the
+// window's start while it lies ahead, its end while the window is open; nullopt when no window
+// is set or it has ended.
+std::optional<absl::Time> NextMaintenanceWindowEdge(const OperatorState& state, absl::Time now);
+
 // Decodes a set_operator_state body: required resourceId, intentionallyOffline,
 // neverAutoRemediate; optional monitoringMode (wins over intentionallyOffline: when present,
 // intentionallyOffline is set to monitoringMode == expected_offline), lifecycleState,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,6 +105,16 @@ class ActionStore {
   // the SQLite store), never the whole store.
   [[nodiscard]] virtual absl::StatusOr<std::vector<ActionRecord>> ListPage(
       const ActionPageQuery& query) = 0;
+
+  // For caches of views over action state (AgentViews' fleet context): a number that changes
+  // after every InsertIfAbsent or Transition made through this store object has returned
+  // (successful or not), so two equal readings bracket no write made through it. nullopt (the
+  // default) when the store does not track writes; a caller must not cache then. Writes made by
+  // another store object or another process are not seen: only use it where this object is the
+  // one writer.
+  [[nodiscard]] virtual std::optional<std::uint64_t> WriteGeneration() const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace pulse::core

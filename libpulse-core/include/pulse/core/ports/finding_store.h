@@ -255,6 +255,18 @@ class FindingStore {
     return absl::UnimplementedError("this finding store does not report snooze ends");
   }
 
+  // For caches of views over CountActiveByResource (AgentViews' fleet context): the earliest
+  // snoozed_until after `now` among the findings of `resource_ids` that are neither resolved,
+  // dismissed nor suppressed. Those are the only findings whose count in
+  // CountActiveByResource(now, resource_ids) can change with time alone, without a write: the
+  // counts read at `now` stay the counts until that instant. nullopt when there is none. Its
+  // cost grows like CountActiveByResource's. Unimplemented (the default) when the store cannot
+  // answer.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+      absl::Time /*now*/, const std::vector<std::string>& /*resource_ids*/) const {
+    return absl::UnimplementedError("this finding store does not report snooze ends");
+  }
+
   // Every suppression rule, ordered by id ascending.
   [[nodiscard]] virtual absl::StatusOr<std::vector<SuppressionRule>> ListSuppressionRules()
       const = 0;

@@ -8,6 +8,8 @@
 // on the lock must treat this as "lock state unknown").
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,15 @@ class OperatorStateStore {
   // The states whose note is not empty (the operator's notes on resources, docs/patrol.md
   // "Operator notes"), sorted by resource id ascending, at most kMaxListedResourceNotes.
   [[nodiscard]] virtual absl::StatusOr<std::vector<OperatorState>> WithNotes() = 0;
+
+  // For caches of views over operator state (AgentViews' fleet context): a number that changes
+  // after every Set or Clear made through this store object has returned (successful or not),
+  // so two equal readings bracket no write made through it. nullopt (the default) when the
+  // store does not track writes; a caller must not cache then. Writes made by another store
+  // object or another process are not seen: only use it where this object is the one writer.
+  [[nodiscard]] virtual std::optional<std::uint64_t> WriteGeneration() const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace pulse::core

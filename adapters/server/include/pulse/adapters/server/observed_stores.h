@@ -54,6 +54,7 @@ class ObservedActionStore final : public core::ActionStore {
       const core::ActionPageQuery& query) override {
     return inner_.ListPage(query);
   }
+  std::optional<std::uint64_t> WriteGeneration() const override { return inner_.WriteGeneration(); }
 
  private:
   core::ActionStore& inner_;
@@ -108,6 +109,10 @@ class ObservedFindingStore final : public core::FindingStore {
       const core::FindingPageQuery& query,
       const std::optional<core::FindingPagePosition>& through) const override {
     return inner_.NextSnoozeEnd(query, through);
+  }
+  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override {
+    return inner_.NextSnoozeEndAmong(now, resource_ids);
   }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;

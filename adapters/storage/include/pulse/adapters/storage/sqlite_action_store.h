@@ -17,7 +17,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/adapters/storage/write_counter.h"
 #include "pulse/core/ports/action_store.h"
 
 namespace pulse::adapters::storage {
@@ -59,6 +62,9 @@ class SqliteActionStore final : public core::ActionStore {
   // An index range of migration 16's partial index of the view, then each listed record.
   absl::StatusOr<std::vector<core::ActionRecord>> ListPage(
       const core::ActionPageQuery& query) override;
+  // Counts the InsertIfAbsent and Transition calls made through this object (the server opens
+  // one per database, and actions are written only through it).
+  std::optional<std::uint64_t> WriteGeneration() const override { return writes_.Read(); }
 
   // The action's dispatch records (none, or exactly one). NotFound for an unknown action.
   [[nodiscard]] absl::StatusOr<std::vector<ActionDispatchRecord>> ListDispatches(
@@ -66,6 +72,7 @@ class SqliteActionStore final : public core::ActionStore {
 
  private:
   SqliteDatabase& database_;
+  WriteCounter writes_;
 };
 
 }  // namespace pulse::adapters::storage

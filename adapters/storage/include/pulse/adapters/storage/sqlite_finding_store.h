@@ -9,7 +9,8 @@
 // beyond the codec's limits).
 // WriteGeneration counts the Put and PutBatch calls made through this object (the server opens
 // one per database, and findings are written only through it), so a cache keyed by it misses
-// after any write; NextSnoozeEnd reads the same index range as an active page.
+// after any write; NextSnoozeEnd reads the same index range as an active page, and
+// NextSnoozeEndAmong the same per-resource ranges as CountActiveByResource.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
@@ -55,6 +56,8 @@ class SqliteFindingStore final : public core::FindingStore {
   absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
       const core::FindingPageQuery& query,
       const std::optional<core::FindingPagePosition>& through) const override;
+  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+      absl::Time now, const std::vector<std::string>& resource_ids) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
   absl::StatusOr<std::vector<absl::StatusOr<std::int64_t>>> PutBatch(

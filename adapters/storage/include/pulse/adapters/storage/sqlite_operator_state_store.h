@@ -5,7 +5,9 @@
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "pulse/adapters/storage/sqlite_database.h"
+#include "pulse/adapters/storage/write_counter.h"
 #include "pulse/core/ports/operator_state_store.h"
 
 namespace pulse::adapters::storage {
@@ -33,9 +36,13 @@ class SqliteOperatorStateStore final : public core::OperatorStateStore {
   absl::Status Clear(std::string_view resource_id) override;
   absl::StatusOr<std::vector<std::string>> LocalOnlyResourceIds() override;
   absl::StatusOr<std::vector<core::OperatorState>> WithNotes() override;
+  // Counts the Set and Clear calls made through this object (the server opens one per
+  // database, and operator state is written only through it).
+  std::optional<std::uint64_t> WriteGeneration() const override { return writes_.Read(); }
 
  private:
   SqliteDatabase& database_;
+  WriteCounter writes_;
 };
 
 }  // namespace pulse::adapters::storage

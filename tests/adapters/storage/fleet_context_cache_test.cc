@@ -1,0 +1,290 @@
+// The fleet context cache (core::FleetContextCache inside AgentViews) over real SQLite stores:
+// every fleet context a views object serves, from its cache or not, is byte for byte the one a
+// fresh views object (an empty cache) builds from the same stores and fleet at the same instant,
+// across finding, action and operator-state writes, fleet changes, snoozes that end, plans that
+// pass their TTL, maintenance windows that open and close, and a clock set back; and the store
+// ports it relies on (SqliteActionStore and SqliteOperatorStateStore::WriteGeneration,
+// SqliteFindingStore::NextSnoozeEndAmong).
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contracts/action_store_contract.h"
+#include "pulse/adapters/storage/sqlite_action_store.h"
+#include "pulse/adapters/storage/sqlite_finding_store.h"
+#include "pulse/adapters/storage/sqlite_operator_state_store.h"
+#include "pulse/core/actions/action_service.h"
+#include "pulse/core/agent/agent_views.h"
+#include "pulse/core/model/finding.h"
+#include "pulse/testing/fake_clock.h"
+#include "pulse/testing/fake_fleet.h"
+#include "pulse/testing/in_memory_audit_log.h"
+#include "pulse/testing/temp_dir.h"
+#include "storage_test_support.h"
+
+namespace pulse::testing::storage {
+namespace {
+
+namespace contract = action_store_contract;
+using adapters::storage::SqliteActionStore;
+using adapters::storage::SqliteFindingStore;
+using adapters::storage::SqliteOperatorStateStore;
+
+core::FleetResource Vm(int n) {
+  core::FleetResource r;
+  r.id = "vm:" + std::to_string(n);
+  r.type = "vm";
+  r.name = "guest-" + std::to_string(n);
+  r.status = "running";
+  r.technology = "proxmox";
+  r.attributes["os"] = "debian";
+  return r;
+}
+
+// A data dir with the three stores, a fleet of vm:100..vm:103 and two sets of views over them:
+// `cached` keeps its cache for the whole test, Fresh() builds the context with an empty one.
+struct ContextCacheHarness {
+  ContextCacheHarness()
+      : db(MustOpen(dir.File("pulse.db"))), findings(*db), actions(*db), operator_state(*db) {
+    clock.Set(contract::T0());
+    for (int n = 100; n < 104; ++n) {
+      fleet.PutResource(Vm(n));
+    }
+  }
+
+  void PutFinding(const std::string& id, const std::string& resource, core::Severity severity,
+                  std::optional<absl::Time> snoozed_until = std::nullopt) {
+    core::Finding f;
+    f.id = id;
+    f.key = id;
+    f.resource_id = resource;
+    f.resource_name = resource;
+    f.resource_type = "vm";
+    f.severity = severity;
+    f.category = core::Category::kPerformance;
+    f.title = "Finding " + id;
+    f.description = "What is wrong";
+    f.detected_at = clock.Now() - absl::Hours(1);
+    f.last_seen_at = clock.Now();
+    f.times_raised = 1;
+    f.snoozed_until = snoozed_until;
+    absl::StatusOr<core::StoredFinding> stored = findings.Get(id);
+    REQUIRE(findings.Put(f, stored.ok() ? stored->version : 0).ok());
+  }
+
+  std::string Context(core::AgentViews& views, const core::FleetContextQuery& query = {}) {
+    absl::StatusOr<std::string> body = views.FleetContext(query);
+    REQUIRE(body.ok());
+    return *std::move(body);
+  }
+
+  // The cached views' context, required equal to a fresh read's.
+  std::string Same(const core::FleetContextQuery& query = {}) {
+    const std::string served = Context(cached, query);
+    core::AgentViews fresh(fleet, findings, actions, action_service, operator_state, clock);
+    CHECK(served == Context(fresh, query));
+    return served;
+  }
+
+  std::uint64_t Hits() const { return cached.FleetContextCacheCounts().hits; }
+
+  TempDir dir;
+  FakeClock clock;
+  std::unique_ptr<adapters::storage::SqliteDatabase> db;
+  SqliteFindingStore findings;
+  SqliteActionStore actions;
+  SqliteOperatorStateStore operator_state;
+  FakeFleet fleet;
+  InMemoryAuditLog audit;
+  core::ActionService action_service{actions, fleet, operator_state, audit, clock};
+  core::AgentViews cached{fleet, findings, actions, action_service, operator_state, clock};
+};
+
+core::OperatorState Declared(const std::string& resource, absl::Time at) {
+  core::OperatorState s;
+  s.resource_id = resource;
+  s.never_auto_remediate = true;
+  s.set_at = at;
+  s.set_by = "user:admin";
+  return s;
+}
+
+TEST_CASE("an unchanged fleet context is served from the cache with a new generatedAt",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  h.PutFinding("f-1", "vm:100", core::Severity::kCritical);
+  const std::string first = h.Same();
+  CHECK(h.Same() == first);
+  CHECK(h.Hits() == 1);
+  h.clock.Advance(absl::Seconds(30));
+  const std::string later = h.Same();
+  CHECK(h.Hits() == 2);
+  CHECK(later != first);  // generatedAt is written for every reply
+  CHECK(later.find("\"critical\":1") != std::string::npos);
+  // Each filter is its own entry.
+  core::FleetContextQuery critical;
+  critical.severity = core::Severity::kCritical;
+  const std::string only = h.Same(critical);
+  CHECK(only.find("vm:101") == std::string::npos);
+  h.Same(critical);
+  CHECK(h.Hits() == 3);
+  CHECK(h.cached.FleetContextCacheCounts().misses == 2);
+}
+
+TEST_CASE("finding, action and operator-state writes each make the next context read again",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  h.Same();
+  h.PutFinding("f-1", "vm:101", core::Severity::kWarning);
+  CHECK(h.Same().find("\"warning\":1") != std::string::npos);
+
+  const core::ActionRecord pending = contract::NewRecord("p1", true, h.clock.Now());
+  REQUIRE(h.actions.InsertIfAbsent(pending, contract::InitialEvents(pending)).ok());
+  CHECK(h.Same().find("\"pendingApprovalCount\":1") != std::string::npos);
+  REQUIRE(h.actions
+              .Transition(contract::Decide(pending, {core::ActorKind::kHuman, "admin"},
+                                           core::DecisionOutcome::kRejected,
+                                           core::ActionState::kRejected, h.clock.Now()))
+              .ok());
+  CHECK(h.Same().find("\"pendingApprovalCount\":1") == std::string::npos);
+
+  REQUIRE(h.operator_state.Set(Declared("vm:102", h.clock.Now())).ok());
+  CHECK(h.Same().find("\"neverAutoRemediate\":true") != std::string::npos);
+  REQUIRE(h.operator_state.Clear("vm:102").ok());
+  CHECK(h.Same().find("\"neverAutoRemediate\":true") == std::string::npos);
+  CHECK(h.Hits() == 0);
+}
+
+TEST_CASE("a change the fleet context shows misses, and one it does not show is served",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  h.Same();
+  h.fleet.EditResource("vm:103", [](core::FleetResource& r) { r.status = "stopped"; });
+  CHECK(h.Same().find("\"status\":\"stopped\"") != std::string::npos);
+  h.fleet.EditResource("vm:103", [](core::FleetResource& r) { r.name = "renamed"; });
+  CHECK(h.Same().find("\"resourceName\":\"renamed\"") != std::string::npos);
+  h.fleet.PutResource(Vm(104));
+  CHECK(h.Same().find("vm:104") != std::string::npos);
+  h.fleet.RemoveResource("vm:100");
+  CHECK(h.Same().find("vm:100") == std::string::npos);
+  CHECK(h.Hits() == 0);
+  // Attributes and revisions are not in the fleet context: the kept array still is the one.
+  h.fleet.EditResource("vm:101", [](core::FleetResource& r) {
+    r.attributes["os"] = "alpine";
+    r.revision = "r2";
+  });
+  h.Same();
+  CHECK(h.Hits() == 1);
+}
+
+TEST_CASE("a kept context expires when a snooze ends, a plan's TTL passes or a window edges",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  const absl::Time t0 = h.clock.Now();
+  h.PutFinding("f-1", "vm:100", core::Severity::kCritical, t0 + absl::Minutes(10));
+  // A snooze of a finding of an unlisted resource ends first and must not matter.
+  h.PutFinding("f-2", "vm:999", core::Severity::kCritical, t0 + absl::Minutes(1));
+  const std::string snoozed = h.Same();
+  CHECK(snoozed.find("\"critical\":1") == std::string::npos);
+  h.clock.Advance(absl::Minutes(10) - absl::Nanoseconds(1));
+  h.Same();
+  CHECK(h.Hits() == 1);
+  h.clock.Advance(absl::Nanoseconds(1));
+  CHECK(h.Same().find("\"critical\":1") != std::string::npos);
+  CHECK(h.Hits() == 1);
+
+  const core::ActionRecord pending = contract::NewRecord("p1", true, h.clock.Now());  // 5 min
+  REQUIRE(h.actions.InsertIfAbsent(pending, contract::InitialEvents(pending)).ok());
+  core::OperatorState window = Declared("vm:101", h.clock.Now());
+  window.maintenance_start_at = h.clock.Now() + absl::Minutes(2);
+  window.maintenance_end_at = h.clock.Now() + absl::Minutes(3);
+  REQUIRE(h.operator_state.Set(window).ok());
+  CHECK(h.Same().find("\"maintenanceWindowActive\":true") == std::string::npos);
+  h.clock.Advance(absl::Minutes(2));
+  CHECK(h.Same().find("\"maintenanceWindowActive\":true") != std::string::npos);
+  h.clock.Advance(absl::Minutes(1));
+  const std::string closed = h.Same();
+  CHECK(closed.find("\"maintenanceWindowActive\":true") == std::string::npos);
+  CHECK(closed.find("\"pendingApprovalCount\":1") != std::string::npos);
+  h.clock.Advance(absl::Minutes(2));
+  CHECK(h.Same().find("\"pendingApprovalCount\":1") == std::string::npos);
+  CHECK(h.Hits() == 1);
+
+  // A clock set back reads again.
+  h.Same();
+  CHECK(h.Hits() == 2);
+  h.clock.Set(h.clock.Now() - absl::Seconds(1));
+  h.Same();
+  CHECK(h.Hits() == 2);
+}
+
+TEST_CASE("SqliteActionStore and SqliteOperatorStateStore report every write, failed or not",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  const std::optional<std::uint64_t> start = h.actions.WriteGeneration();
+  REQUIRE(start.has_value());
+  CHECK(h.actions.WriteGeneration() == start);  // reads are not writes
+  const core::ActionRecord pending = contract::NewRecord("p1", true, h.clock.Now());
+  REQUIRE(h.actions.InsertIfAbsent(pending, contract::InitialEvents(pending)).ok());
+  const std::optional<std::uint64_t> inserted = h.actions.WriteGeneration();
+  CHECK(inserted != start);
+  REQUIRE(h.actions.Get(pending.id()).ok());
+  CHECK(h.actions.WriteGeneration() == inserted);
+  core::ActionTransition stale =
+      contract::Move(pending, core::ActionState::kExpired, h.clock.Now());
+  stale.expected_plan_hash = "sha256:" + std::string(64, 'f');  // a lost compare
+  CHECK_FALSE(h.actions.Transition(stale).ok());
+  CHECK(h.actions.WriteGeneration() != inserted);
+
+  const std::optional<std::uint64_t> before = h.operator_state.WriteGeneration();
+  REQUIRE(before.has_value());
+  REQUIRE(h.operator_state.Set(Declared("vm:100", h.clock.Now())).ok());
+  const std::optional<std::uint64_t> set = h.operator_state.WriteGeneration();
+  CHECK(set != before);
+  REQUIRE(h.operator_state.Get("vm:100").ok());
+  CHECK(h.operator_state.WriteGeneration() == set);
+  core::OperatorState invalid = Declared("not a canonical id", h.clock.Now());
+  CHECK_FALSE(h.operator_state.Set(invalid).ok());
+  const std::optional<std::uint64_t> refused = h.operator_state.WriteGeneration();
+  CHECK(refused != set);
+  REQUIRE(h.operator_state.Clear("vm:100").ok());
+  CHECK(h.operator_state.WriteGeneration() != refused);
+}
+
+TEST_CASE("SqliteFindingStore reports the next snooze end among the given resources",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  const absl::Time t0 = h.clock.Now();
+  absl::StatusOr<std::optional<absl::Time>> none = h.findings.NextSnoozeEndAmong(t0, {"vm:100"});
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  h.PutFinding("a", "vm:100", core::Severity::kInfo, t0 + absl::Minutes(30));
+  h.PutFinding("b", "vm:100", core::Severity::kCritical, t0 + absl::Minutes(20));
+  h.PutFinding("c", "vm:101", core::Severity::kWarning, t0 + absl::Minutes(5));
+  h.PutFinding("d", "vm:100", core::Severity::kWarning, t0 - absl::Minutes(5));  // ended
+  h.PutFinding("e", "vm:100", core::Severity::kWatch);                           // never
+  core::Finding resolved;
+  h.PutFinding("f", "vm:100", core::Severity::kCritical, t0 + absl::Minutes(1));
+  {
+    absl::StatusOr<core::StoredFinding> f = h.findings.Get("f");
+    REQUIRE(f.ok());
+    resolved = f->finding;
+    resolved.resolved_at = t0;
+    REQUIRE(h.findings.Put(resolved, f->version).ok());  // a resolved finding never counts
+  }
+  absl::StatusOr<std::optional<absl::Time>> one = h.findings.NextSnoozeEndAmong(t0, {"vm:100"});
+  REQUIRE(one.ok());
+  CHECK(*one == t0 + absl::Minutes(20));
+  absl::StatusOr<std::optional<absl::Time>> both =
+      h.findings.NextSnoozeEndAmong(t0, {"vm:100", "vm:101", "vm:100"});
+  REQUIRE(both.ok());
+  CHECK(*both == t0 + absl::Minutes(5));
+  absl::StatusOr<std::optional<absl::Time>> later =
+      h.findings.NextSnoozeEndAmong(t0 + absl::Minutes(20), {"vm:100", "vm:101"});
+  REQUIRE(later.ok());
+  CHECK(*later == t0 + absl::Minutes(30));
+}
+
+}  // namespace
+}  // namespace pulse::testing::storage
