@@ -225,7 +225,7 @@ absl::StatusOr<core::FleetTopology> DemoFleet::GetTopology(const core::FleetTopo
   for (const auto& [id, r] : world_->resources) {
     views.emplace(id, internal::PublicView(r));
   }
-  return internal::BuildTopology(views, world_->relationships, query);
+  return internal::BuildTopology(std::move(views), world_->relationships, query);
 }
 
 absl::StatusOr<core::FleetStatus> DemoFleet::GetStatus(std::string_view id) {

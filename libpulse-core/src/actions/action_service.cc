@@ -438,14 +438,34 @@ absl::StatusOr<Refusable<std::vector<ActionLifecycleEvent>>> ActionService::Even
 
 absl::StatusOr<std::size_t> ActionService::SweepExpired(std::size_t limit) {
   limit = std::clamp<std::size_t>(limit, 1, 1000);
+  // Read before the listing: a write between them makes the remembered sweep miss.
+  const std::optional<std::uint64_t> generation = store_.WriteGeneration();
+  const absl::Time started = clock_.Now();
+  if (generation.has_value()) {
+    absl::MutexLock lock(&sweep_mu_);
+    if (quiet_sweep_.has_value() && quiet_sweep_->generation == *generation &&
+        started >= quiet_sweep_->at &&
+        (!quiet_sweep_->until.has_value() || started < *quiet_sweep_->until)) {
+      return std::size_t{0};  // no plan has been written and none has reached its TTL since
+    }
+  }
   PULSE_ASSIGN_OR_RETURN(
       std::vector<ActionRecord> live,
       store_.ListByState(
           {ActionState::kPlanned, ActionState::kPendingApproval, ActionState::kApproved}, limit));
   std::size_t moved = 0;
+  std::optional<absl::Time> until;
   for (const ActionRecord& record : live) {
     PULSE_ASSIGN_OR_RETURN(ActionRecord after, MaterializeExpiry(record));
     moved += after.state == ActionState::kExpired && record.state != ActionState::kExpired;
+    if (after.state != ActionState::kExpired &&
+        (!until.has_value() || after.plan.expires_at < *until)) {
+      until = after.plan.expires_at;
+    }
+  }
+  if (generation.has_value() && moved == 0 && live.size() < limit) {
+    absl::MutexLock lock(&sweep_mu_);
+    quiet_sweep_ = QuietSweep{*generation, started, until};
   }
   return moved;
 }

@@ -4,6 +4,7 @@
 #include <deque>
 #include <iterator>
 #include <set>
+#include <type_traits>
 #include <utility>
 
 namespace pulse::core::fleetq {
@@ -75,15 +76,19 @@ namespace {
 
 // The whole fleet (no root): the first `max_resources` resources in id order and the
 // relationships between two of them, without the neighbourhood search's sets. The map is keyed
-// by id, so its order is the id order.
-FleetTopology WholeTopology(const std::map<std::string, FleetResource>& resources,
-                            const std::vector<FleetRelationship>& relationships,
+// by id, so its order is the id order. From a map the caller gives up, the resources are moved.
+template <typename Map>
+FleetTopology WholeTopology(Map&& resources, const std::vector<FleetRelationship>& relationships,
                             std::size_t max_resources) {
   FleetTopology out;
   out.resources.reserve(std::min(resources.size(), max_resources));
   auto it = resources.begin();
   for (; it != resources.end() && out.resources.size() < max_resources; ++it) {
-    out.resources.push_back(it->second);
+    if constexpr (std::is_rvalue_reference_v<Map&&>) {
+      out.resources.push_back(std::move(it->second));
+    } else {
+      out.resources.push_back(it->second);
+    }
   }
   out.truncated = it != resources.end();
   // Kept: present, and (when truncated) not after the last kept key.
@@ -105,14 +110,10 @@ FleetTopology WholeTopology(const std::map<std::string, FleetResource>& resource
   return out;
 }
 
-}  // namespace
-
-FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resources,
-                            const std::vector<FleetRelationship>& relationships,
-                            const FleetTopologyQuery& query) {
-  if (query.root_id.empty()) {
-    return WholeTopology(resources, relationships, query.max_resources);
-  }
+// A root's neighbourhood within query.depth edges; the root is kept under truncation.
+FleetTopology RootedTopology(const std::map<std::string, FleetResource>& resources,
+                             const std::vector<FleetRelationship>& relationships,
+                             const FleetTopologyQuery& query) {
   std::set<std::string> included;
   std::deque<std::pair<std::string, int>> frontier = {{query.root_id, 0}};
   included.insert(query.root_id);
@@ -160,6 +161,26 @@ FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resource
     }
   }
   return out;
+}
+
+}  // namespace
+
+FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resources,
+                            const std::vector<FleetRelationship>& relationships,
+                            const FleetTopologyQuery& query) {
+  if (query.root_id.empty()) {
+    return WholeTopology(resources, relationships, query.max_resources);
+  }
+  return RootedTopology(resources, relationships, query);
+}
+
+FleetTopology BuildTopology(std::map<std::string, FleetResource>&& resources,
+                            const std::vector<FleetRelationship>& relationships,
+                            const FleetTopologyQuery& query) {
+  if (query.root_id.empty()) {
+    return WholeTopology(std::move(resources), relationships, query.max_resources);
+  }
+  return RootedTopology(resources, relationships, query);
 }
 
 absl::Status ValidateLogQuery(const FleetLogQuery& query) {

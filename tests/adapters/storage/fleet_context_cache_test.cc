@@ -4,7 +4,8 @@
 // across finding, action and operator-state writes, fleet changes, snoozes that end, plans that
 // pass their TTL, maintenance windows that open and close, and a clock set back; and the store
 // ports it relies on (SqliteActionStore and SqliteOperatorStateStore::WriteGeneration,
-// SqliteFindingStore::NextSnoozeEndAmong).
+// SqliteFindingStore::NextSnoozeEndAmong); and ActionService::SweepExpired, which skips the
+// store read while a quiet sweep is known to hold.
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
@@ -284,6 +285,106 @@ TEST_CASE("SqliteFindingStore reports the next snooze end among the given resour
       h.findings.NextSnoozeEndAmong(t0 + absl::Minutes(20), {"vm:100", "vm:101"});
   REQUIRE(later.ok());
   CHECK(*later == t0 + absl::Minutes(30));
+}
+
+// The SQLite action store, counting the listings a sweep makes.
+class CountingActionStore final : public core::ActionStore {
+ public:
+  explicit CountingActionStore(core::ActionStore& inner) : inner_(inner) {}
+  absl::StatusOr<core::ActionInsertOutcome> InsertIfAbsent(
+      const core::ActionRecord& record,
+      const std::vector<core::ActionLifecycleEvent>& initial_events) override {
+    return inner_.InsertIfAbsent(record, initial_events);
+  }
+  absl::StatusOr<core::ActionRecord> Get(std::string_view id) override { return inner_.Get(id); }
+  absl::StatusOr<core::ActionRecord> Transition(const core::ActionTransition& t) override {
+    return inner_.Transition(t);
+  }
+  absl::StatusOr<std::vector<core::ActionLifecycleEvent>> ListEvents(std::string_view id) override {
+    return inner_.ListEvents(id);
+  }
+  absl::StatusOr<std::vector<core::ActionRecord>> ListByState(
+      const std::vector<core::ActionState>& states, std::size_t limit) override {
+    ++listings;
+    return inner_.ListByState(states, limit);
+  }
+  absl::StatusOr<std::vector<core::ActionRecord>> ListPage(
+      const core::ActionPageQuery& query) override {
+    return inner_.ListPage(query);
+  }
+  std::optional<std::uint64_t> WriteGeneration() const override {
+    return reports_generation ? inner_.WriteGeneration() : std::nullopt;
+  }
+
+  int listings = 0;
+  bool reports_generation = true;
+
+ private:
+  core::ActionStore& inner_;
+};
+
+std::size_t Sweep(core::ActionService& service, std::size_t limit = 500) {
+  absl::StatusOr<std::size_t> moved = service.SweepExpired(limit);
+  REQUIRE(moved.ok());
+  return *moved;
+}
+
+TEST_CASE("a sweep that moved nothing is not repeated until a write, a TTL or a clock set back",
+          "[storage][actions][sweep]") {
+  ContextCacheHarness h;
+  CountingActionStore counted(h.actions);
+  core::ActionService service(counted, h.fleet, h.operator_state, h.audit, h.clock);
+  const core::ActionRecord a = contract::NewRecord("a", true, h.clock.Now());  // TTL 5 min
+  REQUIRE(h.actions.InsertIfAbsent(a, contract::InitialEvents(a)).ok());
+  CHECK(Sweep(service) == 0);
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 1);
+  // A new plan (its TTL 2 min from now, sooner than a's) is a write: the next sweep lists.
+  h.clock.Advance(absl::Minutes(1));
+  const core::ActionRecord b = contract::NewRecord("b", false, h.clock.Now() - absl::Minutes(3));
+  REQUIRE(h.actions.InsertIfAbsent(b, contract::InitialEvents(b)).ok());
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 2);
+  h.clock.Advance(absl::Minutes(2) - absl::Nanoseconds(1));
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 2);
+  // b's TTL: listed and moved; then a quiet sweep is remembered again.
+  h.clock.Advance(absl::Nanoseconds(1));
+  CHECK(Sweep(service) == 1);
+  CHECK(h.actions.Get(b.id())->state == core::ActionState::kExpired);
+  CHECK(Sweep(service) == 0);
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 4);
+  // A clock set back lists again.
+  h.clock.Set(h.clock.Now() - absl::Seconds(1));
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 5);
+  // a's TTL, 5 min after its creation.
+  h.clock.Set(contract::T0() + absl::Minutes(5));
+  CHECK(Sweep(service) == 1);
+  CHECK(h.actions.Get(a.id())->state == core::ActionState::kExpired);
+  CHECK(counted.listings == 6);
+}
+
+TEST_CASE("a sweep is remembered only when it saw every live plan and the store counts writes",
+          "[storage][actions][sweep]") {
+  ContextCacheHarness h;
+  CountingActionStore counted(h.actions);
+  core::ActionService service(counted, h.fleet, h.operator_state, h.audit, h.clock);
+  for (const char* id : {"a", "b"}) {
+    const core::ActionRecord r = contract::NewRecord(id, true, h.clock.Now());
+    REQUIRE(h.actions.InsertIfAbsent(r, contract::InitialEvents(r)).ok());
+  }
+  CHECK(Sweep(service, 2) == 0);  // as many as the limit: there may be more
+  CHECK(Sweep(service, 2) == 0);
+  CHECK(counted.listings == 2);
+  CHECK(Sweep(service, 3) == 0);
+  CHECK(Sweep(service, 2) == 0);  // the complete sweep holds for any limit
+  CHECK(counted.listings == 3);
+  counted.reports_generation = false;
+  CHECK(Sweep(service) == 0);
+  CHECK(Sweep(service) == 0);
+  CHECK(counted.listings == 5);
 }
 
 }  // namespace

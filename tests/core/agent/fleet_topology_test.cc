@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pulse/core/agent/fleet_queries.h"
@@ -70,7 +71,16 @@ TEST_CASE("the whole topology lists every resource in id order, and truncates at
   CHECK(one.truncated);
   CHECK(Ids(one) == std::vector<std::string>{"node:pve1"});
   CHECK(one.relationships.empty());
-  CHECK(fleetq::BuildTopology({}, kEdges, whole).resources.empty());
+  CHECK(fleetq::BuildTopology(std::map<std::string, FleetResource>{}, kEdges, whole)
+            .resources.empty());
+  // From a map given up, the same topology.
+  whole.max_resources = 3;
+  auto given_up = fleet;
+  const FleetTopology moved = fleetq::BuildTopology(std::move(given_up), kEdges, whole);
+  CHECK(moved.truncated);
+  CHECK(Ids(moved) == Ids(three));
+  CHECK(Edges(moved) == Edges(three));
+  CHECK(moved.resources[0].name == "node:pve1");
 }
 
 TEST_CASE("a rooted topology keeps the root and its neighbourhood within the depth",

@@ -54,7 +54,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "pulse/core/actions/action_planner.h"
 #include "pulse/core/actions/action_refusal.h"
 #include "pulse/core/model/action_types.h"
@@ -146,6 +149,10 @@ class ActionService {
       std::string_view action_id);
 
   // Moves up to `limit` plans past their TTL to expired. Returns how many moved.
+  // When the store reports a WriteGeneration, a sweep that listed every live plan (fewer than
+  // `limit`) and moved none is remembered: until the generation changes, the clock reaches the
+  // earliest TTL it saw or goes back, a sweep moves nothing without reading the store (the
+  // views call it on every read of action state).
   [[nodiscard]] absl::StatusOr<std::size_t> SweepExpired(std::size_t limit);
 
   // Drift of `record` against the live fleet, exactly as approval and execute check it:
@@ -210,6 +217,14 @@ class ActionService {
   const Clock& clock_;
   const ActionPolicyOptions options_;
   std::atomic<std::uint64_t> audit_failures_{0};
+  // The last sweep that saw every live plan and moved none (SweepExpired).
+  struct QuietSweep {
+    std::uint64_t generation = 0;     // the store's, read before that sweep's listing
+    absl::Time at;                    // when it listed
+    std::optional<absl::Time> until;  // the earliest TTL among the live plans (none: no plan)
+  };
+  absl::Mutex sweep_mu_;
+  std::optional<QuietSweep> quiet_sweep_ ABSL_GUARDED_BY(sweep_mu_);
 };
 
 // Type URL of the payload Execute attaches to a non-OK status returned after Fleet::Dispatch

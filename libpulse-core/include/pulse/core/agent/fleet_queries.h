@@ -30,6 +30,10 @@ absl::Status ValidateTopologyQuery(const FleetTopologyQuery& query);
 FleetTopology BuildTopology(const std::map<std::string, FleetResource>& resources,
                             const std::vector<FleetRelationship>& relationships,
                             const FleetTopologyQuery& query);
+// The same from a map the caller gives up: the listed resources are moved out of it.
+FleetTopology BuildTopology(std::map<std::string, FleetResource>&& resources,
+                            const std::vector<FleetRelationship>& relationships,
+                            const FleetTopologyQuery& query);
 
 struct TimedLine {
   absl::Time at;
