@@ -445,7 +445,8 @@ absl::StatusOr<std::size_t> ActionService::SweepExpired(std::size_t limit) {
     absl::MutexLock lock(&sweep_mu_);
     if (quiet_sweep_.has_value() && quiet_sweep_->generation == *generation &&
         started >= quiet_sweep_->at &&
-        (!quiet_sweep_->until.has_value() || started < *quiet_sweep_->until)) {
+        (!quiet_sweep_->until.has_value() || started < *quiet_sweep_->until) &&
+        (quiet_sweep_->complete || limit <= quiet_sweep_->limit)) {
       return std::size_t{0};  // no plan has been written and none has reached its TTL since
     }
   }
@@ -463,9 +464,9 @@ absl::StatusOr<std::size_t> ActionService::SweepExpired(std::size_t limit) {
       until = after.plan.expires_at;
     }
   }
-  if (generation.has_value() && moved == 0 && live.size() < limit) {
+  if (generation.has_value() && moved == 0) {
     absl::MutexLock lock(&sweep_mu_);
-    quiet_sweep_ = QuietSweep{*generation, started, until};
+    quiet_sweep_ = QuietSweep{*generation, started, until, limit, live.size() < limit};
   }
   return moved;
 }

@@ -366,7 +366,7 @@ TEST_CASE("a sweep that moved nothing is not repeated until a write, a TTL or a 
   CHECK(counted.listings == 6);
 }
 
-TEST_CASE("a sweep is remembered only when it saw every live plan and the store counts writes",
+TEST_CASE("a remembered sweep holds for a limit it covered, and only when the store counts writes",
           "[storage][actions][sweep]") {
   ContextCacheHarness h;
   CountingActionStore counted(h.actions);
@@ -375,16 +375,18 @@ TEST_CASE("a sweep is remembered only when it saw every live plan and the store 
     const core::ActionRecord r = contract::NewRecord(id, true, h.clock.Now());
     REQUIRE(h.actions.InsertIfAbsent(r, contract::InitialEvents(r)).ok());
   }
-  CHECK(Sweep(service, 2) == 0);  // as many as the limit: there may be more
-  CHECK(Sweep(service, 2) == 0);
+  CHECK(Sweep(service, 2) == 0);  // as many as its limit: there may be more live plans
+  CHECK(Sweep(service, 2) == 0);  // the same listing again
+  CHECK(Sweep(service, 1) == 0);  // a prefix of it
+  CHECK(counted.listings == 1);
+  CHECK(Sweep(service, 3) == 0);  // more than it listed
   CHECK(counted.listings == 2);
-  CHECK(Sweep(service, 3) == 0);
-  CHECK(Sweep(service, 2) == 0);  // the complete sweep holds for any limit
-  CHECK(counted.listings == 3);
+  CHECK(Sweep(service, 1000) == 0);  // that one saw every live plan: any limit
+  CHECK(counted.listings == 2);
   counted.reports_generation = false;
   CHECK(Sweep(service) == 0);
   CHECK(Sweep(service) == 0);
-  CHECK(counted.listings == 5);
+  CHECK(counted.listings == 4);
 }
 
 }  // namespace

@@ -149,10 +149,11 @@ class ActionService {
       std::string_view action_id);
 
   // Moves up to `limit` plans past their TTL to expired. Returns how many moved.
-  // When the store reports a WriteGeneration, a sweep that listed every live plan (fewer than
-  // `limit`) and moved none is remembered: until the generation changes, the clock reaches the
-  // earliest TTL it saw or goes back, a sweep moves nothing without reading the store (the
-  // views call it on every read of action state).
+  // When the store reports a WriteGeneration, a sweep that moved none is remembered: until the
+  // generation changes, the clock reaches the earliest TTL among the plans it listed or goes
+  // back, a sweep with at most its limit (any limit, when it listed every live plan) would list
+  // the same plans and move none, so it returns 0 without reading the store (the views call it
+  // on every read of action state, and it loads up to `limit` records).
   [[nodiscard]] absl::StatusOr<std::size_t> SweepExpired(std::size_t limit);
 
   // Drift of `record` against the live fleet, exactly as approval and execute check it:
@@ -221,7 +222,9 @@ class ActionService {
   struct QuietSweep {
     std::uint64_t generation = 0;     // the store's, read before that sweep's listing
     absl::Time at;                    // when it listed
-    std::optional<absl::Time> until;  // the earliest TTL among the live plans (none: no plan)
+    std::optional<absl::Time> until;  // the earliest TTL among the plans it listed
+    std::size_t limit = 0;            // its limit
+    bool complete = false;            // it listed fewer than its limit: every live plan
   };
   absl::Mutex sweep_mu_;
   std::optional<QuietSweep> quiet_sweep_ ABSL_GUARDED_BY(sweep_mu_);
