@@ -166,7 +166,8 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     array = fleet_context_cache_.Find(key, generations, resources, now);
   }
   if (array == nullptr) {
-    PULSE_ASSIGN_OR_RETURN(FleetContextArray built, BuildFleetContextArray(query, resources, now));
+    PULSE_ASSIGN_OR_RETURN(FleetContextArray built,
+                           BuildFleetContextArray(query, resources, now, cacheable));
     array = std::make_shared<const std::string>(std::move(built.json));
     if (cacheable && built.expiry_known) {
       fleet_context_cache_.Store(key, generations, resources, now, built.expires_at, array);
@@ -201,8 +202,10 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
 }
 
 absl::StatusOr<AgentViews::FleetContextArray> AgentViews::BuildFleetContextArray(
-    const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now) {
+    const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now,
+    bool keep) {
   FleetContextArray built;
+  built.expiry_known = keep;
   // The first instant after `now` at which time alone changes what is built below.
   const auto bound = [&built](std::optional<absl::Time> t) {
     if (t.has_value() && (!built.expires_at.has_value() || *t < *built.expires_at)) {
@@ -227,13 +230,16 @@ absl::StatusOr<AgentViews::FleetContextArray> AgentViews::BuildFleetContextArray
     c.Add(Severity::kWatch, a.watch);
     c.Add(Severity::kInfo, a.info);
   }
-  // A snoozed finding of a listed resource counts again when its snooze ends.
-  absl::StatusOr<std::optional<absl::Time>> snooze_end =
-      findings_.NextSnoozeEndAmong(now, listed_ids);
-  if (snooze_end.ok()) {
-    bound(*snooze_end);
-  } else {
-    built.expiry_known = false;
+  // A snoozed finding of a listed resource counts again when its snooze ends (asked only of a
+  // store whose array may be kept).
+  if (keep) {
+    absl::StatusOr<std::optional<absl::Time>> snooze_end =
+        findings_.NextSnoozeEndAmong(now, listed_ids);
+    if (snooze_end.ok()) {
+      bound(*snooze_end);
+    } else {
+      built.expiry_known = false;
+    }
   }
 
   PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> pending,

@@ -211,15 +211,16 @@ class AgentViews {
                                                            absl::Time now);
   // ResourceContext's contextSections[].
   void WriteContextSections(JsonWriter& out, const FleetResource& resource);
-  // FleetContext's resources[] for `resources` at `now`, and the first instant after `now`
-  // at which time alone would change it (nullopt: none known, or none).
+  // FleetContext's resources[] for `resources` at `now` and, when `keep` (the array is to be
+  // cached), the first instant after `now` at which time alone would change it.
   struct FleetContextArray {
     std::string json;
-    std::optional<absl::Time> expires_at;
-    bool expiry_known = true;  // false: a store could not say; the array must not be kept
+    std::optional<absl::Time> expires_at;  // nullopt: time alone never changes it
+    bool expiry_known = false;  // false: not asked, or a store could not say; never kept then
   };
   absl::StatusOr<FleetContextArray> BuildFleetContextArray(
-      const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now);
+      const FleetContextQuery& query, const std::vector<FleetResource>& resources, absl::Time now,
+      bool keep);
 
   Fleet& fleet_;
   const FindingStore& findings_;
