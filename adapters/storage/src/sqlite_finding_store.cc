@@ -94,6 +94,18 @@ std::int64_t DetectedKey(absl::Time detected_at) {
 // SQL filter is exact except for snoozes that lapse between Puts (IsActive decides those).
 constexpr std::size_t kPageBatchSlack = 16;
 
+// What a read of the earliest snooze end answers: its error, or that instant (nullopt: none).
+absl::StatusOr<std::optional<absl::Time>> EarliestSnoozeEnd(
+    const absl::Status& status, const std::optional<std::int64_t>& earliest_ns) {
+  if (!status.ok()) {
+    return status;
+  }
+  if (!earliest_ns.has_value()) {
+    return std::optional<absl::Time>();
+  }
+  return std::optional<absl::Time>(absl::FromUnixNanos(*earliest_ns));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteFindingStore>> SqliteFindingStore::Open(
@@ -372,13 +384,7 @@ absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEndAmong
     }
     return absl::OkStatus();
   });
-  if (!status.ok()) {
-    return status;
-  }
-  if (!earliest.has_value()) {
-    return std::optional<absl::Time>();
-  }
-  return std::optional<absl::Time>(absl::FromUnixNanos(*earliest));
+  return EarliestSnoozeEnd(status, earliest);
 }
 
 absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
@@ -441,13 +447,7 @@ absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
     }
     return absl::OkStatus();
   });
-  if (!status.ok()) {
-    return status;
-  }
-  if (!earliest.has_value()) {
-    return std::optional<absl::Time>();
-  }
-  return std::optional<absl::Time>(absl::FromUnixNanos(*earliest));
+  return EarliestSnoozeEnd(status, earliest);
 }
 
 absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::CountActiveByResource(
