@@ -357,36 +357,6 @@ absl::StatusOr<std::vector<core::StoredFinding>> SqliteFindingStore::ListPage(
   return out;
 }
 
-absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEndAmong(
-    absl::Time now, const std::vector<std::string>& resource_ids) const {
-  std::vector<std::string> ids = resource_ids;
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  const auto now_ns = static_cast<std::int64_t>(absl::ToUnixNanos(now));
-  std::optional<std::int64_t> earliest;
-  absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
-    earliest.reset();
-    // One seek per resource into findings_open_counts, like CountActiveByResource.
-    Prepared prepared_q(db,
-                        "SELECT min(snoozed_until_ns) FROM findings "
-                        "WHERE resource_id = ? AND is_open = 1 AND snoozed_until_ns > ?");
-    SQLite::Statement& q = *prepared_q;
-    for (const std::string& id : ids) {
-      q.bind(1, id);
-      q.bind(2, now_ns);
-      if (q.executeStep() && !q.getColumn(0).isNull()) {
-        const std::int64_t until = q.getColumn(0).getInt64();
-        if (!earliest.has_value() || until < *earliest) {
-          earliest = until;
-        }
-      }
-      q.reset();
-    }
-    return absl::OkStatus();
-  });
-  return EarliestSnoozeEnd(status, earliest);
-}
-
 absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
     const core::FindingPageQuery& query,
     const std::optional<core::FindingPagePosition>& through) const {
@@ -452,17 +422,32 @@ absl::StatusOr<std::optional<absl::Time>> SqliteFindingStore::NextSnoozeEnd(
 
 absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::CountActiveByResource(
     absl::Time now, const std::vector<std::string>& resource_ids) const {
+  absl::StatusOr<core::ActiveFindingCountsUntil> counted =
+      CountActiveUntilChange(now, resource_ids);
+  if (!counted.ok()) {
+    return counted.status();
+  }
+  return std::move(counted->counts);
+}
+
+absl::StatusOr<core::ActiveFindingCountsUntil> SqliteFindingStore::CountActiveUntilChange(
+    absl::Time now, const std::vector<std::string>& resource_ids) const {
   std::vector<std::string> ids = resource_ids;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<core::ActiveFindingCounts> out;
+  core::ActiveFindingCountsUntil out;
+  std::optional<std::int64_t> earliest;
   absl::Status status = ReadTransaction(database_, [&](SQLite::Database& db) -> absl::Status {
+    out.counts.clear();
+    earliest.reset();
     // One seek per resource into findings_open_counts (a covering partial index): no row is
-    // decoded and findings of other resources are never read.
+    // decoded and findings of other resources are never read. Per severity: the findings not
+    // snoozed at `now`, and the earliest snooze end after it.
     Prepared prepared_q(db,
-                        "SELECT severity_key, count(*) FROM findings "
-                        "WHERE resource_id = ? AND is_open = 1 "
-                        "AND (snoozed_until_ns IS NULL OR snoozed_until_ns <= ?) "
+                        "SELECT severity_key, "
+                        "sum(snoozed_until_ns IS NULL OR snoozed_until_ns <= ?2), "
+                        "min(CASE WHEN snoozed_until_ns > ?2 THEN snoozed_until_ns END) "
+                        "FROM findings WHERE resource_id = ?1 AND is_open = 1 "
                         "GROUP BY severity_key");
     SQLite::Statement& q = *prepared_q;
     const auto now_ns = static_cast<std::int64_t>(absl::ToUnixNanos(now));
@@ -472,8 +457,17 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
       core::ActiveFindingCounts c{.resource_id = id};
       bool any = false;
       while (q.executeStep()) {
-        any = true;
+        if (!q.getColumn(2).isNull()) {
+          const std::int64_t until = q.getColumn(2).getInt64();
+          if (!earliest.has_value() || until < *earliest) {
+            earliest = until;
+          }
+        }
         const std::int64_t n = q.getColumn(1).getInt64();
+        if (n == 0) {
+          continue;
+        }
+        any = true;
         switch (q.getColumn(0).getInt()) {
           case 0:
             c.critical += n;
@@ -491,14 +485,16 @@ absl::StatusOr<std::vector<core::ActiveFindingCounts>> SqliteFindingStore::Count
       }
       q.reset();
       if (any) {
-        out.push_back(std::move(c));
+        out.counts.push_back(std::move(c));
       }
     }
     return absl::OkStatus();
   });
-  if (!status.ok()) {
-    return status;
+  absl::StatusOr<std::optional<absl::Time>> next = EarliestSnoozeEnd(status, earliest);
+  if (!next.ok()) {
+    return next.status();
   }
+  out.next_snooze_end = *next;
   return out;
 }
 

@@ -220,8 +220,21 @@ absl::StatusOr<AgentViews::FleetContextArray> AgentViews::BuildFleetContextArray
   for (const FleetResource& r : resources) {
     listed_ids.push_back(r.id);
   }
-  PULSE_ASSIGN_OR_RETURN(std::vector<ActiveFindingCounts> active,
-                         findings_.CountActiveByResource(now, listed_ids));
+  // When the array may be kept, with the instant a snoozed finding of a listed resource counts
+  // again (the same store pass); a store that cannot say is only counted.
+  std::vector<ActiveFindingCounts> active;
+  absl::StatusOr<ActiveFindingCountsUntil> until =
+      keep ? findings_.CountActiveUntilChange(now, listed_ids)
+           : absl::StatusOr<ActiveFindingCountsUntil>(absl::UnimplementedError("not kept"));
+  if (until.ok()) {
+    active = std::move(until->counts);
+    bound(until->next_snooze_end);
+  } else if (absl::IsUnimplemented(until.status())) {
+    built.expiry_known = false;
+    PULSE_ASSIGN_OR_RETURN(active, findings_.CountActiveByResource(now, listed_ids));
+  } else {
+    return until.status();
+  }
   std::map<std::string, FindingCounts, std::less<>> counts;
   for (const ActiveFindingCounts& a : active) {
     FindingCounts& c = counts[a.resource_id];
@@ -229,17 +242,6 @@ absl::StatusOr<AgentViews::FleetContextArray> AgentViews::BuildFleetContextArray
     c.Add(Severity::kWarning, a.warning);
     c.Add(Severity::kWatch, a.watch);
     c.Add(Severity::kInfo, a.info);
-  }
-  // A snoozed finding of a listed resource counts again when its snooze ends (asked only of a
-  // store whose array may be kept).
-  if (keep) {
-    absl::StatusOr<std::optional<absl::Time>> snooze_end =
-        findings_.NextSnoozeEndAmong(now, listed_ids);
-    if (snooze_end.ok()) {
-      bound(*snooze_end);
-    } else {
-      built.expiry_known = false;
-    }
   }
 
   PULSE_ASSIGN_OR_RETURN(std::vector<ActionRecord> pending,

@@ -4,7 +4,7 @@
 // across finding, action and operator-state writes, fleet changes, snoozes that end, plans that
 // pass their TTL, maintenance windows that open and close, and a clock set back; and the store
 // ports it relies on (SqliteActionStore and SqliteOperatorStateStore::WriteGeneration,
-// SqliteFindingStore::NextSnoozeEndAmong); and ActionService::SweepExpired, which skips the
+// SqliteFindingStore::CountActiveUntilChange); and ActionService::SweepExpired, which skips the
 // store read while a quiet sweep is known to hold.
 #include <catch2/catch.hpp>
 #include <memory>
@@ -253,38 +253,48 @@ TEST_CASE("SqliteActionStore and SqliteOperatorStateStore report every write, fa
   CHECK(h.operator_state.WriteGeneration() != refused);
 }
 
-TEST_CASE("SqliteFindingStore reports the next snooze end among the given resources",
+// CountActiveUntilChange's snooze end, after checking that its counts are
+// CountActiveByResource's at the same instant.
+std::optional<absl::Time> NextSnoozeEnd(const SqliteFindingStore& store, absl::Time at,
+                                        const std::vector<std::string>& ids) {
+  absl::StatusOr<core::ActiveFindingCountsUntil> until = store.CountActiveUntilChange(at, ids);
+  REQUIRE(until.ok());
+  absl::StatusOr<std::vector<core::ActiveFindingCounts>> counts =
+      store.CountActiveByResource(at, ids);
+  REQUIRE(counts.ok());
+  CHECK(until->counts == *counts);
+  return until->next_snooze_end;
+}
+
+TEST_CASE("SqliteFindingStore counts active findings with the next snooze end among them",
           "[storage][agent][fleet-context-cache]") {
   ContextCacheHarness h;
   const absl::Time t0 = h.clock.Now();
-  absl::StatusOr<std::optional<absl::Time>> none = h.findings.NextSnoozeEndAmong(t0, {"vm:100"});
-  REQUIRE(none.ok());
-  CHECK_FALSE(none->has_value());
+  CHECK_FALSE(NextSnoozeEnd(h.findings, t0, {"vm:100"}).has_value());
   h.PutFinding("a", "vm:100", core::Severity::kInfo, t0 + absl::Minutes(30));
   h.PutFinding("b", "vm:100", core::Severity::kCritical, t0 + absl::Minutes(20));
   h.PutFinding("c", "vm:101", core::Severity::kWarning, t0 + absl::Minutes(5));
   h.PutFinding("d", "vm:100", core::Severity::kWarning, t0 - absl::Minutes(5));  // ended
   h.PutFinding("e", "vm:100", core::Severity::kWatch);                           // never
-  core::Finding resolved;
   h.PutFinding("f", "vm:100", core::Severity::kCritical, t0 + absl::Minutes(1));
   {
     absl::StatusOr<core::StoredFinding> f = h.findings.Get("f");
     REQUIRE(f.ok());
-    resolved = f->finding;
+    core::Finding resolved = f->finding;
     resolved.resolved_at = t0;
     REQUIRE(h.findings.Put(resolved, f->version).ok());  // a resolved finding never counts
   }
-  absl::StatusOr<std::optional<absl::Time>> one = h.findings.NextSnoozeEndAmong(t0, {"vm:100"});
-  REQUIRE(one.ok());
-  CHECK(*one == t0 + absl::Minutes(20));
-  absl::StatusOr<std::optional<absl::Time>> both =
-      h.findings.NextSnoozeEndAmong(t0, {"vm:100", "vm:101", "vm:100"});
-  REQUIRE(both.ok());
-  CHECK(*both == t0 + absl::Minutes(5));
-  absl::StatusOr<std::optional<absl::Time>> later =
-      h.findings.NextSnoozeEndAmong(t0 + absl::Minutes(20), {"vm:100", "vm:101"});
-  REQUIRE(later.ok());
-  CHECK(*later == t0 + absl::Minutes(30));
+  CHECK(NextSnoozeEnd(h.findings, t0, {"vm:100"}) == t0 + absl::Minutes(20));
+  CHECK(NextSnoozeEnd(h.findings, t0, {"vm:100", "vm:101", "vm:100"}) == t0 + absl::Minutes(5));
+  CHECK(NextSnoozeEnd(h.findings, t0 + absl::Minutes(20), {"vm:100", "vm:101"}) ==
+        t0 + absl::Minutes(30));
+  // The counts beside it: at t0, vm:100 has d (its snooze over) and e active; vm:101 none.
+  absl::StatusOr<core::ActiveFindingCountsUntil> at_t0 =
+      h.findings.CountActiveUntilChange(t0, {"vm:101", "vm:100"});
+  REQUIRE(at_t0.ok());
+  REQUIRE(at_t0->counts.size() == 1);
+  CHECK(at_t0->counts[0] ==
+        core::ActiveFindingCounts{.resource_id = "vm:100", .warning = 1, .watch = 1});
 }
 
 // The SQLite action store, counting the listings a sweep makes.

@@ -130,7 +130,7 @@ class AgentViews {
   // name, kind, state up|down, error (when down), resourceCount, lastSeenAt (once listed).
   // The fleet is listed on every call; resources[] is kept in a FleetContextCache when the
   // finding, action and operator-state stores report WriteGenerations and the finding store
-  // reports NextSnoozeEndAmong, and served from it while the listing shows the same, no write
+  // reports CountActiveUntilChange, and served from it while the listing shows the same, no write
   // was made and no snooze, plan TTL or maintenance window edge it depends on passed: the same
   // bytes a read would give.
   [[nodiscard]] absl::StatusOr<std::string> FleetContext(const FleetContextQuery& query);

@@ -99,6 +99,14 @@ struct ActiveFindingCounts {
   friend bool operator==(const ActiveFindingCounts&, const ActiveFindingCounts&) = default;
 };
 
+// CountActiveByResource's counts and how long they hold (CountActiveUntilChange).
+struct ActiveFindingCountsUntil {
+  std::vector<ActiveFindingCounts> counts;
+  // The earliest snoozed_until after `now` among the findings of the resources asked about
+  // that are neither resolved, dismissed nor suppressed; nullopt when there is none.
+  std::optional<absl::Time> next_snooze_end;
+};
+
 // An active finding as ListActiveKeys reads it: which finding, on which resource, how severe.
 struct ActiveFindingKey {
   std::string id;
@@ -255,14 +263,12 @@ class FindingStore {
     return absl::UnimplementedError("this finding store does not report snooze ends");
   }
 
-  // For caches of views over CountActiveByResource (AgentViews' fleet context): the earliest
-  // snoozed_until after `now` among the findings of `resource_ids` that are neither resolved,
-  // dismissed nor suppressed. Those are the only findings whose count in
-  // CountActiveByResource(now, resource_ids) can change with time alone, without a write: the
-  // counts read at `now` stay the counts until that instant. nullopt when there is none. Its
-  // cost grows like CountActiveByResource's. Unimplemented (the default) when the store cannot
-  // answer.
-  [[nodiscard]] virtual absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+  // For caches of views over CountActiveByResource (AgentViews' fleet context): its counts,
+  // read in the same pass as next_snooze_end. The findings with a snooze ending after `now` are
+  // the only ones whose count can change with time alone, without a write: the counts read at
+  // `now` stay the counts until that instant. Its cost is CountActiveByResource's.
+  // Unimplemented (the default) when the store cannot answer.
+  [[nodiscard]] virtual absl::StatusOr<ActiveFindingCountsUntil> CountActiveUntilChange(
       absl::Time /*now*/, const std::vector<std::string>& /*resource_ids*/) const {
     return absl::UnimplementedError("this finding store does not report snooze ends");
   }

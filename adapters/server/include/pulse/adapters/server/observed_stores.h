@@ -110,9 +110,9 @@ class ObservedFindingStore final : public core::FindingStore {
       const std::optional<core::FindingPagePosition>& through) const override {
     return inner_.NextSnoozeEnd(query, through);
   }
-  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+  absl::StatusOr<core::ActiveFindingCountsUntil> CountActiveUntilChange(
       absl::Time now, const std::vector<std::string>& resource_ids) const override {
-    return inner_.NextSnoozeEndAmong(now, resource_ids);
+    return inner_.CountActiveUntilChange(now, resource_ids);
   }
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;

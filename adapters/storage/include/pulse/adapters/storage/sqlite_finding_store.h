@@ -10,7 +10,7 @@
 // WriteGeneration counts the Put and PutBatch calls made through this object (the server opens
 // one per database, and findings are written only through it), so a cache keyed by it misses
 // after any write; NextSnoozeEnd reads the same index range as an active page, and
-// NextSnoozeEndAmong the same per-resource ranges as CountActiveByResource.
+// CountActiveUntilChange reads its snooze end with the counts.
 // Thread-safety: safe from any thread (SqliteDatabase). Borrows the database.
 #pragma once
 
@@ -56,7 +56,8 @@ class SqliteFindingStore final : public core::FindingStore {
   absl::StatusOr<std::optional<absl::Time>> NextSnoozeEnd(
       const core::FindingPageQuery& query,
       const std::optional<core::FindingPagePosition>& through) const override;
-  absl::StatusOr<std::optional<absl::Time>> NextSnoozeEndAmong(
+  // CountActiveByResource is this without the snooze end: one pass over the same ranges.
+  absl::StatusOr<core::ActiveFindingCountsUntil> CountActiveUntilChange(
       absl::Time now, const std::vector<std::string>& resource_ids) const override;
   absl::StatusOr<std::int64_t> Put(const core::Finding& finding,
                                    std::int64_t expected_version) override;
