@@ -191,6 +191,11 @@ std::optional<CompositeFleet::Entry> CompositeFleet::Find(std::string_view id) {
   return it->second;
 }
 
+bool CompositeFleet::ListsFromMemory() const {
+  return std::all_of(sources_.begin(), sources_.end(),
+                     [](const CompositeSource& source) { return source.fleet->ListsFromMemory(); });
+}
+
 absl::StatusOr<std::vector<core::FleetResource>> CompositeFleet::ListResources(
     const core::FleetResourceQuery& query) {
   PULSE_RETURN_IF_ERROR(internal::ValidateResourceQuery(query));

@@ -12,7 +12,8 @@
 // Each refusal is the agent envelope, then a lingering close (stop sending, discard what the
 // client still sends for a moment) so the reply is not destroyed by a reset. An idle
 // keep-alive connection holds no parser or buffer, only a readiness wait and its idle timer.
-// Requests to inline_routes are answered on the event loop; the rest run the pipeline
+// Requests to inline_routes are answered on the event loop, and so are those to loop_routes
+// unless a call in them refuses to wait (core::NoBlockingScope); the rest run the pipeline
 // (request_pipeline.h) on a fixed handler pool, one request per connection at a time. Event
 // streams are written from SseStream's wake-up (SetWakeup/TryNext) and a heartbeat timer
 // whose first beat is jittered. This is the only file that includes Boost (its compile is
@@ -48,6 +49,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "pulse/adapters/http/sse_stream.h"
+#include "pulse/core/ports/no_blocking.h"
 #include "pulse/core/status_macros.h"
 #include "pulse/core/string_view.h"
 #include "request_pipeline.h"
@@ -201,6 +203,7 @@ class Connection final : public std::enable_shared_from_this<Connection> {
   void OnHead(ErrorCode ec);
   void OnBody(ErrorCode ec);
   void Serve();
+  std::optional<Outcome> DecideOnLoop(const RawRequest& request);
   void Respond(Outcome& outcome);
   void Write(HttpReply& reply, bool keep_alive, bool linger);
   void WriteConstant(const ConstantReply& constant);
@@ -279,7 +282,13 @@ class BeastTransport final : public HttpServer::Impl {
   net::thread_pool& handlers() { return *handlers_; }
   std::atomic<int>& in_flight() { return in_flight_; }
 
-  bool IsInline(const RawRequest& req) const;
+  // Where a request runs: on its event loop (inline_routes, and a request refused before any
+  // handler), on its loop first (loop_routes: on the pool after all when a call in it refused
+  // to wait), or on the handler pool.
+  enum class Placement { kLoop, kLoopFirst, kPool };
+  Placement Place(const RawRequest& req) const;
+  // Counts a loop_routes request the loop answered, or one it sent on to the pool.
+  void CountLoopRun(bool answered) { (answered ? loop_answered_ : loop_refused_).fetch_add(1); }
   bool IsConstant(const std::string& route) const {
     return std::find(options_.constant_routes.begin(), options_.constant_routes.end(), route) !=
            options_.constant_routes.end();
@@ -317,6 +326,8 @@ class BeastTransport final : public HttpServer::Impl {
   const std::shared_ptr<WakeGate> gate_ = std::make_shared<WakeGate>();
   int port_ = -1;
   std::atomic<int> in_flight_{0};
+  std::atomic<std::uint64_t> loop_answered_{0};
+  std::atomic<std::uint64_t> loop_refused_{0};
   std::atomic<int> open_connections_{0};
 
   absl::Mutex admission_mu_;
@@ -622,10 +633,37 @@ void Connection::Serve() {
       self->server_.in_flight().fetch_sub(1);
     });
   };
-  if (server_.IsInline(*request)) {
-    return work();
+  switch (server_.Place(*request)) {
+    case BeastTransport::Placement::kLoop:
+      return work();
+    case BeastTransport::Placement::kLoopFirst:
+      // A GET: no body to read, so running it again on the pool repeats exactly this request.
+      if (std::optional<Outcome> outcome = DecideOnLoop(*request)) {
+        outcome->close_connection = outcome->close_connection || unread_body || !keep_alive;
+        server_.CountLoopRun(true);
+        raw_.method = request->method;
+        Respond(*outcome);
+        server_.in_flight().fetch_sub(1);
+        return;
+      }
+      server_.CountLoopRun(false);
+      break;
+    case BeastTransport::Placement::kPool:
+      break;
   }
   net::post(server_.handlers(), std::move(work));
+}
+
+// The outcome of `request` decided on this loop inside a NoBlockingScope, or nullopt when a
+// call in it refused to wait: whatever that run built is dropped (no_blocking.h).
+std::optional<Outcome> Connection::DecideOnLoop(const RawRequest& request) {
+  core::NoBlockingScope scope;
+  bool consumed = false;
+  Outcome outcome = server_.pipeline().Decide(request, nullptr, framing_, consumed);
+  if (scope.refused()) {
+    return std::nullopt;
+  }
+  return outcome;
 }
 
 void Connection::Respond(Outcome& outcome) {
@@ -1040,15 +1078,25 @@ void BeastTransport::Release(const net::ip::address& peer) {
   --total_;
 }
 
-bool BeastTransport::IsInline(const RawRequest& req) const {
+BeastTransport::Placement BeastTransport::Place(const RawRequest& req) const {
   const RouteLookup lookup = pipeline_.router().Lookup(req.method, SplitTarget(req.target).first);
   if (lookup.kind != RouteLookup::Kind::kFound) {
-    return true;  // refused without a handler: cheap
+    return Placement::kLoop;  // refused without a handler: cheap
   }
   const RouteSpec& spec = lookup.route->spec;
-  return !spec.scope.has_value() && !spec.streaming &&
-         std::find(options_.inline_routes.begin(), options_.inline_routes.end(), spec.name) !=
-             options_.inline_routes.end();
+  if (spec.streaming) {
+    return Placement::kPool;
+  }
+  const auto listed = [&spec](const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), spec.name) != names.end();
+  };
+  if (!spec.scope.has_value() && listed(options_.inline_routes)) {
+    return Placement::kLoop;
+  }
+  if ((req.method == "GET" || req.method == "HEAD") && listed(options_.loop_routes)) {
+    return Placement::kLoopFirst;
+  }
+  return Placement::kPool;
 }
 
 void BeastTransport::ConnectionOpened(int delta) {
@@ -1128,6 +1176,8 @@ HttpServerStats BeastTransport::Stats() const {
   stats.peak_threads = stats.threads;
   stats.busy_threads = static_cast<std::size_t>(std::max(0, in_flight_.load()));
   stats.open_streams = pipeline_.open_streams();
+  stats.loop_answered = loop_answered_.load();
+  stats.loop_refused = loop_refused_.load();
   return stats;
 }
 

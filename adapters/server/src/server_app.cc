@@ -470,6 +470,20 @@ absl::Status ServerApp::Parts::OpenServer() {
   PULSE_RETURN_IF_ERROR(router.CheckCoversSurface());
   http::HttpServerOptions options;
   options.console_sessions = console_sessions.get();
+  // The reads an event loop answers itself (http_server.h, loop_routes; docs/server.md): views
+  // over the stores, and the fleet context when every fleet source lists from memory (the demo
+  // and the host agents). Docker, Proxmox and the local host may call out or read files, so the
+  // fleet context over them runs on the handler pool. A write in any of these (a token's use
+  // recorded, an expired plan swept) sends the request on to the pool.
+  options.loop_routes = {"get_patrol_control_status",
+                         "get_operations_loop_status",
+                         "list_findings",
+                         "list_actions",
+                         "get_action",
+                         "get_operator_state"};
+  if (fleet->ListsFromMemory()) {
+    options.loop_routes.emplace_back("get_fleet_context");
+  }
   options.host = config.listen.host;
   options.port = config.listen.port;
   // Every stream may come from one address (a proxy, the web console's host).
@@ -528,6 +542,8 @@ ServerApp::ServerApp(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 ServerApp::~ServerApp() { Shutdown(); }
 
 int ServerApp::port() const { return parts_->server->port(); }
+
+http::HttpServerStats ServerApp::http_stats() const { return parts_->server->stats(); }
 
 namespace {
 

@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "pulse/core/json/utf8.h"
+#include "pulse/core/ports/no_blocking.h"
+#include "pulse/core/status_macros.h"
 
 namespace pulse::adapters::storage {
 namespace {
@@ -203,13 +205,16 @@ ReaderPool::Lease::~Lease() {
   }
 }
 
-ReaderPool::Lease ReaderPool::Acquire() {
+ReaderPool::Lease ReaderPool::Acquire(bool wait) {
   {
     absl::MutexLock lock(&mu_);
     if (max_readers_ == 0) {
       return Lease();
     }
     while (idle_.empty() && open_ >= max_readers_) {
+      if (!wait) {
+        return Lease();
+      }
       returned_.Wait(&mu_);
     }
     if (!idle_.empty()) {
@@ -280,6 +285,7 @@ SqliteReadPoolStats ReaderPool::Stats() const {
 }
 
 absl::Status WriteTransaction(const SqliteDatabase& database, TransactionBody body) {
+  PULSE_RETURN_IF_ERROR(core::RefuseIfNoBlocking("a SQLite write"));
   SqliteDatabase::Connection& connection = database.connection();
   if (FindActive(connection) != nullptr) {
     return absl::InternalError(
@@ -335,11 +341,16 @@ absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody bod
       return StatusFromException(e, "read");
     }
   }
+  // A thread that must not wait takes a reader only if one is free, and never the writer.
+  const bool may_wait = core::NoBlockingScope::Current() == nullptr;
   if (connection.readers != nullptr) {
-    ReaderPool::Lease lease = connection.readers->Acquire();
+    ReaderPool::Lease lease = connection.readers->Acquire(may_wait);
     if (lease.get() != nullptr) {
       return RunTransaction(connection, *lease.get(), *lease.statements(), "BEGIN", body, "read");
     }
+  }
+  if (!may_wait) {
+    return core::RefuseIfNoBlocking("a SQLite read with no free reader");
   }
   return RunOnWriter(connection, "BEGIN", body, "read");
 }

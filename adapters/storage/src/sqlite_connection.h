@@ -71,7 +71,10 @@ class ReaderPool {
     std::unique_ptr<Reader> reader_;
   };
 
-  [[nodiscard]] Lease Acquire();
+  // An idle reader, else a new one while fewer than max_readers are open, else the first one
+  // returned (waiting). Without `wait`, a null lease instead of waiting when every reader is
+  // lent (a thread that must not wait, core::NoBlockingScope).
+  [[nodiscard]] Lease Acquire(bool wait = true);
 
   SqliteReadPoolStats Stats() const;
 
@@ -142,9 +145,11 @@ struct SqliteDatabase::Connection {
 // includes every transaction committed before the call. It runs on a reader from the pool, so
 // it waits neither for the writer mutex nor for another process's write lock; on the writer
 // (under its mutex) when the pool has no readers (":memory:", max_readers 0) or one could not
-// be opened. Called from inside a transaction on the same database on this thread, `body`
-// runs inline in that transaction (and sees its uncommitted writes) instead of waiting for a
-// connection its own thread holds.
+// be opened. On a thread that must not wait (core::NoBlockingScope) a read that would wait for
+// a reader or for the writer refuses (Unavailable, the scope marked) instead, and so does every
+// WriteTransaction, before it queues or writes anything. Called from inside a transaction on the
+// same database on this thread, `body` runs inline in that transaction (and sees its uncommitted
+// writes) instead of waiting for a connection its own thread holds.
 [[nodiscard]] absl::Status ReadTransaction(const SqliteDatabase& database, TransactionBody body);
 
 // SQLite's error as a status: BUSY/LOCKED/IOERR/CANTOPEN/FULL/READONLY/PERM -> Unavailable,

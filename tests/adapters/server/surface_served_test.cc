@@ -155,5 +155,70 @@ TEST_CASE("pulse-server answers every surface row at its method and path", "[ser
   CHECK((*app)->Shutdown());
 }
 
+// The event loops answer the store reads and, over the demo fleet, the fleet context themselves
+// (server_app.cc, loop_routes); a token's first use is a write, so that request runs again on
+// the handler pool and the use is recorded.
+TEST_CASE("pulse-server answers its reads on the event loop and still records a token's use",
+          "[server][surface]") {
+  TempDir dir;
+  adapters::system::SystemClock system_clock;
+  const auto token = [&](const std::string& name, const std::string& scopes) {
+    TokenCreateOptions options;
+    options.data_dir = dir.path();
+    options.name = name;
+    options.scopes = scopes;
+    absl::StatusOr<std::string> created = CreateApiToken(options, system_clock);
+    REQUIRE(created.ok());
+    return *created;
+  };
+  const std::string reader = token("reader", "monitoring:read");
+  const std::string admin = token("admin", "settings:write");
+  ServerSettings flags;
+  flags.listen = "127.0.0.1:0";
+  flags.data_dir = dir.path();
+  flags.fleet = "demo";
+  flags.patrol_interval = "0";
+  absl::StatusOr<ServerConfig> config = ResolveServerConfig(flags, std::nullopt);
+  REQUIRE(config.ok());
+  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(*config);
+  REQUIRE(app.ok());
+  REQUIRE((*app)->Start().ok());
+  httplib::Client client("127.0.0.1", (*app)->port());
+  client.set_read_timeout(10, 0);
+  const httplib::Headers as_reader = {{std::string(core::kApiTokenHeader), reader}};
+
+  for (int i = 0; i < 3; ++i) {
+    httplib::Result context = client.Get("/api/agent/fleet-context", as_reader);
+    REQUIRE(context);
+    CHECK(context->status == 200);
+    absl::StatusOr<rapidjson::Document> doc = core::ParseJson(context->body);
+    REQUIRE(doc.ok());
+    REQUIRE((*doc).HasMember("resources"));
+    CHECK((*doc)["resources"].Size() > 0);
+  }
+  httplib::Result status = client.Get("/api/agent/patrol-control/status", as_reader);
+  REQUIRE(status);
+  CHECK(status->status == 200);
+
+  const adapters::http::HttpServerStats stats = (*app)->http_stats();
+  CHECK(stats.loop_refused >= 1);   // the reader's first use, recorded on the pool
+  CHECK(stats.loop_answered >= 3);  // the rest
+  httplib::Result listed =
+      client.Get("/api/security/tokens", {{std::string(core::kApiTokenHeader), admin}});
+  REQUIRE(listed);
+  REQUIRE(listed->status == 200);
+  absl::StatusOr<rapidjson::Document> tokens = core::ParseJson(listed->body);
+  REQUIRE(tokens.ok());
+  bool reader_used = false;
+  const rapidjson::Value& list = tokens->IsArray() ? *tokens : (*tokens)["tokens"];
+  for (const rapidjson::Value& info : list.GetArray()) {
+    if (std::string(info["name"].GetString()) == "reader") {
+      reader_used = info.HasMember("lastUsedAt");
+    }
+  }
+  CHECK(reader_used);
+  CHECK((*app)->Shutdown());
+}
+
 }  // namespace
 }  // namespace pulse::server

@@ -260,6 +260,11 @@ class Fleet {
     return absl::UnimplementedError("this fleet does not run commands");
   }
 
+  // Whether ListResources and GetTopology answer from memory: never a call to another system,
+  // a file read or a wait on a lock held across one. An HTTP event loop answers the routes
+  // that read the fleet itself only when this holds (no_blocking.h). False by default.
+  [[nodiscard]] virtual bool ListsFromMemory() const { return false; }
+
   // The sources this fleet is made of and their last known state, in configured order
   // (docs/fleet.md). Answers from memory, never blocking on a source. Empty for a fleet that
   // is one source (the default).

@@ -60,6 +60,8 @@ class CompositeFleet final : public core::Fleet {
   // Whole-fleet reads list every source again.
   absl::StatusOr<std::vector<core::FleetResource>> ListResources(
       const core::FleetResourceQuery& query) override;
+  // True when every source's listing answers from memory (the merge itself does).
+  bool ListsFromMemory() const override;
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;

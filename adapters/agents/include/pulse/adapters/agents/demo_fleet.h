@@ -113,6 +113,9 @@ class DemoFleet final : public core::Fleet {
   // ---- core::Fleet ------------------------------------------------------------------------
   absl::StatusOr<std::vector<core::FleetResource>> ListResources(
       const core::FleetResourceQuery& query) override;
+  // True: the fleet is the file as loaded plus its simulation, all in memory (a dispatch that
+  // hangs waits without the lock listings take).
+  bool ListsFromMemory() const override { return true; }
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;

@@ -43,6 +43,10 @@ class AgentsFleet final : public core::Fleet {
 
   absl::StatusOr<std::vector<core::FleetResource>> ListResources(
       const core::FleetResourceQuery& query) override;
+  // True: the hosts' last reports, kept in memory (the bindings other processes made are read
+  // from the store at most every two seconds, a read that refuses rather than waits where
+  // waiting is not allowed: core/ports/no_blocking.h).
+  bool ListsFromMemory() const override { return true; }
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;

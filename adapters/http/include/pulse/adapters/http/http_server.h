@@ -10,20 +10,21 @@
 // agent error envelope.
 //
 // Concurrency: connections run on a few event loops (io_threads), handlers on a fixed pool
-// (handler_threads); an idle keep-alive connection and an open event stream (sse_stream.h)
-// hold no thread. Open streams draw from two budgets — agent event subscriptions and runs
-// (chat, resume, answer) — so neither kind can starve the other (503 service_unavailable with
-// Retry-After beyond a budget), and one token holds at most max_streams_per_token of them (429
-// too_many_streams). The slot is taken before the handler runs, so a refused run never starts.
-// Stop() is graceful: open streams are asked to finish and drain (their producers see
-// cancellation), then the listener closes, in-flight requests complete and the threads are
-// joined.
+// (handler_threads) unless the loop answers the route itself (inline_routes, loop_routes); an idle
+// keep-alive connection and an open event stream (sse_stream.h) hold no thread. Open streams draw
+// from two budgets — agent event subscriptions and runs (chat, resume, answer) — so neither kind
+// can starve the other (503 service_unavailable with Retry-After beyond a budget), and one token
+// holds at most max_streams_per_token of them (429 too_many_streams). The slot is taken before the
+// handler runs, so a refused run never starts. Stop() is graceful: open streams are asked to finish
+// and drain (their producers see cancellation), then the listener closes, in-flight requests
+// complete and the threads are joined.
 //
 // Thread-safe: Start/Stop from the owning thread; handlers run on handler (or event-loop)
 // threads.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -84,6 +85,15 @@ struct HttpServerOptions {
   // Public, non-streaming routes answered on the event loop itself (no hop to a handler
   // thread): they must be cheap and never block.
   std::vector<std::string> inline_routes = {"healthz", "get_capabilities"};
+  // GET routes, public or scoped, that the event loop answers itself when it can: the request
+  // (authentication included) runs inside a core::NoBlockingScope, and when a call in it
+  // refuses to wait (a write, such as recording a token's use; a read that would queue for a
+  // pooled connection) what it produced is dropped and the request runs again on a handler
+  // thread. That saves the two thread hand-offs of the pool (about half of a small read's
+  // time). List only routes whose handlers read memory and the stores: a call that waits without
+  // checking the scope would stall every connection on its loop (docs/server.md, "Reads answered
+  // on the event loop").
+  std::vector<std::string> loop_routes;
   // Inline routes whose reply never changes while the server runs: the transport keeps
   // the first 200 reply to a plain GET (no query, body, Range or credentials) as bytes and
   // answers later ones with them (the bounds, route lookup and request metrics still apply).
@@ -105,6 +115,10 @@ struct HttpServerStats {
   std::size_t busy_threads = 0;  // requests in flight
   std::size_t peak_threads = 0;  // = threads (the pools are fixed)
   std::size_t open_streams = 0;
+  // loop_routes requests the event loop answered itself, and those it sent on to the handler
+  // pool because a call in them refused to wait.
+  std::uint64_t loop_answered = 0;
+  std::uint64_t loop_refused = 0;
 };
 
 class HttpServer final {

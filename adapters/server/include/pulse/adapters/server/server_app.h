@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pulse/adapters/http/http_server.h"
 #include "pulse/adapters/server/server_config.h"
 
 namespace pulse::server {
@@ -30,6 +31,8 @@ class ServerApp {
   ServerApp& operator=(const ServerApp&) = delete;
 
   int port() const;
+  // The HTTP transport's counts (threads, requests in flight, reads answered on the event loop).
+  adapters::http::HttpServerStats http_stats() const;
   [[nodiscard]] absl::Status Start();
 
   // The graceful stop above. Idempotent. False when some run did not end within the grace
