@@ -11,7 +11,7 @@
 // before any side effect of its call, and whatever ran before it in the request must have been
 // reads, which the second run repeats.
 //
-// What checks (docs/architecture.md, "Reads answered on the event loop"): SQLite's write
+// What checks (docs/server.md, "Reads answered on the event loop"): SQLite's write
 // transactions and a read that would wait for a pooled connection (adapters/storage). A port
 // whose reads may reach another system says so instead (Fleet::ListsFromMemory), and routes
 // that read it are not answered on a loop.
