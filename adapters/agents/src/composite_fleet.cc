@@ -110,6 +110,7 @@ void CompositeFleet::Refresh() {
 }
 
 void CompositeFleet::RebuildLocked() {
+  ++listing_generation_;
   resources_.clear();
   relationships_.clear();
   owners_.clear();
@@ -194,6 +195,24 @@ std::optional<CompositeFleet::Entry> CompositeFleet::Find(std::string_view id) {
 bool CompositeFleet::ListsFromMemory() const {
   return std::all_of(sources_.begin(), sources_.end(),
                      [](const CompositeSource& source) { return source.fleet->ListsFromMemory(); });
+}
+
+std::optional<std::uint64_t> CompositeFleet::ListingGeneration() {
+  std::vector<std::uint64_t> current;
+  current.reserve(sources_.size());
+  for (const CompositeSource& source : sources_) {
+    const std::optional<std::uint64_t> generation = source.fleet->ListingGeneration();
+    if (!generation.has_value()) {
+      return std::nullopt;
+    }
+    current.push_back(*generation);
+  }
+  absl::MutexLock lock(&mu_);
+  if (current != source_generations_) {
+    source_generations_ = std::move(current);
+    ++listing_generation_;
+  }
+  return listing_generation_;
 }
 
 absl::StatusOr<std::vector<core::FleetResource>> CompositeFleet::ListResources(

@@ -177,6 +177,7 @@ void DemoFleet::AdvanceLocked(absl::Time now) {
 }
 
 void DemoFleet::PublishLocked() {
+  ++listing_generation_;
   std::map<std::string, internal::ObservedState> snapshot;
   for (const auto& [id, r] : world_->resources) {
     snapshot.emplace(id, internal::ObserverSnapshot(r));
@@ -185,6 +186,12 @@ void DemoFleet::PublishLocked() {
 }
 
 // ---- reads ------------------------------------------------------------------------------
+
+std::optional<std::uint64_t> DemoFleet::ListingGeneration() {
+  absl::MutexLock lock(&mu_);
+  AdvanceLocked(Now());
+  return listing_generation_;
+}
 
 absl::StatusOr<std::vector<core::FleetResource>> DemoFleet::ListResources(
     const core::FleetResourceQuery& query) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_split.h"
@@ -145,6 +146,13 @@ absl::StatusOr<core::FleetResource> AgentsFleet::Find(std::string_view id, HostV
     }
   }
   return absl::NotFoundError(fmt::format("host {} does not report resource {}", *host, id));
+}
+
+std::optional<std::uint64_t> AgentsFleet::ListingGeneration() {
+  if (hub_.Hosts().empty()) {
+    return 0;
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<std::vector<core::FleetResource>> AgentsFleet::ListResources(

@@ -150,27 +150,35 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
   const std::optional<std::uint64_t> state_generation = operator_state_.WriteGeneration();
   const bool cacheable = finding_generation.has_value() && action_generation.has_value() &&
                          state_generation.has_value();
-
-  FleetResourceQuery fleet_query;
-  fleet_query.type = query.resource_type;
-  fleet_query.technology = query.technology;
-  fleet_query.limit = kFleetMaxResults;
-  PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
-
   std::string key;
   FleetContextGenerations generations;
   std::shared_ptr<const std::string> array;
   if (cacheable) {
     key = FleetContextCache::Key(query);
-    generations = {*finding_generation, *action_generation, *state_generation};
-    array = fleet_context_cache_.Find(key, generations, resources, now);
+    // Read before the listing: a change after it makes the next lookup miss.
+    generations = {*finding_generation, *action_generation, *state_generation,
+                   fleet_.ListingGeneration()};
+    if (generations.fleet.has_value()) {
+      array = fleet_context_cache_.Find(key, generations, nullptr, now);
+    }
   }
   if (array == nullptr) {
-    PULSE_ASSIGN_OR_RETURN(FleetContextArray built,
-                           BuildFleetContextArray(query, resources, now, cacheable));
-    array = std::make_shared<const std::string>(std::move(built.json));
-    if (cacheable && built.expiry_known) {
-      fleet_context_cache_.Store(key, generations, resources, now, built.expires_at, array);
+    FleetResourceQuery fleet_query;
+    fleet_query.type = query.resource_type;
+    fleet_query.technology = query.technology;
+    fleet_query.limit = kFleetMaxResults;
+    PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources,
+                           fleet_.ListResources(fleet_query));
+    if (cacheable) {
+      array = fleet_context_cache_.Find(key, generations, &resources, now);
+    }
+    if (array == nullptr) {
+      PULSE_ASSIGN_OR_RETURN(FleetContextArray built,
+                             BuildFleetContextArray(query, resources, now, cacheable));
+      array = std::make_shared<const std::string>(std::move(built.json));
+      if (cacheable && built.expiry_known) {
+        fleet_context_cache_.Store(key, generations, resources, now, built.expires_at, array);
+      }
     }
   }
 

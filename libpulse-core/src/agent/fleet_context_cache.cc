@@ -37,7 +37,7 @@ bool FleetContextCache::ShowsSame(const std::vector<Shown>& kept,
 
 std::shared_ptr<const std::string> FleetContextCache::Find(
     const std::string& key, const FleetContextGenerations& generations,
-    const std::vector<FleetResource>& listing, absl::Time now) {
+    const std::vector<FleetResource>* listing, absl::Time now) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<const std::string> array;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -45,7 +45,8 @@ std::shared_ptr<const std::string> FleetContextCache::Find(
       continue;
     }
     if (it->generations == generations && now >= it->built_at &&
-        (!it->expires_at.has_value() || now < *it->expires_at) && ShowsSame(it->listing, listing)) {
+        (!it->expires_at.has_value() || now < *it->expires_at) &&
+        (listing != nullptr ? ShowsSame(it->listing, *listing) : generations.fleet.has_value())) {
       array = it->array;
       entries_.splice(entries_.begin(), entries_, it);
     }

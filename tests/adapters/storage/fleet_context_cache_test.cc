@@ -399,5 +399,97 @@ TEST_CASE("a remembered sweep holds for a limit it covered, and only when the st
   CHECK(counted.listings == 4);
 }
 
+// The harness's fake fleet behind a listing generation the test sets (nullopt: it cannot
+// tell), counting the whole-fleet listings.
+class GenerationFleet final : public core::Fleet {
+ public:
+  explicit GenerationFleet(FakeFleet& inner) : inner_(inner) {}
+  std::optional<std::uint64_t> generation = 1;
+  int listings = 0;
+
+  std::optional<std::uint64_t> ListingGeneration() override { return generation; }
+  absl::StatusOr<std::vector<core::FleetResource>> ListResources(
+      const core::FleetResourceQuery& q) override {
+    ++listings;
+    return inner_.ListResources(q);
+  }
+  absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override {
+    return inner_.GetResource(id);
+  }
+  absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& q) override {
+    return inner_.GetTopology(q);
+  }
+  absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override {
+    return inner_.GetStatus(id);
+  }
+  absl::StatusOr<core::FleetLogExcerpt> ReadLogs(std::string_view id,
+                                                 const core::FleetLogQuery& q) override {
+    return inner_.ReadLogs(id, q);
+  }
+  absl::StatusOr<core::FleetConfig> ReadConfig(std::string_view id) override {
+    return inner_.ReadConfig(id);
+  }
+  absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
+      std::string_view id, const core::FleetMetricQuery& q) override {
+    return inner_.ReadMetricHistory(id, q);
+  }
+  absl::StatusOr<std::vector<core::Capability>> ListCapabilities(std::string_view id) override {
+    return inner_.ListCapabilities(id);
+  }
+  absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& r) override {
+    return inner_.Dispatch(r);
+  }
+  absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
+      const core::PostconditionQuery& q) override {
+    return inner_.ObservePostcondition(q);
+  }
+
+ private:
+  FakeFleet& inner_;
+};
+
+TEST_CASE("a fleet that tells its listing generation is not listed while the generation holds",
+          "[storage][agent][fleet-context-cache]") {
+  ContextCacheHarness h;
+  GenerationFleet fleet(h.fleet);
+  core::AgentViews views(fleet, h.findings, h.actions, h.action_service, h.operator_state,
+                         h.clock);
+  h.PutFinding("f-1", "vm:100", core::Severity::kCritical);
+  // Every reply equals a fresh read over the plain fake fleet (h.Same()'s fresh views).
+  const auto served_fresh = [&] {
+    const std::string served = h.Context(views);
+    core::AgentViews fresh(h.fleet, h.findings, h.actions, h.action_service, h.operator_state,
+                           h.clock);
+    CHECK(served == h.Context(fresh));
+    return served;
+  };
+  served_fresh();
+  CHECK(fleet.listings == 1);
+  served_fresh();
+  h.clock.Advance(absl::Seconds(5));
+  served_fresh();
+  CHECK(fleet.listings == 1);  // kept, and the fleet was not even listed
+  CHECK(views.FleetContextCacheCounts().hits == 2);
+
+  // The fleet changes and says so: listed again, and the change shows.
+  h.fleet.EditResource("vm:103", [](core::FleetResource& r) { r.status = "stopped"; });
+  fleet.generation = 2;
+  CHECK(served_fresh().find("\"status\":\"stopped\"") != std::string::npos);
+  CHECK(fleet.listings == 2);
+  served_fresh();
+  CHECK(fleet.listings == 2);
+
+  // A store write misses under the same generation (the fleet is listed, the array rebuilt).
+  h.PutFinding("f-2", "vm:101", core::Severity::kWarning);
+  CHECK(served_fresh().find("\"warning\":1") != std::string::npos);
+  CHECK(fleet.listings == 3);
+
+  // A fleet that cannot tell is listed for every read and compared, as before.
+  fleet.generation = std::nullopt;
+  served_fresh();
+  served_fresh();
+  CHECK(fleet.listings == 5);
+}
+
 }  // namespace
 }  // namespace pulse::testing::storage

@@ -3,9 +3,10 @@
 // listing, a comparison and a copy instead of the finding counts, the pending plans, the
 // operator states and the encoding of every resource. AgentViews serves an entry only while it
 // is the array a fresh read would build, byte for byte:
-//   * the fleet listed now shows what it showed when the array was built: the same resources in
-//     the same order with the same id, type, name, technology and status (the only fleet
-//     fields the array shows);
+//   * the fleet's ListingGeneration is known and the one read before the array was built (then
+//     the fleet is not listed at all), or else the fleet listed now shows what it showed when
+//     the array was built: the same resources in the same order with the same id, type, name,
+//     technology and status (the only fleet fields the array shows);
 //   * the finding, action and operator-state stores' WriteGenerations are the ones read before
 //     the array was built (any write through those stores misses);
 //   * `now` is neither before the instant the array was built (a clock set back misses) nor at
@@ -38,12 +39,13 @@ namespace pulse::core {
 inline constexpr std::size_t kFleetContextCacheEntries = 8;
 inline constexpr std::size_t kFleetContextCacheMaxBytes = std::size_t{4} << 20;
 
-// The store generations an array was built under (FindingStore, ActionStore and
-// OperatorStateStore::WriteGeneration, read before the build).
+// The generations an array was built under (FindingStore, ActionStore and
+// OperatorStateStore::WriteGeneration, Fleet::ListingGeneration; read before the build).
 struct FleetContextGenerations {
   std::uint64_t findings = 0;
   std::uint64_t actions = 0;
   std::uint64_t operator_state = 0;
+  std::optional<std::uint64_t> fleet;  // nullopt: the fleet cannot tell, so it is listed
 
   friend bool operator==(const FleetContextGenerations&, const FleetContextGenerations&) = default;
 };
@@ -58,11 +60,12 @@ class FleetContextCache {
   // The cache key of a query: every filter, length-prefixed.
   [[nodiscard]] static std::string Key(const FleetContextQuery& query);
 
-  // The array for `key` if it was stored at `generations` from a listing that shows what
-  // `listing` shows and may be served at `now` (see the header comment); nullptr otherwise.
+  // The array for `key` if it was stored at `generations` and may be served at `now` (see the
+  // header comment), from a listing that shows what `listing` shows; with no `listing`, only
+  // when the fleet's generation is known (it stands for the listing). nullptr otherwise.
   [[nodiscard]] std::shared_ptr<const std::string> Find(const std::string& key,
                                                         const FleetContextGenerations& generations,
-                                                        const std::vector<FleetResource>& listing,
+                                                        const std::vector<FleetResource>* listing,
                                                         absl::Time now);
 
   // Keeps `array`, built at `built_at` from `listing` under `generations`, valid until

@@ -265,6 +265,13 @@ class Fleet {
   // that read the fleet itself only when this holds (no_blocking.h). False by default.
   [[nodiscard]] virtual bool ListsFromMemory() const { return false; }
 
+  // A number that changes whenever ListResources (any query) could answer differently from its
+  // last answer, and never comes back to one it answered before; read without listing, so a
+  // caller that kept what a listing showed may use it while the number holds (the fleet
+  // context, FleetContextCache). nullopt when the fleet cannot tell: the default, and callers
+  // list.
+  [[nodiscard]] virtual std::optional<std::uint64_t> ListingGeneration() { return std::nullopt; }
+
   // The sources this fleet is made of and their last known state, in configured order
   // (docs/fleet.md). Answers from memory, never blocking on a source. Empty for a fleet that
   // is one source (the default).

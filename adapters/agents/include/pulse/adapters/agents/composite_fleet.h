@@ -62,6 +62,9 @@ class CompositeFleet final : public core::Fleet {
       const core::FleetResourceQuery& query) override;
   // True when every source's listing answers from memory (the merge itself does).
   bool ListsFromMemory() const override;
+  // Known when every source's is: advanced when one of theirs changes or the merged view is
+  // rebuilt (a source that went down or came back).
+  std::optional<std::uint64_t> ListingGeneration() override;
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;
@@ -130,6 +133,9 @@ class CompositeFleet final : public core::Fleet {
   // Per source: its id -> the composite id.
   std::vector<std::map<std::string, std::string>> to_composite_ ABSL_GUARDED_BY(mu_);
   absl::Time last_miss_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // ListingGeneration: the sources' generations it last saw, and its own.
+  std::vector<std::uint64_t> source_generations_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t listing_generation_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pulse::adapters::agents

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +117,10 @@ class DemoFleet final : public core::Fleet {
   // True: the fleet is the file as loaded plus its simulation, all in memory (a dispatch that
   // hangs waits without the lock listings take).
   bool ListsFromMemory() const override { return true; }
+  // Advanced with every change a listing shows (a dispatched change accepted or landed, a fault
+  // injected or cleared: each republishes the observer snapshot); changes that are due land
+  // first.
+  std::optional<std::uint64_t> ListingGeneration() override;
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;
@@ -203,6 +208,8 @@ class DemoFleet final : public core::Fleet {
   mutable absl::Mutex mu_;
   // The state, pending changes and dispatch receipts.
   std::unique_ptr<internal::DemoWorld> world_ ABSL_PT_GUARDED_BY(mu_);
+  // ListingGeneration: advanced by PublishLocked, which every change of a resource calls.
+  std::uint64_t listing_generation_ ABSL_GUARDED_BY(mu_) = 0;
   // The observer's path: a snapshot published after every change, behind its own lock.
   std::unique_ptr<internal::ObserverView> view_;
 };

@@ -17,6 +17,8 @@
 // Lifetime: borrows the hub.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +49,10 @@ class AgentsFleet final : public core::Fleet {
   // from the store at most every two seconds, a read that refuses rather than waits where
   // waiting is not allowed: core/ports/no_blocking.h).
   bool ListsFromMemory() const override { return true; }
+  // 0 while no host is bound or reporting (the listing is empty, and a host that appears stays:
+  // hosts are never deleted); nullopt once there is one (its freshness changes with time alone,
+  // so callers list).
+  std::optional<std::uint64_t> ListingGeneration() override;
   absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override;
   absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& query) override;
   absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override;
