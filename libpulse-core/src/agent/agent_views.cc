@@ -167,8 +167,7 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     fleet_query.type = query.resource_type;
     fleet_query.technology = query.technology;
     fleet_query.limit = kFleetMaxResults;
-    PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources,
-                           fleet_.ListResources(fleet_query));
+    PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
     if (cacheable) {
       array = fleet_context_cache_.Find(key, generations, &resources, now);
     }

@@ -452,8 +452,7 @@ TEST_CASE("a fleet that tells its listing generation is not listed while the gen
           "[storage][agent][fleet-context-cache]") {
   ContextCacheHarness h;
   GenerationFleet fleet(h.fleet);
-  core::AgentViews views(fleet, h.findings, h.actions, h.action_service, h.operator_state,
-                         h.clock);
+  core::AgentViews views(fleet, h.findings, h.actions, h.action_service, h.operator_state, h.clock);
   h.PutFinding("f-1", "vm:100", core::Severity::kCritical);
   // Every reply equals a fresh read over the plain fake fleet (h.Same()'s fresh views).
   const auto served_fresh = [&] {

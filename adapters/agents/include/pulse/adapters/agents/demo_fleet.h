@@ -10,9 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
