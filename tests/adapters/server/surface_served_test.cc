@@ -61,6 +61,22 @@ httplib::Result Call(httplib::Client& client, const core::SurfaceRoute& row,
   return client.Post(path, headers, "{}", "application/json");
 }
 
+// pulse-server on the demo fleet over `data_dir`, listening on an ephemeral loopback port,
+// Patrol off.
+std::unique_ptr<ServerApp> StartDemoServer(const std::string& data_dir) {
+  ServerSettings flags;
+  flags.listen = "127.0.0.1:0";
+  flags.data_dir = data_dir;
+  flags.fleet = "demo";
+  flags.patrol_interval = "0";
+  absl::StatusOr<ServerConfig> config = ResolveServerConfig(flags, std::nullopt);
+  REQUIRE(config.ok());
+  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(*config);
+  REQUIRE(app.ok());
+  REQUIRE((*app)->Start().ok());
+  return *std::move(app);
+}
+
 TEST_CASE("pulse-server answers every surface row at its method and path", "[server][surface]") {
   TempDir dir;
   // One token per scope the table names, each holding that scope alone.
@@ -77,17 +93,8 @@ TEST_CASE("pulse-server answers every surface row at its method and path", "[ser
       tokens.emplace(*row.scope, *token);
     }
   }
-  ServerSettings flags;
-  flags.listen = "127.0.0.1:0";
-  flags.data_dir = dir.path();
-  flags.fleet = "demo";
-  flags.patrol_interval = "0";
-  absl::StatusOr<ServerConfig> config = ResolveServerConfig(flags, std::nullopt);
-  REQUIRE(config.ok());
-  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(*config);
-  REQUIRE(app.ok());
-  REQUIRE((*app)->Start().ok());
-  httplib::Client client("127.0.0.1", (*app)->port());
+  const std::unique_ptr<ServerApp> app = StartDemoServer(dir.path());
+  httplib::Client client("127.0.0.1", app->port());
   client.set_read_timeout(10, 0);
 
   for (const core::SurfaceRoute& row : core::SurfaceRoutes()) {
@@ -152,7 +159,7 @@ TEST_CASE("pulse-server answers every surface row at its method and path", "[ser
   httplib::Result oversized = client.Get("/" + std::string(4000, 'a'));
   REQUIRE(oversized);
   CHECK(oversized->status == 414);
-  CHECK((*app)->Shutdown());
+  CHECK(app->Shutdown());
 }
 
 // The event loops answer the store reads and, over the demo fleet, the fleet context themselves
@@ -173,17 +180,8 @@ TEST_CASE("pulse-server answers its reads on the event loop and still records a 
   };
   const std::string reader = token("reader", "monitoring:read");
   const std::string admin = token("admin", "settings:write");
-  ServerSettings flags;
-  flags.listen = "127.0.0.1:0";
-  flags.data_dir = dir.path();
-  flags.fleet = "demo";
-  flags.patrol_interval = "0";
-  absl::StatusOr<ServerConfig> config = ResolveServerConfig(flags, std::nullopt);
-  REQUIRE(config.ok());
-  absl::StatusOr<std::unique_ptr<ServerApp>> app = ServerApp::Open(*config);
-  REQUIRE(app.ok());
-  REQUIRE((*app)->Start().ok());
-  httplib::Client client("127.0.0.1", (*app)->port());
+  const std::unique_ptr<ServerApp> app = StartDemoServer(dir.path());
+  httplib::Client client("127.0.0.1", app->port());
   client.set_read_timeout(10, 0);
   const httplib::Headers as_reader = {{std::string(core::kApiTokenHeader), reader}};
 
@@ -200,7 +198,7 @@ TEST_CASE("pulse-server answers its reads on the event loop and still records a 
   REQUIRE(status);
   CHECK(status->status == 200);
 
-  const adapters::http::HttpServerStats stats = (*app)->http_stats();
+  const adapters::http::HttpServerStats stats = app->http_stats();
   CHECK(stats.loop_refused >= 1);   // the reader's first use, recorded on the pool
   CHECK(stats.loop_answered >= 3);  // the rest
   httplib::Result listed =
@@ -217,7 +215,7 @@ TEST_CASE("pulse-server answers its reads on the event loop and still records a 
     }
   }
   CHECK(reader_used);
-  CHECK((*app)->Shutdown());
+  CHECK(app->Shutdown());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "pulse/core/model/finding.h"
 #include "pulse/testing/fake_clock.h"
 #include "pulse/testing/fake_fleet.h"
+#include "pulse/testing/forwarding_fleet.h"
 #include "pulse/testing/in_memory_audit_log.h"
 #include "pulse/testing/temp_dir.h"
 #include "storage_test_support.h"
@@ -401,9 +402,9 @@ TEST_CASE("a remembered sweep holds for a limit it covered, and only when the st
 
 // The harness's fake fleet behind a listing generation the test sets (nullopt: it cannot
 // tell), counting the whole-fleet listings.
-class GenerationFleet final : public core::Fleet {
+class GenerationFleet final : public ForwardingFleet {
  public:
-  explicit GenerationFleet(FakeFleet& inner) : inner_(inner) {}
+  using ForwardingFleet::ForwardingFleet;
   std::optional<std::uint64_t> generation = 1;
   int listings = 0;
 
@@ -411,41 +412,8 @@ class GenerationFleet final : public core::Fleet {
   absl::StatusOr<std::vector<core::FleetResource>> ListResources(
       const core::FleetResourceQuery& q) override {
     ++listings;
-    return inner_.ListResources(q);
+    return ForwardingFleet::ListResources(q);
   }
-  absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override {
-    return inner_.GetResource(id);
-  }
-  absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& q) override {
-    return inner_.GetTopology(q);
-  }
-  absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override {
-    return inner_.GetStatus(id);
-  }
-  absl::StatusOr<core::FleetLogExcerpt> ReadLogs(std::string_view id,
-                                                 const core::FleetLogQuery& q) override {
-    return inner_.ReadLogs(id, q);
-  }
-  absl::StatusOr<core::FleetConfig> ReadConfig(std::string_view id) override {
-    return inner_.ReadConfig(id);
-  }
-  absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
-      std::string_view id, const core::FleetMetricQuery& q) override {
-    return inner_.ReadMetricHistory(id, q);
-  }
-  absl::StatusOr<std::vector<core::Capability>> ListCapabilities(std::string_view id) override {
-    return inner_.ListCapabilities(id);
-  }
-  absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& r) override {
-    return inner_.Dispatch(r);
-  }
-  absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
-      const core::PostconditionQuery& q) override {
-    return inner_.ObservePostcondition(q);
-  }
-
- private:
-  FakeFleet& inner_;
 };
 
 TEST_CASE("a fleet that tells its listing generation is not listed while the generation holds",

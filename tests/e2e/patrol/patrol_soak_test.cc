@@ -4,10 +4,9 @@
 // answers the Watch pass and proposes the obvious fix in each investigation. After every run:
 // one active finding per problem; overall: no capability dispatched twice, and every
 // dispatched action carries a verification outcome.
-#include <catch2/catch.hpp>
-
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -23,6 +22,7 @@
 #include "pulse/core/patrol/patrol_service.h"
 #include "pulse/core/patrol/triage.h"
 #include "pulse/testing/fake_clock.h"
+#include "pulse/testing/forwarding_fleet.h"
 #include "pulse/testing/inline_task_runner.h"
 #include "pulse/testing/sequential_id_source.h"
 
@@ -32,50 +32,16 @@ namespace {
 namespace agents = adapters::agents;
 
 // A Fleet that forwards to the demo and records every dispatch attempt id.
-class RecordingFleet final : public core::Fleet {
+class RecordingFleet final : public ForwardingFleet {
  public:
-  explicit RecordingFleet(core::Fleet& inner) : inner_(inner) {}
+  using ForwardingFleet::ForwardingFleet;
 
-  absl::StatusOr<std::vector<core::FleetResource>> ListResources(
-      const core::FleetResourceQuery& q) override {
-    return inner_.ListResources(q);
-  }
-  absl::StatusOr<core::FleetResource> GetResource(std::string_view id) override {
-    return inner_.GetResource(id);
-  }
-  absl::StatusOr<core::FleetTopology> GetTopology(const core::FleetTopologyQuery& q) override {
-    return inner_.GetTopology(q);
-  }
-  absl::StatusOr<core::FleetStatus> GetStatus(std::string_view id) override {
-    return inner_.GetStatus(id);
-  }
-  absl::StatusOr<core::FleetLogExcerpt> ReadLogs(std::string_view id,
-                                                 const core::FleetLogQuery& q) override {
-    return inner_.ReadLogs(id, q);
-  }
-  absl::StatusOr<core::FleetConfig> ReadConfig(std::string_view id) override {
-    return inner_.ReadConfig(id);
-  }
-  absl::StatusOr<core::FleetMetricSeries> ReadMetricHistory(
-      std::string_view id, const core::FleetMetricQuery& q) override {
-    return inner_.ReadMetricHistory(id, q);
-  }
-  absl::StatusOr<std::vector<core::Capability>> ListCapabilities(std::string_view id) override {
-    return inner_.ListCapabilities(id);
-  }
   absl::StatusOr<core::DispatchReceipt> Dispatch(const core::DispatchRequest& request) override {
     dispatched.push_back(request);
-    return inner_.Dispatch(request);
-  }
-  absl::StatusOr<core::PostconditionObservation> ObservePostcondition(
-      const core::PostconditionQuery& q) override {
-    return inner_.ObservePostcondition(q);
+    return ForwardingFleet::Dispatch(request);
   }
 
   std::vector<core::DispatchRequest> dispatched;  // Patrol runs on one thread here
-
- private:
-  core::Fleet& inner_;
 };
 
 bool HasTool(const core::LlmRequest& request, std::string_view name) {
@@ -152,9 +118,10 @@ struct FaultChoice {
   agents::DemoFaultKind kind;
 };
 
-TEST_CASE("200 scheduled runs with random faults: one finding per problem, one dispatch per "
-          "action, every dispatch verified",
-          "[e2e][patrol][soak]") {
+TEST_CASE(
+    "200 scheduled runs with random faults: one finding per problem, one dispatch per "
+    "action, every dispatch verified",
+    "[e2e][patrol][soak]") {
   char dir_template[] = "/tmp/pulse-patrol-soak-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string dir = dir_template;
