@@ -168,7 +168,8 @@ absl::StatusOr<std::string> AgentViews::FleetContext(const FleetContextQuery& qu
     fleet_query.technology = query.technology;
     fleet_query.limit = kFleetMaxResults;
     PULSE_ASSIGN_OR_RETURN(std::vector<FleetResource> resources, fleet_.ListResources(fleet_query));
-    if (cacheable) {
+    // With the fleet's generation known the lookup above was the one that could hit.
+    if (cacheable && !generations.fleet.has_value()) {
       array = fleet_context_cache_.Find(key, generations, &resources, now);
     }
     if (array == nullptr) {

@@ -437,6 +437,7 @@ TEST_CASE("a fleet that tells its listing generation is not listed while the gen
   served_fresh();
   CHECK(fleet.listings == 1);  // kept, and the fleet was not even listed
   CHECK(views.FleetContextCacheCounts().hits == 2);
+  CHECK(views.FleetContextCacheCounts().misses == 1);  // one lookup per read
 
   // The fleet changes and says so: listed again, and the change shows.
   h.fleet.EditResource("vm:103", [](core::FleetResource& r) { r.status = "stopped"; });
