@@ -32,6 +32,10 @@ bool IsReportedChange(std::string_view action) {
 
 }  // namespace
 
+bool OomKilledByEvent(const ContainerDetails& details, absl::Time oom) {
+  return !details.running && details.started_at.has_value() && oom >= *details.started_at;
+}
+
 std::string ListedHealth(std::string_view status) {
   for (std::string_view health : {"(unhealthy)", "(healthy)", "(health: starting)"}) {
     if (status.find(health) != std::string_view::npos) {
@@ -66,9 +70,12 @@ bool DockerFleet::FreshLocked(absl::Duration max_age) const {
 absl::StatusOr<std::shared_ptr<const DockerFleet::View>> DockerFleet::Refresh() {
   std::map<std::string, Entry> entries;
   std::map<std::string, bool> marked;
+  std::map<std::string, absl::Time> ooms;
+  const absl::Time listed_at = absl::Now();
   {
     absl::MutexLock lock(&mu_);
     entries = entries_;
+    ooms = ooms_;
     marked.swap(marked_);
     changed_ = false;  // events from now on mark the next refresh
     ++counters_.refreshes;
@@ -108,17 +115,22 @@ absl::StatusOr<std::shared_ptr<const DockerFleet::View>> DockerFleet::Refresh() 
     }
     next.emplace(summary.id, Entry{*std::move(details), summary.state, health});
   }
-  std::shared_ptr<const View> view = BuildView(next);
+  std::shared_ptr<const View> view = BuildView(next, ooms);
   absl::MutexLock lock(&mu_);
   counters_.engine_calls += inspects;
   counters_.inspects += inspects;
+  // Forget the OOMs of containers gone before the listing (one created since is kept).
+  for (auto it = ooms_.begin(); it != ooms_.end();) {
+    it = next.count(it->first) == 0 && it->second < listed_at ? ooms_.erase(it) : std::next(it);
+  }
   entries_ = std::move(next);
   view_ = view;
   return view;
 }
 
 std::shared_ptr<const DockerFleet::View> DockerFleet::BuildView(
-    const std::map<std::string, Entry>& entries) const {
+    const std::map<std::string, Entry>& entries,
+    const std::map<std::string, absl::Time>& ooms) const {
   auto s = std::make_shared<View>();
   s->at = absl::Now();
   core::FleetResource node;
@@ -134,7 +146,11 @@ std::shared_ptr<const DockerFleet::View> DockerFleet::BuildView(
   node.attributes["memory_bytes"] = absl::StrCat(info_.memory_bytes);
   s->resources[node.id] = node;
   for (const auto& [container_id, entry] : entries) {
-    const ContainerDetails& details = entry.details;
+    ContainerDetails details = entry.details;
+    const auto oom = ooms.find(container_id);
+    if (oom != ooms.end() && OomKilledByEvent(details, oom->second)) {
+      details.oom_killed = true;
+    }
     core::FleetResource r = ContainerResource(details, node_id_);
     s->relationships.push_back({r.id, node_id_, "runs_on"});
     const auto project = details.labels.find("com.docker.compose.project");
@@ -204,6 +220,15 @@ void DockerFleet::OnEvent(const EngineEvent& event) {
   }
   if (event.type != "container" || event.actor_id.empty()) {
     return;
+  }
+  if (event.action == "oom" || event.action == "destroy") {
+    absl::MutexLock lock(&mu_);
+    if (event.action == "destroy") {
+      ooms_.erase(event.actor_id);
+    } else {  // recorded before the mark below, so the refresh it causes sees it
+      auto [latest, added] = ooms_.try_emplace(event.actor_id, event.time);
+      latest->second = std::max(latest->second, event.time);
+    }
   }
   // exec_create, exec_start, ... change nothing the snapshot shows.
   if (!absl::StartsWith(event.action, "exec_")) {

@@ -166,7 +166,11 @@ TEST_CASE("Patrol finds OOM-killed containers and memory near a container's limi
           "[docker][patrol]") {
   PULSE_NEED_DOCKERD(daemon);
   // busybox tail keeps the one endless line of /dev/zero in memory until the kernel kills it.
-  RunSpec oom = Command({"sh", "-c", "head -c 67108864 /dev/zero | tail; exit 137"}, "triage-oom");
+  // The pause first: containerd's shim watches the cgroup's OOM notifications only once the
+  // task has started, and an OOM before that is reported by nothing. (When the daemon handles
+  // the exit before the OOM, its flag stays false; the fleet reads the `oom` event then.)
+  RunSpec oom =
+      Command({"sh", "-c", "sleep 2; head -c 67108864 /dev/zero | tail; exit 137"}, "triage-oom");
   oom.memory_limit_bytes = 16 << 20;
   // 15 MiB in the container's tmpfs /dev/shm is charged to its 16 MiB limit.
   RunSpec full = Command({"sh", "-c", "head -c 15204352 /dev/zero > /dev/shm/fill && sleep 600"},

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fake_engine.h"
 #include "pulse/adapters/docker/engine_client.h"
 #include "pulse/core/string_view.h"
 #include "raw_server.h"
@@ -25,64 +26,13 @@
 namespace pulse::docker {
 namespace {
 
+using pulse::docker::testing::Answer;
+using pulse::docker::testing::FakeEngine;
+using pulse::docker::testing::TempDir;
 using pulse::testing::RawServer;
 
 constexpr char kVersion141[] =
     R"({"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12"})";
-
-std::string Answer(int status, std::string_view body, std::string_view type = "application/json") {
-  return absl::StrCat("HTTP/1.1 ", status, " X\r\nContent-Type: ", core::ToAbsl(type),
-                      "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n",
-                      core::ToAbsl(body));
-}
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pulse-docker-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// A far side answering by path prefix ("/version", "/v1.41/containers/x/json").
-class FakeEngine {
- public:
-  explicit FakeEngine(std::map<std::string, std::string> answers)
-      : answers_(std::move(answers)),
-        server_(dir_.path() + "/docker.sock", [this](int fd, RawServer&) {
-          const std::string head = RawServer::ReadHead(fd);
-          const std::size_t start = head.find(' ') + 1;
-          const std::string target = head.substr(start, head.find(' ', start) - start);
-          for (const auto& [prefix, answer] : answers_) {
-            if (target.rfind(prefix, 0) == 0) {
-              RawServer::SendAll(fd, answer);
-              return;
-            }
-          }
-          RawServer::SendAll(fd, Answer(404, R"({"message":"page not found"})"));
-        }) {}
-
-  EngineOptions Options() const {
-    EngineOptions options;
-    options.endpoint = "unix://" + dir_.path() + "/docker.sock";
-    options.call_timeout = absl::Seconds(5);
-    return options;
-  }
-
- private:
-  TempDir dir_;
-  std::map<std::string, std::string> answers_;
-  RawServer server_;
-};
 
 EngineErrorKind KindOf(const absl::Status& status) {
   REQUIRE_FALSE(status.ok());

@@ -158,7 +158,9 @@ class DockerFleet final : public core::Fleet {
   absl::StatusOr<std::shared_ptr<const View>> CurrentView(absl::Duration max_age);
   absl::StatusOr<std::shared_ptr<const View>> Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
   bool FreshLocked(absl::Duration max_age) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<const View> BuildView(const std::map<std::string, Entry>& entries) const;
+  // `ooms`: the time of each container's latest `oom` event (by container id).
+  std::shared_ptr<const View> BuildView(const std::map<std::string, Entry>& entries,
+                                        const std::map<std::string, absl::Time>& ooms) const;
   absl::StatusOr<ContainerDetails> ContainerOf(std::string_view id) const;
   std::vector<core::Capability> CatalogueFor(const ContainerDetails& details) const;
   void RecordSample(const std::string& resource_id, const ContainerStats& stats, bool one_shot);
@@ -183,6 +185,9 @@ class DockerFleet final : public core::Fleet {
   std::shared_ptr<const View> view_ ABSL_GUARDED_BY(mu_);
   bool changed_ ABSL_GUARDED_BY(mu_) = false;  // an event arrived since the last refresh
   std::map<std::string, bool> marked_ ABSL_GUARDED_BY(mu_);  // container ids to re-inspect
+  // The latest `oom` event of each container (by container id): the daemon's State.OOMKilled
+  // misses an OOM whose event it handles after the exit; the event itself is not missed.
+  std::map<std::string, absl::Time> ooms_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::DispatchReceipt> receipts_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<Sample>> samples_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, CpuMark> cpu_marks_ ABSL_GUARDED_BY(mu_);
@@ -196,6 +201,11 @@ class DockerFleet final : public core::Fleet {
 
 // The resource of one inspected container on `node_id` (pure; exposed for tests).
 core::FleetResource ContainerResource(const ContainerDetails& details, std::string_view node_id);
+
+// Whether an `oom` event at `oom` means the kernel ended this run of the container: it has
+// stopped, and the event came after its latest start (an OOM of an earlier run, or of a child
+// process while the container still runs, is not) (pure; exposed for tests).
+bool OomKilledByEvent(const ContainerDetails& details, absl::Time oom);
 
 // The health a listing's Status text shows ("Up 1 minute (unhealthy)" -> "unhealthy"); "" when
 // none (pure; exposed for tests).
