@@ -15,6 +15,7 @@
 // not isError); the figures never fail the run.
 #include <benchmark/benchmark.h>
 #include <httplib.h>
+#include <string.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -195,11 +197,16 @@ bool McpCall(PipeProcess& mcp, const std::string& tool, std::int64_t id, std::st
     why = "no reply line";
     return false;
   }
-  // A cheap check on the hot path; the whole reply is parsed once per run below.
+  // A cheap check on the hot path; the whole reply is parsed once per run below. memmem, not
+  // std::string::find: libstdc++'s find stops at every '"' of the 33 KB fleet-context line
+  // (4,156 of them) to compare the rest, 22 us per call against glibc memmem's 2.5 us, charged to
+  // pulse-mcp alone (the direct call's check reads one byte).
   const std::string prefix = R"({"jsonrpc":"2.0","id":)" + id_text + ",";
-  if (line->compare(0, prefix.size(), prefix) != 0 ||
-      line->find(R"("isError":true)") != std::string::npos ||
-      line->find(R"(,"result":{)") == std::string::npos) {
+  const auto contains = [&line](std::string_view needle) {
+    return ::memmem(line->data(), line->size(), needle.data(), needle.size()) != nullptr;
+  };
+  if (line->compare(0, prefix.size(), prefix) != 0 || contains(R"("isError":true)") ||
+      !contains(R"(,"result":{)")) {
     why = "unexpected reply: " + line->substr(0, 300);
     return false;
   }
