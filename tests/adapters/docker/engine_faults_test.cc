@@ -28,8 +28,8 @@ namespace {
 
 using pulse::docker::testing::Answer;
 using pulse::docker::testing::FakeEngine;
-using pulse::docker::testing::TempDir;
 using pulse::testing::RawServer;
+using pulse::testing::TempDir;
 
 constexpr char kVersion141[] =
     R"({"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12"})";

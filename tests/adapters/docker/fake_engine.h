@@ -4,10 +4,7 @@
 // behaviour a real daemon will not show on cue: hostile answers, or one of its races held still.
 #pragma once
 
-#include <stdlib.h>
-
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,11 +14,13 @@
 #include "absl/time/time.h"
 #include "pulse/adapters/docker/engine_client.h"
 #include "pulse/core/string_view.h"
+#include "pulse/testing/temp_dir.h"
 #include "raw_server.h"
 
 namespace pulse::docker::testing {
 
 using ::pulse::testing::RawServer;
+using ::pulse::testing::TempDir;
 
 inline std::string Answer(int status, std::string_view body,
                           std::string_view type = "application/json") {
@@ -29,23 +28,6 @@ inline std::string Answer(int status, std::string_view body,
                       "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n",
                       core::ToAbsl(body));
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pulse-docker-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // A far side answering by path prefix ("/version", "/v1.41/containers/x/json").
 class FakeEngine {
@@ -82,7 +64,7 @@ class FakeEngine {
   }
 
  private:
-  TempDir dir_;
+  TempDir dir_{"pulse-docker-test"};
   std::map<std::string, std::string> answers_;
   RawServer server_;
 };
