@@ -147,9 +147,9 @@ std::shared_ptr<const DockerFleet::View> DockerFleet::BuildView(
   s->resources[node.id] = node;
   for (const auto& [container_id, entry] : entries) {
     ContainerDetails details = entry.details;
-    const auto oom = ooms.find(container_id);
-    if (oom != ooms.end() && OomKilledByEvent(details, oom->second)) {
-      details.oom_killed = true;
+    if (const auto oom = ooms.find(container_id);
+        oom != ooms.end() && OomKilledByEvent(details, oom->second)) {
+      details.oom_killed = true;  // the daemon's flag missed it (docs/docker.md, "OOM kills")
     }
     core::FleetResource r = ContainerResource(details, node_id_);
     s->relationships.push_back({r.id, node_id_, "runs_on"});
@@ -226,8 +226,8 @@ void DockerFleet::OnEvent(const EngineEvent& event) {
     if (event.action == "destroy") {
       ooms_.erase(event.actor_id);
     } else {  // recorded before the mark below, so the refresh it causes sees it
-      auto [latest, added] = ooms_.try_emplace(event.actor_id, event.time);
-      latest->second = std::max(latest->second, event.time);
+      absl::Time& latest = ooms_.try_emplace(event.actor_id, event.time).first->second;
+      latest = std::max(latest, event.time);
     }
   }
   // exec_create, exec_start, ... change nothing the snapshot shows.
