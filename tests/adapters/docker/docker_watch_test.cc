@@ -204,9 +204,10 @@ TEST_CASE("every container the kernel kills for memory reads oom_killed, whateve
   PULSE_NEED_DOCKERD(daemon);
   auto fleet = OpenWith(*daemon, [](DockerFleetOptions& o) { o.sample_interval = absl::Hours(1); });
   // Several at once, each killed in a child (busybox tail holding the one endless line of
-  // /dev/zero) while the shell exits at once: the daemon then often handles the exit before the
-  // OOM event and leaves State.OOMKilled false (docker_oom_event_test.cc). The pause first: the
-  // shim watches the cgroup's OOM notifications only once the task has started.
+  // /dev/zero) while the shell exits at once: on a busy host the daemon can handle the exit
+  // before the OOM event and leave State.OOMKilled false (docker_oom_event_test.cc holds that
+  // race still). The pause first: the shim watches the cgroup's OOM notifications only once the
+  // task has started.
   constexpr int kContainers = 8;
   std::vector<std::string> ids;
   for (int i = 0; i < kContainers; ++i) {
