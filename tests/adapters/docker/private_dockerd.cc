@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -90,6 +89,30 @@ void UnmountUnder(const std::string& dir) {
   }
 }
 
+// The bytes of a /proc file of another process; "" when it cannot be read. With read(2), not
+// a stream: a process that exits mid-read makes read fail with ESRCH, which libstdc++'s filebuf
+// throws from underflow (and this runs in the fixture's destructor: std::terminate).
+std::string ReadProcFile(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return "";
+  }
+  std::string bytes;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;  // the end, or the process is gone: what was read is all there is
+    }
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
 // SIGKILLs every process whose command line names `dir` (dockerd, containerd, the shims) and
 // every descendant of those (the containers), then waits for them to go.
 void KillEverythingUnder(const std::string& dir) {
@@ -102,15 +125,14 @@ void KillEverythingUnder(const std::string& dir) {
       continue;
     }
     const pid_t pid = static_cast<pid_t>(std::stol(name));
-    std::ifstream status(entry.path() / "status");
+    std::istringstream status(ReadProcFile(entry.path() / "status"));
     std::string line;
     while (std::getline(status, line)) {
       if (line.rfind("PPid:", 0) == 0) {
         parent[pid] = static_cast<pid_t>(std::stol(line.substr(5)));
       }
     }
-    std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
-    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    const std::string args = ReadProcFile(entry.path() / "cmdline");
     if (pid != ::getpid() && args.find(dir) != std::string::npos) {
       victims.push_back(pid);
     }
