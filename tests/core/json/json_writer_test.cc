@@ -81,13 +81,14 @@ TEST_CASE("keys and strings are quoted and escaped byte for byte as RapidJSON's 
     long_value += (i % 997 == 0) ? '\n' : (i % 331 == 0 ? '"' : static_cast<char>('a' + i % 26));
   }
   members.emplace_back("long", long_value);
-  // Every ASCII byte at every place of the eight-byte words the writer tests at once, with
-  // UTF-8 around it (bytes from 0x80, which no borrow may mistake for an escape).
+  // Every ASCII byte at every place of the eight-byte words and sixteen-byte blocks the writer
+  // tests at once, with UTF-8 around it (bytes from 0x80, which neither a borrow nor a signed
+  // comparison may mistake for an escape).
   for (int c = 0; c < 0x80; ++c) {
-    for (std::size_t at = 0; at < 24; ++at) {
+    for (std::size_t at = 0; at < 40; ++at) {
       std::string value =
           "\xc3\xa9"
-          "abcdefghijklmnopqrstuvwx\xe2\x82\xac";
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN\xe2\x82\xac";
       value[2 + at] = static_cast<char>(c);
       members.emplace_back("w" + std::to_string(c) + "." + std::to_string(at), value);
     }
@@ -116,6 +117,30 @@ TEST_CASE("keys and strings are quoted and escaped byte for byte as RapidJSON's 
     const std::vector<std::pair<std::string, std::string>> one = {{value, value}};
     REQUIRE(OursObject(one) == RapidJsonObject(one));
     REQUIRE(IsStrictJson(OursObject(one)));
+  }
+
+  // JSON text as a string (what pulse-mcp writes as a tool result's text): quotes and
+  // backslashes every few bytes, every pattern of them in a block, control characters rare.
+  std::uniform_int_distribution<int> byte(0, 99);
+  for (int round = 0; round < 2000; ++round) {
+    std::string value;
+    const int n = round % 200;
+    for (int i = 0; i < n; ++i) {
+      const int r = byte(rng);
+      if (r < 25) {
+        value += '"';
+      } else if (r < 35) {
+        value += '\\';
+      } else if (r == 35) {
+        value += static_cast<char>(round % 32);
+      } else if (r < 40) {
+        value += "\xc3\xa9";
+      } else {
+        value += static_cast<char>(' ' + r % 90);
+      }
+    }
+    const std::vector<std::pair<std::string, std::string>> one = {{"json", value}};
+    REQUIRE(OursObject(one) == RapidJsonObject(one));
   }
 }
 
