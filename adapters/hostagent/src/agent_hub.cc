@@ -373,6 +373,12 @@ std::vector<HostView> AgentHub::Hosts() {
   return out;
 }
 
+bool AgentHub::HasHosts() {
+  RefreshBindings();
+  absl::MutexLock lock(&mu_);
+  return !hosts_.empty();
+}
+
 std::optional<HostView> AgentHub::Host(std::string_view host) {
   const absl::Time now = Now();
   absl::MutexLock lock(&mu_);

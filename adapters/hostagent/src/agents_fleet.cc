@@ -149,7 +149,7 @@ absl::StatusOr<core::FleetResource> AgentsFleet::Find(std::string_view id, HostV
 }
 
 std::optional<std::uint64_t> AgentsFleet::ListingGeneration() {
-  if (hub_.Hosts().empty()) {
+  if (!hub_.HasHosts()) {
     return 0;
   }
   return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "catch2/catch.hpp"
+#include "pulse/adapters/hostagent/agents_fleet.h"
 #include "pulse/adapters/storage/sqlite_storage.h"
 #include "pulse/testing/fake_clock.h"
 #include "pulse/testing/temp_dir.h"
@@ -195,6 +196,27 @@ TEST_CASE("reports survive a restart as the host's last shape, stale until it re
   CHECK(f.hub->Hosts().size() == 1);
   CHECK(f.hub->Host("web1")->state == HostState::kDisconnected);
   CHECK(f.hub->Host("web1")->report_seq == 2);
+}
+
+TEST_CASE("the agents' fleet tells its listing generation only while no host is bound") {
+  Fixture f;
+  AgentsFleet fleet(*f.hub, AgentsFleetOptions{});
+  // No host: the listing is empty and stays so until one binds (hosts are never deleted).
+  CHECK_FALSE(f.hub->HasHosts());
+  CHECK(fleet.ListingGeneration() == std::optional<std::uint64_t>(0));
+  auto empty = fleet.ListResources(core::FleetResourceQuery{});
+  REQUIRE(empty.ok());
+  CHECK(empty->empty());
+  // A bound host that never reported is already a host: its listing changes with time alone.
+  REQUIRE(f.hub->Authorize(kTokA, "web1", f.Live()).ok());
+  CHECK(f.hub->HasHosts());
+  CHECK_FALSE(fleet.ListingGeneration().has_value());
+  f.Report(kTokA, ReportOf("web1"));
+  CHECK_FALSE(fleet.ListingGeneration().has_value());
+  // A hub opened over the same store sees the binding another process made.
+  f.hub = f.OpenHub();
+  CHECK(f.hub->HasHosts());
+  CHECK(AgentsFleet(*f.hub, AgentsFleetOptions{}).ListingGeneration() == std::nullopt);
 }
 
 TEST_CASE("a dispatch goes to the connected host, waits for its result and never runs twice") {

@@ -135,6 +135,8 @@ class AgentHub {
   // process (`pulse-server token create --host`) are picked up from the store, at most every
   // two seconds.
   std::vector<HostView> Hosts();
+  // Whether any host is bound (Hosts() non-empty) without building their views.
+  bool HasHosts();
   std::optional<HostView> Host(std::string_view host);
   // The host whose namespace holds `resource_id` (node:<h> or <type>:<h>/...), if known.
   std::optional<std::string> HostOf(std::string_view resource_id);
