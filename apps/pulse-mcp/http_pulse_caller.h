@@ -1,7 +1,8 @@
 // PulseCaller over the HTTP client adapter (pulse/adapters/http_client/http_client.h): every
 // request goes to the configured pulse-server with the API token in X-API-Token and
-// "X-Pulse-Agent-Surface: pulse_mcp", so the server treats the caller as an agent. One
-// connection per request; thread-safe (the client is immutable).
+// "X-Pulse-Agent-Surface: pulse_mcp", so the server treats the caller as an agent. Reads ride
+// one kept connection (a server on an IP literal or localhost: the client's own kept transport,
+// without libcurl); writes open their own. Thread-safe (the client is immutable).
 #pragma once
 
 #include <memory>

@@ -27,6 +27,7 @@
 #include "pulse/core/string_view.h"
 #include "src/curl_global.h"
 #include "src/errors.h"
+#include "src/kept_http.h"
 
 namespace pulse::http_client {
 namespace {
@@ -388,9 +389,16 @@ class HttpClient::HandlePool {
 };
 
 HttpClient::HttpClient(ClientOptions options, std::string pin)
-    : options_(std::move(options)), pin_(std::move(pin)), pool_(std::make_unique<HandlePool>()) {}
+    : options_(std::move(options)),
+      pin_(std::move(pin)),
+      pool_(std::make_unique<HandlePool>()),
+      kept_(KeptHttp::For(options_)) {}
 
 HttpClient::~HttpClient() = default;
+
+bool HttpClient::UsesKeptTransport(const Request& request) const {
+  return kept_ != nullptr && KeptHttp::Carries(request);
+}
 
 std::optional<std::string> ResponseHead::Header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
@@ -481,10 +489,13 @@ absl::StatusOr<StreamEnd> HttpClient::Stream(const Request& request, HeadFn on_h
   if (absl::Status valid = CheckRequest(request); !valid.ok()) {
     return valid;
   }
-  Exchange exchange(options_, on_head, on_body, cancelled);
-  if (exchange.IsCancelled()) {
+  if (cancelled != nullptr && cancelled->load(std::memory_order_acquire)) {
     return ClientError(ErrorKind::kCancelled, "the request was cancelled");
   }
+  if (UsesKeptTransport(request)) {
+    return kept_->Stream(request, on_head, on_body, cancelled);
+  }
+  Exchange exchange(options_, on_head, on_body, cancelled);
   const HandlePool::Handles handles = pool_->Acquire();
   if (handles.easy == nullptr) {
     return absl::ResourceExhaustedError("the HTTP exchange could not be set up");

@@ -88,6 +88,22 @@ absl::Status TimeoutError(TimeoutPhase phase, const Timeouts& timeouts) {
   return ClientError(ErrorKind::kTimeout, "the request timed out");
 }
 
+absl::Status ConnectFailure(int os_error) {
+  switch (os_error) {
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+      return ClientError(ErrorKind::kUnreachable, "the network or host is unreachable");
+    case ENOENT:
+      return ClientError(ErrorKind::kRefused, "no socket exists at that path");
+    case EACCES:
+    case EPERM:
+      return ClientError(ErrorKind::kRefused, "the connection was not permitted");
+    default:
+      return ClientError(ErrorKind::kRefused, "the connection was refused (nothing listens there)");
+  }
+}
+
 absl::Status CurlFailure(int curl_code, int os_error, bool head_done, bool pinned,
                          const Timeouts& timeouts) {
   switch (static_cast<CURLcode>(curl_code)) {
@@ -95,22 +111,8 @@ absl::Status CurlFailure(int curl_code, int os_error, bool head_done, bool pinne
       return ClientError(ErrorKind::kUnknownHost, "the host name could not be resolved");
     case CURLE_COULDNT_RESOLVE_PROXY:
       return ClientError(ErrorKind::kUnknownHost, "the proxy's host name could not be resolved");
-    case CURLE_COULDNT_CONNECT: {
-      switch (os_error) {
-        case ENETUNREACH:
-        case EHOSTUNREACH:
-        case ENETDOWN:
-          return ClientError(ErrorKind::kUnreachable, "the network or host is unreachable");
-        case ENOENT:
-          return ClientError(ErrorKind::kRefused, "no socket exists at that path");
-        case EACCES:
-        case EPERM:
-          return ClientError(ErrorKind::kRefused, "the connection was not permitted");
-        default:
-          return ClientError(ErrorKind::kRefused,
-                             "the connection was refused (nothing listens there)");
-      }
-    }
+    case CURLE_COULDNT_CONNECT:
+      return ConnectFailure(os_error);
     case CURLE_OPERATION_TIMEDOUT:
       return TimeoutError(TimeoutPhase::kConnect, timeouts);
     case CURLE_PEER_FAILED_VERIFICATION:

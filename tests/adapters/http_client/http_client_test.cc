@@ -80,19 +80,16 @@ class LoopbackHttp {
   std::thread thread_;
 };
 
-ClientOptions FastOptions() {
+// `kept`: a keep-alive client, whose GETs to 127.0.0.1 go over its own kept connections
+// (UsesKeptTransport) instead of libcurl. The tests of behaviour both transports share run
+// once with each (GENERATE).
+ClientOptions FastOptions(bool kept = false) {
   ClientOptions options;
   options.timeouts.connect = absl::Seconds(2);
   options.timeouts.response_header = absl::Seconds(2);
   options.timeouts.idle = absl::Seconds(2);
+  options.keep_alive = kept;
   return options;
-}
-
-std::unique_ptr<HttpClient> ClientFor(const std::string& url,
-                                      ClientOptions options = FastOptions()) {
-  auto client = HttpClient::Open(url, std::move(options));
-  REQUIRE(client.ok());
-  return *std::move(client);
 }
 
 Request Get(std::string target) {
@@ -100,6 +97,31 @@ Request Get(std::string target) {
   request.target = std::move(target);
   return request;
 }
+
+// A keep-alive client on either transport: libcurl carries it when the kept transport is
+// ruled out by proxy_loopback (libcurl then goes through a proxy only if the environment names
+// one, and no test's does).
+ClientOptions KeepAliveOptions(bool kept) {
+  ClientOptions options = FastOptions(true);
+  options.proxy_loopback = !kept;
+  return options;
+}
+
+std::unique_ptr<HttpClient> ClientFor(const std::string& url,
+                                      ClientOptions options = FastOptions()) {
+  const bool kept = options.keep_alive && !options.proxy_loopback;
+  auto client = HttpClient::Open(url, std::move(options));
+  REQUIRE(client.ok());
+  if (url.rfind("http://127.0.0.1:", 0) == 0) {
+    REQUIRE((*client)->UsesKeptTransport(Get("/")) == kept);  // the transport under test
+  }
+  return *std::move(client);
+}
+
+// Both transports, one run each, named in the report of a failure.
+#define PULSE_EACH_TRANSPORT(kept)         \
+  const bool kept = GENERATE(false, true); \
+  INFO("transport: " << ((kept) ? "kept connections" : "libcurl"))
 
 void CheckKind(const absl::Status& status, ErrorKind kind, absl::StatusCode code) {
   INFO(status.ToString());
@@ -121,13 +143,14 @@ int ClosedPort() {
 }
 
 TEST_CASE("a reply is collected with its status and headers", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   LoopbackHttp server;
-  auto client = ClientFor(server.Url() + "/base/");
+  auto client = ClientFor(server.Url() + "/base/", FastOptions(kept));
   auto dotted = client->Send(Get("/../hello"));
   REQUIRE(dotted.ok());
   CHECK(dotted->body.rfind("GET /base/../hello\n", 0) == 0);  // sent as given, not normalised
 
-  auto plain = ClientFor(server.Url())->Send(Get("/hello"));
+  auto plain = ClientFor(server.Url(), FastOptions(kept))->Send(Get("/hello"));
   REQUIRE(plain.ok());
   CHECK(plain->head.status == 200);
   CHECK(plain->body == "hello");
@@ -157,8 +180,9 @@ TEST_CASE("a reply is collected with its status and headers", "[adapters][http_c
 }
 
 TEST_CASE("one client serves concurrent callers", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   LoopbackHttp server;
-  auto client = ClientFor(server.Url());
+  auto client = ClientFor(server.Url(), FastOptions(kept));
   std::atomic<int> good{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 6; ++t) {
@@ -207,10 +231,10 @@ TEST_CASE("every exchange opens its own connection, even when the server would k
 
 TEST_CASE("with keep_alive, exchanges share one connection while the server keeps it",
           "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   std::atomic<int> requests{0};
   RawServer keeper(KeepAnswering(requests));
-  ClientOptions options = FastOptions();
-  options.keep_alive = true;
+  ClientOptions options = KeepAliveOptions(kept);
   auto client = ClientFor(keeper.Url(), options);
   for (int i = 0; i < 4; ++i) {
     auto reply = client->Send(Get("/"));
@@ -224,6 +248,7 @@ TEST_CASE("with keep_alive, exchanges share one connection while the server keep
 
 TEST_CASE("with keep_alive, a connection the server closed is replaced, not an error",
           "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   std::atomic<int> requests{0};
   // Answers one request per connection and hangs up without saying so (no Connection: close),
   // as a server does when its idle timeout ends a kept connection.
@@ -233,8 +258,7 @@ TEST_CASE("with keep_alive, a connection the server closed is replaced, not an e
       RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     }
   });
-  ClientOptions options = FastOptions();
-  options.keep_alive = true;
+  ClientOptions options = KeepAliveOptions(kept);
   auto client = ClientFor(closer.Url(), options);
   for (int i = 0; i < 3; ++i) {
     auto reply = client->Send(Get("/read"));
@@ -247,9 +271,9 @@ TEST_CASE("with keep_alive, a connection the server closed is replaced, not an e
 }
 
 TEST_CASE("with keep_alive, a write never rides a kept connection", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   LoopbackHttp server;
-  ClientOptions options = FastOptions();
-  options.keep_alive = true;
+  ClientOptions options = KeepAliveOptions(kept);
   auto client = ClientFor(server.Url(), options);
   auto port_of = [&client](std::string method) {
     Request request = Get("/port");
@@ -320,8 +344,11 @@ TEST_CASE("every error kind has its own stable name", "[adapters][http_client]")
 }
 
 TEST_CASE("a refused port and an unknown host are different errors", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   const absl::Status refused =
-      ClientFor("http://127.0.0.1:" + std::to_string(ClosedPort()))->Send(Get("/")).status();
+      ClientFor("http://127.0.0.1:" + std::to_string(ClosedPort()), FastOptions(kept))
+          ->Send(Get("/"))
+          .status();
   CheckKind(refused, ErrorKind::kRefused, absl::StatusCode::kUnavailable);
   CHECK(std::string(refused.message()).find("refused") != std::string::npos);
 
@@ -332,11 +359,12 @@ TEST_CASE("a refused port and an unknown host are different errors", "[adapters]
 }
 
 TEST_CASE("a server that accepts and never answers times out promptly", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   RawServer silent([](int fd, RawServer& self) {
     (void)RawServer::ReadHead(fd);
     self.Idle();
   });
-  ClientOptions options = FastOptions();
+  ClientOptions options = FastOptions(kept);
   options.timeouts.response_header = absl::Milliseconds(200);
   const auto start = std::chrono::steady_clock::now();
   const absl::Status status = ClientFor(silent.Url(), options)->Send(Get("/")).status();
@@ -350,6 +378,7 @@ TEST_CASE("a server that accepts and never answers times out promptly", "[adapte
 
 TEST_CASE("a body that stalls past the idle timeout, or trickles past the total, times out",
           "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   RawServer stalling([](int fd, RawServer& self) {
     (void)RawServer::ReadHead(fd);
     RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n");
@@ -359,7 +388,7 @@ TEST_CASE("a body that stalls past the idle timeout, or trickles past the total,
     }
     self.Idle();  // then silence
   });
-  ClientOptions idle = FastOptions();
+  ClientOptions idle = FastOptions(kept);
   idle.timeouts.idle = absl::Milliseconds(300);
   std::string got;
   const absl::StatusOr<StreamEnd> idle_end =
@@ -384,7 +413,7 @@ TEST_CASE("a body that stalls past the idle timeout, or trickles past the total,
       RawServer::SendAll(fd, "1\r\n.\r\n");
     }
   });
-  ClientOptions total = FastOptions();
+  ClientOptions total = FastOptions(kept);
   total.timeouts.total = absl::Milliseconds(300);
   const auto start = std::chrono::steady_clock::now();
   const absl::Status status = ClientFor(trickling.Url(), total)->Send(Get("/")).status();
@@ -394,6 +423,7 @@ TEST_CASE("a body that stalls past the idle timeout, or trickles past the total,
 }
 
 TEST_CASE("cancellation ends a waiting exchange promptly", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   RawServer silent([](int fd, RawServer& self) {
     (void)RawServer::ReadHead(fd);
     self.Idle();
@@ -404,25 +434,27 @@ TEST_CASE("cancellation ends a waiting exchange promptly", "[adapters][http_clie
     cancelled.store(true);
   });
   const auto start = std::chrono::steady_clock::now();
-  const absl::Status status = ClientFor(silent.Url())->Send(Get("/"), &cancelled).status();
+  const absl::Status status =
+      ClientFor(silent.Url(), FastOptions(kept))->Send(Get("/"), &cancelled).status();
   const auto elapsed = std::chrono::steady_clock::now() - start;
   canceller.join();
   CheckKind(status, ErrorKind::kCancelled, absl::StatusCode::kCancelled);
   CHECK(elapsed < Ms(600));
   // A flag already set sends nothing.
-  CheckKind(ClientFor(silent.Url())->Send(Get("/"), &cancelled).status(), ErrorKind::kCancelled,
-            absl::StatusCode::kCancelled);
+  CheckKind(ClientFor(silent.Url(), FastOptions(kept))->Send(Get("/"), &cancelled).status(),
+            ErrorKind::kCancelled, absl::StatusCode::kCancelled);
   CHECK(silent.connections() == 1);
 }
 
 TEST_CASE("a body or headers over the cap are TooLarge", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   LoopbackHttp server;
-  ClientOptions capped = FastOptions();
+  ClientOptions capped = FastOptions(kept);
   capped.max_body_bytes = 1000;
   const absl::Status big = ClientFor(server.Url(), capped)->Send(Get("/big")).status();
   CheckKind(big, ErrorKind::kTooLarge, absl::StatusCode::kResourceExhausted);
   CHECK(std::string(big.message()).find("larger than 1000 bytes") != std::string::npos);
-  CHECK(ClientFor(server.Url())->Send(Get("/big"))->body.size() == 64u << 10);
+  CHECK(ClientFor(server.Url(), FastOptions(kept))->Send(Get("/big"))->body.size() == 64u << 10);
 
   RawServer fat_headers([](int fd, RawServer&) {
     (void)RawServer::ReadHead(fd);
@@ -432,14 +464,15 @@ TEST_CASE("a body or headers over the cap are TooLarge", "[adapters][http_client
     }
     RawServer::SendAll(fd, "Content-Length: 0\r\n\r\n");
   });
-  CheckKind(ClientFor(fat_headers.Url())->Send(Get("/")).status(), ErrorKind::kTooLarge,
-            absl::StatusCode::kResourceExhausted);
+  CheckKind(ClientFor(fat_headers.Url(), FastOptions(kept))->Send(Get("/")).status(),
+            ErrorKind::kTooLarge, absl::StatusCode::kResourceExhausted);
 }
 
 TEST_CASE("a chunked stream arrives in pieces as it is sent, and a callback can stop it",
           "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   LoopbackHttp server;
-  auto client = ClientFor(server.Url());
+  auto client = ClientFor(server.Url(), FastOptions(kept));
   std::vector<std::string> pieces;
   std::vector<std::chrono::steady_clock::time_point> times;
   int status = 0;
@@ -486,6 +519,7 @@ TEST_CASE("a chunked stream arrives in pieces as it is sent, and a callback can 
 
 TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete reply",
           "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   for (const char* reply : {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..",
                             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\nshort"}) {
     INFO(reply);
@@ -494,7 +528,7 @@ TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete 
       RawServer::SendAll(fd, reply);
     });
     bool head = false;
-    const absl::StatusOr<StreamEnd> end = ClientFor(cutter.Url())
+    const absl::StatusOr<StreamEnd> end = ClientFor(cutter.Url(), FastOptions(kept))
                                               ->Stream(
                                                   Get("/"),
                                                   [&head](const ResponseHead&) {
@@ -508,7 +542,7 @@ TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete 
           std::string::npos);
   }
   RawServer mute([](int fd, RawServer&) { (void)RawServer::ReadHead(fd); });
-  const absl::Status nothing = ClientFor(mute.Url())->Send(Get("/")).status();
+  const absl::Status nothing = ClientFor(mute.Url(), FastOptions(kept))->Send(Get("/")).status();
   CheckKind(nothing, ErrorKind::kConnectionLost, absl::StatusCode::kUnavailable);
   CHECK(std::string(nothing.message()).find("without a response") != std::string::npos);
 
@@ -516,8 +550,8 @@ TEST_CASE("a server that hangs up mid-body is a lost connection, not a complete 
     (void)RawServer::ReadHead(fd);
     RawServer::SendAll(fd, "SSH-2.0-OpenSSH_9.2\r\n\r\n");
   });
-  CheckKind(ClientFor(garbage.Url())->Send(Get("/")).status(), ErrorKind::kProtocol,
-            absl::StatusCode::kUnavailable);
+  CheckKind(ClientFor(garbage.Url(), FastOptions(kept))->Send(Get("/")).status(),
+            ErrorKind::kProtocol, absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
@@ -527,6 +561,7 @@ namespace pulse::http_client {
 namespace {
 
 TEST_CASE("the reason phrase of the status line is kept as sent", "[adapters][http_client]") {
+  PULSE_EACH_TRANSPORT(kept);
   for (const char* line : {"HTTP/1.1 500 VM 101 is locked (backup)", "HTTP/1.1 596 Broken pipe",
                            "HTTP/1.1 200 OK", "HTTP/1.1 204"}) {
     const std::string status_line = line;
@@ -534,7 +569,7 @@ TEST_CASE("the reason phrase of the status line is kept as sent", "[adapters][ht
       RawServer::ReadHead(fd);
       RawServer::SendAll(fd, status_line + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     });
-    auto reply = ClientFor(server.Url())->Send(Get("/"));
+    auto reply = ClientFor(server.Url(), FastOptions(kept))->Send(Get("/"));
     REQUIRE(reply.ok());
     const std::size_t space = status_line.find(' ', 9);
     CHECK(reply->head.reason ==

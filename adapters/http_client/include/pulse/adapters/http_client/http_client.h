@@ -9,6 +9,9 @@
 // fingerprint, and unix-socket targets. Failures are statuses with a human message that never names
 // libcurl internals, the URL or a header value, and a distinct ErrorKind (ErrorKindOf).
 // Thread-safe: the client is immutable after Open and every call uses its own libcurl handles.
+// A keep-alive client's GETs and HEADs to an IP literal or localhost over plain HTTP with no
+// proxy go over its own kept sockets and Boost.Beast's response parser instead, with the same
+// deadlines, caps, callbacks and errors (UsesKeptTransport).
 #pragma once
 
 #include <atomic>
@@ -27,6 +30,8 @@
 #include "pulse/adapters/http_client/url.h"
 
 namespace pulse::http_client {
+
+class KeptHttp;  // src/kept_http.h
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -155,6 +160,11 @@ class HttpClient final {
 
   const ClientOptions& options() const { return options_; }
 
+  // Whether `request` goes over the client's own kept connections rather than libcurl: a GET or
+  // HEAD without a body, from a keep-alive client for plain HTTP to an IP literal or localhost
+  // that no proxy applies to. For tests and diagnostics; both transports answer alike.
+  bool UsesKeptTransport(const Request& request) const;
+
  private:
   class HandlePool;  // idle libcurl handles, reused (reset) across calls, with their connections
 
@@ -163,6 +173,7 @@ class HttpClient final {
   const ClientOptions options_;
   const std::string pin_;  // 32 raw bytes, or "" when no fingerprint is pinned
   const std::unique_ptr<HandlePool> pool_;
+  const std::unique_ptr<KeptHttp> kept_;  // null unless the options allow it
 };
 
 }  // namespace pulse::http_client

@@ -1,0 +1,688 @@
+// KeptHttp: GET and HEAD over kept plain-HTTP connections (src/kept_http.h). One exchange runs on
+// the calling thread: take a kept connection (or connect), send the request, read the reply into
+// Beast's parser, whose callbacks hand the head and the body pieces on as they arrive. Every wait
+// is a poll() bounded by the nearest deadline and, when a cancellation flag is watched, by the
+// 10 ms tick of the libcurl exchange.
+#include "src/kept_http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "pulse/core/string_view.h"
+#include "src/errors.h"
+
+namespace pulse::http_client {
+namespace {
+
+namespace http = boost::beast::http;
+using SteadyClock = std::chrono::steady_clock;
+using core::ToAbsl;
+
+constexpr std::size_t kMaxIdle = 4;  // as the libcurl handle pool
+constexpr auto kPollTick = std::chrono::milliseconds(10);
+constexpr std::size_t kReadChunk = std::size_t{64} << 10;
+constexpr std::size_t kMaxReason = 512;
+
+// An owned descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+  void Reset() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Bytes read and not yet taken by the parser: [begin, end) of an uninitialized array (a
+// std::string would zero every byte it grows by before recv overwrites them).
+class ReadBuffer {
+ public:
+  std::string_view Unread() const { return {data_.get() + begin_, end_ - begin_}; }
+  void Consume(std::size_t n) {
+    begin_ += n;
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+    }
+  }
+  // Room for at least `n` more bytes at the end; the unread bytes move to the front or to a
+  // larger array first when they must.
+  std::pair<char*, std::size_t> Space(std::size_t n) {
+    if (capacity_ - end_ < n) {
+      const std::size_t unread = end_ - begin_;
+      if (capacity_ - unread < n) {
+        const std::size_t grown = std::max(capacity_ * 2, unread + n);
+        std::unique_ptr<char[]> bigger(new char[grown]);
+        if (unread > 0) {
+          std::memcpy(bigger.get(), data_.get() + begin_, unread);
+        }
+        data_ = std::move(bigger);
+        capacity_ = grown;
+      } else if (unread > 0) {
+        std::memmove(data_.get(), data_.get() + begin_, unread);
+      }
+      begin_ = 0;
+      end_ = unread;
+    }
+    return {data_.get() + end_, capacity_ - end_};
+  }
+  void Added(std::size_t n) { end_ += n; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+// Whether a Transfer-Encoding value names no coding but chunked.
+bool OnlyChunked(std::string_view value) {
+  for (absl::string_view coding : absl::StrSplit(ToAbsl(value), ',')) {
+    if (!absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(coding), "chunked")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Why an exchange ended early, set by the parser's callbacks.
+enum class Abort { kNone, kStopped, kCancelled, kTooLarge };
+
+// Beast's HTTP/1.1 response parser with callbacks that fill `head` and hand body pieces on.
+// A 1xx reply is interim: the exchange parses the next message with a new parser.
+class ReplyParser final : public http::basic_parser<false> {
+ public:
+  using Sink = absl::FunctionRef<Abort(std::string_view bytes)>;
+  using HeadSink = absl::FunctionRef<Abort()>;
+
+  ReplyParser(ResponseHead& head, HeadSink on_head, Sink on_body)
+      : head_(head), on_head_(on_head), on_body_(on_body) {}
+
+  bool interim() const { return interim_; }
+  Abort abort() const { return abort_; }
+
+ private:
+  void on_request_impl(http::verb, std::string_view, std::string_view, int,
+                       boost::beast::error_code& ec) override {
+    ec = http::error::bad_method;  // never called for a response parser
+  }
+  void on_response_impl(int code, std::string_view reason, int,
+                        boost::beast::error_code& ec) override {
+    if (code < 100) {
+      ec = http::error::bad_status;  // Beast reads any three digits
+      return;
+    }
+    head_ = ResponseHead();
+    head_.status = code;
+    head_.reason = std::string(reason.substr(0, kMaxReason));
+    interim_ = code < 200;
+  }
+  void on_field_impl(http::field field, std::string_view name, std::string_view value,
+                     boost::beast::error_code& ec) override {
+    if (field == http::field::transfer_encoding && !OnlyChunked(value)) {
+      // A coding the client would have to undo (gzip, ...): the body would be handed on still
+      // encoded. libcurl refuses these too.
+      ec = http::error::bad_transfer_encoding;
+      return;
+    }
+    if (!interim_) {
+      head_.headers.emplace_back(std::string(name), std::string(value));
+    }
+  }
+  void on_header_impl(boost::beast::error_code& ec) override {
+    if (!interim_) {
+      Stop(on_head_(), ec);
+    }
+  }
+  void on_body_init_impl(const boost::optional<std::uint64_t>&,
+                         boost::beast::error_code&) override {}
+  std::size_t on_body_impl(std::string_view body, boost::beast::error_code& ec) override {
+    Stop(on_body_(body), ec);
+    return body.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, std::string_view, boost::beast::error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, std::string_view body,
+                                 boost::beast::error_code& ec) override {
+    Stop(on_body_(body), ec);
+    return body.size();
+  }
+  void on_finish_impl(boost::beast::error_code&) override {}
+
+  void Stop(Abort why, boost::beast::error_code& ec) {
+    if (why != Abort::kNone) {
+      abort_ = why;
+      ec = boost::system::errc::make_error_code(boost::system::errc::operation_canceled);
+    }
+  }
+
+  ResponseHead& head_;
+  HeadSink on_head_;
+  Sink on_body_;
+  bool interim_ = false;
+  Abort abort_ = Abort::kNone;
+};
+
+// A status line with no reason phrase and no space before it ("HTTP/1.1 204\r\n").
+bool IsBareStatusLine(std::string_view bytes) {
+  if (bytes.size() < 14 || bytes.substr(0, 5) != "HTTP/" || bytes.substr(12, 2) != "\r\n") {
+    return false;
+  }
+  return absl::ascii_isdigit(static_cast<unsigned char>(bytes[5])) && bytes[6] == '.' &&
+         absl::ascii_isdigit(static_cast<unsigned char>(bytes[7])) && bytes[8] == ' ' &&
+         std::all_of(bytes.begin() + 9, bytes.begin() + 12,
+                     [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
+}
+
+bool IsTransientSocketError(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
+
+// "Host: host[:port]", the way libcurl writes it (the port only when not 80).
+std::string HostHeader(const Url& base) {
+  const bool ipv6 = base.host.find(':') != std::string::npos;
+  return absl::StrCat(ipv6 ? "[" : "", base.host, ipv6 ? "]" : "",
+                      base.port == 80 ? "" : absl::StrCat(":", base.port));
+}
+
+bool HasHeader(const Request& request, std::string_view name) {
+  return std::any_of(request.headers.begin(), request.headers.end(), [name](const auto& header) {
+    return absl::EqualsIgnoreCase(header.first, ToAbsl(name));
+  });
+}
+
+// The request as libcurl would send it for the same options: Host, User-Agent and Accept unless
+// the request sets its own, then the request's headers as given.
+std::string RequestBytes(const ClientOptions& options, const Request& request) {
+  std::string out = absl::StrCat(request.method, " ", options.base.Target(request.target),
+                                 " HTTP/1.1\r\n");
+  if (!HasHeader(request, "Host")) {
+    absl::StrAppend(&out, "Host: ", HostHeader(options.base), "\r\n");
+  }
+  const std::string& agent = options.user_agent;
+  if (!agent.empty() && !HasHeader(request, "User-Agent") &&
+      std::none_of(agent.begin(), agent.end(), [](char c) { return c == '\r' || c == '\n'; })) {
+    absl::StrAppend(&out, "User-Agent: ", agent, "\r\n");
+  }
+  if (!HasHeader(request, "Accept")) {
+    out += "Accept: */*\r\n";
+  }
+  for (const auto& [name, value] : request.headers) {
+    absl::StrAppend(&out, name, ": ", value, "\r\n");
+  }
+  out += "\r\n";
+  return out;
+}
+
+}  // namespace
+
+// One exchange: the deadlines, the cancellation flag and what the callbacks were told.
+class KeptHttp::Exchange {
+ public:
+  Exchange(const ClientOptions& options, HeadFn on_head, BodyFn on_body,
+           const std::atomic<bool>* cancelled)
+      : options_(options),
+        on_head_(on_head),
+        on_body_(on_body),
+        cancelled_(cancelled),
+        start_(SteadyClock::now()),
+        last_activity_(start_) {}
+
+  bool IsCancelled() const {
+    return cancelled_ != nullptr && cancelled_->load(std::memory_order_acquire);
+  }
+  bool head_done() const { return head_done_; }
+
+  // Connects to one of `addresses` (the next after a refusal). The error of the last one tried.
+  absl::StatusOr<Fd> Connect(const std::vector<Address>& addresses) {
+    const SteadyClock::time_point connect_start = SteadyClock::now();
+    std::optional<int> last_error;  // of the last connect that failed
+    for (const Address& address : addresses) {
+      Fd fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      if (fd.get() < 0) {
+        continue;  // no IPv6 here (localhost's ::1), or out of descriptors: the next address
+      }
+      const int one = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.storage),
+                    address.length) == 0) {
+        return fd;
+      }
+      if (errno != EINPROGRESS) {
+        last_error = errno;
+        continue;
+      }
+      absl::Status waited = Wait(fd.get(), POLLOUT, connect_start);
+      if (!waited.ok()) {
+        return waited;
+      }
+      int error = 0;
+      socklen_t length = sizeof error;
+      if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = errno;
+      }
+      if (error == 0) {
+        return fd;
+      }
+      last_error = error;
+    }
+    if (!last_error.has_value()) {
+      return ClientError(ErrorKind::kProtocol, "no socket could be opened for the connection");
+    }
+    return ConnectFailure(*last_error);
+  }
+
+  // What one attempt on `fd` came to. kRetry: the connection was found closed before any byte of
+  // a reply (a kept connection the server dropped); nothing was handed to a callback.
+  enum class Result { kDone, kRetry };
+  struct Outcome {
+    Result result = Result::kDone;
+    absl::StatusOr<StreamEnd> end = StreamEnd::kComplete;
+    bool reusable = false;
+  };
+
+  Outcome Run(int fd, const std::string& request, bool head_only) {
+    if (absl::Status sent = Send(fd, request); !sent.ok()) {
+      return Outcome{sent.code() == absl::StatusCode::kAborted ? Result::kRetry : Result::kDone,
+                     ConnectionLost(sent), false};
+    }
+    ReadBuffer buffer;
+    // The parser holds references to these two: they outlive it.
+    const auto on_head = [this] { return Head(); };
+    const auto on_body = [this](std::string_view bytes) { return Body(bytes); };
+    std::optional<ReplyParser> parser;
+    const auto new_parser = [&] {
+      parser.emplace(head_, on_head, on_body);
+      parser->eager(true);
+      parser->skip(head_only);
+      parser->header_limit(static_cast<std::uint32_t>(
+          std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+      // The cap is counted in Body, as the libcurl exchange does. Not boost::none: Boost 1.74
+      // compares a Content-Length with the optional limit itself, and any length is more than
+      // none (body_limit exceeded for every sized body).
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+    };
+    new_parser();
+    bool received = false;
+    while (true) {
+      // Everything read so far goes to the parser first.
+      while (!buffer.Unread().empty()) {
+        boost::beast::error_code ec;
+        const std::string_view unread = buffer.Unread();
+        std::size_t used = 0;
+        if (!parser->is_header_done() && IsBareStatusLine(unread)) {
+          // "HTTP/1.1 204" without the space before an empty reason: libcurl reads it, and so
+          // must this transport; Beast wants the space. (Beast takes nothing of a header before
+          // all of it is here, so the space is added once, in front of everything it reads.)
+          std::string spaced(unread.substr(0, 12));
+          spaced += ' ';
+          spaced.append(unread.substr(12));
+          used = parser->put(boost::asio::const_buffer(spaced.data(), spaced.size()), ec);
+          used = used > 0 ? used - 1 : 0;
+        } else {
+          used = parser->put(boost::asio::const_buffer(unread.data(), unread.size()), ec);
+        }
+        buffer.Consume(used);
+        if (ec == http::error::need_more) {
+          break;
+        }
+        if (ec) {
+          return Outcome{Result::kDone, ParseFailure(ec, parser->abort()), false};
+        }
+        if (parser->is_done()) {
+          if (parser->interim()) {
+            new_parser();  // the real reply follows a 1xx
+            continue;
+          }
+          // Reusable when the server keeps it and sent nothing beyond this reply.
+          return Outcome{Result::kDone, StreamEnd::kComplete,
+                         parser->keep_alive() && buffer.Unread().empty()};
+        }
+        if (used == 0) {
+          break;
+        }
+      }
+      if (absl::Status waited = Wait(fd, POLLIN, std::nullopt); !waited.ok()) {
+        return Outcome{Result::kDone, waited, false};
+      }
+      auto [space, room] = buffer.Space(kReadChunk);
+      const ssize_t n = ::recv(fd, space, room, 0);
+      if (n > 0) {
+        buffer.Added(static_cast<std::size_t>(n));
+        received = true;
+        last_activity_ = SteadyClock::now();
+        continue;
+      }
+      if (n < 0 && (errno == EINTR || IsTransientSocketError(errno))) {
+        continue;
+      }
+      // End of stream (or a reset): a body that runs to the close ends here; anything else is
+      // a lost connection, or a kept one that was already dead when the request went out.
+      const bool reset = n < 0;
+      if (!received && !reset) {
+        return Outcome{Result::kRetry,
+                       ClientError(ErrorKind::kConnectionLost,
+                                   "the server closed the connection without a response"),
+                       false};
+      }
+      if (!received) {
+        return Outcome{Result::kRetry,
+                       ClientError(ErrorKind::kConnectionLost,
+                                   "the connection broke before a response arrived"),
+                       false};
+      }
+      if (!reset && parser->is_header_done() && parser->need_eof()) {
+        boost::beast::error_code ec;
+        parser->put_eof(ec);
+        if (!ec && parser->is_done()) {
+          return Outcome{Result::kDone, StreamEnd::kComplete, false};
+        }
+      }
+      return Outcome{Result::kDone,
+                     ClientError(ErrorKind::kConnectionLost,
+                                 head_done_ ? "the connection broke before the response was "
+                                              "complete"
+                                            : "the connection broke before a response arrived"),
+                     false};
+    }
+  }
+
+ private:
+  Abort Head() {
+    head_done_ = true;
+    last_activity_ = SteadyClock::now();
+    if (IsCancelled()) {
+      return Abort::kCancelled;
+    }
+    return on_head_(head_) ? Abort::kNone : Abort::kStopped;
+  }
+
+  Abort Body(std::string_view bytes) {
+    last_activity_ = SteadyClock::now();
+    if (IsCancelled()) {
+      return Abort::kCancelled;
+    }
+    if (options_.max_body_bytes != 0 && body_bytes_ + bytes.size() > options_.max_body_bytes) {
+      return Abort::kTooLarge;
+    }
+    body_bytes_ += bytes.size();
+    return on_body_(bytes) ? Abort::kNone : Abort::kStopped;
+  }
+
+  // Writes the whole request. Aborted when the connection turned out closed (a kept one the
+  // server dropped: the caller may send again on a new one).
+  absl::Status Send(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n >= 0) {
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+        continue;
+      }
+      if (errno == EINTR) {
+        continue;
+      }
+      if (IsTransientSocketError(errno)) {
+        if (absl::Status waited = Wait(fd, POLLOUT, std::nullopt); !waited.ok()) {
+          return waited;
+        }
+        continue;
+      }
+      return absl::AbortedError("the connection broke before a response arrived");
+    }
+    return absl::OkStatus();
+  }
+
+  // Waits until `fd` is ready for `events` (or hung up: the read or write that follows tells
+  // how), or fails with the deadline that passed or the cancellation. `connecting_since` adds
+  // the connect deadline.
+  absl::Status Wait(int fd, short events,
+                    std::optional<SteadyClock::time_point> connecting_since) {
+    while (true) {
+      if (IsCancelled()) {
+        return ClientError(ErrorKind::kCancelled, "the request was cancelled");
+      }
+      const SteadyClock::time_point now = SteadyClock::now();
+      std::optional<TimeoutPhase> phase;
+      SteadyClock::time_point due = SteadyClock::time_point::max();
+      const auto bound = [&](SteadyClock::time_point from, absl::Duration limit,
+                             TimeoutPhase which) {
+        if (limit == absl::InfiniteDuration()) {
+          return;
+        }
+        const SteadyClock::time_point at =
+            from + std::chrono::duration_cast<SteadyClock::duration>(absl::ToChronoNanoseconds(
+                       std::min(limit, absl::Hours(24 * 365))));
+        if (at < due) {
+          due = at;
+          phase = which;
+        }
+      };
+      bound(start_, options_.timeouts.total, TimeoutPhase::kTotal);
+      if (!head_done_) {
+        bound(start_, options_.timeouts.response_header, TimeoutPhase::kResponseHeader);
+      } else {
+        bound(last_activity_, options_.timeouts.idle, TimeoutPhase::kIdle);
+      }
+      if (connecting_since.has_value()) {
+        bound(*connecting_since, options_.timeouts.connect, TimeoutPhase::kConnect);
+      }
+      if (phase.has_value() && now >= due) {
+        return TimeoutError(*phase, options_.timeouts);
+      }
+      auto wait = due - now;
+      if (cancelled_ != nullptr) {
+        wait = std::min<SteadyClock::duration>(wait, kPollTick);
+      }
+      wait = std::min<SteadyClock::duration>(wait, std::chrono::seconds(1));
+      // Rounded up: a wait rounded down to 0 ms would spin until the deadline.
+      const auto millis = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+      pollfd p{fd, events, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(millis, 1)));
+      if (ready > 0) {
+        return absl::OkStatus();
+      }
+      if (ready < 0 && errno != EINTR) {
+        return ClientError(ErrorKind::kConnectionLost,
+                           head_done_ ? "the connection broke before the response was complete"
+                                      : "the connection broke before a response arrived");
+      }
+    }
+  }
+
+  absl::Status ConnectionLost(const absl::Status& status) const {
+    if (status.code() != absl::StatusCode::kAborted) {
+      return status;
+    }
+    return ClientError(ErrorKind::kConnectionLost, std::string(status.message()));
+  }
+
+  absl::Status ParseFailure(const boost::beast::error_code& ec, Abort abort) const {
+    switch (abort) {
+      case Abort::kCancelled:
+        return ClientError(ErrorKind::kCancelled, "the request was cancelled");
+      case Abort::kTooLarge:
+        return ClientError(ErrorKind::kTooLarge, absl::StrCat("the response body is larger than ",
+                                                              options_.max_body_bytes, " bytes"));
+      case Abort::kStopped:
+        return absl::CancelledError("stopped");  // Stream reads abort() before this
+      case Abort::kNone:
+        break;
+    }
+    if (ec == http::error::header_limit) {
+      return ClientError(ErrorKind::kTooLarge, absl::StrCat("the response headers are larger than ",
+                                                            options_.max_header_bytes, " bytes"));
+    }
+    return ClientError(ErrorKind::kProtocol, "the server's reply is not valid HTTP");
+  }
+
+  const ClientOptions& options_;
+  HeadFn on_head_;
+  BodyFn on_body_;
+  const std::atomic<bool>* cancelled_;
+  const SteadyClock::time_point start_;
+  SteadyClock::time_point last_activity_;
+  ResponseHead head_;
+  bool head_done_ = false;
+  std::size_t body_bytes_ = 0;
+};
+
+std::unique_ptr<KeptHttp> KeptHttp::For(const ClientOptions& options) {
+  const bool direct = !options.proxy_from_environment ||
+                      (options.base.IsLoopback() && !options.proxy_loopback);
+  if (!options.keep_alive || options.base.https || !options.unix_socket_path.empty() || !direct) {
+    return nullptr;
+  }
+  std::vector<Address> addresses;
+  // `text` as an address of `family` with the base's port; false when it is not one.
+  const auto add = [&addresses, port = htons(static_cast<std::uint16_t>(options.base.port))](
+                       int family, const char* text) {
+    Address address;
+    void* where = nullptr;
+    if (family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&address.storage);
+      in->sin_port = port;
+      where = &in->sin_addr;
+      address.length = sizeof(sockaddr_in);
+    } else {
+      auto* in = reinterpret_cast<sockaddr_in6*>(&address.storage);
+      in->sin6_port = port;
+      where = &in->sin6_addr;
+      address.length = sizeof(sockaddr_in6);
+    }
+    if (::inet_pton(family, text, where) != 1) {
+      return false;
+    }
+    address.storage.ss_family = static_cast<sa_family_t>(family);
+    addresses.push_back(address);
+    return true;
+  };
+  const std::string& host = options.base.host;
+  if (host == "localhost") {
+    add(AF_INET, "127.0.0.1");
+    add(AF_INET6, "::1");
+  } else if (!add(AF_INET, host.c_str()) && !add(AF_INET6, host.c_str())) {
+    return nullptr;  // a name: libcurl resolves it (with its timeout and cancellation)
+  }
+  return std::unique_ptr<KeptHttp>(new KeptHttp(options, std::move(addresses)));
+}
+
+bool KeptHttp::Carries(const Request& request) {
+  return (request.method == "GET" || request.method == "HEAD") && !request.body.has_value();
+}
+
+KeptHttp::KeptHttp(const ClientOptions& options, std::vector<Address> addresses)
+    : options_(options), addresses_(std::move(addresses)) {}
+
+KeptHttp::~KeptHttp() {
+  absl::MutexLock lock(&mu_);
+  for (int fd : idle_) {
+    ::close(fd);
+  }
+}
+
+int KeptHttp::TakeIdle() {
+  while (true) {
+    int fd = -1;
+    {
+      absl::MutexLock lock(&mu_);
+      if (idle_.empty()) {
+        return -1;
+      }
+      fd = idle_.back();
+      idle_.pop_back();
+    }
+    // An idle connection has nothing to read: readable means the server closed it (or sent
+    // bytes nobody asked for), either way it cannot carry the next exchange.
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) == 0) {
+      return fd;
+    }
+    ::close(fd);
+  }
+}
+
+void KeptHttp::PutIdle(int fd) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (idle_.size() < kMaxIdle) {
+      idle_.push_back(fd);
+      return;
+    }
+  }
+  ::close(fd);
+}
+
+absl::StatusOr<StreamEnd> KeptHttp::Stream(const Request& request, HeadFn on_head,
+                                           BodyFn on_body, const std::atomic<bool>* cancelled) {
+  Exchange exchange(options_, on_head, on_body, cancelled);
+  const std::string bytes = RequestBytes(options_, request);
+  const bool head_only = request.method == "HEAD";
+  // A kept connection first; one found dead before any reply byte is replaced once by a new one.
+  for (int attempt = 0;; ++attempt) {
+    Fd fd(attempt == 0 ? TakeIdle() : -1);
+    const bool kept = fd.get() >= 0;
+    if (!kept) {
+      absl::StatusOr<Fd> connected = exchange.Connect(addresses_);
+      if (!connected.ok()) {
+        return exchange.IsCancelled() ? ClientError(ErrorKind::kCancelled, "the request was cancelled")
+                                      : connected.status();
+      }
+      fd = *std::move(connected);
+    }
+    Exchange::Outcome outcome = exchange.Run(fd.get(), bytes, head_only);
+    if (outcome.result == Exchange::Result::kRetry && kept) {
+      continue;
+    }
+    if (outcome.reusable) {
+      PutIdle(fd.Release());
+    }
+    if (exchange.IsCancelled()) {
+      return ClientError(ErrorKind::kCancelled, "the request was cancelled");
+    }
+    if (!outcome.end.ok() && outcome.end.status().code() == absl::StatusCode::kCancelled &&
+        !ErrorKindOf(outcome.end.status()).has_value()) {
+      return StreamEnd::kStopped;  // a callback returned false
+    }
+    return outcome.end;
+  }
+}
+
+}  // namespace pulse::http_client
