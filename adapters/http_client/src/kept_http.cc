@@ -232,8 +232,8 @@ bool HasHeader(const Request& request, std::string_view name) {
 // The request as libcurl would send it for the same options: Host, User-Agent and Accept unless
 // the request sets its own, then the request's headers as given.
 std::string RequestBytes(const ClientOptions& options, const Request& request) {
-  std::string out = absl::StrCat(request.method, " ", options.base.Target(request.target),
-                                 " HTTP/1.1\r\n");
+  std::string out =
+      absl::StrCat(request.method, " ", options.base.Target(request.target), " HTTP/1.1\r\n");
   if (!HasHeader(request, "Host")) {
     absl::StrAppend(&out, "Host: ", HostHeader(options.base), "\r\n");
   }
@@ -333,8 +333,8 @@ class KeptHttp::Exchange {
       parser.emplace(head_, on_head, on_body);
       parser->eager(true);
       parser->skip(head_only);
-      parser->header_limit(static_cast<std::uint32_t>(
-          std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+      parser->header_limit(
+          static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
       // The cap is counted in Body, as the libcurl exchange does. Not boost::none: Boost 1.74
       // compares a Content-Length with the optional limit itself, and any length is more than
       // none (body_limit exceeded for every sized body).
@@ -473,8 +473,7 @@ class KeptHttp::Exchange {
   // Waits until `fd` is ready for `events` (or hung up: the read or write that follows tells
   // how), or fails with the deadline that passed or the cancellation. `connecting_since` adds
   // the connect deadline.
-  absl::Status Wait(int fd, short events,
-                    std::optional<SteadyClock::time_point> connecting_since) {
+  absl::Status Wait(int fd, short events, std::optional<SteadyClock::time_point> connecting_since) {
     while (true) {
       if (IsCancelled()) {
         return ClientError(ErrorKind::kCancelled, "the request was cancelled");
@@ -488,8 +487,8 @@ class KeptHttp::Exchange {
           return;
         }
         const SteadyClock::time_point at =
-            from + std::chrono::duration_cast<SteadyClock::duration>(absl::ToChronoNanoseconds(
-                       std::min(limit, absl::Hours(24 * 365))));
+            from + std::chrono::duration_cast<SteadyClock::duration>(
+                       absl::ToChronoNanoseconds(std::min(limit, absl::Hours(24 * 365))));
         if (at < due) {
           due = at;
           phase = which;
@@ -565,8 +564,8 @@ class KeptHttp::Exchange {
 };
 
 std::unique_ptr<KeptHttp> KeptHttp::For(const ClientOptions& options) {
-  const bool direct = !options.proxy_from_environment ||
-                      (options.base.IsLoopback() && !options.proxy_loopback);
+  const bool direct =
+      !options.proxy_from_environment || (options.base.IsLoopback() && !options.proxy_loopback);
   if (!options.keep_alive || options.base.https || !options.unix_socket_path.empty() || !direct) {
     return nullptr;
   }
@@ -650,8 +649,8 @@ void KeptHttp::PutIdle(int fd) {
   ::close(fd);
 }
 
-absl::StatusOr<StreamEnd> KeptHttp::Stream(const Request& request, HeadFn on_head,
-                                           BodyFn on_body, const std::atomic<bool>* cancelled) {
+absl::StatusOr<StreamEnd> KeptHttp::Stream(const Request& request, HeadFn on_head, BodyFn on_body,
+                                           const std::atomic<bool>* cancelled) {
   Exchange exchange(options_, on_head, on_body, cancelled);
   const std::string bytes = RequestBytes(options_, request);
   const bool head_only = request.method == "HEAD";
@@ -662,8 +661,9 @@ absl::StatusOr<StreamEnd> KeptHttp::Stream(const Request& request, HeadFn on_hea
     if (!kept) {
       absl::StatusOr<Fd> connected = exchange.Connect(addresses_);
       if (!connected.ok()) {
-        return exchange.IsCancelled() ? ClientError(ErrorKind::kCancelled, "the request was cancelled")
-                                      : connected.status();
+        return exchange.IsCancelled()
+                   ? ClientError(ErrorKind::kCancelled, "the request was cancelled")
+                   : connected.status();
       }
       fd = *std::move(connected);
     }

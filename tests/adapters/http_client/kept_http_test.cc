@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <mutex>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pulse/adapters/http_client/http_client.h"
@@ -105,18 +105,20 @@ TEST_CASE("the kept transport carries a keep-alive client's GETs to a literal ad
   CHECK(by_name->body == "ok");
 }
 
-TEST_CASE("the kept transport reads every reply libcurl reads alike, and refuses what HTTP/1.1 "
-          "forbids where libcurl is lenient",
-          "[adapters][http_client]") {
+TEST_CASE(
+    "the kept transport reads every reply libcurl reads alike, and refuses what HTTP/1.1 "
+    "forbids where libcurl is lenient",
+    "[adapters][http_client]") {
   struct Case {
     std::string reply;
-    std::string kept;     // the kept transport's outcome
+    std::string kept;      // the kept transport's outcome
     bool same_as_libcurl;  // and libcurl's is the same
   };
   const std::vector<Case> cases = {
       {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
        "reply 200 [OK] Content-Length=5; body=hello", true},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n "
+       "world\r\n0\r\n\r\n",
        "reply 200 [OK] Transfer-Encoding=chunked; body=hello world", true},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\n"
        "X-Trailer: t\r\n\r\n",
