@@ -43,8 +43,9 @@ target_link_libraries(pulse_curl INTERFACE PkgConfig::CURL OpenSSL::SSL OpenSSL:
 add_library(pulse::curl ALIAS pulse_curl)
 
 # Boost.Beast on Asio for the HTTP server transport (Debian's libboost-dev 1.74; header-only:
-# no components, Boost.System is header-only since 1.69). Only adapters/http/src/beast_transport.cc
-# includes it (its compile alone takes ~30 s and ~630 MB). Boost 1.74's asio/awaitable.hpp uses
+# no components, Boost.System is header-only since 1.69). adapters/http/src/beast_transport.cc
+# includes it (its compile alone takes ~30 s and ~630 MB), and adapters/http_client/src/
+# kept_http.cc its response parser alone (a few seconds). Boost 1.74's asio/awaitable.hpp uses
 # std::exchange without including <utility>: with GCC 12 in C++20, include <utility> first.
 find_package(Boost 1.74 REQUIRED)
 add_library(pulse_boost INTERFACE)
