@@ -27,14 +27,11 @@
 #include "pulse/core/string_view.h"
 #include "src/curl_global.h"
 #include "src/errors.h"
+#include "src/exchange_state.h"
 #include "src/kept_http.h"
 
 namespace pulse::http_client {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-constexpr absl::Duration kPollTick = absl::Milliseconds(10);
 
 using core::ToAbsl;
 
@@ -90,19 +87,12 @@ CURLcode InstallPin(CURL*, void* ssl_ctx, void* pin) {
   return CURLE_OK;
 }
 
-enum class Abort { kNone, kStopped, kCancelled, kTooLarge };
-
 // One exchange in flight; libcurl's callbacks reach it through their user pointer.
 class Exchange {
  public:
   Exchange(const ClientOptions& options, HeadFn on_head, BodyFn on_body,
            const std::atomic<bool>* cancelled)
-      : options_(options),
-        on_head_(on_head),
-        on_body_(on_body),
-        cancelled_(cancelled),
-        start_(SteadyClock::now()),
-        last_activity_(start_) {}
+      : state_(options, on_head, on_body, cancelled) {}
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* self) {
     return static_cast<Exchange*>(self)->Header(std::string_view(data, size * count));
@@ -111,56 +101,26 @@ class Exchange {
     return static_cast<Exchange*>(self)->Body(std::string_view(data, size * count));
   }
 
-  bool IsCancelled() const {
-    return cancelled_ != nullptr && cancelled_->load(std::memory_order_acquire);
-  }
-
+  bool IsCancelled() const { return state_.IsCancelled(); }
   // The deadline that has passed, if any.
-  std::optional<TimeoutPhase> Due() const {
-    const SteadyClock::time_point now = SteadyClock::now();
-    const absl::Duration elapsed = absl::FromChrono(now - start_);
-    if (elapsed >= options_.timeouts.total) {
-      return TimeoutPhase::kTotal;
-    }
-    if (!head_done_) {
-      if (elapsed >= options_.timeouts.response_header) {
-        return TimeoutPhase::kResponseHeader;
-      }
-    } else if (absl::FromChrono(now - last_activity_) >= options_.timeouts.idle) {
-      return TimeoutPhase::kIdle;
-    }
-    return std::nullopt;
-  }
-
-  // How long the next poll may wait: until the nearest deadline, at most kPollTick when a
-  // cancellation flag must be watched, at most a second otherwise.
-  int WaitMillis() const {
-    const SteadyClock::time_point now = SteadyClock::now();
-    const absl::Duration elapsed = absl::FromChrono(now - start_);
-    absl::Duration wait = cancelled_ != nullptr ? kPollTick : absl::Seconds(1);
-    wait = std::min(wait, options_.timeouts.total - elapsed);
-    if (!head_done_) {
-      wait = std::min(wait, options_.timeouts.response_header - elapsed);
-    } else {
-      wait = std::min(wait, options_.timeouts.idle - absl::FromChrono(now - last_activity_));
-    }
-    return static_cast<int>(std::clamp<std::int64_t>(absl::ToInt64Milliseconds(wait), 1, 1000));
-  }
+  std::optional<TimeoutPhase> Due() const { return state_.Due(); }
+  // How long the next poll may wait.
+  int WaitMillis() const { return static_cast<int>(state_.WaitLimit().count()); }
 
   Abort abort() const { return abort_; }
-  bool head_done() const { return head_done_; }
+  bool head_done() const { return state_.head_done(); }
 
  private:
   size_t Header(std::string_view line) {
-    last_activity_ = SteadyClock::now();
+    state_.Activity();
     header_bytes_ += line.size();
-    if (header_bytes_ > options_.max_header_bytes) {
+    if (header_bytes_ > state_.options().max_header_bytes) {
       return Stop(Abort::kTooLarge);
     }
     if (IsCancelled()) {
       return Stop(Abort::kCancelled);
     }
-    if (head_done_) {
+    if (state_.head_done()) {
       return line.size();  // trailer fields of a chunked body
     }
     std::string_view text = line;
@@ -185,10 +145,7 @@ class Exchange {
     }
     if (text.empty()) {
       if (head_.status >= 200) {
-        head_done_ = true;
-        if (!on_head_(head_)) {
-          return Stop(Abort::kStopped);
-        }
+        return Stop(state_.Head(head_), line.size());
       }
       return line.size();  // the end of an interim 1xx reply: the real one follows
     }
@@ -201,36 +158,20 @@ class Exchange {
     return line.size();
   }
 
-  size_t Body(std::string_view bytes) {
-    last_activity_ = SteadyClock::now();
-    if (IsCancelled()) {
-      return Stop(Abort::kCancelled);
-    }
-    if (options_.max_body_bytes != 0 && body_bytes_ + bytes.size() > options_.max_body_bytes) {
-      return Stop(Abort::kTooLarge);
-    }
-    body_bytes_ += bytes.size();
-    if (!on_body_(bytes)) {
-      return Stop(Abort::kStopped);
-    }
-    return bytes.size();
-  }
+  size_t Body(std::string_view bytes) { return Stop(state_.Body(bytes), bytes.size()); }
 
-  size_t Stop(Abort why) {
+  // `taken` when the exchange goes on; anything else makes libcurl end the transfer.
+  size_t Stop(Abort why, size_t taken = 0) {
+    if (why == Abort::kNone) {
+      return taken;
+    }
     abort_ = why;
-    return 0;  // any count but the one given makes libcurl end the transfer
+    return 0;
   }
 
-  const ClientOptions& options_;
-  HeadFn on_head_;
-  BodyFn on_body_;
-  const std::atomic<bool>* cancelled_;
-  const SteadyClock::time_point start_;
-  SteadyClock::time_point last_activity_;
+  ExchangeState state_;
   ResponseHead head_;
-  bool head_done_ = false;
   std::size_t header_bytes_ = 0;
-  std::size_t body_bytes_ = 0;
   Abort abort_ = Abort::kNone;
 };
 

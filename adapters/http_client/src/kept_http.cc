@@ -32,16 +32,15 @@
 #include "absl/strings/strip.h"
 #include "pulse/core/string_view.h"
 #include "src/errors.h"
+#include "src/exchange_state.h"
 
 namespace pulse::http_client {
 namespace {
 
 namespace http = boost::beast::http;
-using SteadyClock = std::chrono::steady_clock;
 using core::ToAbsl;
 
 constexpr std::size_t kMaxIdle = 4;  // as the libcurl handle pool
-constexpr auto kPollTick = std::chrono::milliseconds(10);
 constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 constexpr std::size_t kMaxReason = 512;
 
@@ -125,9 +124,6 @@ bool OnlyChunked(std::string_view value) {
   }
   return true;
 }
-
-// Why an exchange ended early, set by the parser's callbacks.
-enum class Abort { kNone, kStopped, kCancelled, kTooLarge };
 
 // Beast's HTTP/1.1 response parser with callbacks that fill `head` and hand body pieces on.
 // A 1xx reply is interim: the exchange parses the next message with a new parser.
@@ -254,26 +250,19 @@ std::string RequestBytes(const ClientOptions& options, const Request& request) {
 
 }  // namespace
 
-// One exchange: the deadlines, the cancellation flag and what the callbacks were told.
+// One exchange on a kept or new connection (ExchangeState: the deadlines, the cancellation
+// flag and the callbacks).
 class KeptHttp::Exchange {
  public:
   Exchange(const ClientOptions& options, HeadFn on_head, BodyFn on_body,
            const std::atomic<bool>* cancelled)
-      : options_(options),
-        on_head_(on_head),
-        on_body_(on_body),
-        cancelled_(cancelled),
-        start_(SteadyClock::now()),
-        last_activity_(start_) {}
+      : options_(options), state_(options, on_head, on_body, cancelled) {}
 
-  bool IsCancelled() const {
-    return cancelled_ != nullptr && cancelled_->load(std::memory_order_acquire);
-  }
-  bool head_done() const { return head_done_; }
+  bool IsCancelled() const { return state_.IsCancelled(); }
 
   // Connects to one of `addresses` (the next after a refusal). The error of the last one tried.
   absl::StatusOr<Fd> Connect(const std::vector<Address>& addresses) {
-    const SteadyClock::time_point connect_start = SteadyClock::now();
+    const ExchangeState::Clock::time_point connect_start = ExchangeState::Clock::now();
     std::optional<int> last_error;  // of the last connect that failed
     for (const Address& address : addresses) {
       Fd fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -326,8 +315,8 @@ class KeptHttp::Exchange {
     }
     ReadBuffer buffer;
     // The parser holds references to these two: they outlive it.
-    const auto on_head = [this] { return Head(); };
-    const auto on_body = [this](std::string_view bytes) { return Body(bytes); };
+    const auto on_head = [this] { return state_.Head(head_); };
+    const auto on_body = [this](std::string_view bytes) { return state_.Body(bytes); };
     std::optional<ReplyParser> parser;
     const auto new_parser = [&] {
       parser.emplace(head_, on_head, on_body);
@@ -388,7 +377,7 @@ class KeptHttp::Exchange {
       if (n > 0) {
         buffer.Added(static_cast<std::size_t>(n));
         received = true;
-        last_activity_ = SteadyClock::now();
+        state_.Activity();
         continue;
       }
       if (n < 0 && (errno == EINTR || IsTransientSocketError(errno))) {
@@ -416,37 +405,17 @@ class KeptHttp::Exchange {
           return Outcome{Result::kDone, StreamEnd::kComplete, false};
         }
       }
-      return Outcome{Result::kDone,
-                     ClientError(ErrorKind::kConnectionLost,
-                                 head_done_ ? "the connection broke before the response was "
-                                              "complete"
-                                            : "the connection broke before a response arrived"),
-                     false};
+      return Outcome{
+          Result::kDone,
+          ClientError(ErrorKind::kConnectionLost,
+                      state_.head_done() ? "the connection broke before the response was "
+                                           "complete"
+                                         : "the connection broke before a response arrived"),
+          false};
     }
   }
 
  private:
-  Abort Head() {
-    head_done_ = true;
-    last_activity_ = SteadyClock::now();
-    if (IsCancelled()) {
-      return Abort::kCancelled;
-    }
-    return on_head_(head_) ? Abort::kNone : Abort::kStopped;
-  }
-
-  Abort Body(std::string_view bytes) {
-    last_activity_ = SteadyClock::now();
-    if (IsCancelled()) {
-      return Abort::kCancelled;
-    }
-    if (options_.max_body_bytes != 0 && body_bytes_ + bytes.size() > options_.max_body_bytes) {
-      return Abort::kTooLarge;
-    }
-    body_bytes_ += bytes.size();
-    return on_body_(bytes) ? Abort::kNone : Abort::kStopped;
-  }
-
   // Writes the whole request. Aborted when the connection turned out closed (a kept one the
   // server dropped: the caller may send again on a new one).
   absl::Status Send(int fd, std::string_view bytes) {
@@ -473,55 +442,25 @@ class KeptHttp::Exchange {
   // Waits until `fd` is ready for `events` (or hung up: the read or write that follows tells
   // how), or fails with the deadline that passed or the cancellation. `connecting_since` adds
   // the connect deadline.
-  absl::Status Wait(int fd, short events, std::optional<SteadyClock::time_point> connecting_since) {
+  absl::Status Wait(int fd, short events,
+                    std::optional<ExchangeState::Clock::time_point> connecting_since) {
     while (true) {
       if (IsCancelled()) {
         return ClientError(ErrorKind::kCancelled, "the request was cancelled");
       }
-      const SteadyClock::time_point now = SteadyClock::now();
-      std::optional<TimeoutPhase> phase;
-      SteadyClock::time_point due = SteadyClock::time_point::max();
-      const auto bound = [&](SteadyClock::time_point from, absl::Duration limit,
-                             TimeoutPhase which) {
-        if (limit == absl::InfiniteDuration()) {
-          return;
-        }
-        const SteadyClock::time_point at =
-            from + std::chrono::duration_cast<SteadyClock::duration>(
-                       absl::ToChronoNanoseconds(std::min(limit, absl::Hours(24 * 365))));
-        if (at < due) {
-          due = at;
-          phase = which;
-        }
-      };
-      bound(start_, options_.timeouts.total, TimeoutPhase::kTotal);
-      if (!head_done_) {
-        bound(start_, options_.timeouts.response_header, TimeoutPhase::kResponseHeader);
-      } else {
-        bound(last_activity_, options_.timeouts.idle, TimeoutPhase::kIdle);
-      }
-      if (connecting_since.has_value()) {
-        bound(*connecting_since, options_.timeouts.connect, TimeoutPhase::kConnect);
-      }
-      if (phase.has_value() && now >= due) {
+      if (std::optional<TimeoutPhase> phase = state_.Due(connecting_since); phase.has_value()) {
         return TimeoutError(*phase, options_.timeouts);
       }
-      auto wait = due - now;
-      if (cancelled_ != nullptr) {
-        wait = std::min<SteadyClock::duration>(wait, kPollTick);
-      }
-      wait = std::min<SteadyClock::duration>(wait, std::chrono::seconds(1));
-      // Rounded up: a wait rounded down to 0 ms would spin until the deadline.
-      const auto millis = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
       pollfd p{fd, events, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(millis, 1)));
+      const int ready = ::poll(&p, 1, static_cast<int>(state_.WaitLimit(connecting_since).count()));
       if (ready > 0) {
         return absl::OkStatus();
       }
       if (ready < 0 && errno != EINTR) {
         return ClientError(ErrorKind::kConnectionLost,
-                           head_done_ ? "the connection broke before the response was complete"
-                                      : "the connection broke before a response arrived");
+                           state_.head_done() ? "the connection broke before the response was "
+                                                "complete"
+                                              : "the connection broke before a response arrived");
       }
     }
   }
@@ -553,14 +492,8 @@ class KeptHttp::Exchange {
   }
 
   const ClientOptions& options_;
-  HeadFn on_head_;
-  BodyFn on_body_;
-  const std::atomic<bool>* cancelled_;
-  const SteadyClock::time_point start_;
-  SteadyClock::time_point last_activity_;
-  ResponseHead head_;
-  bool head_done_ = false;
-  std::size_t body_bytes_ = 0;
+  ExchangeState state_;
+  ResponseHead head_;  // filled by the parser, handed on by state_.Head
 };
 
 std::unique_ptr<KeptHttp> KeptHttp::For(const ClientOptions& options) {
