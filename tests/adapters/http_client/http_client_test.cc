@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "client_fixtures.h"
 #include "raw_server.h"
 
 namespace pulse::http_client {
@@ -80,23 +81,9 @@ class LoopbackHttp {
   std::thread thread_;
 };
 
-// `kept`: a keep-alive client, whose GETs to 127.0.0.1 go over its own kept connections
-// (UsesKeptTransport) instead of libcurl. The tests of behaviour both transports share run
-// once with each (GENERATE).
-ClientOptions FastOptions(bool kept = false) {
-  ClientOptions options;
-  options.timeouts.connect = absl::Seconds(2);
-  options.timeouts.response_header = absl::Seconds(2);
-  options.timeouts.idle = absl::Seconds(2);
-  options.keep_alive = kept;
-  return options;
-}
-
-Request Get(std::string target) {
-  Request request;
-  request.target = std::move(target);
-  return request;
-}
+// The tests of behaviour both transports share run once with each (GENERATE).
+using fixtures::FastOptions;
+using fixtures::Get;
 
 // A keep-alive client on either transport: libcurl carries it when the kept transport is
 // ruled out by proxy_loopback (libcurl then goes through a proxy only if the environment names

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "client_fixtures.h"
 #include "pulse/adapters/http_client/http_client.h"
 #include "raw_server.h"
 
@@ -19,25 +20,13 @@ namespace {
 
 using testing::RawServer;
 
-ClientOptions Options(bool kept) {
-  ClientOptions options;
-  options.timeouts.connect = absl::Seconds(2);
-  options.timeouts.response_header = absl::Seconds(2);
-  options.timeouts.idle = absl::Seconds(2);
-  options.keep_alive = kept;
-  return options;
-}
+using fixtures::FastOptions;
+using fixtures::Get;
 
 std::unique_ptr<HttpClient> Client(const std::string& url, const ClientOptions& options) {
   auto client = HttpClient::Open(url, options);
   REQUIRE(client.ok());
   return *std::move(client);
-}
-
-Request Get(std::string target = "/") {
-  Request request;
-  request.target = std::move(target);
-  return request;
 }
 
 // What an exchange came to, in one comparable line.
@@ -60,7 +49,7 @@ std::string OutcomeOf(const std::string& reply, bool kept) {
     (void)RawServer::ReadHead(fd);
     RawServer::SendAll(fd, reply);
   });
-  return Outcome(Client(server.Url(), Options(kept))->Send(Get()));
+  return Outcome(Client(server.Url(), FastOptions(kept))->Send(Get()));
 }
 
 TEST_CASE("the kept transport carries a keep-alive client's GETs to a literal address only",
@@ -77,30 +66,30 @@ TEST_CASE("the kept transport carries a keep-alive client's GETs to a literal ad
   Request get_with_body = Get();
   get_with_body.body = "x";
 
-  auto kept = Client("http://127.0.0.1:" + port, Options(true));
+  auto kept = Client("http://127.0.0.1:" + port, FastOptions(true));
   CHECK(kept->UsesKeptTransport(Get()));
   CHECK(kept->UsesKeptTransport(head));
   CHECK_FALSE(kept->UsesKeptTransport(post));  // a write never rides a kept connection
   CHECK_FALSE(kept->UsesKeptTransport(get_with_body));
-  CHECK(Client("http://localhost:" + port, Options(true))->UsesKeptTransport(Get()));
-  CHECK(Client("http://[::1]:" + port, Options(true))->UsesKeptTransport(Get()));
+  CHECK(Client("http://localhost:" + port, FastOptions(true))->UsesKeptTransport(Get()));
+  CHECK(Client("http://[::1]:" + port, FastOptions(true))->UsesKeptTransport(Get()));
 
-  CHECK_FALSE(Client("http://127.0.0.1:" + port, Options(false))->UsesKeptTransport(Get()));
-  CHECK_FALSE(Client("https://127.0.0.1:" + port, Options(true))->UsesKeptTransport(Get()));
-  CHECK_FALSE(Client("http://pulse.test:" + port, Options(true))->UsesKeptTransport(Get()));
-  ClientOptions unix_socket = Options(true);
+  CHECK_FALSE(Client("http://127.0.0.1:" + port, FastOptions(false))->UsesKeptTransport(Get()));
+  CHECK_FALSE(Client("https://127.0.0.1:" + port, FastOptions(true))->UsesKeptTransport(Get()));
+  CHECK_FALSE(Client("http://pulse.test:" + port, FastOptions(true))->UsesKeptTransport(Get()));
+  ClientOptions unix_socket = FastOptions(true);
   unix_socket.unix_socket_path = "/tmp/pulse-no-such.sock";
   CHECK_FALSE(Client("http://localhost", unix_socket)->UsesKeptTransport(Get()));
-  ClientOptions proxied = Options(true);
+  ClientOptions proxied = FastOptions(true);
   proxied.proxy_loopback = true;  // a proxy from the environment may apply: libcurl decides
   CHECK_FALSE(Client("http://127.0.0.1:" + port, proxied)->UsesKeptTransport(Get()));
-  ClientOptions remote = Options(true);  // not loopback, proxies from the environment
+  ClientOptions remote = FastOptions(true);  // not loopback, proxies from the environment
   CHECK_FALSE(Client("http://192.0.2.1:" + port, remote)->UsesKeptTransport(Get()));
   remote.proxy_from_environment = false;
   CHECK(Client("http://192.0.2.1:" + port, remote)->UsesKeptTransport(Get()));
 
   // localhost is 127.0.0.1 first.
-  auto by_name = Client("http://localhost:" + port, Options(true))->Send(Get());
+  auto by_name = Client("http://localhost:" + port, FastOptions(true))->Send(Get());
   REQUIRE(by_name.ok());
   CHECK(by_name->body == "ok");
 }
@@ -226,7 +215,7 @@ TEST_CASE("a kept connection is used again only after a whole reply the server k
     // Each reply closes the connection when the client does; a reply that ends with the close
     // of its connection is not among these.
     RawServer server(Answering(c.reply, requests));
-    auto client = Client(server.Url(), Options(true));
+    auto client = Client(server.Url(), FastOptions(true));
     Request request = Get();
     request.method = c.method;
     REQUIRE(client->UsesKeptTransport(request));
@@ -244,7 +233,7 @@ TEST_CASE("a kept connection is used again only after a whole reply the server k
   // A stream a callback stopped leaves its connection mid-reply: it is closed, not kept.
   std::atomic<int> requests{0};
   RawServer server(Answering("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nokok", requests));
-  auto client = Client(server.Url(), Options(true));
+  auto client = Client(server.Url(), FastOptions(true));
   for (int i = 0; i < 2; ++i) {
     auto end = client->Stream(
         Get(), [](const ResponseHead&) { return false; }, [](std::string_view) { return true; });
@@ -272,7 +261,7 @@ TEST_CASE("a kept connection is used again only after a whole reply the server k
     RawServer::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale");
     (void)RawServer::ReadHead(fd);  // until the client closes it
   });
-  auto reader = Client(chatty.Url(), Options(true));
+  auto reader = Client(chatty.Url(), FastOptions(true));
   auto first = reader->Send(Get());
   REQUIRE(first.ok());
   CHECK(first->body == "ok");
@@ -286,7 +275,7 @@ TEST_CASE("a kept connection the server drops while the request is on its way is
           "[adapters][http_client]") {
   const bool kept = GENERATE(false, true);
   INFO("transport: " << (kept ? "kept connections" : "libcurl"));
-  ClientOptions options = Options(true);
+  ClientOptions options = FastOptions(true);
   options.proxy_loopback = !kept;  // libcurl carries it then (no proxy is set here)
   std::atomic<int> requests{0};
   // The first connection answers one request, then reads the next and hangs up without a word,
@@ -339,7 +328,7 @@ TEST_CASE("the kept transport writes the request libcurl writes", "[adapters][ht
   Request request = Get("/a/b?c=d&e=%20");
   request.headers = {{"X-API-Token", "secret"}, {"X-Empty", ""}, {"Accept", "application/json"}};
   for (bool kept : {false, true}) {
-    auto client = Client(server.Url() + "/prefix", Options(kept));
+    auto client = Client(server.Url() + "/prefix", FastOptions(kept));
     REQUIRE(client->UsesKeptTransport(request) == kept);
     REQUIRE(client->Send(request).ok());
   }
@@ -393,7 +382,7 @@ TEST_CASE("mutated replies end in a reply or a named error, never a crash or a h
     }
     RawServer::SendAll(fd, bytes);
   });
-  ClientOptions options = Options(true);
+  ClientOptions options = FastOptions(true);
   options.max_header_bytes = 512;
   options.max_body_bytes = 64;
   auto client = Client(server.Url(), options);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "client_fixtures.h"
 #include "pulse/adapters/http_client/http_client.h"
 #include "raw_server.h"
 
@@ -84,11 +85,7 @@ std::unique_ptr<HttpClient> ClientFor(const std::string& url, ClientOptions opti
   return *std::move(client);
 }
 
-Request Get(std::string target) {
-  Request request;
-  request.target = std::move(target);
-  return request;
-}
+using fixtures::Get;
 
 TEST_CASE("http_proxy carries a request unless no_proxy matches the host",
           "[adapters][http_client][proxy]") {
