@@ -1,8 +1,8 @@
 // KeptHttp: GET and HEAD over kept plain-HTTP connections (src/kept_http.h). One exchange runs on
-// the calling thread: take a kept connection (or connect), send the request, read the reply into
-// Beast's parser, whose callbacks hand the head and the body pieces on as they arrive. Every wait
-// is a poll() bounded by the nearest deadline and, when a cancellation flag is watched, by the
-// 10 ms tick of the libcurl exchange.
+// the calling thread: take a kept connection (or connect), send the request, read the reply
+// through a ReplyReader (Beast's parser; src/reply_reader.h), which hands the head and the body
+// pieces on as they arrive. Every wait is a poll() bounded by the nearest deadline and, when a
+// cancellation flag is watched, by the 10 ms tick (ExchangeState).
 #include "src/kept_http.h"
 
 #include <arpa/inet.h>
@@ -12,14 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/buffer.hpp>
-#include <boost/beast/http/basic_parser.hpp>
-#include <boost/beast/http/error.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,21 +24,17 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "pulse/core/string_view.h"
 #include "src/errors.h"
 #include "src/exchange_state.h"
+#include "src/reply_reader.h"
 
 namespace pulse::http_client {
 namespace {
 
-namespace http = boost::beast::http;
 using core::ToAbsl;
 
 constexpr std::size_t kMaxIdle = 4;  // as the libcurl handle pool
-constexpr std::size_t kReadChunk = std::size_t{64} << 10;
-constexpr std::size_t kMaxReason = 512;
 
 // An owned descriptor.
 class Fd {
@@ -73,142 +65,6 @@ class Fd {
  private:
   int fd_ = -1;
 };
-
-// Bytes read and not yet taken by the parser: [begin, end) of an uninitialized array (a
-// std::string would zero every byte it grows by before recv overwrites them).
-class ReadBuffer {
- public:
-  std::string_view Unread() const { return {data_.get() + begin_, end_ - begin_}; }
-  void Consume(std::size_t n) {
-    begin_ += n;
-    if (begin_ == end_) {
-      begin_ = end_ = 0;
-    }
-  }
-  // Room for at least `n` more bytes at the end; the unread bytes move to the front or to a
-  // larger array first when they must.
-  std::pair<char*, std::size_t> Space(std::size_t n) {
-    if (capacity_ - end_ < n) {
-      const std::size_t unread = end_ - begin_;
-      if (capacity_ - unread < n) {
-        const std::size_t grown = std::max(capacity_ * 2, unread + n);
-        std::unique_ptr<char[]> bigger(new char[grown]);
-        if (unread > 0) {
-          std::memcpy(bigger.get(), data_.get() + begin_, unread);
-        }
-        data_ = std::move(bigger);
-        capacity_ = grown;
-      } else if (unread > 0) {
-        std::memmove(data_.get(), data_.get() + begin_, unread);
-      }
-      begin_ = 0;
-      end_ = unread;
-    }
-    return {data_.get() + end_, capacity_ - end_};
-  }
-  void Added(std::size_t n) { end_ += n; }
-
- private:
-  std::unique_ptr<char[]> data_;
-  std::size_t capacity_ = 0;
-  std::size_t begin_ = 0;
-  std::size_t end_ = 0;
-};
-
-// Whether a Transfer-Encoding value names no coding but chunked.
-bool OnlyChunked(std::string_view value) {
-  for (absl::string_view coding : absl::StrSplit(ToAbsl(value), ',')) {
-    if (!absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(coding), "chunked")) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Beast's HTTP/1.1 response parser with callbacks that fill `head` and hand body pieces on.
-// A 1xx reply is interim: the exchange parses the next message with a new parser.
-class ReplyParser final : public http::basic_parser<false> {
- public:
-  using Sink = absl::FunctionRef<Abort(std::string_view bytes)>;
-  using HeadSink = absl::FunctionRef<Abort()>;
-
-  ReplyParser(ResponseHead& head, HeadSink on_head, Sink on_body)
-      : head_(head), on_head_(on_head), on_body_(on_body) {}
-
-  bool interim() const { return interim_; }
-  Abort abort() const { return abort_; }
-
- private:
-  void on_request_impl(http::verb, std::string_view, std::string_view, int,
-                       boost::beast::error_code& ec) override {
-    ec = http::error::bad_method;  // never called for a response parser
-  }
-  void on_response_impl(int code, std::string_view reason, int,
-                        boost::beast::error_code& ec) override {
-    if (code < 100) {
-      ec = http::error::bad_status;  // Beast reads any three digits
-      return;
-    }
-    head_ = ResponseHead();
-    head_.status = code;
-    head_.reason = std::string(reason.substr(0, kMaxReason));
-    interim_ = code < 200;
-  }
-  void on_field_impl(http::field field, std::string_view name, std::string_view value,
-                     boost::beast::error_code& ec) override {
-    if (field == http::field::transfer_encoding && !OnlyChunked(value)) {
-      // A coding the client would have to undo (gzip, ...): the body would be handed on still
-      // encoded. libcurl refuses these too.
-      ec = http::error::bad_transfer_encoding;
-      return;
-    }
-    if (!interim_) {
-      head_.headers.emplace_back(std::string(name), std::string(value));
-    }
-  }
-  void on_header_impl(boost::beast::error_code& ec) override {
-    if (!interim_) {
-      Stop(on_head_(), ec);
-    }
-  }
-  void on_body_init_impl(const boost::optional<std::uint64_t>&,
-                         boost::beast::error_code&) override {}
-  std::size_t on_body_impl(std::string_view body, boost::beast::error_code& ec) override {
-    Stop(on_body_(body), ec);
-    return body.size();
-  }
-  void on_chunk_header_impl(std::uint64_t, std::string_view, boost::beast::error_code&) override {}
-  std::size_t on_chunk_body_impl(std::uint64_t, std::string_view body,
-                                 boost::beast::error_code& ec) override {
-    Stop(on_body_(body), ec);
-    return body.size();
-  }
-  void on_finish_impl(boost::beast::error_code&) override {}
-
-  void Stop(Abort why, boost::beast::error_code& ec) {
-    if (why != Abort::kNone) {
-      abort_ = why;
-      ec = boost::system::errc::make_error_code(boost::system::errc::operation_canceled);
-    }
-  }
-
-  ResponseHead& head_;
-  HeadSink on_head_;
-  Sink on_body_;
-  bool interim_ = false;
-  Abort abort_ = Abort::kNone;
-};
-
-// A status line with no reason phrase and no space before it ("HTTP/1.1 204\r\n").
-bool IsBareStatusLine(std::string_view bytes) {
-  if (bytes.size() < 14 || bytes.substr(0, 5) != "HTTP/" || bytes.substr(12, 2) != "\r\n") {
-    return false;
-  }
-  return absl::ascii_isdigit(static_cast<unsigned char>(bytes[5])) && bytes[6] == '.' &&
-         absl::ascii_isdigit(static_cast<unsigned char>(bytes[7])) && bytes[8] == ' ' &&
-         std::all_of(bytes.begin() + 9, bytes.begin() + 12,
-                     [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
-}
 
 bool IsTransientSocketError(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
@@ -313,105 +169,38 @@ class KeptHttp::Exchange {
       return Outcome{sent.code() == absl::StatusCode::kAborted ? Result::kRetry : Result::kDone,
                      ConnectionLost(sent), false};
     }
-    ReadBuffer buffer;
-    // The parser holds references to these two: they outlive it.
-    const auto on_head = [this] { return state_.Head(head_); };
-    const auto on_body = [this](std::string_view bytes) { return state_.Body(bytes); };
-    std::optional<ReplyParser> parser;
-    const auto new_parser = [&] {
-      parser.emplace(head_, on_head, on_body);
-      parser->eager(true);
-      parser->skip(head_only);
-      parser->header_limit(
-          static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
-      // The cap is counted in Body, as the libcurl exchange does. Not boost::none: Boost 1.74
-      // compares a Content-Length with the optional limit itself, and any length is more than
-      // none (body_limit exceeded for every sized body).
-      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
-    };
-    new_parser();
-    bool received = false;
+    ReplyReader reader(state_, options_, head_only);
     while (true) {
-      // Everything read so far goes to the parser first.
-      while (!buffer.Unread().empty()) {
-        boost::beast::error_code ec;
-        const std::string_view unread = buffer.Unread();
-        std::size_t used = 0;
-        if (!parser->is_header_done() && IsBareStatusLine(unread)) {
-          // "HTTP/1.1 204" without the space before an empty reason: libcurl reads it, and so
-          // must this transport; Beast wants the space. (Beast takes nothing of a header before
-          // all of it is here, so the space is added once, in front of everything it reads.)
-          std::string spaced(unread.substr(0, 12));
-          spaced += ' ';
-          spaced.append(unread.substr(12));
-          used = parser->put(boost::asio::const_buffer(spaced.data(), spaced.size()), ec);
-          used = used > 0 ? used - 1 : 0;
-        } else {
-          used = parser->put(boost::asio::const_buffer(unread.data(), unread.size()), ec);
-        }
-        buffer.Consume(used);
-        if (ec == http::error::need_more) {
-          break;
-        }
-        if (ec) {
-          return Outcome{Result::kDone, ParseFailure(ec, parser->abort()), false};
-        }
-        if (parser->is_done()) {
-          if (parser->interim()) {
-            new_parser();  // the real reply follows a 1xx
-            continue;
-          }
-          // Reusable when the server keeps it and sent nothing beyond this reply.
-          return Outcome{Result::kDone, StreamEnd::kComplete,
-                         parser->keep_alive() && buffer.Unread().empty()};
-        }
-        if (used == 0) {
-          break;
-        }
-      }
       if (absl::Status waited = Wait(fd, POLLIN, std::nullopt); !waited.ok()) {
         return Outcome{Result::kDone, waited, false};
       }
-      auto [space, room] = buffer.Space(kReadChunk);
+      auto [space, room] = reader.Space();
       const ssize_t n = ::recv(fd, space, room, 0);
-      if (n > 0) {
-        buffer.Added(static_cast<std::size_t>(n));
-        received = true;
-        state_.Activity();
-        continue;
-      }
       if (n < 0 && (errno == EINTR || IsTransientSocketError(errno))) {
         continue;
       }
-      // End of stream (or a reset): a body that runs to the close ends here; anything else is
-      // a lost connection, or a kept one that was already dead when the request went out.
-      const bool reset = n < 0;
-      if (!received && !reset) {
+      if (n > 0) {
+        state_.Activity();
+      }
+      // End of stream (or a reset) before any byte: a kept connection that was already dead
+      // when the request went out.
+      if (n <= 0 && !reader.received()) {
         return Outcome{Result::kRetry,
                        ClientError(ErrorKind::kConnectionLost,
-                                   "the server closed the connection without a response"),
+                                   n == 0 ? "the server closed the connection without a response"
+                                          : "the connection broke before a response arrived"),
                        false};
       }
-      if (!received) {
-        return Outcome{Result::kRetry,
-                       ClientError(ErrorKind::kConnectionLost,
-                                   "the connection broke before a response arrived"),
-                       false};
+      const ReplyReader::Progress progress =
+          n > 0 ? reader.Added(static_cast<std::size_t>(n)) : reader.End(/*reset=*/n < 0);
+      switch (progress) {
+        case ReplyReader::Progress::kMore:
+          continue;
+        case ReplyReader::Progress::kDone:
+          return Outcome{Result::kDone, StreamEnd::kComplete, reader.reusable()};
+        case ReplyReader::Progress::kFailed:
+          return Outcome{Result::kDone, reader.failure(), false};
       }
-      if (!reset && parser->is_header_done() && parser->need_eof()) {
-        boost::beast::error_code ec;
-        parser->put_eof(ec);
-        if (!ec && parser->is_done()) {
-          return Outcome{Result::kDone, StreamEnd::kComplete, false};
-        }
-      }
-      return Outcome{
-          Result::kDone,
-          ClientError(ErrorKind::kConnectionLost,
-                      state_.head_done() ? "the connection broke before the response was "
-                                           "complete"
-                                         : "the connection broke before a response arrived"),
-          false};
     }
   }
 
@@ -472,28 +261,8 @@ class KeptHttp::Exchange {
     return ClientError(ErrorKind::kConnectionLost, std::string(status.message()));
   }
 
-  absl::Status ParseFailure(const boost::beast::error_code& ec, Abort abort) const {
-    switch (abort) {
-      case Abort::kCancelled:
-        return ClientError(ErrorKind::kCancelled, "the request was cancelled");
-      case Abort::kTooLarge:
-        return ClientError(ErrorKind::kTooLarge, absl::StrCat("the response body is larger than ",
-                                                              options_.max_body_bytes, " bytes"));
-      case Abort::kStopped:
-        return absl::CancelledError("stopped");  // Stream reads abort() before this
-      case Abort::kNone:
-        break;
-    }
-    if (ec == http::error::header_limit) {
-      return ClientError(ErrorKind::kTooLarge, absl::StrCat("the response headers are larger than ",
-                                                            options_.max_header_bytes, " bytes"));
-    }
-    return ClientError(ErrorKind::kProtocol, "the server's reply is not valid HTTP");
-  }
-
   const ClientOptions& options_;
   ExchangeState state_;
-  ResponseHead head_;  // filled by the parser, handed on by state_.Head
 };
 
 std::unique_ptr<KeptHttp> KeptHttp::For(const ClientOptions& options) {
