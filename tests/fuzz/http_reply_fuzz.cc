@@ -52,7 +52,7 @@ Outcome Read(const ClientOptions& options, bool head_only, std::string_view repl
     return true;
   };
   ExchangeState state(options, on_head, on_body, nullptr);
-  ReplyReader reader(state, options, head_only);
+  ReplyReader reader(state, head_only);
   for (std::size_t at = 0; at < reply.size() && out.progress == ReplyReader::Progress::kMore;
        at += piece) {
     const std::string_view chunk = reply.substr(at, piece);

@@ -169,7 +169,7 @@ class KeptHttp::Exchange {
       return Outcome{sent.code() == absl::StatusCode::kAborted ? Result::kRetry : Result::kDone,
                      ConnectionLost(sent), false};
     }
-    ReplyReader reader(state_, options_, head_only);
+    ReplyReader reader(state_, head_only);
     while (true) {
       if (absl::Status waited = Wait(fd, POLLIN, std::nullopt); !waited.ok()) {
         return Outcome{Result::kDone, waited, false};
@@ -182,24 +182,16 @@ class KeptHttp::Exchange {
       if (n > 0) {
         state_.Activity();
       }
-      // End of stream (or a reset) before any byte: a kept connection that was already dead
-      // when the request went out.
-      if (n <= 0 && !reader.received()) {
-        return Outcome{Result::kRetry,
-                       ClientError(ErrorKind::kConnectionLost,
-                                   n == 0 ? "the server closed the connection without a response"
-                                          : "the connection broke before a response arrived"),
-                       false};
-      }
-      const ReplyReader::Progress progress =
-          n > 0 ? reader.Added(static_cast<std::size_t>(n)) : reader.End(/*reset=*/n < 0);
-      switch (progress) {
+      switch (n > 0 ? reader.Added(static_cast<std::size_t>(n)) : reader.End(/*reset=*/n < 0)) {
         case ReplyReader::Progress::kMore:
           continue;
         case ReplyReader::Progress::kDone:
           return Outcome{Result::kDone, StreamEnd::kComplete, reader.reusable()};
         case ReplyReader::Progress::kFailed:
-          return Outcome{Result::kDone, reader.failure(), false};
+          // Closed or broken before any byte: a kept connection that was already dead when the
+          // request went out, unless it was a new one.
+          return Outcome{reader.received() ? Result::kDone : Result::kRetry, reader.failure(),
+                         false};
       }
     }
   }

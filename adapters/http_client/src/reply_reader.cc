@@ -180,8 +180,8 @@ bool MayBeBareStatusLine(std::string_view bytes) {
 
 class ReplyReader::Impl {
  public:
-  Impl(ExchangeState& state, const ClientOptions& options, bool head_only)
-      : state_(state), options_(options), head_only_(head_only) {
+  Impl(ExchangeState& state, bool head_only)
+      : state_(state), options_(state.options()), head_only_(head_only) {
     NewParser();
   }
 
@@ -294,7 +294,7 @@ class ReplyReader::Impl {
   }
 
   ExchangeState& state_;
-  const ClientOptions& options_;
+  const ClientOptions& options_;  // state_'s
   const bool head_only_;
   ResponseHead head_;  // filled by the parser, handed on by state_.Head
   // The parser holds references to these two: they outlive it.
@@ -309,8 +309,8 @@ class ReplyReader::Impl {
   absl::Status failure_;
 };
 
-ReplyReader::ReplyReader(ExchangeState& state, const ClientOptions& options, bool head_only)
-    : impl_(std::make_unique<Impl>(state, options, head_only)) {}
+ReplyReader::ReplyReader(ExchangeState& state, bool head_only)
+    : impl_(std::make_unique<Impl>(state, head_only)) {}
 
 ReplyReader::~ReplyReader() = default;
 

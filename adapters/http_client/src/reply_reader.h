@@ -23,8 +23,8 @@ class ReplyReader {
     kFailed,  // failure() tells why
   };
 
-  // `state` and `options` outlive the reader. `head_only`: the reply to a HEAD (no body).
-  ReplyReader(ExchangeState& state, const ClientOptions& options, bool head_only);
+  // `state` outlives the reader. `head_only`: the reply to a HEAD (no body).
+  ReplyReader(ExchangeState& state, bool head_only);
   ~ReplyReader();
   ReplyReader(const ReplyReader&) = delete;
   ReplyReader& operator=(const ReplyReader&) = delete;
