@@ -37,6 +37,16 @@ async function withServer(options, body) {
 
 // The active findings through the API, once Patrol's first run reported some.
 async function waitForFindings(server, token) {
+  // The Patrol run at start writes its findings as it makes them: wait until it has ended, so
+  // every one is in (the capacity forecast may come last; under load a read between two
+  // writes saw the others without it).
+  await eventually(
+    async () => {
+      const status = await server.api('GET', '/api/ai/patrol/status', token);
+      return status.status === 200 && status.json.last_full_run_id && !status.json.running;
+    },
+    { what: 'the Patrol run at start to end', timeoutMs: 30000 },
+  );
   return eventually(
     async () => {
       const reply = await server.api('GET', '/api/ai/patrol/findings?limit=500', token);
