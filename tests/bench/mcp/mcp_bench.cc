@@ -55,8 +55,15 @@ const std::vector<ReadTool>& ReadTools() {
   return tools;
 }
 
+// Called by Die, which exits without unwinding: stops the processes the rig started (set while
+// a rig is up), so a failed run leaves no pulse-server behind.
+void (*stop_rig)() = nullptr;
+
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "bench_mcp: %s\n", why.c_str());
+  if (stop_rig != nullptr) {
+    stop_rig();
+  }
   std::exit(1);
 }
 
@@ -99,11 +106,17 @@ class Rig {
       Die("mkdtemp failed");
     }
     dir_ = templ;
+    live_ = this;
+    stop_rig = [] { live_->Stop(); };
     token_ = MintToken();
     StartServer();
     StartMcp();
   }
-  ~Rig() {
+  ~Rig() { Stop(); }
+
+  // Stops pulse-mcp and pulse-server and removes the data dir.
+  void Stop() {
+    stop_rig = nullptr;
     mcp_.reset();
     server_.reset();
     std::error_code ignored;
@@ -159,6 +172,7 @@ class Rig {
     }
   }
 
+  static inline Rig* live_ = nullptr;  // the rig stop_rig stops
   std::string dir_;
   std::string token_;
   std::unique_ptr<PipeProcess> server_;
