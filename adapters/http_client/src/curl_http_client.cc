@@ -235,9 +235,7 @@ void SetOptions(CURL* e, const ClientOptions& options, const std::string& pin,
   }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
 
-  const bool direct = !options.proxy_from_environment || !options.unix_socket_path.empty() ||
-                      (options.base.IsLoopback() && !options.proxy_loopback);
-  if (direct) {
+  if (GoesDirect(options)) {
     curl_easy_setopt(e, CURLOPT_PROXY, "");  // "" turns the environment's proxy off
   }
   if (!options.unix_socket_path.empty()) {

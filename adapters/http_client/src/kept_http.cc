@@ -112,7 +112,7 @@ class KeptHttp::Exchange {
  public:
   Exchange(const ClientOptions& options, HeadFn on_head, BodyFn on_body,
            const std::atomic<bool>* cancelled)
-      : options_(options), state_(options, on_head, on_body, cancelled) {}
+      : state_(options, on_head, on_body, cancelled) {}
 
   bool IsCancelled() const { return state_.IsCancelled(); }
 
@@ -166,8 +166,9 @@ class KeptHttp::Exchange {
 
   Outcome Run(int fd, const std::string& request, bool head_only) {
     if (absl::Status sent = Send(fd, request); !sent.ok()) {
-      return Outcome{sent.code() == absl::StatusCode::kAborted ? Result::kRetry : Result::kDone,
-                     ConnectionLost(sent), false};
+      // A connection that broke under the request: a kept one the server dropped meanwhile.
+      const bool broke = ErrorKindOf(sent) == ErrorKind::kConnectionLost;
+      return Outcome{broke ? Result::kRetry : Result::kDone, sent, false};
     }
     ReplyReader reader(state_, head_only);
     while (true) {
@@ -197,8 +198,7 @@ class KeptHttp::Exchange {
   }
 
  private:
-  // Writes the whole request. Aborted when the connection turned out closed (a kept one the
-  // server dropped: the caller may send again on a new one).
+  // Writes the whole request; kConnectionLost when the connection turned out broken or closed.
   absl::Status Send(int fd, std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -215,7 +215,8 @@ class KeptHttp::Exchange {
         }
         continue;
       }
-      return absl::AbortedError("the connection broke before a response arrived");
+      return ClientError(ErrorKind::kConnectionLost,
+                         "the connection broke before a response arrived");
     }
     return absl::OkStatus();
   }
@@ -230,7 +231,7 @@ class KeptHttp::Exchange {
         return ClientError(ErrorKind::kCancelled, "the request was cancelled");
       }
       if (std::optional<TimeoutPhase> phase = state_.Due(connecting_since); phase.has_value()) {
-        return TimeoutError(*phase, options_.timeouts);
+        return TimeoutError(*phase, state_.options().timeouts);
       }
       pollfd p{fd, events, 0};
       const int ready = ::poll(&p, 1, static_cast<int>(state_.WaitLimit(connecting_since).count()));
@@ -246,21 +247,17 @@ class KeptHttp::Exchange {
     }
   }
 
-  absl::Status ConnectionLost(const absl::Status& status) const {
-    if (status.code() != absl::StatusCode::kAborted) {
-      return status;
-    }
-    return ClientError(ErrorKind::kConnectionLost, std::string(status.message()));
-  }
-
-  const ClientOptions& options_;
   ExchangeState state_;
 };
 
+bool GoesDirect(const ClientOptions& options) {
+  return !options.proxy_from_environment || !options.unix_socket_path.empty() ||
+         (options.base.IsLoopback() && !options.proxy_loopback);
+}
+
 std::unique_ptr<KeptHttp> KeptHttp::For(const ClientOptions& options) {
-  const bool direct =
-      !options.proxy_from_environment || (options.base.IsLoopback() && !options.proxy_loopback);
-  if (!options.keep_alive || options.base.https || !options.unix_socket_path.empty() || !direct) {
+  if (!options.keep_alive || options.base.https || !options.unix_socket_path.empty() ||
+      !GoesDirect(options)) {
     return nullptr;
   }
   std::vector<Address> addresses;

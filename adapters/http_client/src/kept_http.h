@@ -21,6 +21,11 @@
 
 namespace pulse::http_client {
 
+// Whether no proxy from the environment can apply to a request under `options`: proxies are
+// off, or the target is a unix socket, or a loopback host not asked to go through one. libcurl
+// is told so (its proxy turned off), and only such a client can have a KeptHttp.
+bool GoesDirect(const ClientOptions& options);
+
 class KeptHttp {
  public:
   // The transport for `options`, or null when they are not for it: keep_alive off, https, a
